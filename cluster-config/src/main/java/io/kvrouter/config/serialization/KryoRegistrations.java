@@ -1,0 +1,69 @@
+package io.kvrouter.config.serialization;
+
+import io.kvrouter.protocol.BlocksRemoved;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.PrefillCompleted;
+import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.Tier;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The Kryo wire contract: every class that may cross the wire through {@link KryoSerializer},
+ * each with a fixed registration id.
+ *
+ * <p><b>Ids are append-only.</b> Nodes of two releases talk to each other during a rolling
+ * upgrade; changing or reusing an id makes one of them read a different class than the other
+ * wrote. Add a class with the next free id of its range and never remove a line: retire it by
+ * leaving the id unused. {@code KryoRegistrationsTest} pins the table.
+ *
+ * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
+ * 400–499 agent control, 500–599 actor references, 10000 and above extra registrations from
+ * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ */
+public final class KryoRegistrations {
+
+  /** Where ids given in configuration must start, so they never collide with built-ins. */
+  public static final int FIRST_EXTRA_ID = 10_000;
+
+  /** Registration id of every typed {@code ActorRef} implementation. */
+  public static final int TYPED_ACTOR_REF_ID = 500;
+
+  /** Registration id of every classic {@code ActorRef} implementation. */
+  public static final int CLASSIC_ACTOR_REF_ID = 501;
+
+  private static final Map<Class<?>, Integer> BUILT_IN = buildTable();
+
+  private KryoRegistrations() {}
+
+  private static Map<Class<?>, Integer> buildTable() {
+    Map<Class<?>, Integer> t = new LinkedHashMap<>();
+    t.put(long[].class, 100);
+    t.put(int[].class, 101);
+    t.put(String[].class, 102);
+    t.put(KvEvent[].class, 103);
+    t.put(Tier.class, 104);
+    t.put(byte[].class, 105);
+
+    t.put(KvEventBatch.class, 200);
+    t.put(BlocksStored.class, 201);
+    t.put(BlocksRemoved.class, 202);
+    t.put(ReplicaCleared.class, 203);
+    t.put(ReplicaLoad.class, 204);
+
+    t.put(Reserved.class, 300);
+    t.put(PrefillCompleted.class, 301);
+    t.put(Released.class, 302);
+    return java.util.Collections.unmodifiableMap(t);
+  }
+
+  /** The built-in table, in id order; actor references are registered separately. */
+  public static Map<Class<?>, Integer> builtIn() {
+    return BUILT_IN;
+  }
+}

@@ -20,7 +20,8 @@ import org.apache.pekko.serialization.JSerializer;
  * are not thread-safe, so each call borrows one from a {@link Pool}.
  *
  * <p>Wire layout of one message: Kryo's varint class id (id + 2) followed by the object as
- * Kryo's record serializer writes it (components in declaration order). The identifier
+ * Kryo's record serializer writes it: components in alphabetical order of their names, so
+ * renaming a record component changes the wire format as much as changing its type. The identifier
  * {@value #IDENTIFIER} is part of the contract too.
  */
 public final class KryoSerializer extends JSerializer {

@@ -1,0 +1,48 @@
+package io.kvrouter.config.serialization;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pins the Kryo wire contract. If this test fails you changed a registration id: nodes of the
+ * previous release would read a different class than this one writes. Ids are append-only.
+ */
+class KryoRegistrationsTest {
+
+  @Test
+  void registrationIds_areStableAcrossReleases() {
+    Map<String, Integer> expected = new LinkedHashMap<>();
+    expected.put("[J", 100);
+    expected.put("[I", 101);
+    expected.put("[Ljava.lang.String;", 102);
+    expected.put("[Lio.kvrouter.protocol.KvEvent;", 103);
+    expected.put("io.kvrouter.protocol.Tier", 104);
+    expected.put("[B", 105);
+    expected.put("io.kvrouter.protocol.KvEventBatch", 200);
+    expected.put("io.kvrouter.protocol.BlocksStored", 201);
+    expected.put("io.kvrouter.protocol.BlocksRemoved", 202);
+    expected.put("io.kvrouter.protocol.ReplicaCleared", 203);
+    expected.put("io.kvrouter.protocol.ReplicaLoad", 204);
+    expected.put("io.kvrouter.protocol.Reserved", 300);
+    expected.put("io.kvrouter.protocol.PrefillCompleted", 301);
+    expected.put("io.kvrouter.protocol.Released", 302);
+
+    Map<String, Integer> actual = new LinkedHashMap<>();
+    KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));
+
+    assertThat(actual).containsExactlyEntriesOf(expected);
+    assertThat(KryoRegistrations.TYPED_ACTOR_REF_ID).isEqualTo(500);
+    assertThat(KryoRegistrations.CLASSIC_ACTOR_REF_ID).isEqualTo(501);
+    assertThat(KryoSerializer.IDENTIFIER).isEqualTo(7301);
+  }
+
+  @Test
+  void registrationIds_areUniqueAndBelowTheExtraRange() {
+    assertThat(KryoRegistrations.builtIn().values()).doesNotHaveDuplicates();
+    assertThat(KryoRegistrations.builtIn().values())
+        .allSatisfy(id -> assertThat(id).isLessThan(KryoRegistrations.FIRST_EXTRA_ID));
+  }
+}

@@ -1,0 +1,40 @@
+package io.kvrouter.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class MainTest {
+
+  private static String run(String... args) {
+    CommandLine cli = Main.commandLine();
+    StringWriter out = new StringWriter();
+    cli.setOut(new PrintWriter(out));
+    int code = cli.execute(args);
+    assertThat(code).isZero();
+    return out.toString();
+  }
+
+  @Test
+  void topLevelHelp_listsAllSixSubcommands() {
+    String usage = run("--help");
+    assertThat(usage).startsWith("Usage: kvrouter");
+    for (String sub : List.of("demo", "ingress", "agent", "sim-engine", "lab", "bench")) {
+      assertThat(usage).containsPattern("(?m)^\\s+" + sub + "\\s");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"demo", "ingress", "agent", "sim-engine", "lab", "bench"})
+  void everySubcommand_printsItsOwnUsage(String sub) {
+    String usage = run(sub, "--help");
+    assertThat(usage).startsWith("Usage: kvrouter " + sub);
+    assertThat(usage).contains("-h, --help");
+  }
+}

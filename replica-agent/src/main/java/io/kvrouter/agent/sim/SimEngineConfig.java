@@ -1,0 +1,64 @@
+package io.kvrouter.agent.sim;
+
+/**
+ * Shape of one simulated engine.
+ *
+ * @param blockSize tokens per KV block (vLLM default 16)
+ * @param numBlocks KV cache capacity in blocks
+ * @param maxNumSeqs vLLM's {@code max_num_seqs}: running requests at most
+ * @param maxNumBatchedTokens vLLM's {@code max_num_batched_tokens}: tokens per pass at most
+ *     (prompts longer than this are prefilled in chunks)
+ * @param hashSeed the PYTHONHASHSEED-like seed of the engine's block hashes
+ * @param timing pass-time model
+ */
+public record SimEngineConfig(
+    int blockSize,
+    int numBlocks,
+    int maxNumSeqs,
+    int maxNumBatchedTokens,
+    String hashSeed,
+    TimingModel timing) {
+
+  public SimEngineConfig {
+    require(blockSize, "blockSize");
+    require(numBlocks, "numBlocks");
+    require(maxNumSeqs, "maxNumSeqs");
+    require(maxNumBatchedTokens, "maxNumBatchedTokens");
+    java.util.Objects.requireNonNull(hashSeed, "hashSeed");
+    java.util.Objects.requireNonNull(timing, "timing");
+  }
+
+  private static void require(int v, String name) {
+    if (v < 1) {
+      throw new IllegalArgumentException(name + " must be positive, was " + v);
+    }
+  }
+
+  /**
+   * vLLM-like defaults: block 16, 16,384 blocks, 256 sequences, 8,192 batched tokens, seed "0",
+   * the Dynamo mocker timing at speed-up 1.
+   */
+  public static SimEngineConfig defaults() {
+    return new SimEngineConfig(16, 16_384, 256, 8_192, "0", new MockerTimingModel(1.0));
+  }
+
+  public SimEngineConfig withNumBlocks(int n) {
+    return new SimEngineConfig(blockSize, n, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing);
+  }
+
+  public SimEngineConfig withBlockSize(int n) {
+    return new SimEngineConfig(n, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing);
+  }
+
+  public SimEngineConfig withLimits(int seqs, int batchedTokens) {
+    return new SimEngineConfig(blockSize, numBlocks, seqs, batchedTokens, hashSeed, timing);
+  }
+
+  public SimEngineConfig withTiming(TimingModel t) {
+    return new SimEngineConfig(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, t);
+  }
+
+  public SimEngineConfig withHashSeed(String seed) {
+    return new SimEngineConfig(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, seed, timing);
+  }
+}

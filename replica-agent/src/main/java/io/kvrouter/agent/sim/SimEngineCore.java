@@ -1,0 +1,374 @@
+package io.kvrouter.agent.sim;
+
+import io.kvrouter.agent.kvevents.EngineEvent;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The simulated vLLM engine core: a continuous-batching scheduler with chunked prefill over a
+ * {@link PagedKvCache}, timed by a {@link TimingModel}, with no clock of its own. The caller
+ * supplies the time: a real-time loop ({@link RealTimeEngine}) passes the wall clock and sleeps
+ * for each pass; the policy lab passes virtual time and jumps ahead, so an hour of trace replays
+ * in seconds with this same code.
+ *
+ * <h2>Use</h2>
+ *
+ * <pre>{@code
+ * SimEngineCore core = new SimEngineCore(SimEngineConfig.defaults());
+ * core.submit(SimRequest.of("r1", tokens, 64), now);
+ * while (core.hasWork()) {
+ *   StepResult pass = core.step(now);     // schedules and executes one pass starting at now
+ *   now = pass.endMicros();               // its tokens are ready then
+ *   for (Emission e : pass.emissions()) { ... e.first() → TTFT, e.cachedPromptTokens() ... }
+ *   for (EngineEvent ev : pass.kvEvents()) { ... BlockStored / BlockRemoved ... }
+ * }
+ * }</pre>
+ *
+ * A caller that wants new arrivals to join mid-run submits them with their arrival time before
+ * the next {@code step} whose start is at or after it; a pass never starts before the previous
+ * one ended (the caller's job: pass {@code max(now, previous end)}).
+ *
+ * <h2>One pass</h2>
+ *
+ * Follows vLLM v1's scheduler ({@code vllm/v1/core/sched/scheduler.py}) and the Dynamo mocker
+ * ({@code shared/specs/peer-policies.md}):
+ *
+ * <ol>
+ *   <li>running requests first, in admission order, each taking the tokens it still lacks (1 for
+ *       decode; the rest of its prompt, capped by the remaining budget, for a chunked prefill);
+ *       when its blocks cannot be allocated, the most recently admitted running request is
+ *       preempted (recompute mode: blocks released, back to the front of the queue);
+ *   <li>then waiting requests FCFS while {@code maxNumSeqs} and the token budget allow: at first
+ *       admission the longest cached prefix is looked up (at most {@code promptLength − 1}
+ *       tokens, as vLLM always computes the last prompt token), counted as computed and recorded
+ *       as {@code cachedPromptTokens}; the prefix-cache counters add the prompt length to
+ *       queries and the cached tokens to hits; a request whose blocks do not fit waits (head of
+ *       line);
+ *   <li>the pass takes {@code timing.passMicros(uncached tokens computed, decoding requests,
+ *       referenced blocks, capacity)};
+ *   <li>every request whose tokens are all computed samples one synthetic token; full computed
+ *       blocks get their hashes registered (BlockStored); finished requests release their blocks
+ *       (the tail block first, so it is evicted first).
+ * </ol>
+ *
+ * <p>Not thread-safe: one thread owns a core. Cost per pass: O(running requests + blocks
+ * allocated), one SHA-256 per newly full block.
+ */
+public final class SimEngineCore {
+
+  /** Receives each pass's KV events (after the pass is planned, with its end time). */
+  @FunctionalInterface
+  public interface KvEventListener {
+    void onEvents(List<EngineEvent> events, long endMicros);
+  }
+
+  private static final int SYNTHETIC_ALPHABET = 27;
+
+  private final SimEngineConfig config;
+  private final PagedKvCache cache;
+  private final VllmBlockHasher hasher;
+  private final ArrayDeque<SimSequence> waiting = new ArrayDeque<>();
+  private final List<SimSequence> running = new ArrayList<>();
+  private final Map<String, SimSequence> live = new HashMap<>();
+  private KvEventListener listener = (events, at) -> {};
+  private long prefixQueries;
+  private long prefixHits;
+  private long finishedRequests;
+  private long preemptions;
+
+  public SimEngineCore(SimEngineConfig config) {
+    this.config = config;
+    this.cache = new PagedKvCache(config.numBlocks());
+    this.hasher = new VllmBlockHasher(config.hashSeed());
+  }
+
+  /** Sets the hook that sees every pass's KV events (replaces the previous one). */
+  public void setKvEventListener(KvEventListener listener) {
+    this.listener = java.util.Objects.requireNonNull(listener, "listener");
+  }
+
+  public SimEngineConfig config() {
+    return config;
+  }
+
+  /**
+   * Queues a request.
+   *
+   * @throws IllegalArgumentException when its id is already live, or when prompt plus output
+   *     could never fit in the cache (vLLM rejects prompts beyond {@code max_model_len})
+   */
+  public void submit(SimRequest request, long nowMicros) {
+    int blocksNeeded =
+        (request.promptTokens().length + request.maxTokens() + config.blockSize() - 1)
+            / config.blockSize();
+    if (blocksNeeded > config.numBlocks()) {
+      throw new IllegalArgumentException(
+          "prompt (" + request.promptTokens().length + ") plus max_tokens (" + request.maxTokens()
+              + ") exceeds the model's capacity of " + maxModelLen() + " tokens");
+    }
+    if (live.containsKey(request.requestId())) {
+      throw new IllegalArgumentException("request id already live: " + request.requestId());
+    }
+    SimSequence seq = new SimSequence(request, nowMicros);
+    seq.extendHashes(hasher, config.blockSize());
+    live.put(seq.id(), seq);
+    waiting.addLast(seq);
+  }
+
+  /** Tokens one request may hold at most (capacity × block size). */
+  public int maxModelLen() {
+    return config.numBlocks() * config.blockSize();
+  }
+
+  /**
+   * Drops a request (client gone), releasing its blocks. Unknown ids are ignored.
+   *
+   * @return true when the request was live
+   */
+  public boolean abort(String requestId) {
+    SimSequence seq = live.remove(requestId);
+    if (seq == null) {
+      return false;
+    }
+    if (!waiting.remove(seq)) {
+      running.remove(seq);
+    }
+    cache.release(seq.blockIds, seq.numBlocks);
+    seq.numBlocks = 0;
+    return true;
+  }
+
+  /** True when some request is waiting or running. */
+  public boolean hasWork() {
+    return !live.isEmpty();
+  }
+
+  /** Plans and executes one pass starting at {@code nowMicros}. */
+  public StepResult step(long nowMicros) {
+    int budget = config.maxNumBatchedTokens();
+    List<SimSequence> scheduled = new ArrayList<>();
+    List<Integer> counts = new ArrayList<>();
+    boolean preempted = false;
+
+    for (int i = 0; i < running.size() && budget > 0; ) {
+      SimSequence seq = running.get(i);
+      int n = Math.min(seq.numTokens - seq.numComputed, budget);
+      boolean fits = true;
+      while (!ensureBlocks(seq, seq.numComputed + n)) {
+        SimSequence victim = running.remove(running.size() - 1);
+        preempt(victim);
+        preempted = true;
+        if (victim == seq) {
+          fits = false;
+          break;
+        }
+      }
+      if (!fits) {
+        break;
+      }
+      scheduled.add(seq);
+      counts.add(n);
+      budget -= n;
+      i++;
+    }
+
+    while (!preempted && budget > 0 && !waiting.isEmpty()
+        && running.size() < config.maxNumSeqs()) {
+      SimSequence seq = waiting.peekFirst();
+      int bs = config.blockSize();
+      int hit = 0;
+      if (seq.numBlocks == 0) {
+        int maxHit = (seq.numTokens - 1) / bs;
+        hit = cache.cachedPrefixBlocks(seq.hashes, Math.min(maxHit, seq.numHashes));
+      }
+      int computed = hit * bs;
+      int n = Math.min(seq.numTokens - computed, budget);
+      int newBlocks = ceilDiv(computed + n, bs) - hit;
+      if (newBlocks + cache.freeAmongCached(seq.hashes, hit) > cache.freeBlocks()) {
+        break;
+      }
+      waiting.pollFirst();
+      int[] touched = new int[hit];
+      cache.touch(seq.hashes, hit, touched);
+      for (int b : touched) {
+        seq.addBlock(b);
+      }
+      seq.numComputed = computed;
+      seq.numRegistered = hit;
+      if (seq.cachedPromptTokens < 0) {
+        seq.cachedPromptTokens = computed;
+        prefixQueries += seq.promptLength;
+        prefixHits += computed;
+      }
+      if (!ensureBlocks(seq, computed + n)) {
+        throw new IllegalStateException("block accounting broken for " + seq.id());
+      }
+      running.add(seq);
+      scheduled.add(seq);
+      counts.add(n);
+      budget -= n;
+    }
+
+    int prefillTokens = 0;
+    int decodeTokens = 0;
+    for (int k = 0; k < scheduled.size(); k++) {
+      SimSequence seq = scheduled.get(k);
+      int n = counts.get(k);
+      boolean decode = n == 1 && seq.outputs > 0 && seq.numComputed == seq.numTokens - 1;
+      if (decode) {
+        decodeTokens++;
+      } else {
+        prefillTokens += n;
+      }
+    }
+    long duration =
+        scheduled.isEmpty()
+            ? 0
+            : config.timing().passMicros(prefillTokens, decodeTokens, cache.usedBlocks(),
+                config.numBlocks());
+    long end = nowMicros + duration;
+
+    List<Emission> emissions = new ArrayList<>();
+    int bs = config.blockSize();
+    for (int k = 0; k < scheduled.size(); k++) {
+      SimSequence seq = scheduled.get(k);
+      seq.numComputed += counts.get(k);
+      if (seq.prefillDone()) {
+        int index = seq.outputs;
+        int token = syntheticToken(seq, index);
+        seq.appendToken(token);
+        boolean finished = seq.outputs >= seq.request.maxTokens();
+        emissions.add(
+            new Emission(seq.id(), token, index, finished, seq.promptLength,
+                seq.cachedPromptTokens, end, seq.arrivalMicros));
+      }
+      seq.extendHashes(hasher, bs);
+      int computedBlocks = Math.min(seq.numComputed / bs, seq.numHashes);
+      if (computedBlocks > seq.numRegistered) {
+        cache.cacheRun(seq.blockIds, seq.hashes, seq.numRegistered, computedBlocks, seq.tokens, bs,
+            seq.request.loraName());
+        seq.numRegistered = computedBlocks;
+      }
+    }
+    for (Emission e : emissions) {
+      if (e.finished()) {
+        SimSequence seq = live.remove(e.requestId());
+        running.remove(seq);
+        cache.release(seq.blockIds, seq.numBlocks);
+        seq.numBlocks = 0;
+        finishedRequests++;
+      }
+    }
+    List<EngineEvent> events = cache.drainEvents();
+    if (!events.isEmpty()) {
+      listener.onEvents(events, end);
+    }
+    return new StepResult(nowMicros, duration, emissions, events, prefillTokens, decodeTokens);
+  }
+
+  /**
+   * vLLM's {@code reset_prefix_cache}: only when no request is live.
+   *
+   * @return false when requests are live (nothing changes)
+   */
+  public boolean resetPrefixCache(long nowMicros) {
+    if (hasWork() || !cache.resetPrefixCache()) {
+      return false;
+    }
+    listener.onEvents(cache.drainEvents(), nowMicros);
+    return true;
+  }
+
+  private boolean ensureBlocks(SimSequence seq, int tokens) {
+    int need = ceilDiv(tokens, config.blockSize()) - seq.numBlocks;
+    if (need <= 0) {
+      return true;
+    }
+    if (need > cache.freeBlocks()) {
+      return false;
+    }
+    for (int i = 0; i < need; i++) {
+      seq.addBlock(cache.allocate());
+    }
+    return true;
+  }
+
+  private void preempt(SimSequence seq) {
+    cache.release(seq.blockIds, seq.numBlocks);
+    seq.numBlocks = 0;
+    seq.numComputed = 0;
+    seq.numRegistered = 0;
+    seq.preemptedOnce = true;
+    waiting.addFirst(seq);
+    preemptions++;
+  }
+
+  /**
+   * The synthetic output token: a deterministic function of request id and index, drawn from
+   * the byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders
+   * it as text.
+   */
+  private static int syntheticToken(SimSequence seq, int index) {
+    long h = seq.id().hashCode() * 0x9E3779B97F4A7C15L + index * 0xC2B2AE3D27D4EB4FL;
+    h ^= h >>> 31;
+    int k = (int) Math.floorMod(h, (long) SYNTHETIC_ALPHABET);
+    return k == 0 ? ' ' : 'a' + k - 1;
+  }
+
+  private static int ceilDiv(int a, int b) {
+    return (a + b - 1) / b;
+  }
+
+  // ---- observability (vLLM /metrics) ----
+
+  /** {@code vllm:num_requests_running}. */
+  public int runningCount() {
+    return running.size();
+  }
+
+  /** {@code vllm:num_requests_waiting}. */
+  public int waitingCount() {
+    return waiting.size();
+  }
+
+  /** {@code vllm:kv_cache_usage_perc}. */
+  public double kvCacheUsage() {
+    return cache.usage();
+  }
+
+  /** {@code vllm:prefix_cache_queries_total} (tokens). */
+  public long prefixCacheQueries() {
+    return prefixQueries;
+  }
+
+  /** {@code vllm:prefix_cache_hits_total} (tokens). */
+  public long prefixCacheHits() {
+    return prefixHits;
+  }
+
+  /** Requests finished since start. */
+  public long finishedRequests() {
+    return finishedRequests;
+  }
+
+  /** Preemptions since start. */
+  public long preemptions() {
+    return preemptions;
+  }
+
+  /** A copy of the engine hashes of all cached blocks (what the KV events must describe). */
+  public long[] cachedBlockHashes() {
+    return cache.cachedHashes();
+  }
+
+  /** The engine's hash of each full block of {@code tokens} (for tests and the lab). */
+  public long[] blockHashes(int[] tokens, String loraName, String cacheSalt) {
+    SimSequence s =
+        new SimSequence(new SimRequest("probe", tokens, 1, loraName, cacheSalt), 0);
+    s.extendHashes(hasher, config.blockSize());
+    return java.util.Arrays.copyOf(s.hashes, s.numHashes);
+  }
+}

@@ -1,0 +1,177 @@
+package io.kvrouter.agent.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvrouter.agent.kvevents.EngineEvent;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class SimEngineCoreTest {
+
+  /** 1 ms per pass, 10 µs per prefill token, 100 µs per decoding request. */
+  private static final TimingModel LINEAR =
+      (prefill, decode, active, total) -> 1000 + 10L * prefill + 100L * decode;
+
+  private static SimEngineConfig config(int blocks, int seqs, int batched) {
+    return new SimEngineConfig(16, blocks, seqs, batched, "0", LINEAR);
+  }
+
+  private static int[] prompt(int n, int offset) {
+    return IntStream.range(0, n).map(i -> i + offset).toArray();
+  }
+
+  /** Runs in virtual time until idle; returns all emissions. */
+  private static List<Emission> runToIdle(SimEngineCore core, long start) {
+    List<Emission> out = new ArrayList<>();
+    long now = start;
+    for (int guard = 0; core.hasWork() && guard < 100_000; guard++) {
+      StepResult r = core.step(now);
+      out.addAll(r.emissions());
+      now = r.endMicros();
+    }
+    return out;
+  }
+
+  @Test
+  void samePromptTwice_secondHitsAllFullBlocksButTheLastToken() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 8192));
+    core.submit(SimRequest.of("a", prompt(40, 100), 1), 0);
+    runToIdle(core, 0);
+    core.submit(SimRequest.of("b", prompt(40, 100), 1), 10_000);
+    List<Emission> b = runToIdle(core, 10_000);
+    assertThat(b.get(0).cachedPromptTokens()).isEqualTo(32);
+    // prompt of exactly two blocks: vLLM computes the last token, so only one block can hit
+    core.submit(SimRequest.of("c", prompt(32, 100), 1), 20_000);
+    assertThat(runToIdle(core, 20_000).get(0).cachedPromptTokens()).isEqualTo(16);
+    assertThat(core.prefixCacheQueries()).isEqualTo(112);
+    assertThat(core.prefixCacheHits()).isEqualTo(48);
+  }
+
+  @Test
+  void differentPrefix_misses() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 8192));
+    core.submit(SimRequest.of("a", prompt(40, 100), 1), 0);
+    runToIdle(core, 0);
+    core.submit(SimRequest.of("b", prompt(40, 101), 1), 0);
+    assertThat(runToIdle(core, 0).get(0).cachedPromptTokens()).isZero();
+  }
+
+  @Test
+  void chunkedPrefill_splitsThePromptAndTimesEachPassInVirtualTime() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 16));
+    core.submit(SimRequest.of("a", prompt(40, 0), 2), 0);
+    StepResult p1 = core.step(0);
+    assertThat(p1.prefillTokens()).isEqualTo(16);
+    assertThat(p1.emissions()).isEmpty();
+    StepResult p2 = core.step(p1.endMicros());
+    assertThat(p2.prefillTokens()).isEqualTo(16);
+    StepResult p3 = core.step(p2.endMicros());
+    assertThat(p3.prefillTokens()).isEqualTo(8);
+    assertThat(p3.emissions()).singleElement().satisfies(e -> {
+      assertThat(e.first()).isTrue();
+      assertThat(e.timeMicros() - e.arrivalMicros()).isEqualTo(1160 + 1160 + 1080);
+    });
+    StepResult p4 = core.step(p3.endMicros());
+    assertThat(p4.decodeTokens()).isEqualTo(1);
+    assertThat(p4.durationMicros()).isEqualTo(1100);
+    assertThat(p4.emissions()).singleElement().satisfies(e -> assertThat(e.finished()).isTrue());
+    assertThat(core.hasWork()).isFalse();
+  }
+
+  @Test
+  void runningRequestsDecodeFirst_thenWaitingOnesPrefillWithTheRestOfTheBudget() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 20));
+    core.submit(SimRequest.of("a", prompt(10, 0), 3), 0);
+    StepResult p1 = core.step(0);
+    assertThat(p1.emissions()).hasSize(1);
+    core.submit(SimRequest.of("b", prompt(40, 500), 1), p1.endMicros());
+    StepResult p2 = core.step(p1.endMicros());
+    assertThat(p2.decodeTokens()).isEqualTo(1);
+    assertThat(p2.prefillTokens()).isEqualTo(19);
+    assertThat(p2.durationMicros()).isEqualTo(1000 + 190 + 100);
+  }
+
+  @Test
+  void maxNumSeqs_limitsAdmission() {
+    SimEngineCore core = new SimEngineCore(config(64, 2, 8192));
+    for (int i = 0; i < 3; i++) {
+      core.submit(SimRequest.of("r" + i, prompt(5, i * 10), 4), 0);
+    }
+    core.step(0);
+    assertThat(core.runningCount()).isEqualTo(2);
+    assertThat(core.waitingCount()).isEqualTo(1);
+  }
+
+  @Test
+  void mockerPolynomial_matchesThePublishedCoefficients() {
+    assertThat(MockerTimingModel.prefillMillis(0)).isZero();
+    assertThat(MockerTimingModel.prefillMillis(1000)).isCloseTo(32.1058589, within());
+    assertThat(MockerTimingModel.decodeMillis(0)).isCloseTo(5.74, within());
+    assertThat(MockerTimingModel.decodeMillis(1)).isCloseTo(34.01, within());
+    assertThat(new MockerTimingModel(2.0).passMicros(1000, 1, 0, 100))
+        .isEqualTo(Math.round((32.1058589 + 5.74) * 1000 / 2));
+  }
+
+  private static org.assertj.core.data.Offset<Double> within() {
+    return org.assertj.core.data.Offset.offset(1e-6);
+  }
+
+  @Test
+  void oversizedRequest_isRejected() {
+    SimEngineCore core = new SimEngineCore(config(4, 8, 8192));
+    assertThatThrownBy(() -> core.submit(SimRequest.of("x", prompt(60, 0), 10), 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("64 tokens");
+  }
+
+  @Test
+  void kvEvents_describeExactlyTheCachedBlocks_underEvictionAndPreemption() {
+    SimEngineCore core = new SimEngineCore(config(24, 6, 64));
+    Set<Long> model = new HashSet<>();
+    core.setKvEventListener((events, at) -> apply(model, events));
+    Random rnd = new Random(42);
+    long now = 0;
+    for (int i = 0; i < 300; i++) {
+      int len = 1 + rnd.nextInt(120);
+      core.submit(SimRequest.of("r" + i, prompt(len, 1000 * rnd.nextInt(6)), 1 + rnd.nextInt(40)),
+          now);
+      for (int k = 0; k < 3 && core.hasWork(); k++) {
+        now = core.step(now).endMicros();
+      }
+    }
+    runToIdle(core, now);
+    assertThat(model).containsExactlyInAnyOrderElementsOf(toSet(core.cachedBlockHashes()));
+    assertThat(core.finishedRequests()).isEqualTo(300);
+    assertThat(core.kvCacheUsage()).isZero();
+  }
+
+  private static void apply(Set<Long> model, List<EngineEvent> events) {
+    for (EngineEvent e : events) {
+      if (e instanceof EngineEvent.BlockStored s) {
+        for (long h : s.blockHashes()) {
+          assertThat(model.add(h)).as("stored twice").isTrue();
+        }
+      } else if (e instanceof EngineEvent.BlockRemoved r) {
+        for (long h : r.blockHashes()) {
+          assertThat(model.remove(h)).as("removed unknown").isTrue();
+        }
+      } else {
+        model.clear();
+      }
+    }
+  }
+
+  private static Set<Long> toSet(long[] a) {
+    Set<Long> s = new HashSet<>();
+    for (long v : a) {
+      s.add(v);
+    }
+    return s;
+  }
+}

@@ -1,0 +1,120 @@
+package io.kvrouter.loadtest.workload;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Builds workloads by name, for the lab's configuration and the command line.
+ *
+ * <table>
+ *   <caption>Names and parameters (all optional)</caption>
+ *   <tr><th>name</th><th>parameters (default)</th></tr>
+ *   <tr><td>{@code mooncake-conversation}, {@code mooncake-synthetic}</td>
+ *       <td>{@code path} (the trace in {@code shared/traces}), {@code speedUp} (1)</td></tr>
+ *   <tr><td>{@code sglang-gsp}</td><td>{@code groups} (64), {@code promptsPerGroup} (16), {@code systemTokens}
+ *       (2048), {@code questionTokens} (128), {@code outputTokens} (256), {@code qps} ({@code inf})</td></tr>
+ *   <tr><td>{@code llmd-b2b}</td><td>{@code groups} (150), {@code promptsPerGroup} (5), {@code systemTokens}
+ *       (6000), {@code questionTokens} (1200), {@code outputTokens} (1000), {@code stages} (the guide's,
+ *       as {@code qps:seconds,qps:seconds,...}), {@code durationScale} (1)</td></tr>
+ *   <tr><td>{@code multi-turn-chat}</td><td>{@code sessions} (64), {@code turns} (8), {@code systemTokens} (1024),
+ *       {@code userTokens} (256), {@code answerTokens} (256), {@code sessionQps} (1), {@code thinkSeconds} (10)</td></tr>
+ * </table>
+ *
+ * <p>Every workload is a pure function of (name, parameters, seed). Stateless.
+ */
+public final class Workloads {
+
+    /** Name of the Mooncake conversation trace workload. */
+    public static final String MOONCAKE_CONVERSATION = "mooncake-conversation";
+    /** Name of the Mooncake synthetic trace workload. */
+    public static final String MOONCAKE_SYNTHETIC = "mooncake-synthetic";
+
+    /** All names {@link #byName} accepts. */
+    public static final List<String> NAMES = List.of(MOONCAKE_CONVERSATION, MOONCAKE_SYNTHETIC,
+            GeneratedSharedPrefixWorkload.NAME, LlmdB2bWorkload.NAME, MultiTurnChatWorkload.NAME);
+
+    private Workloads() {
+    }
+
+    /**
+     * The named workload.
+     *
+     * @throws IllegalArgumentException on an unknown name, an unknown parameter or a bad value
+     * @throws TraceFormatException     if a trace file is malformed
+     */
+    public static Workload byName(String name, Map<String, String> params, long seed) {
+        switch (name) {
+            case MOONCAKE_CONVERSATION:
+            case MOONCAKE_SYNTHETIC: {
+                WorkloadParams p = new WorkloadParams(name, params, Set.of("path", "speedUp"));
+                String path = p.string("path", null);
+                Path file = path != null ? Paths.get(path) : SharedDir.trace(name + ".jsonl");
+                Workload w = MooncakeTraceReader.read(file, name, seed);
+                double speedUp = p.positiveDouble("speedUp", 1.0);
+                return speedUp == 1.0 ? w : w.speedUp(speedUp);
+            }
+            case GeneratedSharedPrefixWorkload.NAME: {
+                WorkloadParams p = new WorkloadParams(name, params,
+                        Set.of("groups", "promptsPerGroup", "systemTokens", "questionTokens", "outputTokens", "qps"));
+                GeneratedSharedPrefixWorkload.Config d = GeneratedSharedPrefixWorkload.Config.DEFAULTS;
+                return GeneratedSharedPrefixWorkload.generate(new GeneratedSharedPrefixWorkload.Config(
+                        p.positiveInt("groups", d.groups()), p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
+                        p.positiveInt("systemTokens", d.systemTokens()),
+                        p.positiveInt("questionTokens", d.questionTokens()),
+                        p.positiveInt("outputTokens", d.outputTokens()), p.positiveDouble("qps", d.qps())), seed);
+            }
+            case LlmdB2bWorkload.NAME: {
+                WorkloadParams p = new WorkloadParams(name, params, Set.of("groups", "promptsPerGroup",
+                        "systemTokens", "questionTokens", "outputTokens", "stages", "durationScale"));
+                LlmdB2bWorkload.Config d = LlmdB2bWorkload.Config.DEFAULTS;
+                String stagesText = p.string("stages", null);
+                List<RateStage> stages = stagesText == null ? d.stages() : parseStages(stagesText);
+                LlmdB2bWorkload.Config c = new LlmdB2bWorkload.Config(p.positiveInt("groups", d.groups()),
+                        p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
+                        p.positiveInt("systemTokens", d.systemTokens()),
+                        p.positiveInt("questionTokens", d.questionTokens()),
+                        p.positiveInt("outputTokens", d.outputTokens()), stages);
+                double scale = p.positiveDouble("durationScale", 1.0);
+                return LlmdB2bWorkload.generate(scale == 1.0 ? c : c.scaleDurations(scale), seed);
+            }
+            case MultiTurnChatWorkload.NAME: {
+                WorkloadParams p = new WorkloadParams(name, params, Set.of("sessions", "turns", "systemTokens",
+                        "userTokens", "answerTokens", "sessionQps", "thinkSeconds"));
+                MultiTurnChatWorkload.Config d = MultiTurnChatWorkload.Config.DEFAULTS;
+                return MultiTurnChatWorkload.generate(new MultiTurnChatWorkload.Config(
+                        p.positiveInt("sessions", d.sessions()), p.positiveInt("turns", d.turns()),
+                        p.positiveInt("systemTokens", d.systemTokens()), p.positiveInt("userTokens", d.userTokens()),
+                        p.positiveInt("answerTokens", d.answerTokens()), p.positiveDouble("sessionQps", d.sessionQps()),
+                        p.positiveDouble("thinkSeconds", d.thinkSeconds())), seed);
+            }
+            default:
+                throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
+        }
+    }
+
+    /** A Mooncake-format trace file, named after the file, token expansion seeded with 0. */
+    public static Workload fromTrace(Path file) {
+        return fromTrace(file, 0L);
+    }
+
+    /** A Mooncake-format trace file, named after the file without {@code .jsonl}. */
+    public static Workload fromTrace(Path file, long seed) {
+        String fileName = file.getFileName().toString();
+        String name = fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
+        return MooncakeTraceReader.read(file, name, seed);
+    }
+
+    private static List<RateStage> parseStages(String text) {
+        List<RateStage> stages = new ArrayList<>();
+        for (String part : text.split(",")) {
+            if (!part.isBlank()) {
+                stages.add(RateStage.parse(part));
+            }
+        }
+        return stages;
+    }
+}

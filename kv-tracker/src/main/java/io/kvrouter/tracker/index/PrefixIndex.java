@@ -1,0 +1,580 @@
+package io.kvrouter.tracker.index;
+
+import io.kvrouter.protocol.BlocksRemoved;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.Tier;
+import java.util.PriorityQueue;
+
+/**
+ * The prefix index: which replicas hold which prompt blocks, in which tier, plus predicted
+ * entries with a deadline, plus a per-replica bridge from engine hashes to router keys and a
+ * per-replica digest.
+ *
+ * <p><b>Contract.</b> Replicas are small ints in {@code [0, MAX_REPLICAS)} (see
+ * {@link ReplicaIds}). A router key names a block together with its whole prefix, so the tree of
+ * prefixes is represented as a map from key to holders: a prompt's keys walk that tree from the
+ * root. Every mutation is idempotent: applying the same store, remove, clear or drop twice in a
+ * row leaves the state as applying it once.
+ *
+ * <ul>
+ *   <li>{@link #store}: the replica holds the blocks in the tier; the bridge learns engine hash to
+ *       key (the latest mapping of a hash wins: engines that hash pages without chaining, such as
+ *       old SGLang, reuse hashes). A GPU store confirms (removes) a predicted entry of the same
+ *       block.
+ *   <li>{@link #remove}: by engine hash, through the bridge; the bridge forgets a hash once the
+ *       replica holds its key in no tier. Unknown hashes are ignored.
+ *   <li>{@link #clearReplica}: the replica holds nothing in any tier (predicted entries stay: they
+ *       stand for requests still running there). {@link #dropReplica}: also forgets predicted
+ *       entries and the bridge: the replica left.
+ *   <li>{@link #predict}/{@link #expirePredicted}: predicted entries, each live until its
+ *       deadline (the latest of overlapping predictions) unless a GPU store confirms it first.
+ *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds; O(prompt blocks x
+ *       holders per block), stopping at the first block no replica still in the run holds.
+ *   <li>{@link #digest}: per replica, count and sum of mixed (key, tier) pairs of blocks held by
+ *       engine events; predicted entries are not part of it, because they depend on reservation
+ *       traffic rather than on that replica's event stream.
+ * </ul>
+ *
+ * <p><b>Cost.</b> Store, remove and predict: expected O(1) per block, amortised, plus
+ * O(holders of that block). Clear and drop: O(index capacity), a scan: they follow engine
+ * restarts and membership changes, rare next to block events.
+ * Memory per indexed block held by one replica: 16 bytes per node slot at load 0.53 to 0.8 (20 to
+ * 30 bytes per block) plus 16 bytes per bridge slot at the same load (20 to 30 bytes); a block
+ * held by more than four replicas adds an overflow array of 2 bytes per holder. See the module
+ * README for measured figures.
+ *
+ * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
+ */
+public final class PrefixIndex {
+
+  /*
+   * Implementation notes.
+   *
+   * Nodes live in one open-addressing table (linear probing, parallel long[] arrays, backward-
+   * shift deletion, capacity grows 1.5x): keys[s] is the router key (0 = empty slot, router keys
+   * are never 0), holders[s] packs up to four holder entries of 16 bits each:
+   *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4, PREDICTED=8), 0 = empty entry
+   *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
+   * so an inline word is never negative. A block held by more than four replicas (a shared system
+   * prompt) moves to an overflow char[]: holders[s] = Long.MIN_VALUE | overflowId and
+   * overflow[id][0] is the entry count, entries follow.
+   *
+   * Parent links are not stored. Dynamo's RadixTree keeps children per node (ai-dynamo/dynamo
+   * lib/kv-router/README.md) because it navigates by local block hash; with chained keys the
+   * prompt itself supplies the path, which is what llm-d's kvblock index does as well (a map from
+   * chained request key to pods). Dropping the parent saves 8 bytes per block.
+   *
+   * Mutations decode a node's holders into a scratch array, edit it, and encode it back: a node
+   * has few holders, and this keeps one code path for inline and overflow words.
+   */
+
+  /** Most replicas one index can tell apart. */
+  public static final int MAX_REPLICAS = 2048;
+
+  static final int GPU_BIT = 1;
+  static final int CPU_BIT = 2;
+  static final int DISK_BIT = 4;
+  static final int PREDICTED_BIT = 8;
+  static final int REAL_BITS = GPU_BIT | CPU_BIT | DISK_BIT;
+  private static final int INLINE = 4;
+  private static final double MAX_LOAD = 0.8;
+  private static final long[] TIER_SALT = {
+    0x243F6A8885A308D3L, 0x13198A2E03707344L, 0xA4093822299F31D0L
+  };
+
+  private long[] keys;
+  private long[] holders;
+  private int size;
+  private int threshold;
+
+  private char[][] overflow = new char[16][];
+  private int[] freeOverflow = new int[16];
+  private int freeOverflowCount;
+  private int overflowUsed;
+
+  private final char[] scratch = new char[MAX_REPLICAS + 1];
+  private final LongLongMap[] bridges = new LongLongMap[MAX_REPLICAS];
+  private final long[] digestCount = new long[MAX_REPLICAS];
+  private final long[] digestSum = new long[MAX_REPLICAS];
+  private final PredictedTable predicted = new PredictedTable(1024);
+  private final PriorityQueue<PredictionBatch> expiry =
+      new PriorityQueue<>((a, b) -> Long.compare(a.deadline, b.deadline));
+
+  /** An empty index sized for {@code expectedBlocks} nodes before it first grows. */
+  public PrefixIndex(int expectedBlocks) {
+    allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
+  }
+
+  public PrefixIndex() {
+    this(1024);
+  }
+
+  private void allocate(int capacity) {
+    keys = new long[capacity];
+    holders = new long[capacity];
+    threshold = (int) (capacity * MAX_LOAD);
+  }
+
+  static int tierBit(Tier tier) {
+    return 1 << tier.ordinal();
+  }
+
+  private static void checkReplica(int replica) {
+    if (replica < 0 || replica >= MAX_REPLICAS) {
+      throw new IllegalArgumentException("replica index out of range: " + replica);
+    }
+  }
+
+  // ---------------------------------------------------------------- engine events
+
+  /**
+   * Applies a {@link BlocksStored} of {@code replica}; returns how many (block, tier) holdings
+   * are new. The parent key is implied by the chained keys and not checked.
+   */
+  public int store(int replica, BlocksStored event) {
+    checkReplica(replica);
+    long[] blockKeys = event.blockKeys();
+    long[] hashes = event.engineHashes();
+    for (long k : blockKeys) {
+      if (k == BlocksStored.ROOT) {
+        throw new IllegalArgumentException("a block key is 0 (reserved for ROOT)");
+      }
+    }
+    int bit = tierBit(event.tier());
+    int clear = event.tier() == Tier.GPU ? PREDICTED_BIT : 0;
+    LongLongMap bridge = bridge(replica);
+    int added = 0;
+    for (int i = 0; i < blockKeys.length; i++) {
+      long key = blockKeys[i];
+      bridge.put(hashes[i], key, 0L);
+      int old = update(key, replica, bit, clear);
+      if ((old & bit) == 0) {
+        digestAdd(replica, key, bit);
+        added++;
+      }
+      if ((old & clear) != 0) {
+        predicted.remove(key, replica);
+      }
+    }
+    return added;
+  }
+
+  /** Applies a {@link BlocksRemoved} of {@code replica}; returns how many holdings it ended. */
+  public int remove(int replica, BlocksRemoved event) {
+    checkReplica(replica);
+    LongLongMap bridge = bridges[replica];
+    if (bridge == null) {
+      return 0;
+    }
+    int bit = tierBit(event.tier());
+    int removed = 0;
+    for (long hash : event.engineHashes()) {
+      long key = bridge.get(hash, 0L);
+      if (key == 0L) {
+        continue;
+      }
+      int old = update(key, replica, 0, bit);
+      if ((old & bit) != 0) {
+        digestRemove(replica, key, bit);
+        removed++;
+      }
+      if ((old & REAL_BITS & ~bit) == 0) {
+        bridge.remove(hash, 0L);
+      }
+    }
+    return removed;
+  }
+
+  /** The replica holds no block in any tier (its predicted entries stay). */
+  public void clearReplica(int replica) {
+    checkReplica(replica);
+    LongLongMap bridge = bridges[replica];
+    if (bridge != null) {
+      bridge.clear();
+    }
+    if (digestCount[replica] != 0) {
+      int s = 0;
+      while (s < keys.length) {
+        long key = keys[s];
+        if (key != 0L && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0 && keys[s] != key) {
+          continue; // the slot was deleted and refilled by backward shift: look at it again
+        }
+        s++;
+      }
+    }
+    digestCount[replica] = 0;
+    digestSum[replica] = 0;
+  }
+
+  /** The replica left: forget its blocks, predicted entries, bridge and digest. */
+  public void dropReplica(int replica) {
+    clearReplica(replica);
+    bridges[replica] = null;
+    predicted.removeReplica(replica, key -> update(key, replica, 0, PREDICTED_BIT));
+  }
+
+  private LongLongMap bridge(int replica) {
+    LongLongMap bridge = bridges[replica];
+    if (bridge == null) {
+      bridge = new LongLongMap(1024);
+      bridges[replica] = bridge;
+    }
+    return bridge;
+  }
+
+  // ---------------------------------------------------------------- predicted entries
+
+  /**
+   * Predicts that {@code replica} will hold {@code keys[from, to)} until {@code deadline}
+   * (unless already held on GPU by engine events). Keeps a reference to {@code keys}, which
+   * must not be mutated afterwards (the arrays of protocol records never are).
+   */
+  public void predict(int replica, long[] keys, int from, int to, long deadline) {
+    checkReplica(replica);
+    if (from >= to) {
+      return;
+    }
+    for (int i = from; i < to; i++) {
+      long key = keys[i];
+      if (key == 0L) {
+        throw new IllegalArgumentException("a block key is 0 (reserved for ROOT)");
+      }
+      if ((maskOf(key, replica) & GPU_BIT) != 0) {
+        continue;
+      }
+      update(key, replica, PREDICTED_BIT, 0);
+      predicted.putMax(key, replica, deadline);
+    }
+    expiry.add(new PredictionBatch(deadline, replica, keys, from, to));
+  }
+
+  /** Ends every predicted entry whose deadline is at or before {@code nowMillis}; returns how many. */
+  public int expirePredicted(long nowMillis) {
+    int expired = 0;
+    PredictionBatch batch;
+    while ((batch = expiry.peek()) != null && batch.deadline <= nowMillis) {
+      expiry.poll();
+      for (int i = batch.from; i < batch.to; i++) {
+        long key = batch.keys[i];
+        long deadline = predicted.get(key, batch.replica);
+        if (deadline != PredictedTable.NONE && deadline <= nowMillis) {
+          predicted.remove(key, batch.replica);
+          update(key, batch.replica, 0, PREDICTED_BIT);
+          expired++;
+        }
+      }
+    }
+    return expired;
+  }
+
+  /** Live predicted entries over all replicas. */
+  public int predictedEntries() {
+    return predicted.size();
+  }
+
+  private record PredictionBatch(long deadline, int replica, long[] keys, int from, int to) {}
+
+  // ---------------------------------------------------------------- queries
+
+  /**
+   * Matches the first {@code count} keys of a prompt; {@code out} is reset first. Allocation-free.
+   */
+  public void match(long[] promptKeys, int count, MatchResult out) {
+    out.reset(count);
+    long[] k = keys;
+    int cap = k.length;
+    for (int block = 0; block < count; block++) {
+      long key = promptKeys[block];
+      int s = Hashing.slot(key, cap);
+      long word;
+      while (true) {
+        long probe = k[s];
+        if (probe == key) {
+          word = holders[s];
+          break;
+        }
+        if (probe == 0L) {
+          return;
+        }
+        if (++s == cap) {
+          s = 0;
+        }
+      }
+      boolean any = false;
+      if (word >= 0) {
+        for (int e = 0; e < INLINE; e++) {
+          int entry = (int) (word >>> (16 * e)) & 0xFFFF;
+          if (entry != 0) {
+            any |= out.extend(entry >>> 4, block, entry & 0xF);
+          }
+        }
+      } else {
+        char[] list = overflow[(int) word];
+        for (int e = 1, n = list[0]; e <= n; e++) {
+          int entry = list[e];
+          any |= out.extend(entry >>> 4, block, entry & 0xF);
+        }
+      }
+      if (!any) {
+        return;
+      }
+    }
+  }
+
+  /** Tier bits {@code replica} holds {@code key} with (GPU=1, CPU=2, DISK=4, PREDICTED=8). */
+  int maskOf(long key, int replica) {
+    int s = find(key);
+    if (s < 0) {
+      return 0;
+    }
+    int n = decode(holders[s]);
+    for (int i = 0; i < n; i++) {
+      if (scratch[i] >>> 4 == replica) {
+        return scratch[i] & 0xF;
+      }
+    }
+    return 0;
+  }
+
+  /** True when {@code replica} holds {@code key} in {@code tier} by engine events. */
+  public boolean holds(int replica, long key, Tier tier) {
+    return (maskOf(key, replica) & tierBit(tier)) != 0;
+  }
+
+  /** True when {@code replica} has a live predicted entry for {@code key}. */
+  public boolean predicts(int replica, long key) {
+    return (maskOf(key, replica) & PREDICTED_BIT) != 0;
+  }
+
+  /** The order-independent digest of what {@code replica} holds by engine events. */
+  public ReplicaDigest digest(int replica) {
+    checkReplica(replica);
+    return new ReplicaDigest(digestCount[replica], digestSum[replica]);
+  }
+
+  /** Distinct blocks (nodes) in the index. */
+  public int nodes() {
+    return size;
+  }
+
+  /** Engine hashes the bridge of {@code replica} knows. */
+  public int bridgeSize(int replica) {
+    LongLongMap bridge = bridges[replica];
+    return bridge == null ? 0 : bridge.size();
+  }
+
+  // ---------------------------------------------------------------- digests
+
+  private void digestAdd(int replica, long key, int bits) {
+    for (int t = 0; t < 3; t++) {
+      if ((bits & (1 << t)) != 0) {
+        digestCount[replica]++;
+        digestSum[replica] += Hashing.mix64(key ^ TIER_SALT[t]);
+      }
+    }
+  }
+
+  private void digestRemove(int replica, long key, int bits) {
+    for (int t = 0; t < 3; t++) {
+      if ((bits & (1 << t)) != 0) {
+        digestCount[replica]--;
+        digestSum[replica] -= Hashing.mix64(key ^ TIER_SALT[t]);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- node table
+
+  private int find(long key) {
+    long[] k = keys;
+    int cap = k.length;
+    int s = Hashing.slot(key, cap);
+    while (true) {
+      long probe = k[s];
+      if (probe == key) {
+        return s;
+      }
+      if (probe == 0L) {
+        return -1;
+      }
+      if (++s == cap) {
+        s = 0;
+      }
+    }
+  }
+
+  private int findOrInsert(long key) {
+    if (size >= threshold) {
+      rehash(Hashing.grow(keys.length));
+    }
+    long[] k = keys;
+    int cap = k.length;
+    int s = Hashing.slot(key, cap);
+    while (true) {
+      long probe = k[s];
+      if (probe == key) {
+        return s;
+      }
+      if (probe == 0L) {
+        k[s] = key;
+        holders[s] = 0L;
+        size++;
+        return s;
+      }
+      if (++s == cap) {
+        s = 0;
+      }
+    }
+  }
+
+  private void deleteSlot(int hole) {
+    long[] k = keys;
+    int cap = k.length;
+    int j = hole;
+    while (true) {
+      if (++j == cap) {
+        j = 0;
+      }
+      long key = k[j];
+      if (key == 0L) {
+        break;
+      }
+      int home = Hashing.slot(key, cap);
+      if (Hashing.distance(home, j, cap) >= Hashing.distance(hole, j, cap)) {
+        k[hole] = key;
+        holders[hole] = holders[j];
+        hole = j;
+      }
+    }
+    k[hole] = 0L;
+    holders[hole] = 0L;
+    size--;
+  }
+
+  private void rehash(int capacity) {
+    long[] oldKeys = keys;
+    long[] oldHolders = holders;
+    allocate(capacity);
+    long[] k = keys;
+    int cap = k.length;
+    for (int i = 0; i < oldKeys.length; i++) {
+      long key = oldKeys[i];
+      if (key != 0L) {
+        int s = Hashing.slot(key, cap);
+        while (k[s] != 0L) {
+          if (++s == cap) {
+            s = 0;
+          }
+        }
+        k[s] = key;
+        holders[s] = oldHolders[i];
+      }
+    }
+  }
+
+  /**
+   * Sets bits {@code set} and clears bits {@code clear} of {@code replica} at {@code key}, creating
+   * or deleting the node as needed; returns the mask before.
+   */
+  private int update(long key, int replica, int set, int clear) {
+    int s = set != 0 ? findOrInsert(key) : find(key);
+    return s < 0 ? 0 : updateAt(s, replica, set, clear);
+  }
+
+  /** {@link #update} on the node at slot {@code s}. */
+  private int updateAt(int s, int replica, int set, int clear) {
+    long word = holders[s];
+    int n = decode(word);
+    int at = -1;
+    for (int i = 0; i < n; i++) {
+      if (scratch[i] >>> 4 == replica) {
+        at = i;
+        break;
+      }
+    }
+    int old = at < 0 ? 0 : scratch[at] & 0xF;
+    int now = (old | set) & ~clear;
+    if (now == old) {
+      if (n == 0) {
+        deleteSlot(s);
+      }
+      return old;
+    }
+    char entry = (char) ((replica << 4) | now);
+    if (at < 0) {
+      scratch[n++] = entry;
+    } else if (now != 0) {
+      scratch[at] = entry;
+    } else {
+      scratch[at] = scratch[--n];
+    }
+    if (n == 0) {
+      if (word < 0) {
+        freeOverflow((int) word);
+      }
+      deleteSlot(s);
+    } else {
+      holders[s] = encode(word, n);
+    }
+    return old;
+  }
+
+  /** Copies the entries of {@code word} into {@code scratch}; returns how many. */
+  private int decode(long word) {
+    if (word >= 0) {
+      int n = 0;
+      for (int e = 0; e < INLINE; e++) {
+        char entry = (char) (word >>> (16 * e));
+        if (entry != 0) {
+          scratch[n++] = entry;
+        }
+      }
+      return n;
+    }
+    char[] list = overflow[(int) word];
+    int n = list[0];
+    System.arraycopy(list, 1, scratch, 0, n);
+    return n;
+  }
+
+  /** Encodes {@code scratch[0, n)} reusing the overflow array of {@code word} if it has one. */
+  private long encode(long word, int n) {
+    if (n <= INLINE) {
+      if (word < 0) {
+        freeOverflow((int) word);
+      }
+      long packed = 0L;
+      for (int i = 0; i < n; i++) {
+        packed |= ((long) scratch[i]) << (16 * i);
+      }
+      return packed;
+    }
+    int id = word < 0 ? (int) word : allocateOverflow();
+    char[] list = overflow[id];
+    if (list == null || list.length < n + 1) {
+      list = new char[Math.min(MAX_REPLICAS + 1, Math.max(n + 1, 2 * n))];
+      overflow[id] = list;
+    }
+    list[0] = (char) n;
+    System.arraycopy(scratch, 0, list, 1, n);
+    return Long.MIN_VALUE | id;
+  }
+
+  private int allocateOverflow() {
+    if (freeOverflowCount > 0) {
+      return freeOverflow[--freeOverflowCount];
+    }
+    if (overflowUsed == overflow.length) {
+      overflow = java.util.Arrays.copyOf(overflow, overflow.length * 2);
+    }
+    return overflowUsed++;
+  }
+
+  private void freeOverflow(int id) {
+    overflow[id] = null;
+    if (freeOverflowCount == freeOverflow.length) {
+      freeOverflow = java.util.Arrays.copyOf(freeOverflow, freeOverflow.length * 2);
+    }
+    freeOverflow[freeOverflowCount++] = id;
+  }
+}

@@ -1,0 +1,129 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.agent.kvevents.EngineEventBatch;
+import io.kvrouter.agent.kvevents.EngineStreamHandler;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaCleared;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One replica's event plane in the agent, in plain Java: engine batches in (from a {@link
+ * io.kvrouter.agent.kvevents.KvEventSubscriber}), router batches out (to a {@link BatchSink}),
+ * stamped by a {@link StampedEventLog} after an {@link EngineKeyBridge} translated them.
+ *
+ * <p>Contract: each epoch opens with a batch {@code [ReplicaCleared]} at seq 0 (so trackers drop
+ * what an earlier agent or engine told them); an engine restart or an unrecoverable gap opens a
+ * new epoch (the agent's picture is rebuilt from the engine's next events); engine batches that
+ * translate to nothing are not stamped. {@link #replay} serves the ring or returns empty, and
+ * {@link #snapshot} gives the fallback.
+ *
+ * <p>All methods are synchronized: the subscriber thread feeds it and the agent actor reads
+ * replays and snapshots; each call is short and does no I/O. Cost per batch: that of the bridge
+ * plus O(1).
+ */
+public final class ReplicaEventPipeline implements EngineStreamHandler {
+
+  private static final Logger log = LoggerFactory.getLogger(ReplicaEventPipeline.class);
+
+  private final EngineKeyBridge bridge;
+  private final StampedEventLog stamps;
+  private final BatchSink sink;
+  private long engineBatches;
+  private long restarts;
+  private long lostBatches;
+
+  /**
+   * @param replicaId the routable target id
+   * @param keys router key function
+   * @param blockSize the replica's block size
+   * @param ringCapacity stamped batches kept for replay
+   * @param sink where stamped batches go
+   */
+  public ReplicaEventPipeline(String replicaId, RouterKeyFunction keys, int blockSize,
+      int ringCapacity, BatchSink sink) {
+    this.bridge = new EngineKeyBridge(keys, blockSize, 1 << 20);
+    this.stamps = new StampedEventLog(replicaId, EpochClock.next(), ringCapacity);
+    this.sink = sink;
+    emit(new KvEvent[] {new ReplicaCleared()});
+  }
+
+  @Override
+  public synchronized void onBatch(long seq, EngineEventBatch batch) {
+    engineBatches++;
+    List<KvEvent> events = bridge.translate(batch.events());
+    if (!events.isEmpty()) {
+      emit(events.toArray(KvEvent[]::new));
+    }
+  }
+
+  @Override
+  public synchronized void onEngineRestart(long lastSeq, long newSeq) {
+    restarts++;
+    restartEpoch();
+  }
+
+  @Override
+  public synchronized void onUnrecoverableGap(long fromSeq, long toSeq) {
+    lostBatches += toSeq - fromSeq;
+    log.warn("{}: engine batches [{}, {}) lost; starting a new epoch", stamps.replicaId(),
+        fromSeq, toSeq);
+    restartEpoch();
+  }
+
+  /**
+   * Opens a new epoch and forgets the replica's blocks: for an engine restart seen some other
+   * way (health check), or an agent-side reset.
+   */
+  public synchronized void restartEpoch() {
+    bridge.clear();
+    stamps.newEpoch(EpochClock.next());
+    emit(new KvEvent[] {new ReplicaCleared()});
+  }
+
+  private void emit(KvEvent[] events) {
+    sink.publish(stamps.append(events));
+  }
+
+  /** Stamped batches of {@code epoch} from {@code fromSeq}, or empty: send {@link #snapshot}. */
+  public synchronized Optional<List<KvEventBatch>> replay(long epoch, long fromSeq) {
+    return stamps.replay(epoch, fromSeq);
+  }
+
+  /** The replica's whole state as of the last stamped batch. */
+  public synchronized ReplicaSnapshot snapshot() {
+    return new ReplicaSnapshot(stamps.replicaId(), stamps.epoch(), stamps.nextSeq() - 1,
+        bridge.snapshot());
+  }
+
+  public synchronized long epoch() {
+    return stamps.epoch();
+  }
+
+  public synchronized long nextSeq() {
+    return stamps.nextSeq();
+  }
+
+  /** Engine batches received so far. */
+  public synchronized long engineBatches() {
+    return engineBatches;
+  }
+
+  /** Engine restarts detected so far. */
+  public synchronized long engineRestarts() {
+    return restarts;
+  }
+
+  /** Engine batches lost for good so far. */
+  public synchronized long lostBatches() {
+    return lostBatches;
+  }
+
+  /** Stored runs the bridge could not resolve. */
+  public synchronized long unresolved() {
+    return bridge.unresolved();
+  }
+}

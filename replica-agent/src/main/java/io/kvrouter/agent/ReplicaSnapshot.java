@@ -1,0 +1,16 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.protocol.KvEvent;
+
+/**
+ * The full state of one replica as its agent knows it, answering a replay request the ring
+ * buffer can no longer serve. Applying {@code events} (a {@code ReplicaCleared} first) gives the
+ * state after batch {@code (epoch, lastSeq)}; the tracker continues with {@code lastSeq + 1}. The
+ * array is never mutated after the record is built.
+ *
+ * @param replicaId the replica
+ * @param epoch the current epoch
+ * @param lastSeq the last stamped seq the snapshot includes (−1 when none yet)
+ * @param events ReplicaCleared, then one BlocksStored per held block, parents first
+ */
+public record ReplicaSnapshot(String replicaId, long epoch, long lastSeq, KvEvent[] events) {}

@@ -1,0 +1,24 @@
+package io.kvrouter.agent.kvevents;
+
+/**
+ * Receives one engine's KV-event stream from a {@link KvEventSubscriber}, in engine sequence
+ * order, on the subscriber's thread. Implementations must be quick (no blocking I/O) and either
+ * confined to that thread or thread-safe.
+ */
+public interface EngineStreamHandler {
+
+  /** The next batch; {@code seq} is the engine's and increases by one unless a gap was reported. */
+  void onBatch(long seq, EngineEventBatch batch);
+
+  /**
+   * The engine's sequence went backwards: it restarted and lost its cache (vLLM sends no
+   * AllBlocksCleared then). Batches that follow belong to the new engine process.
+   */
+  void onEngineRestart(long lastSeq, long newSeq);
+
+  /**
+   * Batches {@code [fromSeq, toSeq)} are lost for good (not live, not in the replay buffer). The
+   * handler's view of the engine is incomplete from here on.
+   */
+  void onUnrecoverableGap(long fromSeq, long toSeq);
+}

@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigValueType;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -45,7 +46,8 @@ public final class TokenizerRegistry implements AutoCloseable {
   }
 
   /**
-   * Builds the registry from {@code kvrouter.models}.
+   * Builds the registry from {@code kvrouter.models}. Models are loaded and listed in name order
+   * (HOCON objects keep no order).
    *
    * @param config the node's configuration (typically {@code ConfigFactory.load()})
    * @throws TokenizerConfigException if the section is missing or any model cannot be loaded
@@ -65,6 +67,7 @@ public final class TokenizerRegistry implements AutoCloseable {
       }
       settings.add(ModelSettings.fromConfig(e.getKey(), ((ConfigObject) e.getValue()).toConfig()));
     }
+    settings.sort(Comparator.comparing(ModelSettings::name));
     return fromSettings(settings);
   }
 
@@ -164,7 +167,7 @@ public final class TokenizerRegistry implements AutoCloseable {
     return Optional.ofNullable(models.get(model));
   }
 
-  /** The configured model names, in configuration order. */
+  /** The configured model names, in the order they were loaded. */
   public Set<String> modelNames() {
     return models.keySet();
   }

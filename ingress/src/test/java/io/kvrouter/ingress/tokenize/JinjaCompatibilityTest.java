@@ -1,0 +1,102 @@
+package io.kvrouter.ingress.tokenize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The Python compatibility layer against Python jinja2 itself: {@code tokenize/jinja2-cases.json}
+ * holds templates and conversations rendered by jinja2 3.1.6 configured as transformers does
+ * ({@code tokenize/make-jinja2-cases.py}). Beyond the shared reference, it covers each idiom on
+ * its own and Qwen3 conversations the reference lacks (reasoning_content, parallel and string
+ * tool-call arguments, multi-step tool use).
+ */
+class JinjaCompatibilityTest {
+
+  private static final JsonNode CASES = Qwen3Files.resource("jinja2-cases.json");
+  private static final List<Map<String, Object>> ONE_MESSAGE =
+      List.of(Map.of("role", "user", "content", "x"));
+
+  static Stream<Arguments> idioms() {
+    return StreamSupport.stream(CASES.get("idioms").spliterator(), false)
+        .map(c -> Arguments.of(c.get("name").asText(), c));
+  }
+
+  static Stream<Arguments> conversations() {
+    return StreamSupport.stream(CASES.get("qwen3_conversations").spliterator(), false)
+        .map(c -> Arguments.of(c.get("name").asText(), c));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("idioms")
+  void pythonIdiom_rendersAsJinja2Does(String name, JsonNode c) {
+    JinjaChatTemplate template = new JinjaChatTemplate(c.get("template").asText(), Map.of());
+
+    String out = template.render(ONE_MESSAGE, null, false, Qwen3Files.plain(CASES.get("context")));
+
+    assertThat(out).isEqualTo(c.get("rendered").asText());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("conversations")
+  void qwen3Conversation_rendersAsJinja2Does(String name, JsonNode c) {
+    HfTokenizerConfig hf = HfTokenizerConfig.read(Qwen3Files.tokenizerConfig());
+    JinjaChatTemplate template = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
+
+    String out = template.render(Qwen3Files.plain(c.get("messages")),
+        c.has("tools") ? Qwen3Files.plain(c.get("tools")) : null,
+        c.get("add_generation_prompt").asBoolean(), Qwen3Files.kwargs(c));
+
+    assertThat(out).isEqualTo(c.get("rendered").asText());
+  }
+
+  @Test
+  void raiseException_surfacesTheTemplatesMessage() {
+    JinjaChatTemplate template = new JinjaChatTemplate(
+        "{% if messages[0].role != 'system' %}{{ raise_exception('System first, please') }}"
+            + "{% endif %}ok", Map.of());
+
+    assertThatThrownBy(() -> template.render(ONE_MESSAGE, null, true, Map.of()))
+        .isInstanceOf(ChatTemplateException.class)
+        .hasMessage("System first, please");
+  }
+
+  @Test
+  void evaluationError_isReportedWithItsLine() {
+    JinjaChatTemplate template = new JinjaChatTemplate("line one\n{{ messages[0].content.nosuchmethod(1) }}",
+        Map.of());
+
+    assertThatThrownBy(() -> template.render(ONE_MESSAGE, null, true, Map.of()))
+        .isInstanceOf(ChatTemplateException.class)
+        .hasMessageContaining("line 2");
+  }
+
+  @Test
+  void specialTokens_areTemplateVariables_andKwargsOverrideThem() {
+    JinjaChatTemplate template = new JinjaChatTemplate("{{ bos_token }}|{{ eos_token }}",
+        Map.of("bos_token", "<s>", "eos_token", "</s>"));
+
+    assertThat(template.render(ONE_MESSAGE, null, false, Map.of())).isEqualTo("<s>|</s>");
+    assertThat(template.render(ONE_MESSAGE, null, false, Map.of("eos_token", "E")))
+        .isEqualTo("<s>|E");
+  }
+
+  @Test
+  void emptyTools_areAbsent_soIfToolsIsFalse() {
+    JinjaChatTemplate template = new JinjaChatTemplate("{% if tools %}T{% else %}F{% endif %}",
+        Map.of());
+
+    assertThat(template.render(ONE_MESSAGE, List.of(), false, Map.of())).isEqualTo("F");
+    assertThat(template.render(ONE_MESSAGE, List.of(Map.of("type", "function")), false, Map.of()))
+        .isEqualTo("T");
+  }
+}

@@ -1,0 +1,42 @@
+package io.kvrouter.loadtest.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Writes a run's {@code results.json} (the {@link BenchSummary}, pretty-printed, fields in
+ * declaration order) and {@code report.md} ({@link MarkdownReport}) into a directory, creating
+ * it if needed. Stateless; cost: a few KB per file.
+ */
+public final class ResultsWriter {
+
+    /** File name of the JSON results. */
+    public static final String RESULTS_JSON = "results.json";
+    /** File name of the Markdown report. */
+    public static final String REPORT_MD = "report.md";
+
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private ResultsWriter() {
+    }
+
+    /** The summary as JSON text. */
+    public static String json(BenchSummary summary) {
+        try {
+            return MAPPER.writeValueAsString(summary) + "\n";
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot serialize the summary", e);
+        }
+    }
+
+    /** Writes both files into {@code dir}. */
+    public static void write(Path dir, BenchSummary summary) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(RESULTS_JSON), json(summary), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve(REPORT_MD), MarkdownReport.render(summary), StandardCharsets.UTF_8);
+    }
+}

@@ -126,7 +126,7 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
         onLive(seq, payload);
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       if (running) {
         log.error("KV-event subscriber {} stopped", threadName, e);
       }

@@ -364,6 +364,11 @@ public final class SimEngineCore {
     return cache.cachedHashes();
   }
 
+  /** Number of cached blocks. */
+  public int cachedBlockCount() {
+    return cache.cachedCount();
+  }
+
   /** The engine's hash of each full block of {@code tokens} (for tests and the lab). */
   public long[] blockHashes(int[] tokens, String loraName, String cacheSalt) {
     SimSequence s =

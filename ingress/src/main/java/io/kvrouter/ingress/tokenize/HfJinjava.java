@@ -13,7 +13,7 @@ import jinjava.javax.el.CompositeELResolver;
  * extensions=[loopcontrols])}, see {@code transformers.utils.chat_template_utils}), plus the
  * Python compatibility layer: {@link PythonMethodResolver} for {@code str} methods,
  * {@link PythonToJsonFilter} for {@code tojson}, {@link TemplateFunctions} for
- * {@code raise_exception} and slices. Template sources must also pass through
+ * {@code raise_exception}, {@code strftime_now} and slices. Template sources must also pass through
  * {@link JinjaSourceRewriter}.
  *
  * <p>jinjava needs {@code LegacyOverrides.withUseTrimmingForNotesAndExpressions(true)} so that
@@ -48,6 +48,8 @@ final class HfJinjava {
     try {
       jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception",
           TemplateFunctions.class, "raiseException", Object.class));
+      jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now",
+          TemplateFunctions.class, "strftimeNow", Object.class));
       jinjava.getGlobalContext().registerFunction(new ELFunctionDefinition("", "py_slice",
           TemplateFunctions.class, "pySlice", Object.class, Object.class, Object.class,
           Object.class));

@@ -17,7 +17,8 @@ import java.util.Map;
  *
  * <p>Thread-safe: the Rust tokenizer is immutable after loading and DJL's {@code encode}
  * passes only the native handle (checked by a concurrency test). Cost: a few hundred thousand
- * tokens per second per thread on one long string (measured: see {@code TokenizerThroughput});
+ * tokens per second per thread on one long string (about 0.5 M measured with Qwen3, see
+ * {@code TokenizerThroughput} in the tests);
  * loading a 11 MB vocabulary takes about a second and about 100 MB of native memory.
  * {@link #close()} frees the native tokenizer; encoding after close fails.
  */

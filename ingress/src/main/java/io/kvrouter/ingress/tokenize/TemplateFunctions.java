@@ -1,6 +1,9 @@
 package io.kvrouter.ingress.tokenize;
 
 import java.lang.reflect.Array;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -8,8 +11,9 @@ import java.util.List;
 /**
  * Global functions that Hugging Face chat templates call and jinjava lacks, registered by
  * {@link HfJinjava}: {@code raise_exception(message)} (transformers defines it for templates to
- * reject bad input, see {@code transformers.utils.chat_template_utils}) and {@code py_slice},
- * the target of {@link JinjaSourceRewriter}'s slice rewrite.
+ * reject bad input) and {@code strftime_now(format)} (Llama 3 templates print today's date with
+ * it), both from {@code transformers.utils.chat_template_utils}; and {@code py_slice}, the target
+ * of {@link JinjaSourceRewriter}'s slice rewrite.
  *
  * <p>Static methods because jinjava binds functions to static methods. Thread-safe; each call
  * costs O(size of its result).
@@ -26,6 +30,53 @@ final class TemplateFunctions {
    */
   public static Object raiseException(Object message) {
     throw new ChatTemplateException(String.valueOf(message));
+  }
+
+  /**
+   * Python's {@code datetime.now().strftime(format)} in the JVM's time zone, for the directives
+   * templates use: {@code %d %m %y %Y %H %I %M %S %p %b %B %a %A %j %%}. Other directives are
+   * copied as they are.
+   */
+  public static String strftimeNow(Object format) {
+    return strftime(LocalDateTime.now(), String.valueOf(format));
+  }
+
+  /** {@link #strftimeNow} for a given time. */
+  static String strftime(LocalDateTime t, String format) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < format.length(); i++) {
+      char c = format.charAt(i);
+      if (c != '%' || i + 1 == format.length()) {
+        sb.append(c);
+        continue;
+      }
+      char d = format.charAt(++i);
+      String pattern = switch (d) {
+        case 'd' -> "dd";
+        case 'm' -> "MM";
+        case 'y' -> "yy";
+        case 'Y' -> "yyyy";
+        case 'H' -> "HH";
+        case 'I' -> "hh";
+        case 'M' -> "mm";
+        case 'S' -> "ss";
+        case 'p' -> "a";
+        case 'b' -> "MMM";
+        case 'B' -> "MMMM";
+        case 'a' -> "EEE";
+        case 'A' -> "EEEE";
+        case 'j' -> "DDD";
+        default -> null;
+      };
+      if (d == '%') {
+        sb.append('%');
+      } else if (pattern == null) {
+        sb.append('%').append(d);
+      } else {
+        sb.append(DateTimeFormatter.ofPattern(pattern, Locale.ENGLISH).format(t));
+      }
+    }
+    return sb.toString();
   }
 
   /**

@@ -71,6 +71,17 @@ class JinjaCompatibilityTest {
   }
 
   @Test
+  void strftimeNow_formatsTodayAsPythonDoes() {
+    JinjaChatTemplate template = new JinjaChatTemplate("{{ strftime_now('%d %b %Y') }}", Map.of());
+
+    assertThat(template.render(ONE_MESSAGE, null, false, Map.of()))
+        .matches("\\d{2} [A-Z][a-z]{2} \\d{4}");
+    assertThat(TemplateFunctions.strftime(java.time.LocalDateTime.of(2024, 7, 5, 14, 3, 9),
+        "%d %b %Y|%B %A %a|%H:%M:%S %I%p|%y-%m %j|%% %Q"))
+        .isEqualTo("05 Jul 2024|July Friday Fri|14:03:09 02PM|24-07 187|% %Q");
+  }
+
+  @Test
   void evaluationError_isReportedWithItsLine() {
     JinjaChatTemplate template = new JinjaChatTemplate("line one\n{{ messages[0].content.nosuchmethod(1) }}",
         Map.of());

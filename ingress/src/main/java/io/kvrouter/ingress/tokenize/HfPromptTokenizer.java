@@ -19,7 +19,7 @@ import java.util.Map;
  * passes only the native handle (checked by a concurrency test). Cost: a few hundred thousand
  * tokens per second per thread on one long string (about 0.5 M measured with Qwen3, see
  * {@code TokenizerThroughput} in the tests);
- * loading a 11 MB vocabulary takes about a second and about 100 MB of native memory.
+ * loading the 11 MB Qwen3 {@code tokenizer.json} takes about half a second.
  * {@link #close()} frees the native tokenizer; encoding after close fails.
  */
 public final class HfPromptTokenizer implements PromptTokenizer, AutoCloseable {

@@ -3,7 +3,9 @@ package io.kvrouter.loadtest.bench;
 import org.HdrHistogram.Histogram;
 
 /**
- * Percentiles of one latency metric in milliseconds. All zero when {@code count} is 0.
+ * Percentiles of one latency metric in milliseconds. All zero when {@code count} is 0. Values
+ * come from an HdrHistogram with three significant digits and are reported, as HdrHistogram
+ * does, as the highest value equivalent to the recorded one (at most 0.1% above it).
  *
  * @param count number of values
  * @param p50   median

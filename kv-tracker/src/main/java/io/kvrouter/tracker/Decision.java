@@ -1,0 +1,41 @@
+package io.kvrouter.tracker;
+
+import io.kvrouter.protocol.Reserved;
+import java.util.List;
+
+/**
+ * The outcome of select-and-reserve.
+ *
+ * @param requestId the request placed
+ * @param chosen the replica's target id, or {@code null} when no replica serves the model
+ * @param ranked every candidate, best first (the chosen one first); retry down this list
+ * @param reserved the reservation this tracker recorded, to broadcast to peers; {@code null} when
+ *     nothing was chosen
+ */
+public record Decision(String requestId, String chosen, List<Candidate> ranked, Reserved reserved) {
+
+  public Decision {
+    ranked = List.copyOf(ranked);
+  }
+
+  /** No replica serves the request's model. */
+  public static Decision none(String requestId) {
+    return new Decision(requestId, null, List.of(), null);
+  }
+
+  public boolean placed() {
+    return chosen != null;
+  }
+
+  /**
+   * One candidate as the tracker saw it.
+   *
+   * @param replicaId target id
+   * @param matchedBlocks leading prompt blocks it holds in any tier (predicted included)
+   * @param gpuBlocks of those, confirmed on GPU
+   * @param cachedTokens prompt tokens it is predicted to serve from cache
+   * @param inFlight its reserved requests at decision time
+   */
+  public record Candidate(
+      String replicaId, int matchedBlocks, int gpuBlocks, int cachedTokens, int inFlight) {}
+}

@@ -1,0 +1,326 @@
+package io.kvrouter.tracker;
+
+import io.kvrouter.protocol.BlocksRemoved;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.PrefillCompleted;
+import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.Reserved;
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.index.PrefixIndex;
+import io.kvrouter.tracker.index.ReplicaIds;
+import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.Reservation;
+import io.kvrouter.tracker.policy.Policies;
+import io.kvrouter.tracker.policy.Policy;
+import io.kvrouter.tracker.policy.RouteQuery;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * The tracker: one prefix index, one load ledger and one policy over the replicas it knows,
+ * behind the operations the {@code KvTracker} actor (or the policy lab) calls. Plain Java; time
+ * is passed in, so it runs in virtual time too.
+ *
+ * <p>Contract, per operation:
+ *
+ * <ul>
+ *   <li>{@link #replicaUp}/{@link #replicaDown}: membership. Down purges the replica from the
+ *       index, the ledger, the policy and the candidate set at once.
+ *   <li>{@link #apply(KvEventBatch)}: applies a batch if it is the next one of its replica
+ *       ({@link EventSequencer}); returns the verdict so the caller can request a replay on a gap.
+ *   <li>{@link #selectAndReserve}: match, rank, pick, reserve, predict; returns the decision with
+ *       the {@link Reserved} event to broadcast.
+ *   <li>{@link #prefillCompleted}/{@link #released}: lifecycle of own requests; return the event to
+ *       broadcast, or {@code null} for an unknown request.
+ *   <li>{@link #applyReservation}: a peer's reservation event (own echoes are ignored as
+ *       duplicates).
+ *   <li>{@link #expire}: ends leases and predicted entries due at {@code nowMillis}.
+ * </ul>
+ *
+ * <p>Cost of select-and-reserve: O(prompt blocks x holders per block) for the match, O(n log n)
+ * over n candidates for ranking, O(uncached blocks) for predicting. Not thread-safe: one owner.
+ */
+public final class KvTrackerCore {
+
+  private final TrackerConfig config;
+  private final ReplicaIds ids = new ReplicaIds();
+  private final PrefixIndex index;
+  private final LoadLedger ledger;
+  private final Policy policy;
+  private final EventSequencer sequencer = new EventSequencer();
+  private final MatchResult match = new MatchResult();
+  private final Map<String, ReplicaInfo> infos = new HashMap<>();
+  private final Map<String, int[]> candidatesByModel = new HashMap<>();
+  private final Map<String, BlockKeys> keysByModel = new HashMap<>();
+  private long nextSeq;
+
+  public KvTrackerCore(TrackerConfig config) {
+    this.config = config;
+    this.index = new PrefixIndex(config.expectedBlocks());
+    this.ledger = new LoadLedger(ids::idOf);
+    this.policy = Policies.create(config.policy(), config.policyConfig(),
+        new SplittableRandom(config.seed()));
+  }
+
+  public TrackerConfig config() {
+    return config;
+  }
+
+  // ---------------------------------------------------------------- membership
+
+  /** A replica joined (or re-announced itself; then nothing changes but its info). */
+  public void replicaUp(ReplicaInfo info) {
+    String id = info.targetId();
+    ReplicaInfo before = infos.put(id, info);
+    ids.intern(id);
+    if (before != null && !before.model().equals(info.model())) {
+      rebuildCandidates(before.model());
+    }
+    keysByModel.computeIfAbsent(info.model(), m -> BlockKeys.of(m, info.blockSize()));
+    rebuildCandidates(info.model());
+  }
+
+  /** A replica left: forget everything about it. */
+  public void replicaDown(String targetId) {
+    ReplicaInfo info = infos.remove(targetId);
+    int replica = ids.indexOf(targetId);
+    if (replica >= 0) {
+      index.dropReplica(replica);
+      ledger.dropReplica(replica);
+      policy.onReplicaRemoved(replica);
+      ids.release(targetId);
+    }
+    sequencer.forget(targetId);
+    if (info != null) {
+      rebuildCandidates(info.model());
+    }
+  }
+
+  private void rebuildCandidates(String model) {
+    int[] c = infos.values().stream()
+        .filter(i -> i.model().equals(model))
+        .mapToInt(i -> ids.indexOf(i.targetId()))
+        .sorted()
+        .toArray();
+    if (c.length == 0) {
+      candidatesByModel.remove(model);
+    } else {
+      candidatesByModel.put(model, c);
+    }
+  }
+
+  /** The block-key function of a model its replicas announced, or {@code null}. */
+  public BlockKeys blockKeys(String model) {
+    return keysByModel.get(model);
+  }
+
+  /** Known replicas' target ids. */
+  public List<String> replicas() {
+    return List.copyOf(infos.keySet());
+  }
+
+  // ---------------------------------------------------------------- event plane
+
+  /**
+   * Applies a batch if it is its replica's next one. Batches of unknown replicas are judged (so
+   * watermarks advance) and applied: events may precede the membership listing.
+   */
+  public EventSequencer.Verdict apply(KvEventBatch batch) {
+    EventSequencer.Verdict verdict = sequencer.admit(batch.replicaId(), batch.epoch(), batch.seq());
+    int replica = ids.intern(batch.replicaId());
+    if (verdict.clearFirst()) {
+      index.clearReplica(replica);
+    }
+    if (verdict.outcome() == EventSequencer.Outcome.APPLY
+        || verdict.outcome() == EventSequencer.Outcome.NEW_EPOCH) {
+      for (KvEvent event : batch.events()) {
+        applyEvent(replica, event);
+      }
+    }
+    return verdict;
+  }
+
+  private void applyEvent(int replica, KvEvent event) {
+    if (event instanceof BlocksStored s) {
+      index.store(replica, s);
+    } else if (event instanceof BlocksRemoved r) {
+      index.remove(replica, r);
+    } else if (event instanceof ReplicaCleared) {
+      index.clearReplica(replica);
+    }
+  }
+
+  /** After installing a snapshot: the replica's state now stands at {@code (epoch, seq)}. */
+  public void resetWatermark(String replicaId, long epoch, long seq) {
+    sequencer.reset(replicaId, epoch, seq);
+  }
+
+  /** Records an engine load report. */
+  public void loadReported(ReplicaLoad load) {
+    int replica = ids.indexOf(load.replicaId());
+    if (replica >= 0) {
+      ledger.reportLoad(replica, load.running(), load.waiting(), load.kvUsage());
+    }
+  }
+
+  // ---------------------------------------------------------------- decisions
+
+  /** Matches, ranks, picks, reserves and predicts in one step. */
+  public Decision selectAndReserve(RouteRequest request, long nowMillis) {
+    int[] candidates = candidatesByModel.get(request.model());
+    if (candidates == null) {
+      return Decision.none(request.requestId());
+    }
+    BlockKeys keys = keysByModel.get(request.model());
+    long[] blockKeys = request.blockKeys();
+    RouteQuery query = new RouteQuery(blockKeys, blockKeys.length, request.promptTokens(),
+        keys.blockSize(), nowMillis);
+    index.match(blockKeys, blockKeys.length, match);
+    int[] ranked = policy.rank(query, candidates, match, ledger);
+    int chosen = ranked[0];
+    policy.onRouted(query, match, chosen);
+
+    int held = match.gpuLeading(chosen);
+    long anchor = held == 0 ? BlocksStored.ROOT : blockKeys[held - 1];
+    long[] newKeys = Arrays.copyOfRange(blockKeys, held, blockKeys.length);
+    int cached = cachedTokens(chosen, query);
+    long lease = config.leaseMillis();
+    Reserved reserved = new Reserved(config.ingressId(), nextSeq++, request.requestId(),
+        ids.idOf(chosen), request.promptTokens() - cached, request.promptTokens(), anchor, newKeys,
+        lease);
+    ledger.reserve(config.ingressId(), request.requestId(), chosen, request.promptTokens(),
+        reserved.prefillTokens(), nowMillis + lease);
+    index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+
+    List<Decision.Candidate> out = new ArrayList<>(ranked.length);
+    for (int r : ranked) {
+      out.add(new Decision.Candidate(ids.idOf(r), match.matched(r), match.gpu(r),
+          cachedTokens(r, query), ledger.inFlight(r) - (r == chosen ? 1 : 0)));
+    }
+    return new Decision(request.requestId(), ids.idOf(chosen), out, reserved);
+  }
+
+  private int cachedTokens(int replica, RouteQuery query) {
+    return (int) Math.min((long) match.matched(replica) * query.blockSize(), query.promptTokens());
+  }
+
+  private long ttl(int replica) {
+    ReplicaInfo info = infos.get(ids.idOf(replica));
+    return info != null && !info.kvEvents() ? config.approximateTtlMillis() : config.predictedTtlMillis();
+  }
+
+  /** The first token of an own request arrived; returns the event to broadcast, or null. */
+  public PrefillCompleted prefillCompleted(String requestId) {
+    if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
+      return null;
+    }
+    return new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
+  }
+
+  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
+  public Released released(String requestId) {
+    if (ledger.release(config.ingressId(), requestId) == null) {
+      return null;
+    }
+    return new Released(config.ingressId(), nextSeq++, requestId);
+  }
+
+  /**
+   * Applies a peer's reservation event: reservations enter the ledger and their new keys the
+   * index as predicted entries; lifecycle events move or return load. Own events echoed back are
+   * no-ops. Returns false when the event changed nothing (duplicate, unknown request or replica).
+   */
+  public boolean applyReservation(ReservationEvent event, long nowMillis) {
+    if (event instanceof Reserved r) {
+      int replica = ids.indexOf(r.replicaId());
+      if (replica < 0) {
+        return false;
+      }
+      if (!ledger.reserve(r.ingressId(), r.requestId(), replica, r.promptTokens(),
+          r.prefillTokens(), nowMillis + r.leaseMillis())) {
+        return false;
+      }
+      index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      return true;
+    }
+    if (event instanceof PrefillCompleted p) {
+      return ledger.prefillCompleted(p.ingressId(), p.requestId());
+    }
+    Released released = (Released) event;
+    return ledger.release(released.ingressId(), released.requestId()) != null;
+  }
+
+  /** A peer ingress left: its reservations are dropped. */
+  public int dropOrigin(String ingressId) {
+    return ledger.dropOrigin(ingressId);
+  }
+
+  /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
+  public List<Reservation> expire(long nowMillis) {
+    index.expirePredicted(nowMillis);
+    return ledger.expire(nowMillis);
+  }
+
+  // ---------------------------------------------------------------- observation
+
+  /** Digests of every known replica and every origin with open reservations. */
+  public TrackerDigests digests() {
+    Map<String, TrackerDigests.ReplicaState> replicas = new HashMap<>();
+    for (int r = 0; r < ids.capacity(); r++) {
+      String id = ids.idOf(r);
+      if (id != null) {
+        EventSequencer.Watermark w = sequencer.watermark(id);
+        replicas.put(id, new TrackerDigests.ReplicaState(
+            w == null ? -1 : w.epoch(), w == null ? -1 : w.seq(), index.digest(r)));
+      }
+    }
+    return new TrackerDigests(replicas, ledger.digests());
+  }
+
+  /** The ledger, read-only, for metrics and tests. */
+  public io.kvrouter.tracker.ledger.LoadView load() {
+    return ledger;
+  }
+
+  /** The replica index of a target id, or -1. */
+  public int replicaIndex(String targetId) {
+    return ids.indexOf(targetId);
+  }
+
+  /** Index nodes (distinct blocks), for metrics. */
+  public int indexedBlocks() {
+    return index.nodes();
+  }
+
+  /** Open reservations, for metrics. */
+  public int openReservations() {
+    return ledger.openReservations();
+  }
+
+  /** The reservation of a request of {@code origin}, or null. */
+  public Reservation reservation(String origin, String requestId) {
+    return ledger.reservation(origin, requestId);
+  }
+
+  /** Match of a prompt, for inspection (admin pages, tests); not for the hot path. */
+  public Map<String, Integer> matchedBlocks(long[] keys) {
+    MatchResult m = new MatchResult();
+    index.match(keys, keys.length, m);
+    Map<String, Integer> out = new HashMap<>();
+    for (int r : m.holders()) {
+      out.put(ids.idOf(r), m.matched(r));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,36 @@
+package io.kvrouter.tracker.policy;
+
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.ledger.LoadView;
+
+/**
+ * A routing policy: ranks candidate replicas for one request, best first. The caller routes to
+ * the first and retries down the list. Plain Java, no clocks or threads of its own: time comes in
+ * the query, randomness from the {@code RandomGenerator} it was built with, so the virtual-time
+ * lab can run it deterministically.
+ *
+ * <p>Policies that keep approximate state of their own (built from routed requests, not engine
+ * events) update it in {@link #onRouted}; the caller must call it once per placed request.
+ * Implementations are not thread-safe.
+ */
+public interface Policy {
+
+  /** The name it is listed and created under (see {@link Policies#names()}). */
+  String name();
+
+  /**
+   * Ranks {@code candidates} (replica indices, non-empty, no duplicates) best first.
+   *
+   * @param match the index's match of the query's keys (exact policies read it; approximate ones
+   *     ignore it)
+   * @param load per-replica load
+   * @return a permutation of {@code candidates}
+   */
+  int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load);
+
+  /** The request was placed on {@code replica}. */
+  default void onRouted(RouteQuery query, MatchResult match, int replica) {}
+
+  /** The replica left; forget what the policy kept about it. */
+  default void onReplicaRemoved(int replica) {}
+}

@@ -1,0 +1,87 @@
+package io.kvrouter.tracker.policy;
+
+/**
+ * Parameters of all policies. Defaults follow each baseline's published defaults (see
+ * {@code shared/specs/peer-policies.md}); those of the {@code kvrouter} policy are starting
+ * points for the policy lab to tune.
+ *
+ * @param gpuCredit credit of a cached GPU block (1.0)
+ * @param predictedCredit credit of a predicted block (reserved, not yet confirmed by the engine)
+ * @param cpuCredit credit of a CPU-tier block (0.75, as Dynamo's host tier)
+ * @param diskCredit credit of a disk-tier block (0.25, as Dynamo's disk tier)
+ * @param prefillQuadraticTokens kvrouter: prefill cost of x tokens is x·(1 + x/this), the shape of
+ *     the Dynamo mocker's prefill model (1.518e-2·x + 4.21e-7·x², ratio ≈ 36,000 tokens)
+ * @param decodeWeight kvrouter: cost per token of KV held by decoding requests
+ * @param busyKvUsage kvrouter: a replica at or above this engine-reported KV usage is busy
+ * @param busyWaiting kvrouter: a replica with this many engine-reported waiting requests is busy
+ * @param maxInFlight kvrouter: a replica with this many reserved requests is busy
+ * @param tieRelative kvrouter: costs within this fraction of the best are near-ties
+ * @param tieAbsoluteTokens kvrouter: costs within this many token-equivalents are near-ties
+ * @param temperature kvrouter: softmax temperature over near-ties, relative to the tie band
+ * @param chwblLoadFactor chwbl: load bound factor (KubeAI 1.25)
+ * @param chwblPrefixBlocks chwbl: blocks of the prompt hashed onto the ring
+ * @param chwblVirtualNodes chwbl: ring points per replica
+ * @param sglangBalanceAbs sglang: balance_abs_threshold (32)
+ * @param sglangBalanceRel sglang: balance_rel_threshold (1.5 today; 1.0001 in v0.4)
+ * @param sglangCacheThreshold sglang: cache_threshold (0.3 today; 0.5 in v0.4)
+ * @param sglangMaxBlocksPerWorker sglang: approximate tree size per worker before LRU eviction
+ * @param tgiMaxPrompts tgi: routed prompts kept in the trie
+ * @param dynamoOverlapWeight dynamo: overlap_score_weight (1.0)
+ * @param dynamoTemperature dynamo: router_temperature (0 = argmin)
+ * @param llmdPrefixWeight llm-d: precise prefix scorer weight (2.0)
+ * @param llmdKvWeight llm-d: KV-cache utilisation scorer weight (1.0)
+ * @param llmdQueueWeight llm-d: queue scorer weight (1.0)
+ * @param prebleWindowMillis preble: load history window
+ * @param prebleDecodeWeight preble: decode cost per active decode token, relative to a prefill
+ *     token
+ */
+public record PolicyConfig(
+    double gpuCredit,
+    double predictedCredit,
+    double cpuCredit,
+    double diskCredit,
+    double prefillQuadraticTokens,
+    double decodeWeight,
+    double busyKvUsage,
+    int busyWaiting,
+    int maxInFlight,
+    double tieRelative,
+    double tieAbsoluteTokens,
+    double temperature,
+    double chwblLoadFactor,
+    int chwblPrefixBlocks,
+    int chwblVirtualNodes,
+    int sglangBalanceAbs,
+    double sglangBalanceRel,
+    double sglangCacheThreshold,
+    int sglangMaxBlocksPerWorker,
+    int tgiMaxPrompts,
+    double dynamoOverlapWeight,
+    double dynamoTemperature,
+    double llmdPrefixWeight,
+    double llmdKvWeight,
+    double llmdQueueWeight,
+    long prebleWindowMillis,
+    double prebleDecodeWeight) {
+
+  /** The defaults described above. */
+  public static PolicyConfig defaults() {
+    return new PolicyConfig(
+        1.0, 0.9, 0.75, 0.25,
+        36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0,
+        1.25, 4, 100,
+        32, 1.5, 0.3, 1 << 20,
+        100_000,
+        1.0, 0.0,
+        2.0, 1.0, 1.0,
+        180_000, 0.05);
+  }
+
+  /** Credit-weighted cached blocks of {@code replica} in {@code match}. */
+  double cachedBlocks(io.kvrouter.tracker.index.MatchResult match, int replica) {
+    return gpuCredit * match.gpu(replica)
+        + predictedCredit * match.predicted(replica)
+        + cpuCredit * match.cpu(replica)
+        + diskCredit * match.disk(replica);
+  }
+}

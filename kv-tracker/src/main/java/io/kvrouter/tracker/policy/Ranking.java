@@ -1,0 +1,87 @@
+package io.kvrouter.tracker.policy;
+
+import java.util.random.RandomGenerator;
+
+/** Sorting helpers shared by the policies: order by a score, ties broken at random. */
+final class Ranking {
+
+  private Ranking() {}
+
+  /**
+   * Candidates by ascending {@code cost[i]} (cost indexed like {@code candidates}); equal costs in
+   * random order. O(n log n), allocates the result.
+   */
+  static int[] ascending(int[] candidates, double[] cost, RandomGenerator random) {
+    int n = candidates.length;
+    long[] order = new long[n];
+    double[] tie = new double[n];
+    for (int i = 0; i < n; i++) {
+      tie[i] = random.nextDouble();
+    }
+    Integer[] idx = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      idx[i] = i;
+    }
+    java.util.Arrays.sort(idx, (a, b) -> {
+      int c = Double.compare(cost[a], cost[b]);
+      return c != 0 ? c : Double.compare(tie[a], tie[b]);
+    });
+    int[] out = new int[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = candidates[idx[i]];
+    }
+    return out;
+  }
+
+  /** Candidates by descending score, ties random. */
+  static int[] descending(int[] candidates, double[] score, RandomGenerator random) {
+    double[] cost = new double[score.length];
+    for (int i = 0; i < score.length; i++) {
+      cost[i] = -score[i];
+    }
+    return ascending(candidates, cost, random);
+  }
+
+  /** {@code ranked} with {@code first} moved to the front. */
+  static int[] withFirst(int[] ranked, int first) {
+    int[] out = new int[ranked.length];
+    out[0] = first;
+    int j = 1;
+    for (int r : ranked) {
+      if (r != first) {
+        out[j++] = r;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Samples an index with probability proportional to {@code exp(-(cost[i] - min) / scale)};
+   * {@code scale <= 0} returns the argmin (first of equals at random).
+   */
+  static int softmin(double[] cost, double scale, RandomGenerator random) {
+    double min = Double.POSITIVE_INFINITY;
+    for (double c : cost) {
+      min = Math.min(min, c);
+    }
+    double[] w = new double[cost.length];
+    double total = 0;
+    for (int i = 0; i < cost.length; i++) {
+      w[i] = scale <= 0 ? (cost[i] == min ? 1 : 0) : Math.exp(-(cost[i] - min) / scale);
+      total += w[i];
+    }
+    double x = random.nextDouble() * total;
+    for (int i = 0; i < w.length; i++) {
+      x -= w[i];
+      if (x < 0 && w[i] > 0) {
+        return i;
+      }
+    }
+    for (int i = w.length - 1; i >= 0; i--) {
+      if (w[i] > 0) {
+        return i;
+      }
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,26 @@
+package io.kvrouter.tracker.policy;
+
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.ledger.LoadView;
+
+/** {@code round_robin}: the next candidate in turn, ignoring cache and load. */
+final class RoundRobinPolicy implements Policy {
+
+  private long next;
+
+  @Override
+  public String name() {
+    return "round_robin";
+  }
+
+  @Override
+  public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
+    int n = candidates.length;
+    int start = (int) Math.floorMod(next++, (long) n);
+    int[] out = new int[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = candidates[(start + i) % n];
+    }
+    return out;
+  }
+}

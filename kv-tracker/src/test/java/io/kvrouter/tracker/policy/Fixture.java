@@ -1,0 +1,123 @@
+package io.kvrouter.tracker.policy;
+
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.Tier;
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.index.PrefixIndex;
+import io.kvrouter.tracker.ledger.LoadView;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/** Hand-built cluster state for policy tests: an index, a settable load view and a prompt. */
+final class Fixture implements LoadView {
+
+  static final int BS = 16;
+
+  final int n;
+  final int[] inFlight;
+  final long[] prefill;
+  final long[] decode;
+  final int[] waiting;
+  final double[] kv;
+  final PrefixIndex index = new PrefixIndex(64);
+  final MatchResult match = new MatchResult();
+  long now = 1_000;
+
+  Fixture(int replicas) {
+    n = replicas;
+    inFlight = new int[n];
+    prefill = new long[n];
+    decode = new long[n];
+    waiting = new int[n];
+    kv = new double[n];
+  }
+
+  int[] candidates() {
+    int[] c = new int[n];
+    for (int i = 0; i < n; i++) {
+      c[i] = i;
+    }
+    return c;
+  }
+
+  /** A prompt of {@code blocks} full blocks whose keys start at {@code base}. */
+  static long[] prompt(long base, int blocks) {
+    long[] k = new long[blocks];
+    for (int i = 0; i < blocks; i++) {
+      k[i] = base + i;
+    }
+    return k;
+  }
+
+  void cache(int replica, long[] keys, int blocks, Tier tier) {
+    long[] k = Arrays.copyOf(keys, blocks);
+    long[] h = new long[blocks];
+    for (int i = 0; i < blocks; i++) {
+      h[i] = k[i] * 17 + replica;
+    }
+    index.store(replica, new BlocksStored(BlocksStored.ROOT, h, k, tier));
+  }
+
+  RouteQuery query(long[] keys) {
+    return RouteQuery.of(keys, keys.length * BS, BS, now);
+  }
+
+  int[] rank(Policy p, long[] keys) {
+    RouteQuery q = query(keys);
+    index.match(keys, keys.length, match);
+    return p.rank(q, candidates(), match, this);
+  }
+
+  /** Ranks, routes to the first and tells the policy; returns the chosen replica. */
+  int route(Policy p, long[] keys) {
+    RouteQuery q = query(keys);
+    index.match(keys, keys.length, match);
+    int chosen = p.rank(q, candidates(), match, this)[0];
+    p.onRouted(q, match, chosen);
+    return chosen;
+  }
+
+  static Policy policy(String name, long seed) {
+    return Policies.create(name, PolicyConfig.defaults(), new SplittableRandom(seed));
+  }
+
+  @Override
+  public String id(int replica) {
+    return "replica-" + replica;
+  }
+
+  @Override
+  public int inFlight(int replica) {
+    return inFlight[replica];
+  }
+
+  @Override
+  public long prefillTokens(int replica) {
+    return prefill[replica];
+  }
+
+  @Override
+  public long decodeTokens(int replica) {
+    return decode[replica];
+  }
+
+  @Override
+  public long activeTokens(int replica) {
+    return prefill[replica] + decode[replica];
+  }
+
+  @Override
+  public int waiting(int replica) {
+    return waiting[replica];
+  }
+
+  @Override
+  public int running(int replica) {
+    return inFlight[replica];
+  }
+
+  @Override
+  public double kvUsage(int replica) {
+    return kv[replica];
+  }
+}

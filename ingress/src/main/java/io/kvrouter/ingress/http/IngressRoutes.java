@@ -1,0 +1,117 @@
+package io.kvrouter.ingress.http;
+
+import static org.apache.pekko.http.javadsl.server.PathMatchers.segment;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.ingress.api.ApiError;
+import io.kvrouter.ingress.api.Endpoint;
+import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import java.util.TreeSet;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.server.AllDirectives;
+import org.apache.pekko.http.javadsl.server.Route;
+
+/**
+ * The ingress's HTTP surface: OpenAI and Anthropic inference endpoints, models, health,
+ * readiness, Prometheus metrics and the admin endpoints (bearer token when one is configured).
+ * Anything else gets a 404 in OpenAI's error form.
+ */
+public final class IngressRoutes extends AllDirectives {
+
+  private final IngressSettings settings;
+  private final InferenceHandler inference;
+  private final Router router;
+  private final TokenizerRegistry tokenizers;
+  private final IngressMetrics metrics;
+  private final AdminView admin;
+  private final ObjectMapper mapper;
+
+  public IngressRoutes(
+      IngressSettings settings,
+      InferenceHandler inference,
+      Router router,
+      TokenizerRegistry tokenizers,
+      IngressMetrics metrics,
+      AdminView admin,
+      ObjectMapper mapper) {
+    this.settings = settings;
+    this.inference = inference;
+    this.router = router;
+    this.tokenizers = tokenizers;
+    this.metrics = metrics;
+    this.admin = admin;
+    this.mapper = mapper;
+  }
+
+  /** The route tree. */
+  public Route routes() {
+    return concat(
+        path(segment("v1").slash("completions"), () -> post(() -> inference(Endpoint.COMPLETIONS))),
+        path(segment("v1").slash("chat").slash("completions"), () -> post(() -> inference(Endpoint.CHAT))),
+        path(segment("v1").slash("messages"), () -> post(() -> inference(Endpoint.MESSAGES))),
+        path(segment("v1").slash("models"), () -> get(this::models)),
+        path("health", () -> get(() -> json(200, "{\"status\":\"ok\"}"))),
+        path("ready", () -> get(this::ready)),
+        path("metrics", () -> get(() -> complete(
+            HttpResponse.create().withEntity(
+                HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape()))))),
+        pathPrefix("admin", () -> authorized(() -> concat(
+            path("replicas", () -> get(() -> onSuccess(admin.replicas(), node -> json(200, node.toString())))),
+            notFound()))),
+        notFound());
+  }
+
+  private Route inference(Endpoint endpoint) {
+    return extractRequestEntity(entity -> completeWithFuture(inference.handle(endpoint, entity)));
+  }
+
+  private Route models() {
+    TreeSet<String> ids = new TreeSet<>(router.servedModels());
+    ObjectNode list = mapper.createObjectNode().put("object", "list");
+    ArrayNode data = list.putArray("data");
+    for (String id : ids) {
+      ObjectNode m = data.addObject();
+      m.put("id", id);
+      m.put("object", "model");
+      m.put("created", 0);
+      m.put("owned_by", "kvrouter");
+      tokenizers.find(id).ifPresent(t -> m.put("max_model_len", t.maxModelLen()));
+    }
+    return json(200, list.toString());
+  }
+
+  private Route ready() {
+    boolean ready = admin.ready() && !router.servedModels().isEmpty();
+    return json(ready ? 200 : 503, "{\"ready\":" + ready + "}");
+  }
+
+  private Route authorized(java.util.function.Supplier<Route> inner) {
+    if (settings.adminToken().isEmpty()) {
+      return inner.get();
+    }
+    return authenticateOAuth2(
+        "kvrouter-admin",
+        credentials -> credentials.filter(c -> c.verify(settings.adminToken())).map(c -> "admin"),
+        user -> inner.get());
+  }
+
+  private Route notFound() {
+    return extractUri(uri -> complete(
+        InferenceHandler.errorResponse(
+            Endpoint.CHAT,
+            new ApiError(404, "No route for " + uri.path() + ".", "invalid_request_error", null, "not_found", 0))));
+  }
+
+  private Route json(int status, String body) {
+    return complete(
+        HttpResponse.create()
+            .withStatus(status)
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body)));
+  }
+}

@@ -1,0 +1,136 @@
+package io.kvrouter.ingress.metrics;
+
+import io.kvrouter.ingress.proxy.ProxyListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The ingress's Prometheus metrics (served at {@code GET /metrics}). Names as exported:
+ *
+ * <ul>
+ *   <li>{@code kvrouter_requests_total{model,status}}: answered requests by HTTP status
+ *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram)
+ *   <li>{@code kvrouter_prompt_tokens_total}, {@code kvrouter_predicted_cached_tokens_total},
+ *       {@code kvrouter_engine_cached_tokens_total}: token counts of routed requests
+ *   <li>{@code kvrouter_prediction_error_tokens{replica}}: |predicted − engine-reported| cached
+ *       tokens per request (histogram)
+ *   <li>{@code kvrouter_replica_inflight{replica}}: in-flight requests per replica, as this
+ *       node's tracker sees them
+ *   <li>{@code kvrouter_retries_total}, {@code kvrouter_rejected_total{reason}}
+ * </ul>
+ *
+ * Thread-safe; every update is a lock-free counter increment or map lookup.
+ */
+public final class IngressMetrics implements ProxyListener {
+
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final Timer decision;
+  private final Counter promptTokens;
+  private final Counter predictedCached;
+  private final Counter engineCached;
+  private final Counter retries;
+  private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
+
+  public IngressMetrics() {
+    decision =
+        Timer.builder("kvrouter.decision")
+            .description("Select-and-reserve latency")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofNanos(1_000))
+            .maximumExpectedValue(Duration.ofSeconds(1))
+            .register(registry);
+    promptTokens = Counter.builder("kvrouter.prompt.tokens").description("Prompt tokens routed").register(registry);
+    predictedCached =
+        Counter.builder("kvrouter.predicted.cached.tokens")
+            .description("Prompt tokens the tracker predicted cached on the chosen replica")
+            .register(registry);
+    engineCached =
+        Counter.builder("kvrouter.engine.cached.tokens")
+            .description("Prompt tokens the engines reported cached (usage.prompt_tokens_details)")
+            .register(registry);
+    retries = Counter.builder("kvrouter.retries").description("Attempts retried on another replica").register(registry);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  public String scrape() {
+    return registry.scrape();
+  }
+
+  /** The underlying registry, for components that add their own meters. */
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  public void decision(long nanos) {
+    decision.record(Duration.ofNanos(nanos));
+  }
+
+  public void request(String model, int status) {
+    Counter.builder("kvrouter.requests")
+        .description("Requests answered, by model and HTTP status")
+        .tag("model", model == null ? "" : model)
+        .tag("status", Integer.toString(status))
+        .register(registry)
+        .increment();
+  }
+
+  public void rejected(String reason) {
+    Counter.builder("kvrouter.rejected")
+        .description("Requests rejected before reaching a replica, by reason")
+        .tag("reason", reason)
+        .register(registry)
+        .increment();
+  }
+
+  /** Tracks {@code inflight(replica)} as the gauge {@code kvrouter_replica_inflight{replica}}. */
+  public <T> void replicaGauge(String name, String replica, T source, ToDoubleFunction<T> value) {
+    Gauge.builder(name, source, value).tag("replica", replica).register(registry);
+  }
+
+  /** Sets the in-flight gauge of a replica. */
+  public void inflight(String replica, int value) {
+    inflightGauges
+        .computeIfAbsent(
+            replica,
+            r -> {
+              AtomicInteger holder = new AtomicInteger();
+              Gauge.builder("kvrouter.replica.inflight", holder, AtomicInteger::get)
+                  .description("In-flight requests per replica, as this node's tracker sees them")
+                  .tag("replica", r)
+                  .register(registry);
+              return holder;
+            })
+        .set(value);
+  }
+
+  @Override
+  public void retried(String model, String replicaId, String reason) {
+    retries.increment();
+  }
+
+  @Override
+  public void answered(
+      String model, String replicaId, int prompt, int predictedCachedTokens, int reportedCachedTokens) {
+    promptTokens.increment(prompt);
+    predictedCached.increment(Math.max(0, predictedCachedTokens));
+    if (reportedCachedTokens >= 0) {
+      engineCached.increment(reportedCachedTokens);
+      DistributionSummary.builder("kvrouter.prediction.error.tokens")
+          .description("|predicted - engine-reported| cached prompt tokens per request")
+          .baseUnit("tokens")
+          .tag("replica", replicaId)
+          .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
+          .register(registry)
+          .record(Math.abs(predictedCachedTokens - reportedCachedTokens));
+    }
+  }
+}

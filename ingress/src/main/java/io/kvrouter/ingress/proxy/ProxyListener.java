@@ -1,0 +1,20 @@
+package io.kvrouter.ingress.proxy;
+
+/** What the proxy reports as it goes, for metrics and the dashboard. All methods are cheap. */
+public interface ProxyListener {
+
+  /** An attempt at {@code replicaId} failed before the first byte and the next one is tried. */
+  default void retried(String model, String replicaId, String reason) {}
+
+  /**
+   * A response (or its stream) finished.
+   *
+   * @param reportedCachedTokens the engine's {@code usage.prompt_tokens_details.cached_tokens},
+   *     or -1 when the response did not say
+   */
+  default void answered(
+      String model, String replicaId, int promptTokens, int predictedCachedTokens, int reportedCachedTokens) {}
+
+  /** No listener. */
+  ProxyListener NONE = new ProxyListener() {};
+}

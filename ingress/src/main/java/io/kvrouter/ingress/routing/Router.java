@@ -1,0 +1,24 @@
+package io.kvrouter.ingress.routing;
+
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The ingress's view of its tracker: one select-and-reserve per attempt, then the lifecycle of
+ * that reservation. Each reservation must see {@link #released} exactly once, and
+ * {@link #prefillCompleted} at most once before it.
+ */
+public interface Router {
+
+  /** Selects the best replica for the query and reserves it atomically. */
+  CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query);
+
+  /** The first token of the reservation's request arrived. */
+  void prefillCompleted(String reservationId);
+
+  /** The request ended (done, error, timeout, client gone); all its load is returned. */
+  void released(String reservationId);
+
+  /** Models some replica serves right now. */
+  Set<String> servedModels();
+}

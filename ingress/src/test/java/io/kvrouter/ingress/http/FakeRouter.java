@@ -1,0 +1,54 @@
+package io.kvrouter.ingress.http;
+
+import io.kvrouter.ingress.routing.RouteOutcome;
+import io.kvrouter.ingress.routing.RouteQuery;
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.routing.Target;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** Routes to targets in order, skipping excluded ones, and records every lifecycle call. */
+final class FakeRouter implements Router {
+
+  final List<Target> targets = new CopyOnWriteArrayList<>();
+  final Set<String> open = ConcurrentHashMap.newKeySet();
+  final List<String> queries = new CopyOnWriteArrayList<>();
+  final List<String> prefills = new CopyOnWriteArrayList<>();
+  final List<String> releases = new CopyOnWriteArrayList<>();
+  volatile boolean busy;
+
+  @Override
+  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+    queries.add(query.requestId());
+    if (busy) {
+      return CompletableFuture.completedFuture(new RouteOutcome.Busy("all replicas busy"));
+    }
+    for (Target t : targets) {
+      if (!query.excluded().contains(t.replicaId())) {
+        open.add(query.requestId());
+        return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), t, 0));
+      }
+    }
+    return CompletableFuture.completedFuture(new RouteOutcome.NoReplica("no replica serves " + query.model()));
+  }
+
+  @Override
+  public void prefillCompleted(String reservationId) {
+    prefills.add(reservationId);
+  }
+
+  @Override
+  public void released(String reservationId) {
+    releases.add(reservationId);
+    open.remove(reservationId);
+  }
+
+  @Override
+  public Set<String> servedModels() {
+    return targets.isEmpty() ? Set.of() : Set.of("kvrouter-demo");
+  }
+}

@@ -9,8 +9,9 @@ import java.util.Map;
  * {@code <|im_start|>assistant\n} when a generation prompt is wanted. This is the layout of
  * transformers' former default template (ChatML, as introduced with OpenAI's ChatML document).
  *
- * <p>Content that is a list of OpenAI content parts contributes the {@code text} of its text
- * parts, concatenated; {@code null} content is empty. Tools and tool calls are written as JSON
+ * <p>Content that is a list of OpenAI content parts contributes the text of its text parts,
+ * joined with {@code "\n"} as vLLM does ({@link ChatContent#text}); {@code null} content is
+ * empty. Tools and tool calls are written as JSON
  * ({@link PythonJson}): tool definitions in a leading {@code system} turn
  * ({@code <tools>...</tools>}, one per line, after the first system message's content), each
  * tool call as {@code <tool_call>\n{json}\n</tool_call>} after the assistant's content, so that
@@ -36,7 +37,7 @@ public final class ChatMlTemplate implements ChatTemplate {
     if (tools != null && !tools.isEmpty()) {
       sb.append("<|im_start|>system\n");
       if ("system".equals(messages.get(0).get("role"))) {
-        sb.append(text(messages.get(0).get("content"))).append("\n\n");
+        sb.append(ChatContent.text(messages.get(0).get("content"))).append("\n\n");
         first = 1;
       }
       sb.append("<tools>");
@@ -51,7 +52,8 @@ public final class ChatMlTemplate implements ChatTemplate {
       if (role == null) {
         throw new ChatTemplateException("message " + i + " has no role");
       }
-      sb.append("<|im_start|>").append(role).append('\n').append(text(m.get("content")));
+      sb.append("<|im_start|>").append(role).append('\n')
+          .append(ChatContent.text(m.get("content")));
       if (m.get("tool_calls") instanceof List<?> calls) {
         for (Object call : calls) {
           sb.append("\n<tool_call>\n").append(PythonJson.dumps(call, PythonJson.Options.DEFAULT))
@@ -64,24 +66,5 @@ public final class ChatMlTemplate implements ChatTemplate {
       sb.append("<|im_start|>assistant\n");
     }
     return sb.toString();
-  }
-
-  /** Flattens message content: a string, {@code null}, or a list of OpenAI content parts. */
-  static String text(Object content) {
-    if (content == null) {
-      return "";
-    }
-    if (content instanceof List<?> parts) {
-      StringBuilder sb = new StringBuilder();
-      for (Object part : parts) {
-        if (part instanceof Map<?, ?> p && "text".equals(p.get("type")) && p.get("text") != null) {
-          sb.append(p.get("text"));
-        } else if (part instanceof CharSequence cs) {
-          sb.append(cs);
-        }
-      }
-      return sb.toString();
-    }
-    return content.toString();
   }
 }

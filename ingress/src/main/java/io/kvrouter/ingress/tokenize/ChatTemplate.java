@@ -10,8 +10,8 @@ import java.util.Map;
  * {@code content} (a string), and where present {@code tool_calls}, {@code tool_call_id},
  * {@code reasoning_content}, {@code name}. Values are plain Java: {@code String}, {@code Number},
  * {@code Boolean}, {@code null}, {@code List}, {@code Map} (Jackson's
- * {@code ObjectMapper.convertValue(node, Map.class)} gives exactly this). Content given as a list
- * of parts must be flattened by the caller where the template expects a string.
+ * {@code ObjectMapper.convertValue(node, Map.class)} gives exactly this). Content may also be a
+ * list of OpenAI content parts; see {@link ChatContent} for how it is turned into text.
  *
  * <p>Implementations are immutable and safe to call from many threads at once.
  */

@@ -20,6 +20,9 @@ import java.util.stream.Collectors;
  * special tokens ({@code bos_token}, {@code eos_token}, ...), then the caller's {@code kwargs},
  * which win on a clash.
  *
+ * <p>Content given as a list of parts is flattened to text first ({@link ChatContent}), unless
+ * the template loops over the parts itself, as vLLM decides.
+ *
  * <p>Thread-safe: the template source is rewritten once at construction; each render parses it
  * again in a fresh jinjava interpreter (about 0.1-1 ms for a typical template, linear in
  * conversation length).
@@ -30,6 +33,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
   private final String source;
   private final Map<String, Object> specialTokens;
+  private final boolean flattenContent;
 
   /**
    * Prepares a template.
@@ -41,6 +45,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
   public JinjaChatTemplate(String templateSource, Map<String, Object> specialTokens) {
     this.source = JinjaSourceRewriter.rewrite(Objects.requireNonNull(templateSource, "template"));
     this.specialTokens = Map.copyOf(specialTokens);
+    this.flattenContent = !ChatContent.templateLoopsOverContent(templateSource);
   }
 
   @Override
@@ -50,7 +55,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
       throw new ChatTemplateException("messages must not be empty");
     }
     Map<String, Object> context = new HashMap<>(specialTokens);
-    context.put("messages", messages);
+    context.put("messages", flattenContent ? ChatContent.flattenText(messages) : messages);
     if (tools != null && !tools.isEmpty()) {
       context.put("tools", tools);
     }

@@ -39,7 +39,7 @@ class ChatMlTemplateTest {
             Map.of("type", "text", "text", "here"))),
         assistant), null, false, Map.of());
 
-    assertThat(out).isEqualTo("<|im_start|>user\nlook here<|im_end|>\n"
+    assertThat(out).isEqualTo("<|im_start|>user\nlook \nhere<|im_end|>\n"
         + "<|im_start|>assistant\n<|im_end|>\n");
   }
 

@@ -1,0 +1,69 @@
+package io.kvrouter.ingress.tokenize;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ChatContentTest {
+
+  private static final List<Object> PARTS = List.of(
+      Map.of("type", "text", "text", "first"),
+      Map.of("type", "image_url", "image_url", Map.of("url", "data:...")),
+      Map.of("type", "text", "text", "second"));
+
+  @Test
+  void textParts_joinWithNewline_likeVllm_andOtherPartsDrop() {
+    assertThat(ChatContent.text(PARTS)).isEqualTo("first\nsecond");
+    assertThat(ChatContent.text("plain")).isEqualTo("plain");
+    assertThat(ChatContent.text(null)).isEmpty();
+  }
+
+  @Test
+  void flattenText_copiesOnlyMessagesWithParts_andLeavesInputAlone() {
+    Map<String, Object> listMsg = Map.of("role", "user", "content", PARTS);
+    Map<String, Object> strMsg = Map.of("role", "assistant", "content", "ok");
+    List<Map<String, Object>> in = List.of(listMsg, strMsg);
+
+    List<Map<String, Object>> out = ChatContent.flattenText(in);
+
+    assertThat(out.get(0)).containsEntry("content", "first\nsecond").containsEntry("role", "user");
+    assertThat(out.get(1)).isSameAs(strMsg);
+    assertThat(listMsg.get("content")).isSameAs(PARTS);
+    assertThat(ChatContent.flattenText(List.of(strMsg))).containsExactly(strMsg);
+  }
+
+  @Test
+  void templatesThatLoopOverParts_areRecognized() {
+    assertThat(ChatContent.templateLoopsOverContent(
+        "{% for c in message['content'] %}{{ c.text }}{% endfor %}")).isTrue();
+    assertThat(ChatContent.templateLoopsOverContent(
+        "{%- for part in m.content if part.type == 'text' -%}")).isTrue();
+    assertThat(ChatContent.templateLoopsOverContent(
+        "{{ message.content }}{% for m in messages %}{% endfor %}")).isFalse();
+  }
+
+  @Test
+  void qwen3Template_rendersPartsAsTheirJoinedText() {
+    HfTokenizerConfig hf = HfTokenizerConfig.read(Qwen3Files.tokenizerConfig());
+    JinjaChatTemplate qwen3 = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
+
+    String withParts = qwen3.render(List.of(Map.of("role", "user", "content", PARTS)), null, true,
+        Map.of());
+    String withString = qwen3.render(List.of(Map.of("role", "user", "content", "first\nsecond")),
+        null, true, Map.of());
+
+    assertThat(withParts).isEqualTo(withString).contains("first\nsecond");
+  }
+
+  @Test
+  void templateThatLoopsOverParts_seesTheList() {
+    JinjaChatTemplate t = new JinjaChatTemplate(
+        "{% for m in messages %}{% for p in m.content %}[{{ p.type }}]{% endfor %}{% endfor %}",
+        Map.of());
+
+    assertThat(t.render(List.of(Map.of("role", "user", "content", PARTS)), null, false, Map.of()))
+        .isEqualTo("[text][image_url][text]");
+  }
+}

@@ -25,7 +25,7 @@ public interface ChatTemplate {
    *     {@code null} / empty for none
    * @param addGenerationPrompt whether to end with the header that starts the assistant's turn
    * @param kwargs extra template variables ({@code chat_template_kwargs}, e.g.
-   *     {@code enable_thinking}); may be empty, never {@code null}
+   *     {@code enable_thinking}); may be empty or {@code null}
    * @return the prompt text; encode it without adding special tokens
    * @throws ChatTemplateException if the template rejects the conversation or fails
    */

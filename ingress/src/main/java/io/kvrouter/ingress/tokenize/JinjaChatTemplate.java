@@ -60,7 +60,9 @@ public final class JinjaChatTemplate implements ChatTemplate {
       context.put("tools", tools);
     }
     context.put("add_generation_prompt", addGenerationPrompt);
-    context.putAll(kwargs);
+    if (kwargs != null) {
+      context.putAll(kwargs);
+    }
     RenderResult result;
     try {
       result = ENGINE.renderForResult(source, context);

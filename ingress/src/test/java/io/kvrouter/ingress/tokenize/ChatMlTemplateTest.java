@@ -45,7 +45,10 @@ class ChatMlTemplateTest {
 
   @Test
   void tools_goIntoALeadingSystemTurn_andToolCallsAfterContent() {
-    Map<String, Object> tool = Map.of("type", "function", "function", Map.of("name", "f"));
+    // Ordered like parsed JSON (Map.of has no stable order).
+    Map<String, Object> tool = new java.util.LinkedHashMap<>();
+    tool.put("type", "function");
+    tool.put("function", Map.of("name", "f"));
     String out = CHATML.render(List.of(
         Map.of("role", "system", "content", "S"),
         Map.of("role", "assistant", "content", "ok", "tool_calls",

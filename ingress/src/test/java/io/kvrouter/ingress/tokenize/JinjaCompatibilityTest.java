@@ -102,6 +102,13 @@ class JinjaCompatibilityTest {
   }
 
   @Test
+  void nullKwargsAndNullTools_renderLikeEmptyOnes() {
+    JinjaChatTemplate template = new JinjaChatTemplate("{{ messages[0].content }}", Map.of());
+
+    assertThat(template.render(ONE_MESSAGE, null, true, null)).isEqualTo("x");
+  }
+
+  @Test
   void emptyTools_areAbsent_soIfToolsIsFalse() {
     JinjaChatTemplate template = new JinjaChatTemplate("{% if tools %}T{% else %}F{% endif %}",
         Map.of());

@@ -1,0 +1,47 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.config.node.RoleGuardian;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaLoad;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+
+/**
+ * The guardian of the {@code agent} role: spawns the two cluster topics the agent publishes to
+ * ({@value #KV_EVENTS_TOPIC}, {@value #REPLICA_LOAD_TOPIC}) and one {@link ReplicaAgent} per
+ * replica.
+ */
+public final class AgentGuardian {
+
+  /** Topic of stamped {@link KvEventBatch}es. */
+  public static final String KV_EVENTS_TOPIC = "kvrouter-kv-events";
+
+  /** Topic of {@link ReplicaLoad} heartbeats. */
+  public static final String REPLICA_LOAD_TOPIC = "kvrouter-replica-load";
+
+  private AgentGuardian() {}
+
+  /** The guardian behavior. */
+  public static Behavior<Void> create(AgentSettings settings) {
+    return Behaviors.setup(
+        ctx -> {
+          ActorRef<Topic.Command<KvEventBatch>> events =
+              ctx.spawn(Topic.create(KvEventBatch.class, KV_EVENTS_TOPIC), "kv-events-topic");
+          ActorRef<Topic.Command<ReplicaLoad>> load =
+              ctx.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
+          for (ReplicaSpec spec : settings.replicas()) {
+            ctx.spawn(ReplicaAgent.create(spec, settings, events, load),
+                "replica-" + java.net.URLEncoder.encode(spec.info().targetId(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+          }
+          return Behaviors.empty();
+        });
+  }
+
+  /** The same, as the {@link RoleGuardian} that {@code NodeBootstrap} takes for role "agent". */
+  public static RoleGuardian roleGuardian(AgentSettings settings) {
+    return () -> create(settings);
+  }
+}

@@ -1,0 +1,195 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.agent.kvevents.KvEventSubscriber;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReplicaLoad;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+
+/**
+ * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY},
+ * answers {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the
+ * replica while its engine fails health checks.
+ *
+ * <p>The event plane itself does not pass through this actor: the replica's {@link
+ * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
+ * {@code kvrouter-kv-events} topic (a thread-safe tell). The actor reads the pipeline's ring and
+ * snapshot under its short lock. In approximate mode (no KV-event endpoint) there is no pipeline
+ * and nothing is published about blocks.
+ */
+public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
+
+  /** Every replica agent registers under this key; trackers watch its listing. */
+  public static final ServiceKey<Command> SERVICE_KEY =
+      ServiceKey.create(Command.class, "kvrouter-replica-agent");
+
+  /** Messages of a replica agent. */
+  public sealed interface Command
+      permits GetInfo, RequestReplay, Tick, HealthChecked, LoadScraped {}
+
+  /** Asks what this agent serves. */
+  public record GetInfo(ActorRef<ReplicaInfo> replyTo) implements Command {}
+
+  /**
+   * A tracker missed batches of {@code (replicaId, epoch)} from {@code fromSeq}: the agent replies
+   * {@link Replayed} from its ring or, if the ring no longer holds them or the epoch is over,
+   * {@link SnapshotReply}.
+   */
+  public record RequestReplay(String replicaId, long epoch, long fromSeq,
+      ActorRef<ReplayReply> replyTo) implements Command {}
+
+  /** Answers to {@link RequestReplay}. */
+  public sealed interface ReplayReply permits Replayed, SnapshotReply {}
+
+  /** The missed batches, in seq order (maybe none: the tracker is up to date). */
+  public record Replayed(String replicaId, long epoch, List<KvEventBatch> batches)
+      implements ReplayReply {}
+
+  /** The replica's whole state; apply its events and continue from {@code lastSeq + 1}. */
+  public record SnapshotReply(ReplicaSnapshot snapshot) implements ReplayReply {}
+
+  enum Tick implements Command {
+    INSTANCE
+  }
+
+  private record HealthChecked(boolean healthy) implements Command {}
+
+  private record LoadScraped(ReplicaLoad load) implements Command {}
+
+  private final ReplicaSpec spec;
+  private final AgentSettings settings;
+  private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
+  private final ReplicaEventPipeline pipeline;
+  private final KvEventSubscriber subscriber;
+  private final EngineProbe probe;
+  private boolean registered;
+  private int failures;
+
+  /**
+   * @param spec the replica
+   * @param settings heartbeat, health and replay settings
+   * @param eventsTopic topic {@code kvrouter-kv-events}
+   * @param loadTopic topic {@code kvrouter-replica-load}
+   */
+  public static Behavior<Command> create(ReplicaSpec spec, AgentSettings settings,
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
+    return Behaviors.setup(
+        ctx -> Behaviors.withTimers(
+            timers -> new ReplicaAgent(ctx, timers, spec, settings, eventsTopic, loadTopic)));
+  }
+
+  private ReplicaAgent(ActorContext<Command> ctx, TimerScheduler<Command> timers,
+      ReplicaSpec spec, AgentSettings settings,
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
+    super(ctx);
+    this.spec = spec;
+    this.settings = settings;
+    this.loadTopic = loadTopic;
+    this.probe = new EngineProbe(spec.baseUrl(), Duration.ofSeconds(2));
+    if (spec.kvEvents()) {
+      BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));
+      this.pipeline =
+          new ReplicaEventPipeline(spec.info().targetId(), settings.keyFunctions().apply(spec.model()),
+              spec.blockSize(), settings.ringCapacity(), sink);
+      this.subscriber =
+          new KvEventSubscriber(spec.kvEventsEndpoint(), spec.replayEndpoint(), spec.topicFilter(),
+              pipeline, "kv-events-" + spec.info().targetId()).start();
+    } else {
+      this.pipeline = null;
+      this.subscriber = null;
+    }
+    register();
+    timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(GetInfo.class, this::onGetInfo)
+        .onMessage(RequestReplay.class, this::onRequestReplay)
+        .onMessageEquals(Tick.INSTANCE, this::onTick)
+        .onMessage(HealthChecked.class, this::onHealthChecked)
+        .onMessage(LoadScraped.class, this::onLoadScraped)
+        .onSignal(PostStop.class, s -> onPostStop())
+        .build();
+  }
+
+  private Behavior<Command> onGetInfo(GetInfo m) {
+    m.replyTo().tell(spec.info());
+    return this;
+  }
+
+  private Behavior<Command> onRequestReplay(RequestReplay m) {
+    if (pipeline == null) {
+      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), List.of()));
+      return this;
+    }
+    Optional<List<KvEventBatch>> batches = pipeline.replay(m.epoch(), m.fromSeq());
+    if (batches.isPresent()) {
+      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), batches.get()));
+    } else {
+      m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onTick() {
+    getContext().pipeToSelf(probe.healthy(), (ok, e) -> new HealthChecked(ok != null && ok));
+    return this;
+  }
+
+  private Behavior<Command> onHealthChecked(HealthChecked m) {
+    if (m.healthy()) {
+      failures = 0;
+      if (!registered) {
+        getContext().getLog().info("replica {} healthy again: registering", spec.replicaId());
+        register();
+      }
+      long epoch = pipeline == null ? 0 : pipeline.epoch();
+      getContext().pipeToSelf(probe.load(spec.info().targetId(), epoch),
+          (load, e) -> new LoadScraped(load));
+    } else if (++failures >= settings.deadAfterFailures() && registered) {
+      getContext().getLog().warn("replica {} failed {} health checks: deregistering",
+          spec.replicaId(), failures);
+      getContext().getSystem().receptionist()
+          .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+      registered = false;
+    }
+    return this;
+  }
+
+  private Behavior<Command> onLoadScraped(LoadScraped m) {
+    if (m.load() != null) {
+      loadTopic.tell(Topic.publish(m.load()));
+    }
+    return this;
+  }
+
+  private void register() {
+    getContext().getSystem().receptionist()
+        .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
+    registered = true;
+  }
+
+  private Behavior<Command> onPostStop() {
+    if (subscriber != null) {
+      subscriber.close();
+    }
+    return this;
+  }
+}

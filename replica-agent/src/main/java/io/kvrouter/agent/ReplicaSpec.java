@@ -1,0 +1,48 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.Tier;
+import java.util.List;
+
+/**
+ * One replica an agent serves.
+ *
+ * @param replicaId unique in the cluster
+ * @param dpRank data-parallel rank (0 for a single-rank engine)
+ * @param model served model name
+ * @param baseUrl the engine's OpenAI base URL, e.g. {@code http://127.0.0.1:8000}
+ * @param blockSize the engine's KV block size
+ * @param kvEventsEndpoint the engine's ZMQ PUB endpoint, or null: approximate mode (no events;
+ *     trackers rely on predicted entries)
+ * @param replayEndpoint the engine's ZMQ replay endpoint, or null
+ * @param topicFilter ZMQ SUB prefix filter ("" for all)
+ */
+public record ReplicaSpec(
+    String replicaId,
+    int dpRank,
+    String model,
+    String baseUrl,
+    int blockSize,
+    String kvEventsEndpoint,
+    String replayEndpoint,
+    String topicFilter) {
+
+  public ReplicaSpec {
+    java.util.Objects.requireNonNull(replicaId, "replicaId");
+    java.util.Objects.requireNonNull(model, "model");
+    java.util.Objects.requireNonNull(baseUrl, "baseUrl");
+    baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    topicFilter = topicFilter == null ? "" : topicFilter;
+  }
+
+  /** True when the engine publishes KV events. */
+  public boolean kvEvents() {
+    return kvEventsEndpoint != null;
+  }
+
+  /** What the agent announces for this replica. */
+  public ReplicaInfo info() {
+    return new ReplicaInfo(replicaId, dpRank, model, baseUrl, blockSize, List.of(Tier.GPU), "both",
+        kvEvents(), true);
+  }
+}

@@ -1,0 +1,142 @@
+package io.kvrouter.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimEngine;
+import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReplicaLoad;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The agent actor in a local (non-cluster) ActorSystem against a real in-process sim engine. */
+class ReplicaAgentTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  @Test
+  void agentRegistersPublishesStampedBatchesAndLoad_answersReplay_andDeregistersADeadEngine()
+      throws Exception {
+    SimEngine engine =
+        SimEngine.start(SimEngineSettings.loopback().withModel("m").withEngine(
+            SimEngineConfig.defaults().withNumBlocks(128).withTiming(new MockerTimingModel(50))));
+    try {
+      ReplicaSpec spec = new ReplicaSpec("sim-0", 0, "m", engine.baseUrl(), 16,
+          engine.kvEventsEndpoint(), engine.replayEndpoint(), "");
+      AgentSettings settings =
+          AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(200), 2);
+      TestProbe<KvEventBatch> events = testKit.createTestProbe();
+      TestProbe<ReplicaLoad> loads = testKit.createTestProbe();
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
+          testKit.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC));
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic =
+          testKit.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC));
+      eventsTopic.tell(Topic.subscribe(events.getRef()));
+      loadTopic.tell(Topic.subscribe(loads.getRef()));
+      awaitSubscribers(eventsTopic, loadTopic);
+
+      ActorRef<ReplicaAgent.Command> agent =
+          testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
+
+      // registered with the receptionist, and says what it serves
+      TestProbe<Receptionist.Listing> listing = testKit.createTestProbe();
+      testKit.system().receptionist()
+          .tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listing.getRef()));
+      listing.fishForMessage(Duration.ofSeconds(5), l ->
+          l.getServiceInstances(ReplicaAgent.SERVICE_KEY).contains(agent)
+              ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+              : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      TestProbe<ReplicaInfo> info = testKit.createTestProbe();
+      agent.tell(new ReplicaAgent.GetInfo(info.getRef()));
+      ReplicaInfo i = info.receiveMessage();
+      assertThat(i.replicaId()).isEqualTo("sim-0");
+      assertThat(i.kvEvents()).isTrue();
+      assertThat(i.blockSize()).isEqualTo(16);
+
+      // the epoch opens with ReplicaCleared at seq 0, then a completion's blocks follow
+      KvEventBatch opening = events.receiveMessage(Duration.ofSeconds(5));
+      assertThat(opening.seq()).isZero();
+      assertThat(opening.events()).containsExactly(new ReplicaCleared());
+      complete(engine, "x".repeat(100));
+      KvEventBatch stored = events.receiveMessage(Duration.ofSeconds(10));
+      assertThat(stored.epoch()).isEqualTo(opening.epoch());
+      assertThat(stored.seq()).isEqualTo(1);
+      assertThat(Arrays.stream(stored.events()).anyMatch(e -> e instanceof BlocksStored)).isTrue();
+
+      // load heartbeats come from the engine's /metrics
+      ReplicaLoad load = loads.fishForMessage(Duration.ofSeconds(5), l -> l.prefixQueries() > 0
+          ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+          : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore()).get(0);
+      assertThat(load.replicaId()).isEqualTo("sim-0");
+      assertThat(load.epoch()).isEqualTo(opening.epoch());
+
+      // replay from the ring; an unknown epoch gets a snapshot
+      TestProbe<ReplicaAgent.ReplayReply> replies = testKit.createTestProbe();
+      agent.tell(new ReplicaAgent.RequestReplay("sim-0", opening.epoch(), 0, replies.getRef()));
+      ReplicaAgent.Replayed replayed = (ReplicaAgent.Replayed) replies.receiveMessage();
+      assertThat(replayed.batches()).extracting(KvEventBatch::seq).startsWith(0L, 1L);
+      agent.tell(new ReplicaAgent.RequestReplay("sim-0", opening.epoch() - 1, 0,
+          replies.getRef()));
+      ReplicaAgent.SnapshotReply snap = (ReplicaAgent.SnapshotReply) replies.receiveMessage();
+      assertThat(snap.snapshot().events()[0]).isEqualTo(new ReplicaCleared());
+      assertThat(snap.snapshot().events().length - 1)
+          .isEqualTo(engine.cachedBlockHashes().length);
+
+      // the engine dies: after two failed health checks the replica leaves the listing
+      engine.close();
+      listing.fishForMessage(Duration.ofSeconds(10), l ->
+          l.getServiceInstances(ReplicaAgent.SERVICE_KEY).isEmpty()
+              ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+              : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      testKit.stop(agent);
+    } finally {
+      engine.close();
+    }
+  }
+
+  private static void awaitSubscribers(ActorRef<Topic.Command<KvEventBatch>> a,
+      ActorRef<Topic.Command<ReplicaLoad>> b) {
+    TestProbe<Topic.TopicStats> stats = testKit.createTestProbe();
+    for (ActorRef<? extends Topic.Command<?>> t : List.<ActorRef<? extends Topic.Command<?>>>of(a, b)) {
+      stats.awaitAssert(Duration.ofSeconds(5), () -> {
+        @SuppressWarnings("unchecked")
+        ActorRef<Topic.Command<Object>> topic = (ActorRef<Topic.Command<Object>>) (ActorRef<?>) t;
+        topic.tell(Topic.getTopicStats(stats.getRef()));
+        assertThat(stats.receiveMessage().localSubscriberCount()).isEqualTo(1);
+        return null;
+      });
+    }
+  }
+
+  private static void complete(SimEngine engine, String prompt) throws Exception {
+    HttpResponse<String> r = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString(
+                "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}"))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+  }
+}

@@ -1,0 +1,196 @@
+package io.kvrouter.tracker.actor;
+
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.PrefillCompleted;
+import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.tracker.Decision;
+import io.kvrouter.tracker.EventSequencer;
+import io.kvrouter.tracker.KvTrackerCore;
+import io.kvrouter.tracker.RouteRequest;
+import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.TrackerDigests;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * Owns one {@link KvTrackerCore} per ingress node and serialises access to it: applies KV event
+ * batches, answers select-and-reserve, handles request lifecycle and peers' reservation events,
+ * expires leases on a timer and reports digests. All logic is in the core; this actor only maps
+ * messages to calls and results to replies.
+ *
+ * <p>Outputs for the event plane (another issue): every reservation event this node originates
+ * (Reserved, PrefillCompleted, Released) goes to {@code reservationsOut} to be broadcast, and
+ * every refused batch with a gap goes to {@code gapsOut} to trigger a replay. Ordering of peers'
+ * reservation events per origin is the event plane's job; this actor applies them as they come.
+ */
+public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
+
+  /** Everything the tracker understands. */
+  public sealed interface Command
+      permits ApplyBatch, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
+          ReplicaDown, LoadReported, IngressLeft, GetDigests, Tick {}
+
+  /** A replica's KV event batch from the event plane. */
+  public record ApplyBatch(KvEventBatch batch) implements Command {}
+
+  /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
+  public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
+      implements Command {}
+
+  /** The first token of an own request arrived. */
+  public record PrefillDone(String requestId) implements Command {}
+
+  /** An own request ended (done, error, client gone). */
+  public record Release(String requestId) implements Command {}
+
+  /** A peer tracker's reservation event. */
+  public record ApplyReservation(ReservationEvent event) implements Command {}
+
+  /** A replica joined. */
+  public record ReplicaUp(ReplicaInfo info) implements Command {}
+
+  /** A replica left. */
+  public record ReplicaDown(String targetId) implements Command {}
+
+  /** An engine load heartbeat. */
+  public record LoadReported(ReplicaLoad load) implements Command {}
+
+  /** A peer ingress left the cluster: drop its reservations. */
+  public record IngressLeft(String ingressId) implements Command {}
+
+  /** Replies with the current digests. */
+  public record GetDigests(ActorRef<TrackerDigests> replyTo) implements Command {}
+
+  /** Lease and prediction expiry. */
+  enum Tick implements Command { INSTANCE }
+
+  private final KvTrackerCore core;
+  private final LongSupplier clock;
+  private final ActorRef<ReservationEvent> reservationsOut;
+  private final ActorRef<GapDetected> gapsOut;
+
+  private KvTracker(
+      ActorContext<Command> context,
+      KvTrackerCore core,
+      LongSupplier clock,
+      ActorRef<ReservationEvent> reservationsOut,
+      ActorRef<GapDetected> gapsOut) {
+    super(context);
+    this.core = core;
+    this.clock = clock;
+    this.reservationsOut = reservationsOut;
+    this.gapsOut = gapsOut;
+  }
+
+  /**
+   * @param clock milliseconds "now" for leases and predicted entries (wall clock in production)
+   * @param tickInterval how often leases and predictions are expired
+   * @param reservationsOut receives every reservation event this node originates
+   * @param gapsOut receives every detected gap
+   */
+  public static Behavior<Command> create(
+      TrackerConfig config,
+      LongSupplier clock,
+      Duration tickInterval,
+      ActorRef<ReservationEvent> reservationsOut,
+      ActorRef<GapDetected> gapsOut) {
+    return Behaviors.setup(context -> Behaviors.withTimers(timers -> {
+      timers.startTimerWithFixedDelay(Tick.INSTANCE, tickInterval);
+      return new KvTracker(context, new KvTrackerCore(config), clock, reservationsOut, gapsOut);
+    }));
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(ApplyBatch.class, this::onApplyBatch)
+        .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
+        .onMessage(PrefillDone.class, this::onPrefillDone)
+        .onMessage(Release.class, this::onRelease)
+        .onMessage(ApplyReservation.class, this::onApplyReservation)
+        .onMessage(ReplicaUp.class, this::onReplicaUp)
+        .onMessage(ReplicaDown.class, this::onReplicaDown)
+        .onMessage(LoadReported.class, this::onLoadReported)
+        .onMessage(IngressLeft.class, this::onIngressLeft)
+        .onMessage(GetDigests.class, this::onGetDigests)
+        .onMessageEquals(Tick.INSTANCE, this::onTick)
+        .build();
+  }
+
+  private Behavior<Command> onApplyBatch(ApplyBatch m) {
+    EventSequencer.Verdict verdict = core.apply(m.batch());
+    if (verdict.outcome() == EventSequencer.Outcome.GAP) {
+      gapsOut.tell(new GapDetected(m.batch().replicaId(), verdict.epoch(), verdict.expectedSeq()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
+    Decision decision = core.selectAndReserve(m.request(), clock.getAsLong());
+    m.replyTo().tell(decision);
+    if (decision.reserved() != null) {
+      reservationsOut.tell(decision.reserved());
+    }
+    return this;
+  }
+
+  private Behavior<Command> onPrefillDone(PrefillDone m) {
+    PrefillCompleted event = core.prefillCompleted(m.requestId());
+    if (event != null) {
+      reservationsOut.tell(event);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onRelease(Release m) {
+    Released event = core.released(m.requestId());
+    if (event != null) {
+      reservationsOut.tell(event);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onApplyReservation(ApplyReservation m) {
+    core.applyReservation(m.event(), clock.getAsLong());
+    return this;
+  }
+
+  private Behavior<Command> onReplicaUp(ReplicaUp m) {
+    core.replicaUp(m.info());
+    return this;
+  }
+
+  private Behavior<Command> onReplicaDown(ReplicaDown m) {
+    core.replicaDown(m.targetId());
+    return this;
+  }
+
+  private Behavior<Command> onLoadReported(LoadReported m) {
+    core.loadReported(m.load());
+    return this;
+  }
+
+  private Behavior<Command> onIngressLeft(IngressLeft m) {
+    core.dropOrigin(m.ingressId());
+    return this;
+  }
+
+  private Behavior<Command> onGetDigests(GetDigests m) {
+    m.replyTo().tell(core.digests());
+    return this;
+  }
+
+  private Behavior<Command> onTick() {
+    core.expire(clock.getAsLong());
+    return this;
+  }
+}

@@ -1,0 +1,124 @@
+package io.kvrouter.tracker.actor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.PrefillCompleted;
+import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.Tier;
+import io.kvrouter.tracker.Decision;
+import io.kvrouter.tracker.RouteRequest;
+import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.TrackerDigests;
+import io.kvrouter.tracker.keys.BlockKeys;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ManualTime;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class KvTrackerTest {
+
+  private static final BlockKeys KEYS = BlockKeys.of("m", 16);
+  private static final Duration TICK = Duration.ofSeconds(1);
+
+  private ActorTestKit kit;
+  private ManualTime manualTime;
+  private final AtomicLong now = new AtomicLong(1_000);
+  private TestProbe<ReservationEvent> reservations;
+  private TestProbe<GapDetected> gaps;
+  private ActorRef<KvTracker.Command> tracker;
+
+  @BeforeEach
+  void start() {
+    kit = ActorTestKit.create(ManualTime.config());
+    manualTime = ManualTime.get(kit.system());
+    reservations = kit.createTestProbe();
+    gaps = kit.createTestProbe();
+    tracker = kit.spawn(KvTracker.create(TrackerConfig.defaults("in-1"), now::get, TICK,
+        reservations.getRef(), gaps.getRef()));
+    for (String id : List.of("a", "b")) {
+      tracker.tell(new KvTracker.ReplicaUp(
+          new ReplicaInfo(id, 0, "m", "http://" + id, 16, List.of(Tier.GPU), "both", true, true)));
+    }
+  }
+
+  @AfterEach
+  void stop() {
+    kit.shutdownTestKit();
+  }
+
+  private static int[] tokens(int n) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = 7 * i + 3;
+    }
+    return t;
+  }
+
+  private TrackerDigests digests() {
+    TestProbe<TrackerDigests> probe = kit.createTestProbe();
+    tracker.tell(new KvTracker.GetDigests(probe.getRef()));
+    return probe.receiveMessage();
+  }
+
+  @Test
+  void selectAndReserve_repliesWithTheCachedReplica_andPublishesTheReservation() {
+    long[] prompt = KEYS.keys(tokens(128));
+    tracker.tell(new KvTracker.ApplyBatch(new KvEventBatch("b", 1, 0, new KvEvent[] {
+        new BlocksStored(BlocksStored.ROOT, new long[] {1, 2, 3, 4},
+            java.util.Arrays.copyOf(prompt, 4), Tier.GPU)})));
+    TestProbe<Decision> reply = kit.createTestProbe();
+    tracker.tell(new KvTracker.SelectAndReserve(new RouteRequest("q1", "m", prompt, 128),
+        reply.getRef()));
+
+    Decision decision = reply.receiveMessage();
+    assertThat(decision.chosen()).isEqualTo("b");
+    Reserved published = (Reserved) reservations.receiveMessage();
+    assertThat(published).isEqualTo(decision.reserved());
+    assertThat(published.newKeys()).hasSize(4);
+
+    tracker.tell(new KvTracker.PrefillDone("q1"));
+    assertThat(reservations.receiveMessage()).isInstanceOf(PrefillCompleted.class);
+    tracker.tell(new KvTracker.Release("q1"));
+    assertThat(reservations.receiveMessage()).isInstanceOf(Released.class);
+    assertThat(digests().origins()).isEmpty();
+  }
+
+  @Test
+  void gap_isReportedForReplay() {
+    tracker.tell(new KvTracker.ApplyBatch(new KvEventBatch("a", 1, 0, new KvEvent[0])));
+    tracker.tell(new KvTracker.ApplyBatch(new KvEventBatch("a", 1, 3, new KvEvent[0])));
+    assertThat(gaps.receiveMessage()).isEqualTo(new GapDetected("a", 1, 1));
+    assertThat(digests().replicas().get("a").seq()).isZero();
+  }
+
+  @Test
+  void peerReservation_countsUntilItsLeaseExpiresOnTheTimer() {
+    tracker.tell(new KvTracker.ApplyReservation(
+        new Reserved("in-2", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 5_000)));
+    assertThat(digests().origins()).containsKey("in-2");
+
+    now.addAndGet(5_000);
+    manualTime.timePasses(TICK);
+    assertThat(digests().origins()).doesNotContainKey("in-2");
+  }
+
+  @Test
+  void ingressLeft_dropsItsReservations() {
+    tracker.tell(new KvTracker.ApplyReservation(
+        new Reserved("in-3", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 60_000)));
+    tracker.tell(new KvTracker.IngressLeft("in-3"));
+    assertThat(digests().origins()).isEmpty();
+  }
+}

@@ -10,7 +10,8 @@ public interface PromptTokenizer {
   /**
    * Encodes text.
    *
-   * @param text any string; special-token markup such as {@code <|im_start|>} becomes the special
+   * @param text any string, even malformed UTF-16 (a lone surrogate is encoded as a replacement
+   *     character or {@code ?}, never an error); special-token markup such as {@code <|im_start|>} becomes the special
    *     token where the vocabulary has it (Hugging Face), or plain text (tiktoken)
    * @param addSpecialTokens whether to add the tokens the tokenizer's post-processor adds (BOS and
    *     the like) — {@code true} for a raw completions prompt, {@code false} for text produced by
@@ -23,8 +24,8 @@ public interface PromptTokenizer {
    * Decodes token ids to text, special tokens included.
    *
    * @param ids token ids of this vocabulary
-   * @return the text
-   * @throws IllegalArgumentException if an id is outside the vocabulary
+   * @return the text; Hugging Face tokenizers skip ids outside the vocabulary
+   * @throws IllegalArgumentException if an id is outside a tiktoken vocabulary
    */
   String decode(int[] ids);
 

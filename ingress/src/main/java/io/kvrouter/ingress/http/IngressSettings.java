@@ -36,7 +36,10 @@ public record IngressSettings(
         new ProxySettings(
             c.getInt("retry.max-attempts"),
             c.getDuration("first-byte-timeout"),
-            c.getDuration("request-timeout")),
+            c.getDuration("request-timeout"),
+            c.getInt("queue.capacity"),
+            c.getDuration("queue.max-wait"),
+            c.getDuration("queue.recheck")),
         c.getString("admin-token"),
         c.getString("default-model"));
   }

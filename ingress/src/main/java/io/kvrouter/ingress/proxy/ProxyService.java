@@ -63,6 +63,7 @@ public final class ProxyService {
   private final ObjectMapper mapper;
   private final ProxySettings settings;
   private final ProxyListener listener;
+  private final AdmissionQueue admission;
 
   public ProxyService(
       ActorSystem<?> system,
@@ -72,7 +73,8 @@ public final class ProxyService {
       ProxyListener listener) {
     this.http = Http.get(system);
     this.materializer = Materializer.matFromSystem(system);
-    this.router = router;
+    this.admission = new AdmissionQueue(settings.queueCapacity(), settings.queueMaxWait(), settings.queueRecheck());
+    this.router = new SignallingRouter(router, admission);
     this.mapper = mapper;
     this.settings = settings;
     this.listener = listener;
@@ -87,12 +89,24 @@ public final class ProxyService {
     record Failed(ApiError error) implements Result {}
   }
 
-  /** One request's state across attempts. */
-  private record Job(InferenceRequest request, int[] tokenIds, String requestId) {}
+  /**
+   * One request's state across attempts.
+   *
+   * @param queuedSinceNanos when it entered the admission queue, or -1 when it holds no place
+   */
+  private record Job(InferenceRequest request, int[] tokenIds, String requestId, long queuedSinceNanos) {
+    Job queued(long now) {
+      return new Job(request, tokenIds, requestId, now);
+    }
+
+    Job dequeued() {
+      return new Job(request, tokenIds, requestId, -1);
+    }
+  }
 
   /** Routes and forwards {@code request}, whose prompt tokenized to {@code tokenIds}. */
   public CompletionStage<Result> forward(InferenceRequest request, int[] tokenIds, String requestId) {
-    return attempt(new Job(request, tokenIds, requestId), 1, Set.of(), null);
+    return attempt(new Job(request, tokenIds, requestId, -1), 1, Set.of(), null);
   }
 
   private CompletionStage<Result> attempt(Job job, int attempt, Set<String> excluded, String lastFailure) {
@@ -113,11 +127,16 @@ public final class ProxyService {
         .selectAndReserve(query)
         .thenCompose(
             outcome -> {
-              if (outcome instanceof RouteOutcome.Routed routed) {
-                return send(job, routed, attempt, excluded);
-              }
               if (outcome instanceof RouteOutcome.Busy busy) {
-                return done(new Result.Failed(ApiError.overloaded(busy.reason(), 1)));
+                return queue(job, attempt, excluded, lastFailure, busy);
+              }
+              Job placed = job;
+              if (job.queuedSinceNanos() >= 0) {
+                admission.leave();
+                placed = job.dequeued();
+              }
+              if (outcome instanceof RouteOutcome.Routed routed) {
+                return send(placed, routed, attempt, excluded);
               }
               String reason = ((RouteOutcome.NoReplica) outcome).reason();
               if (lastFailure != null) {
@@ -125,6 +144,29 @@ public final class ProxyService {
               }
               return done(new Result.Failed(ApiError.unavailable(reason, 2)));
             });
+  }
+
+  /**
+   * Every replica is busy: wait in the bounded admission queue and ask again, or answer 429
+   * when the queue is full or the wait is over.
+   */
+  private CompletionStage<Result> queue(
+      Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome.Busy busy) {
+    long now = System.nanoTime();
+    Job waiting = job;
+    if (job.queuedSinceNanos() < 0) {
+      if (!admission.tryEnter()) {
+        return done(new Result.Failed(ApiError.overloaded(
+            busy.reason() + "; the router queue is full (" + admission.size() + " waiting)", 1)));
+      }
+      waiting = job.queued(now);
+    } else if (now - job.queuedSinceNanos() > admission.maxWait().toNanos()) {
+      admission.leave();
+      return done(new Result.Failed(ApiError.overloaded(
+          busy.reason() + "; waited " + admission.maxWait().toMillis() + " ms in the router queue", 1)));
+    }
+    Job next = waiting;
+    return admission.await().thenCompose(v -> attempt(next, attempt, excluded, lastFailure));
   }
 
   private CompletionStage<Result> send(

@@ -55,7 +55,8 @@ class IngressProxyTest {
     IngressSettings settings =
         IngressSettings.fromConfig(
                 ConfigFactory.parseString(
-                        "kvrouter.ingress { http.host = 127.0.0.1, first-byte-timeout = 5s, max-body-bytes = 64k }")
+                        "kvrouter.ingress { http.host = 127.0.0.1, first-byte-timeout = 5s, max-body-bytes = 64k,"
+                            + " queue { capacity = 1, max-wait = 2s, recheck = 20ms } }")
                     .withFallback(ConfigFactory.load()))
             .withPort(0);
     AdminView admin =
@@ -265,7 +266,7 @@ class IngressProxyTest {
   }
 
   @Test
-  void busyEverywhere_gives429WithRetryAfter() throws Exception {
+  void busyEverywhere_waitsInTheQueueThenGets429WithRetryAfter() throws Exception {
     router.targets.add(new Target("r0", "http://127.0.0.1:9", true));
     router.busy = true;
     HttpResponse<String> r =
@@ -273,6 +274,33 @@ class IngressProxyTest {
     assertThat(r.statusCode()).isEqualTo(429);
     assertThat(r.headers().firstValue("retry-after")).isPresent();
     assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isEqualTo("rate_limit_exceeded");
+    assertThat(router.queries.size()).as("asked again while queued").isGreaterThan(2);
+  }
+
+  @Test
+  void queuedRequest_isPlacedWhenAReplicaFreesUp_andAFullQueueAnswers429AtOnce() throws Exception {
+    try (FakeEngine engine = new FakeEngine(FakeEngine.Mode.OK)) {
+      router.targets.add(new Target("r0", engine.url(), true));
+      router.busy = true;
+      CompletableFuture<HttpResponse<String>> first =
+          client.sendAsync(
+              HttpRequest.newBuilder(URI.create(url("/v1/completions")))
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      kit.createTestProbe().awaitAssert(Duration.ofSeconds(5), () -> {
+        assertThat(router.queries.size()).isGreaterThanOrEqualTo(2);
+        return null;
+      });
+      HttpResponse<String> second =
+          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
+      assertThat(second.statusCode()).isEqualTo(429);
+      assertThat(second.body()).contains("queue is full");
+
+      router.busy = false;
+      assertThat(first.get().statusCode()).isEqualTo(200);
+      assertThat(router.open).isEmpty();
+    }
   }
 
   @Test

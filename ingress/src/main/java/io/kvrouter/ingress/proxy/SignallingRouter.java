@@ -1,0 +1,40 @@
+package io.kvrouter.ingress.proxy;
+
+import io.kvrouter.ingress.routing.RouteOutcome;
+import io.kvrouter.ingress.routing.RouteQuery;
+import io.kvrouter.ingress.routing.Router;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+
+/** A router that wakes the admission queue whenever one of its reservations is released. */
+final class SignallingRouter implements Router {
+
+  private final Router delegate;
+  private final AdmissionQueue admission;
+
+  SignallingRouter(Router delegate, AdmissionQueue admission) {
+    this.delegate = delegate;
+    this.admission = admission;
+  }
+
+  @Override
+  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+    return delegate.selectAndReserve(query);
+  }
+
+  @Override
+  public void prefillCompleted(String reservationId) {
+    delegate.prefillCompleted(reservationId);
+  }
+
+  @Override
+  public void released(String reservationId) {
+    delegate.released(reservationId);
+    admission.signal();
+  }
+
+  @Override
+  public Set<String> servedModels() {
+    return delegate.servedModels();
+  }
+}

@@ -17,7 +17,7 @@ import jinjava.javax.el.CompositeELResolver;
  * {@link JinjaSourceRewriter}.
  *
  * <p>jinjava needs {@code LegacyOverrides.withUseTrimmingForNotesAndExpressions(true)} so that
- * {@code {{-} and {@code -}}} trim whitespace as in jinja2.
+ * <code>{{-</code> and <code>-}}</code> trim whitespace as in jinja2.
  *
  * <p>One engine serves all templates and threads: jinjava creates a fresh interpreter per
  * render. Building an engine costs a few milliseconds; do it once.

@@ -1,13 +1,23 @@
 package io.kvrouter.cli;
 
+import io.kvrouter.agent.AgentGuardian;
+import io.kvrouter.agent.AgentSettings;
+import io.kvrouter.agent.ReplicaSpec;
+import io.kvrouter.agent.SimFleet;
+import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
+import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorSystem;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code kvrouter agent}: a replica agent node serving one or more engines. */
 @Command(
@@ -15,15 +25,110 @@ import picocli.CommandLine.Mixin;
     mixinStandardHelpOptions = true,
     description =
         "Run a replica agent node: turns an engine's KV events into cluster events and registers"
-            + " its replicas.")
+            + " its replicas. Point it at an engine (--engine-url, --kv-events, --replay) or let it"
+            + " start simulated engines in-process (--sim N).")
 final class AgentCommand implements Callable<Integer> {
 
   @Mixin NodeOptions node;
 
+  @Option(names = "--engine-url", paramLabel = "URL",
+      description = "The engine's OpenAI base URL, e.g. http://host:8000.")
+  String engineUrl;
+
+  @Option(names = "--kv-events", paramLabel = "ENDPOINT",
+      description = "The engine's ZMQ KV-event PUB endpoint, e.g. tcp://host:5557. Without it the"
+          + " agent runs in approximate mode (publishes nothing about blocks).")
+  String kvEvents;
+
+  @Option(names = "--replay", paramLabel = "ENDPOINT",
+      description = "The engine's ZMQ replay endpoint, e.g. tcp://host:5558.")
+  String replay;
+
+  @Option(names = "--topic-filter", defaultValue = "",
+      description = "ZMQ SUB prefix filter (default: all topics).")
+  String topicFilter;
+
+  @Option(names = "--replica-id",
+      description = "Replica id (default: host:port of --engine-url; sim-<i> with --sim).")
+  String replicaId;
+
+  @Option(names = "--model", defaultValue = "sim-model",
+      description = "Model the engine serves (default: ${DEFAULT-VALUE}).")
+  String model;
+
+  @Option(names = "--block-size", defaultValue = "16",
+      description = "The engine's KV block size (default: ${DEFAULT-VALUE}).")
+  int blockSize;
+
+  @Option(names = "--dp-rank", defaultValue = "0",
+      description = "Data-parallel rank of the engine's event stream (default: ${DEFAULT-VALUE}).")
+  int dpRank;
+
+  @Option(names = "--heartbeat-ms", defaultValue = "1000",
+      description = "Load scrape and health check interval (default: ${DEFAULT-VALUE}).")
+  long heartbeatMillis;
+
+  @Option(names = "--sim", defaultValue = "0",
+      description = "Start N simulated engines in-process instead of --engine-url.")
+  int sim;
+
+  @Option(names = "--sim-http-base", defaultValue = "8000",
+      description = "HTTP port of simulated engine 0 (then +1 each; 0 = free ports; default: ${DEFAULT-VALUE}).")
+  int simHttpBase;
+
+  @Option(names = "--sim-zmq-base", defaultValue = "5557",
+      description = "KV-event port of simulated engine 0 (replay on +1, next engine +2; 0 = free"
+          + " ports; default: ${DEFAULT-VALUE}).")
+  int simZmqBase;
+
+  @Option(names = "--sim-num-blocks", defaultValue = "16384",
+      description = "KV cache blocks of each simulated engine (default: ${DEFAULT-VALUE}).")
+  int simNumBlocks;
+
+  @Option(names = "--sim-speedup", defaultValue = "1.0",
+      description = "Speed-up of the simulated engines' timing model (default: ${DEFAULT-VALUE}).")
+  double simSpeedup;
+
   @Override
   public Integer call() throws Exception {
+    SimFleet fleet = null;
+    List<ReplicaSpec> replicas;
+    if (sim > 0) {
+      SimEngineSettings template =
+          SimEngineSettings.loopback()
+              .withModel(model)
+              .withEngine(SimEngineConfig.defaults().withBlockSize(blockSize)
+                  .withNumBlocks(simNumBlocks).withTiming(new MockerTimingModel(simSpeedup)));
+      fleet = SimFleet.start(sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase,
+          template);
+      replicas = fleet.specs();
+      for (ReplicaSpec r : replicas) {
+        System.out.println("kvrouter agent: simulated engine " + r.replicaId() + " at "
+            + r.baseUrl() + ", KV events " + r.kvEventsEndpoint() + ", replay "
+            + r.replayEndpoint());
+      }
+    } else if (engineUrl != null) {
+      URI uri = URI.create(engineUrl);
+      String id = replicaId != null ? replicaId : uri.getHost() + ":" + uri.getPort();
+      replicas = List.of(new ReplicaSpec(id, dpRank, model, engineUrl, blockSize, kvEvents, replay,
+          topicFilter));
+      if (kvEvents == null) {
+        System.out.println("kvrouter agent: no --kv-events: approximate mode for " + id);
+      }
+    } else {
+      System.err.println("kvrouter agent: give --engine-url (and --kv-events) or --sim N");
+      return 2;
+    }
+    AgentSettings settings =
+        AgentSettings.of(replicas).withHeartbeat(Duration.ofMillis(heartbeatMillis), 3);
     ActorSystem<Void> system =
-        NodeBootstrap.start(node.toSettings(List.of(NodeSettings.ROLE_AGENT)), Map.of());
+        NodeBootstrap.start(
+            node.toSettings(List.of(NodeSettings.ROLE_AGENT)),
+            Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(settings)));
+    SimFleet engines = fleet;
+    if (engines != null) {
+      system.getWhenTerminated().thenRun(engines::close);
+    }
     NodeRunner.printJoinedAndWait(system);
     return 0;
   }

@@ -1,0 +1,69 @@
+package io.kvrouter.agent;
+
+import io.kvrouter.agent.sim.SimEngine;
+import io.kvrouter.agent.sim.SimEngineSettings;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * N simulated engines started in-process for {@code kvrouter agent --sim N}: engine {@code i}
+ * serves HTTP on {@code httpBase + i} and publishes KV events on {@code zmqBase + 2i} with replay
+ * on {@code zmqBase + 2i + 1} (a base of 0 picks free ports), as replica {@code <prefix>-i}.
+ */
+public final class SimFleet implements AutoCloseable {
+
+  private final List<SimEngine> engines;
+  private final List<ReplicaSpec> specs;
+
+  private SimFleet(List<SimEngine> engines, List<ReplicaSpec> specs) {
+    this.engines = List.copyOf(engines);
+    this.specs = List.copyOf(specs);
+  }
+
+  /**
+   * Starts the engines; on failure stops those already started.
+   *
+   * @param n how many
+   * @param idPrefix replica id prefix, e.g. "sim"
+   * @param httpBase first HTTP port, 0 for free ports
+   * @param zmqBase first ZMQ port, 0 for free ports
+   * @param template settings shared by all (host, model, engine shape, encoding)
+   */
+  public static SimFleet start(int n, String idPrefix, int httpBase, int zmqBase,
+      SimEngineSettings template) throws IOException {
+    List<SimEngine> engines = new ArrayList<>();
+    List<ReplicaSpec> specs = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        String host = template.host();
+        String pub = "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(zmqBase + 2 * i));
+        String replay =
+            "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(zmqBase + 2 * i + 1));
+        SimEngine e =
+            SimEngine.start(template.withEndpoints(httpBase == 0 ? 0 : httpBase + i, pub, replay));
+        engines.add(e);
+        specs.add(new ReplicaSpec(idPrefix + "-" + i, 0, template.model(), e.baseUrl(),
+            template.engine().blockSize(), e.kvEventsEndpoint(), e.replayEndpoint(), ""));
+      }
+    } catch (IOException | RuntimeException e) {
+      engines.forEach(SimEngine::close);
+      throw e;
+    }
+    return new SimFleet(engines, specs);
+  }
+
+  public List<SimEngine> engines() {
+    return engines;
+  }
+
+  /** One spec per engine, ready for {@link AgentSettings#of}. */
+  public List<ReplicaSpec> specs() {
+    return specs;
+  }
+
+  @Override
+  public void close() {
+    engines.forEach(SimEngine::close);
+  }
+}

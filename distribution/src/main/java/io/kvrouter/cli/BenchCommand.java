@@ -1,18 +1,204 @@
 package io.kvrouter.cli;
 
+import io.kvrouter.loadtest.bench.ArrivalSchedule;
+import io.kvrouter.loadtest.bench.BenchConfig;
+import io.kvrouter.loadtest.bench.BenchRequestSource;
+import io.kvrouter.loadtest.bench.BenchRun;
+import io.kvrouter.loadtest.bench.BenchRunner;
+import io.kvrouter.loadtest.bench.BenchSummary;
+import io.kvrouter.loadtest.bench.Endpoint;
+import io.kvrouter.loadtest.bench.MarkdownReport;
+import io.kvrouter.loadtest.bench.ProgressReporter;
+import io.kvrouter.loadtest.bench.ResultsWriter;
+import io.kvrouter.loadtest.bench.SyntheticWorkloads;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
 
-/** {@code kvrouter bench}. */
+/**
+ * {@code kvrouter bench}: builds a workload and a {@link BenchConfig} from the flags, runs
+ * {@link BenchRunner} with a progress display on stderr, prints the report and writes
+ * {@code results.json} and {@code report.md} to {@code --out}.
+ */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
+    sortOptions = false,
     description = "Open-loop HTTP load generator for any OpenAI-compatible endpoint; reports TTFT, ITL, end-to-end latency and engine hit rate.")
 final class BenchCommand implements Callable<Integer> {
 
+  enum WorkloadKind { SHARED_PREFIX, RANDOM }
+
+  @Spec CommandSpec spec;
+
+  @Option(names = "--url", required = true, split = ",", paramLabel = "URL",
+      description = "Target base URL(s), comma-separated; requests go round robin (several ingresses, or plain engines).")
+  List<URI> urls;
+
+  @Option(names = "--model", description = "Model name (default: the first id of GET /v1/models).")
+  String model;
+
+  @Option(names = "--endpoint", defaultValue = "completions",
+      description = "completions or chat (default: ${DEFAULT-VALUE}).")
+  Endpoint endpoint;
+
+  @Option(names = "--workload", defaultValue = "shared-prefix", converter = WorkloadConverter.class,
+      description = "shared-prefix or random (default: ${DEFAULT-VALUE}).")
+  WorkloadKind workload;
+
+  @Option(names = "--requests", description = "Requests to send (default: groups x prompts-per-group, or 100 for random, or one burst).")
+  Integer requests;
+
+  @Option(names = "--rate", defaultValue = "4", description = "Poisson arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
+  double rate;
+
+  @Option(names = "--burst", description = "Send bursts of N requests at the same instant instead of Poisson arrivals.")
+  Integer burst;
+
+  @Option(names = "--burst-interval", defaultValue = "1", description = "Seconds between bursts (default: ${DEFAULT-VALUE}).")
+  double burstInterval;
+
+  @Option(names = "--duration", defaultValue = "600", description = "Stop issuing requests after this many seconds (default: ${DEFAULT-VALUE}).")
+  double duration;
+
+  @Option(names = "--concurrency-cap", defaultValue = "1024",
+      description = "Requests in flight at most; a request due beyond the cap is dropped and counted (default: ${DEFAULT-VALUE}).")
+  int concurrencyCap;
+
+  @Option(names = "--max-tokens", defaultValue = "64", description = "max_tokens per request (default: ${DEFAULT-VALUE}).")
+  int maxTokens;
+
+  @Option(names = "--ignore-eos", description = "Send vLLM's ignore_eos so each request generates max_tokens tokens.")
+  boolean ignoreEos;
+
+  @Option(names = "--seed", defaultValue = "42", description = "Seed for prompts and arrivals (default: ${DEFAULT-VALUE}).")
+  long seed;
+
+  @Option(names = "--groups", defaultValue = "8", description = "shared-prefix: number of prefix groups (default: ${DEFAULT-VALUE}).")
+  int groups;
+
+  @Option(names = "--prompts-per-group", defaultValue = "16", description = "shared-prefix: prompts per group (default: ${DEFAULT-VALUE}).")
+  int promptsPerGroup;
+
+  @Option(names = "--prefix-words", defaultValue = "300", description = "shared-prefix: words in the shared prefix (default: ${DEFAULT-VALUE}).")
+  int prefixWords;
+
+  @Option(names = "--suffix-words", defaultValue = "30",
+      description = "Words after the prefix (shared-prefix) or in the whole prompt (random: prefix + suffix words) (default: ${DEFAULT-VALUE}).")
+  int suffixWords;
+
+  @Option(names = "--engine-metrics", split = ",", paramLabel = "URL",
+      description = "Engines' Prometheus URL(s), scraped before and after for the engine-side prefix-cache hit rate.")
+  List<URI> engineMetrics = new ArrayList<>();
+
+  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json and report.md (default: ${DEFAULT-VALUE}).")
+  Path out;
+
+  @Option(names = "--timeout", defaultValue = "120", description = "Per-request timeout in seconds, connect to [DONE] (default: ${DEFAULT-VALUE}).")
+  double timeout;
+
+  @Option(names = "--warmup", defaultValue = "1",
+      description = "Unmeasured requests per target before the run; the run aborts if one fails (default: ${DEFAULT-VALUE}).")
+  int warmup;
+
+  @Option(names = "--api-key", description = "Sent as 'Authorization: Bearer <key>'; never written to the results.")
+  String apiKey;
+
   @Override
-  public Integer call() {
-    System.err.println("kvrouter bench: not implemented yet");
-    return 2;
+  public Integer call() throws Exception {
+    BenchRequestSource source = source();
+    int cap = requests != null ? requests : -1;
+    BenchConfig config;
+    try {
+      config = new BenchConfig(urls, model, endpoint, cap, seconds(duration, "--duration"),
+          concurrencyCap, seconds(timeout, "--timeout"), apiKey, ignoreEos, engineMetrics, warmup);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
+    int expected = source.sizeHint() < 0 ? cap : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
+
+    BenchRunner runner = new BenchRunner(config);
+    BenchRun run;
+    try (ProgressReporter progress =
+        new ProgressReporter(runner.counters(), expected, System.err, System.console() != null, 5)) {
+      run = runner.run(source);
+    } catch (IllegalStateException e) {
+      System.err.println("kvrouter bench: " + e.getMessage());
+      return 1;
+    }
+    BenchSummary summary = BenchSummary.of(run, commandLine());
+    ResultsWriter.write(out, summary);
+    System.out.print(MarkdownReport.render(summary));
+    System.out.println();
+    System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + " and " + out.resolve(ResultsWriter.REPORT_MD));
+    return summary.counts().ok() > 0 ? 0 : 1;
+  }
+
+  private BenchRequestSource source() {
+    if (burst != null && burst < 1) {
+      throw new ParameterException(spec.commandLine(), "--burst must be >= 1");
+    }
+    if (burst == null && !(rate > 0)) {
+      throw new ParameterException(spec.commandLine(), "--rate must be positive");
+    }
+    if (requests != null && requests < 0 || maxTokens < 1 || warmup < 0) {
+      throw new ParameterException(spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
+    }
+    ArrivalSchedule arrivals = burst != null
+        ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
+        : ArrivalSchedule.poisson(rate, seed);
+    try {
+      return switch (workload) {
+        case SHARED_PREFIX -> SyntheticWorkloads.sharedPrefix(groups, promptsPerGroup, prefixWords, suffixWords,
+            maxTokens, arrivals, seed);
+        case RANDOM -> SyntheticWorkloads.random(requests != null ? requests : burst != null ? burst : 100,
+            prefixWords + suffixWords, maxTokens, arrivals, seed);
+      };
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
+  }
+
+  private Duration seconds(double s, String flag) {
+    if (!(s >= 0) || Double.isInfinite(s)) {
+      throw new ParameterException(spec.commandLine(), flag + " must be a number of seconds >= 0");
+    }
+    return Duration.ofNanos((long) (s * 1e9));
+  }
+
+  /** The command as typed, the API key masked, for the report. */
+  private String commandLine() {
+    List<String> args = spec.commandLine().getParseResult().originalArgs(); // from the top command on
+    StringBuilder sb = new StringBuilder(args.contains("bench") ? "kvrouter" : "kvrouter bench");
+    boolean maskNext = false;
+    for (String a : args) {
+      String shown = a;
+      if (maskNext) {
+        shown = "***";
+        maskNext = false;
+      } else if (a.equals("--api-key")) {
+        maskNext = true;
+      } else if (a.startsWith("--api-key=")) {
+        shown = "--api-key=***";
+      }
+      sb.append(' ').append(shown.matches("[A-Za-z0-9_@%+=:,./-]+") ? shown : "'" + shown.replace("'", "'\\''") + "'");
+    }
+    return sb.toString();
+  }
+
+  /** Accepts {@code shared-prefix} as well as {@code SHARED_PREFIX}. */
+  static final class WorkloadConverter implements picocli.CommandLine.ITypeConverter<WorkloadKind> {
+    @Override
+    public WorkloadKind convert(String value) {
+      return WorkloadKind.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+    }
   }
 }

@@ -23,10 +23,14 @@ import java.util.List;
  * @param ignoreEos      send vLLM's {@code ignore_eos: true} so every request produces
  *                       {@code max_tokens} tokens
  * @param engineMetrics  Prometheus endpoints of the engines, scraped before and after (may be empty)
+ * @param warmupPerTarget unmeasured requests sent to each target, one at a time, before the
+ *                       engine scrape and the start (as vLLM's benchmark sends one test prompt
+ *                       first): it fails fast on a wrong URL or model and loads the client's
+ *                       code, so the first measured requests are not sent late; 0 for none
  */
 public record BenchConfig(List<URI> targets, String model, Endpoint endpoint, int maxRequests, Duration maxDuration,
                           int concurrencyCap, Duration requestTimeout, String apiKey, boolean ignoreEos,
-                          List<URI> engineMetrics) {
+                          List<URI> engineMetrics, int warmupPerTarget) {
 
     public BenchConfig {
         if (targets == null || targets.isEmpty()) {
@@ -49,33 +53,42 @@ public record BenchConfig(List<URI> targets, String model, Endpoint endpoint, in
         if (requestTimeout == null || requestTimeout.isZero() || requestTimeout.isNegative()) {
             throw new IllegalArgumentException("requestTimeout must be positive, got " + requestTimeout);
         }
+        if (warmupPerTarget < 0) {
+            throw new IllegalArgumentException("warmupPerTarget must be >= 0, got " + warmupPerTarget);
+        }
         if (apiKey != null && apiKey.isBlank()) {
             apiKey = null;
         }
     }
 
     /** A configuration with defaults for everything but the targets and the model: completions,
-     *  no request cap, 10 minutes, cap 1024, 2-minute timeout, no key, no engine metrics. */
+     *  no request cap, 10 minutes, cap 1024, 2-minute timeout, no key, no engine metrics, no warm-up. */
     public static BenchConfig defaults(List<URI> targets, String model) {
         return new BenchConfig(targets, model, Endpoint.COMPLETIONS, -1, Duration.ofMinutes(10), 1024,
-                Duration.ofMinutes(2), null, false, List.of());
+                Duration.ofMinutes(2), null, false, List.of(), 0);
     }
 
     /** A copy with another endpoint. */
     public BenchConfig withEndpoint(Endpoint e) {
         return new BenchConfig(targets, model, e, maxRequests, maxDuration, concurrencyCap, requestTimeout, apiKey,
-                ignoreEos, engineMetrics);
+                ignoreEos, engineMetrics, warmupPerTarget);
     }
 
     /** A copy with other limits. */
     public BenchConfig withLimits(int requests, Duration duration, int cap, Duration timeout) {
         return new BenchConfig(targets, model, endpoint, requests, duration, cap, timeout, apiKey, ignoreEos,
-                engineMetrics);
+                engineMetrics, warmupPerTarget);
+    }
+
+    /** A copy with another number of warm-up requests per target. */
+    public BenchConfig withWarmup(int perTarget) {
+        return new BenchConfig(targets, model, endpoint, maxRequests, maxDuration, concurrencyCap, requestTimeout,
+                apiKey, ignoreEos, engineMetrics, perTarget);
     }
 
     /** A copy with other engine metrics endpoints. */
     public BenchConfig withEngineMetrics(List<URI> urls) {
         return new BenchConfig(targets, model, endpoint, maxRequests, maxDuration, concurrencyCap, requestTimeout,
-                apiKey, ignoreEos, urls);
+                apiKey, ignoreEos, urls, warmupPerTarget);
     }
 }

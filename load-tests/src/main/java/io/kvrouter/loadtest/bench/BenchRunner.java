@@ -26,7 +26,8 @@ import java.util.concurrent.locks.LockSupport;
  * requests from the calling thread (parking until each is due; a request whose time has passed
  * is sent at once and charged for its lateness in the corrected latencies), stops issuing at the
  * limits of the {@link BenchConfig}, waits for requests in flight (each ends by the request
- * timeout at the latest), scrapes again, and returns the {@link BenchRun}. A request due while
+ * timeout at the latest), scrapes again, and returns the {@link BenchRun}. Warm-up requests
+ * ({@link BenchConfig#warmupPerTarget()}) go before the first scrape and are not recorded. A request due while
  * {@link BenchConfig#concurrencyCap()} requests are in flight is dropped, not delayed. Requests
  * are streamed by the JDK HTTP client (HTTP/1.1, one connection per concurrent request) on a
  * private pool of daemon threads that is shut down at the end.
@@ -54,7 +55,7 @@ public final class BenchRunner {
      * Runs the benchmark.
      *
      * @throws IllegalStateException if called twice, or if no model was configured and none
-     *                               could be discovered
+     *                               could be discovered, or if a warm-up request fails
      * @throws InterruptedException  if the calling thread is interrupted (requests in flight
      *                               are abandoned)
      */
@@ -76,6 +77,7 @@ public final class BenchRunner {
             Duration scrapeTimeout = min(config.requestTimeout(), Duration.ofSeconds(10));
             String model = config.model() != null ? config.model()
                     : ModelDiscovery.firstModel(client, config.targets().get(0), config.apiKey(), scrapeTimeout);
+            warmUp(new StreamingSender(client, config, model, timer, System::nanoTime));
             EngineMetricsScraper scraper = new EngineMetricsScraper(client, scrapeTimeout);
             List<EngineSnapshot> before = scraper.scrapeAll(config.engineMetrics());
 
@@ -96,6 +98,29 @@ public final class BenchRunner {
         } finally {
             timer.shutdownNow();
             httpPool.shutdownNow();
+        }
+    }
+
+    /**
+     * Sends {@link BenchConfig#warmupPerTarget()} small requests to each target, one at a time.
+     *
+     * @throws IllegalStateException at the first warm-up request that does not end OK
+     */
+    private void warmUp(StreamingSender sender) throws InterruptedException {
+        int targets = config.targets().size();
+        for (int i = 0; i < config.warmupPerTarget() * targets; i++) {
+            BenchRequest r = new BenchRequest(0, null, BenchPrompt.text("warm-up request " + i + ", please ignore"),
+                    2, "");
+            RequestOutcome o;
+            try {
+                o = sender.send(-1 - i, i % targets, r, 0).get();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("warm-up request failed", e.getCause());
+            }
+            if (o.status() != RequestOutcome.Status.OK) {
+                throw new IllegalStateException("warm-up request to " + config.targets().get(i % targets) + " failed: "
+                        + o.status() + " " + o.error());
+            }
         }
     }
 

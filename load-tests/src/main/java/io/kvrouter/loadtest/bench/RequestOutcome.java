@@ -13,7 +13,7 @@ package io.kvrouter.loadtest.bench;
  * text); it is never mutated after construction. An SSE chunk may carry several tokens, so
  * inter-token latency here is inter-chunk latency, as every streaming client measures it.
  *
- * @param index            position in the run, 0-based
+ * @param index            position in the run, 0-based (negative for unrecorded warm-up requests)
  * @param target           index of the target URL, -1 if the request was dropped
  * @param group            the request's group ({@code ""} if none)
  * @param status           the outcome

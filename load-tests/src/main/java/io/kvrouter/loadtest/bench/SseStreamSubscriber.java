@@ -230,13 +230,29 @@ final class SseStreamSubscriber implements Flow.Subscriber<String> {
         }
     }
 
-    private static String describe(Throwable t) {
-        Throwable root = t;
+    /** The first exception below the future wrappers, with its root cause when that differs. */
+    static String describe(Throwable t) {
+        Throwable top = t;
+        while ((top instanceof java.util.concurrent.CompletionException
+                || top instanceof java.util.concurrent.ExecutionException) && top.getCause() != null) {
+            top = top.getCause();
+        }
+        Throwable root = top;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        String msg = root.getMessage();
-        return root.getClass().getSimpleName() + (msg == null ? "" : ": " + abbreviate(msg));
+        StringBuilder sb = new StringBuilder(top.getClass().getSimpleName());
+        if (top.getMessage() != null) {
+            sb.append(": ").append(abbreviate(top.getMessage()));
+        }
+        if (root != top) {
+            sb.append(" (").append(root.getClass().getSimpleName());
+            if (root.getMessage() != null) {
+                sb.append(": ").append(abbreviate(root.getMessage()));
+            }
+            sb.append(')');
+        }
+        return sb.toString();
     }
 
     private static String abbreviate(String s) {

@@ -1,6 +1,7 @@
 package io.kvrouter.loadtest.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -25,7 +26,7 @@ class BenchRunnerTest {
 
     private static BenchConfig config(List<URI> targets, FakeOpenAiServer metrics) {
         return new BenchConfig(targets, "fake-model", Endpoint.COMPLETIONS, -1, Duration.ofSeconds(30), 64,
-                Duration.ofSeconds(20), null, false, metrics == null ? List.of() : List.of(metrics.base()));
+                Duration.ofSeconds(20), null, false, metrics == null ? List.of() : List.of(metrics.base()), 0);
     }
 
     /** {@code n} text requests due 1 ms apart. */
@@ -201,13 +202,14 @@ class BenchRunnerTest {
         BenchConfig cfg = config(List.of(URI.create("http://127.0.0.1:" + port)), null);
         BenchSummary s = BenchSummary.of(new BenchRunner(cfg).run(BenchRequestSource.of("list", requests(2))), "");
         assertThat(s.counts().sendErrors()).isEqualTo(2);
+        assertThat(s.errorSamples()).anySatisfy(e -> assertThat(e).startsWith("SEND_ERROR: ConnectException"));
     }
 
     @Test
     void chatEndpoint_countsOnlyContentChunks_andDiscoversTheModel() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 3, 1, 2)) {
             BenchConfig cfg = new BenchConfig(List.of(server.base()), null, Endpoint.CHAT, 2, Duration.ofSeconds(30),
-                    8, Duration.ofSeconds(20), "secret", false, List.of());
+                    8, Duration.ofSeconds(20), "secret", false, List.of(), 0);
             BenchRun run = new BenchRunner(cfg).run(BenchRequestSource.of("list", requests(5)));
             assertThat(run.model()).isEqualTo("fake-model");
             assertThat(run.outcomes()).hasSize(2).allSatisfy(o -> {
@@ -215,6 +217,31 @@ class BenchRunnerTest {
                 assertThat(o.chunkNanos()).hasSize(3); // the role-only first chunk is not content
             });
             assertThat(server.bodies().get(0)).contains("\"messages\":[{\"role\":\"user\"");
+        }
+    }
+
+    @Test
+    void warmUp_isSentFirstButNotRecorded() throws Exception {
+        try (FakeOpenAiServer a = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 2, 0, 1);
+             FakeOpenAiServer b = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 2, 0, 1)) {
+            BenchConfig cfg = config(List.of(a.base(), b.base()), a).withWarmup(1);
+            BenchSummary s = BenchSummary.of(new BenchRunner(cfg).run(BenchRequestSource.of("list", requests(4))), "");
+            assertThat(a.received()).isEqualTo(3);
+            assertThat(b.received()).isEqualTo(3);
+            assertThat(a.bodies().get(0)).contains("warm-up");
+            assertThat(s.counts().total()).isEqualTo(4);
+            // the warm-up happened before the first scrape: only the two measured requests on a count
+            assertThat(s.engines().deltaQueries()).isEqualTo(2.0 * FakeOpenAiServer.PROMPT_TOKENS);
+        }
+    }
+
+    @Test
+    void failingWarmUp_abortsBeforeTheRun() throws Exception {
+        try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.ERROR_500, 2, 0, 1)) {
+            BenchRunner runner = new BenchRunner(config(List.of(server.base()), null).withWarmup(1));
+            assertThatThrownBy(() -> runner.run(BenchRequestSource.of("list", requests(4))))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("HTTP 500");
+            assertThat(server.received()).isEqualTo(1);
         }
     }
 

@@ -27,6 +27,9 @@ import org.zeromq.ZMsg;
  *   <li>a seq above the expected one is a gap: replay from the expected seq; what the buffer no
  *       longer holds is reported as an unrecoverable gap;
  *   <li>a seq below the expected one is an engine restart;
+ *   <li>after 2 s without live messages the replay socket is asked for anything newer; if it has
+ *       some, the SUB is stuck and is recreated (without a replay socket the SUB is recreated on
+ *       every such silence);
  *   <li>replay uses a DEALER sending {@code ["", seq8]} and reads replies of 2 frames {@code [seq8,
  *       payload]} or 3 frames {@code [topic, seq8, payload]} after the delimiter until an empty
  *       payload (end marker), bounded by a timeout.
@@ -38,6 +41,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private static final int POLL_MILLIS = 50;
   private static final int REPLAY_TIMEOUT_MILLIS = 2_000;
   private static final int MAX_REPLAY_MESSAGES = 1_000_000;
+  private static final long SILENCE_NANOS = 2_000_000_000L;
 
   private final String endpoint;
   private final String replayEndpoint;
@@ -48,6 +52,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
+  private final AtomicLong reconnects = new AtomicLong();
   private volatile boolean running = true;
   private Thread thread;
   private long expected = -1;
@@ -87,6 +92,11 @@ public final class KvEventSubscriber implements AutoCloseable {
     return replayRequests.get();
   }
 
+  /** SUB sockets recreated after a silence that replay proved to be a stuck subscription. */
+  public long reconnects() {
+    return reconnects.get();
+  }
+
   /** Payloads that could not be decoded. */
   public long malformed() {
     return malformed.get();
@@ -94,23 +104,36 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private void run() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
-      sub.setLinger(0);
-      sub.setRcvHWM(100_000);
-      sub.setReceiveTimeOut(POLL_MILLIS);
-      sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
-      sub.connect(endpoint);
+      ZMQ.Socket sub = connectSub(ctx);
       if (replayEndpoint != null) {
         dealer = ctx.createSocket(SocketType.DEALER);
         dealer.setLinger(0);
         dealer.setReceiveTimeOut(REPLAY_TIMEOUT_MILLIS);
         dealer.connect(replayEndpoint);
       }
+      long lastLive = System.nanoTime();
       while (running) {
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
+          if (System.nanoTime() - lastLive > SILENCE_NANOS) {
+            // Silence: either the engine is idle or the SUB is stuck (seen with JeroMQ on
+            // loopback: a SUB that never receives). Batches in the replay buffer beyond what we
+            // have prove the latter; without replay, reconnecting an idle SUB costs nothing.
+            long recovered = dealer == null ? 0 : replay(Long.MAX_VALUE);
+            if (dealer == null || recovered > 0) {
+              if (recovered > 0) {
+                log.warn("{}: SUB stuck ({} batches recovered by replay); reconnecting",
+                    threadName, recovered);
+              }
+              sub.close();
+              sub = connectSub(ctx);
+              reconnects.incrementAndGet();
+            }
+            lastLive = System.nanoTime();
+          }
           continue;
         }
+        lastLive = System.nanoTime();
         received.incrementAndGet();
         if (msg.size() < 2) {
           malformed.incrementAndGet();
@@ -133,6 +156,16 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
+  private ZMQ.Socket connectSub(ZContext ctx) {
+    ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+    sub.setLinger(0);
+    sub.setRcvHWM(100_000);
+    sub.setReceiveTimeOut(POLL_MILLIS);
+    sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
+    sub.connect(endpoint);
+    return sub;
+  }
+
   private void onLive(long seq, byte[] payload) {
     if (expected >= 0 && seq < expected) {
       log.info("{}: engine sequence went back from {} to {}: engine restart", threadName,
@@ -153,50 +186,65 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   /** Replays {@code [expected, upTo)}; reports what it cannot get back. */
   private void recover(long upTo) {
-    if (dealer != null) {
-      replayRequests.incrementAndGet();
-      dealer.sendMore(new byte[0]);
-      dealer.send(ZmqFrames.seq(expected));
-      for (int i = 0; i < MAX_REPLAY_MESSAGES; i++) {
-        ZMsg reply = ZMsg.recvMsg(dealer);
-        if (reply == null) {
-          log.warn("{}: replay from {} timed out", threadName, expected);
-          break;
-        }
-        List<byte[]> frames = new ArrayList<>();
-        reply.forEach(f -> frames.add(f.getData()));
-        if (!frames.isEmpty() && frames.get(0).length == 0) {
-          frames.remove(0); // delimiter
-        }
-        if (frames.size() < 2) {
-          malformed.incrementAndGet();
-          continue;
-        }
-        byte[] payload = frames.get(frames.size() - 1);
-        if (payload.length == 0) {
-          break; // end of replay
-        }
-        long seq;
-        try {
-          seq = ZmqFrames.seq(frames.get(frames.size() - 2));
-        } catch (IllegalArgumentException e) {
-          malformed.incrementAndGet();
-          continue;
-        }
-        if (seq == expected && seq < upTo) {
-          deliver(seq, payload);
-        } else if (seq > expected && seq < upTo) {
-          handler.onUnrecoverableGap(expected, seq);
-          expected = seq;
-          deliver(seq, payload);
-        }
-      }
-    }
+    replay(upTo);
     if (expected < upTo) {
       log.warn("{}: KV-event batches [{}, {}) lost", threadName, expected, upTo);
       handler.onUnrecoverableGap(expected, upTo);
       expected = upTo;
     }
+  }
+
+  /**
+   * Asks the replay socket for {@code [expected, upTo)} and delivers what comes back in order.
+   *
+   * @return batches delivered
+   */
+  private long replay(long upTo) {
+    if (dealer == null) {
+      return 0;
+    }
+    if (expected < 0) {
+      expected = 0;
+    }
+    long delivered = 0;
+    replayRequests.incrementAndGet();
+    dealer.sendMore(new byte[0]);
+    dealer.send(ZmqFrames.seq(expected));
+    for (int i = 0; i < MAX_REPLAY_MESSAGES; i++) {
+      ZMsg reply = ZMsg.recvMsg(dealer);
+      if (reply == null) {
+        log.warn("{}: replay from {} timed out", threadName, expected);
+        break;
+      }
+      List<byte[]> frames = new ArrayList<>();
+      reply.forEach(f -> frames.add(f.getData()));
+      if (!frames.isEmpty() && frames.get(0).length == 0) {
+        frames.remove(0); // delimiter
+      }
+      if (frames.size() < 2) {
+        malformed.incrementAndGet();
+        continue;
+      }
+      byte[] payload = frames.get(frames.size() - 1);
+      if (payload.length == 0) {
+        break; // end of replay
+      }
+      long seq;
+      try {
+        seq = ZmqFrames.seq(frames.get(frames.size() - 2));
+      } catch (IllegalArgumentException e) {
+        malformed.incrementAndGet();
+        continue;
+      }
+      if (seq >= expected && seq < upTo) {
+        if (seq > expected) {
+          handler.onUnrecoverableGap(expected, seq);
+        }
+        deliver(seq, payload);
+        delivered++;
+      }
+    }
+    return delivered;
   }
 
   private void deliver(long seq, byte[] payload) {

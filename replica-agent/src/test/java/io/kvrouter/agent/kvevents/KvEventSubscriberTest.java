@@ -148,6 +148,27 @@ class KvEventSubscriberTest {
     }
   }
 
+  @Test
+  void silentSubscription_isRecoveredFromTheReplayBuffer() {
+    try (KvEventPublisher pub =
+            new KvEventPublisher("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "", EventEncoding.MAP,
+                ReplayLayout.WITH_TOPIC, 100).start()) {
+      Recorder r = new Recorder();
+      try (KvEventSubscriber sub =
+              new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "", r, "sub-test")
+                  .start()) {
+        pub.dropNextLive(5); // as if the SUB saw nothing at all
+        for (int i = 0; i < 5; i++) {
+          pub.publish(batch(i));
+        }
+        await(() -> r.seqs.size() == 5, 10_000);
+        assertThat(r.seqs).containsExactly(0L, 1L, 2L, 3L, 4L);
+        assertThat(sub.received()).isZero();
+        assertThat(sub.reconnects()).isPositive();
+      }
+    }
+  }
+
   private static KvEventPublisher bindAgain(String pubEp, String replayEp) {
     RuntimeException last = null;
     for (int i = 0; i < 50; i++) {

@@ -161,7 +161,7 @@ class KvEventSubscriberTest {
         for (int i = 0; i < 5; i++) {
           pub.publish(batch(i));
         }
-        await(() -> r.seqs.size() == 5, 10_000);
+        await(() -> r.seqs.size() == 5 && sub.reconnects() > 0, 10_000);
         assertThat(r.seqs).containsExactly(0L, 1L, 2L, 3L, 4L);
         assertThat(sub.received()).isZero();
         assertThat(sub.reconnects()).isPositive();

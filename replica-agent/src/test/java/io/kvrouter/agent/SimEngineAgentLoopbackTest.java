@@ -23,7 +23,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.Test;
+import io.kvrouter.agent.kvevents.EventEncoding;
+import io.kvrouter.agent.kvevents.ReplayLayout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A real sim engine and the agent's event plane (subscriber, bridge, stamping, ring buffer,
@@ -123,12 +126,14 @@ class SimEngineAgentLoopbackTest {
     return sb.substring(0, len);
   }
 
-  @Test
-  void stampedBatchesDescribeExactlyTheEngineBlocks_throughEvictionGapAndRestart()
-      throws Exception {
+  @ParameterizedTest
+  @CsvSource({"MAP, WITH_TOPIC", "POSITIONAL, WITHOUT_TOPIC"})
+  void stampedBatchesDescribeExactlyTheEngineBlocks_throughEvictionGapAndRestart(
+      EventEncoding encoding, ReplayLayout layout) throws Exception {
     SimEngineSettings settings =
         SimEngineSettings.loopback()
             .withModel(MODEL)
+            .withEncoding(encoding, layout)
             .withEngine(
                 SimEngineConfig.defaults().withNumBlocks(48).withTiming(new MockerTimingModel(50)));
     SimEngine engine = SimEngine.start(settings);

@@ -135,18 +135,13 @@ public final class KvEventSubscriber implements AutoCloseable {
         }
         lastLive = System.nanoTime();
         received.incrementAndGet();
-        if (msg.size() < 2) {
+        TransportFrames.Message m = TransportFrames.live(frames(msg));
+        if (m == null || m.endOfReplay()) {
           malformed.incrementAndGet();
           continue;
         }
-        byte[] payload = msg.removeLast().getData();
-        long seq;
-        try {
-          seq = ZmqFrames.seq(msg.removeLast().getData());
-        } catch (IllegalArgumentException e) {
-          malformed.incrementAndGet();
-          continue;
-        }
+        long seq = m.seq();
+        byte[] payload = m.payload();
         onLive(seq, payload);
       }
     } catch (RuntimeException | Error e) {
@@ -216,26 +211,16 @@ public final class KvEventSubscriber implements AutoCloseable {
         log.warn("{}: replay from {} timed out", threadName, expected);
         break;
       }
-      List<byte[]> frames = new ArrayList<>();
-      reply.forEach(f -> frames.add(f.getData()));
-      if (!frames.isEmpty() && frames.get(0).length == 0) {
-        frames.remove(0); // delimiter
-      }
-      if (frames.size() < 2) {
+      TransportFrames.Message m = TransportFrames.replay(frames(reply));
+      if (m == null) {
         malformed.incrementAndGet();
         continue;
       }
-      byte[] payload = frames.get(frames.size() - 1);
-      if (payload.length == 0) {
-        break; // end of replay
+      if (m.endOfReplay()) {
+        break;
       }
-      long seq;
-      try {
-        seq = ZmqFrames.seq(frames.get(frames.size() - 2));
-      } catch (IllegalArgumentException e) {
-        malformed.incrementAndGet();
-        continue;
-      }
+      long seq = m.seq();
+      byte[] payload = m.payload();
       if (seq >= expected && seq < upTo) {
         if (seq > expected) {
           handler.onUnrecoverableGap(expected, seq);
@@ -245,6 +230,12 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
     }
     return delivered;
+  }
+
+  private static List<byte[]> frames(ZMsg msg) {
+    List<byte[]> out = new ArrayList<>(msg.size());
+    msg.forEach(f -> out.add(f.getData()));
+    return out;
   }
 
   private void deliver(long seq, byte[] payload) {

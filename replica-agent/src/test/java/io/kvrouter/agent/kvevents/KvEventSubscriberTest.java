@@ -107,6 +107,7 @@ class KvEventSubscriberTest {
         assertThat(r.notes).contains("gap " + (last - 2) + ".." + last);
         assertThat(r.seqs).doesNotContain(last - 2, last - 1);
         assertThat(before).isLessThan(last);
+        assertThat(sub.malformed()).isZero();
       }
     }
   }
@@ -139,9 +140,9 @@ class KvEventSubscriberTest {
           await(() -> !r.notes.isEmpty(), 20);
         }
         assertThat(r.notes).singleElement().asString().startsWith("restart " + lastOld + "->");
-        long published = 0;
         await(() -> !r.seqs.isEmpty() && r.seqs.get(0) == 0, 2_000);
         assertThat(r.seqs.get(0)).isZero();
+        assertThat(sub.malformed()).isZero();
       } finally {
         second.close();
       }

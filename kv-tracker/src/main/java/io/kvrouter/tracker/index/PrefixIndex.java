@@ -50,13 +50,14 @@ public final class PrefixIndex {
   /*
    * Implementation notes.
    *
-   * Nodes live in one open-addressing table (linear probing, parallel long[] arrays, backward-
-   * shift deletion, capacity grows 1.5x): keys[s] is the router key (0 = empty slot, router keys
-   * are never 0), holders[s] packs up to four holder entries of 16 bits each:
+   * Nodes live in one open-addressing table (linear probing, backward-shift deletion, capacity
+   * grows 1.5x) stored as one interleaved long[]: table[2s] is the router key of slot s (0 = empty,
+   * router keys are never 0) and table[2s+1] its holder word, so a lookup that finds its key has
+   * the holders in the same cache line. The holder word packs up to four entries of 16 bits:
    *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4, PREDICTED=8), 0 = empty entry
    *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
    * so an inline word is never negative. A block held by more than four replicas (a shared system
-   * prompt) moves to an overflow char[]: holders[s] = Long.MIN_VALUE | overflowId and
+   * prompt) moves to an overflow char[]: holder word = Long.MIN_VALUE | overflowId and
    * overflow[id][0] is the entry count, entries follow.
    *
    * Parent links are not stored. Dynamo's RadixTree keeps children per node (ai-dynamo/dynamo
@@ -66,6 +67,10 @@ public final class PrefixIndex {
    *
    * Mutations decode a node's holders into a scratch array, edit it, and encode it back: a node
    * has few holders, and this keeps one code path for inline and overflow words.
+   *
+   * match() is bound by memory latency (one cache miss per block on a table of tens of MB), so it
+   * walks the prompt in chunks: it first touches the home slot of every key of the chunk, loads
+   * that do not depend on each other and so overlap in the memory system, then probes for real.
    */
 
   /** Most replicas one index can tell apart. */
@@ -82,9 +87,12 @@ public final class PrefixIndex {
     0x243F6A8885A308D3L, 0x13198A2E03707344L, 0xA4093822299F31D0L
   };
 
-  private long[] keys;
-  private long[] holders;
+  private static final int PREFETCH = 32;
+
+  private long[] table;
+  private int capacity;
   private int size;
+  private long prefetchSink;
   private int threshold;
 
   private char[][] overflow = new char[16][];
@@ -110,8 +118,8 @@ public final class PrefixIndex {
   }
 
   private void allocate(int capacity) {
-    keys = new long[capacity];
-    holders = new long[capacity];
+    this.capacity = capacity;
+    table = new long[2 * capacity];
     threshold = (int) (capacity * MAX_LOAD);
   }
 
@@ -194,9 +202,10 @@ public final class PrefixIndex {
     }
     if (digestCount[replica] != 0) {
       int s = 0;
-      while (s < keys.length) {
-        long key = keys[s];
-        if (key != 0L && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0 && keys[s] != key) {
+      while (s < capacity) {
+        long key = table[2 * s];
+        if (key != 0L && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0
+            && table[2 * s] != key) {
           continue; // the slot was deleted and refilled by backward shift: look at it again
         }
         s++;
@@ -234,16 +243,21 @@ public final class PrefixIndex {
     if (from >= to) {
       return;
     }
+    long sink = 0;
     for (int i = from; i < to; i++) {
+      if ((i - from) % PREFETCH == 0) {
+        for (int j = i, end = Math.min(to, i + PREFETCH); j < end; j++) {
+          sink += table[2 * Hashing.slot(keys[j], capacity)];
+        }
+        prefetchSink = sink;
+      }
       long key = keys[i];
       if (key == 0L) {
         throw new IllegalArgumentException("a block key is 0 (reserved for ROOT)");
       }
-      if ((maskOf(key, replica) & GPU_BIT) != 0) {
-        continue;
+      if ((update(key, replica, PREDICTED_BIT, 0, GPU_BIT) & GPU_BIT) == 0) {
+        predicted.putMax(key, replica, deadline);
       }
-      update(key, replica, PREDICTED_BIT, 0);
-      predicted.putMax(key, replica, deadline);
     }
     expiry.add(new PredictionBatch(deadline, replica, keys, from, to));
   }
@@ -281,44 +295,54 @@ public final class PrefixIndex {
    */
   public void match(long[] promptKeys, int count, MatchResult out) {
     out.reset(count);
-    long[] k = keys;
-    int cap = k.length;
-    for (int block = 0; block < count; block++) {
-      long key = promptKeys[block];
-      int s = Hashing.slot(key, cap);
-      long word;
-      while (true) {
-        long probe = k[s];
-        if (probe == key) {
-          word = holders[s];
-          break;
-        }
-        if (probe == 0L) {
-          return;
-        }
-        if (++s == cap) {
-          s = 0;
-        }
+    long[] t = table;
+    int cap = capacity;
+    long sink = 0;
+    for (int chunk = 0; chunk < count; chunk += PREFETCH) {
+      int end = Math.min(count, chunk + PREFETCH);
+      for (int block = chunk; block < end; block++) {
+        sink += t[2 * Hashing.slot(promptKeys[block], cap)];
       }
-      boolean any = false;
-      if (word >= 0) {
-        for (int e = 0; e < INLINE; e++) {
-          int entry = (int) (word >>> (16 * e)) & 0xFFFF;
-          if (entry != 0) {
+      for (int block = chunk; block < end; block++) {
+        long key = promptKeys[block];
+        int s = Hashing.slot(key, cap);
+        long word;
+        while (true) {
+          long probe = t[2 * s];
+          if (probe == key) {
+            word = t[2 * s + 1];
+            break;
+          }
+          if (probe == 0L) {
+            prefetchSink = sink;
+            return;
+          }
+          if (++s == cap) {
+            s = 0;
+          }
+        }
+        boolean any = false;
+        if (word >= 0) {
+          for (int e = 0; e < INLINE; e++) {
+            int entry = (int) (word >>> (16 * e)) & 0xFFFF;
+            if (entry != 0) {
+              any |= out.extend(entry >>> 4, block, entry & 0xF);
+            }
+          }
+        } else {
+          char[] list = overflow[(int) word];
+          for (int e = 1, n = list[0]; e <= n; e++) {
+            int entry = list[e];
             any |= out.extend(entry >>> 4, block, entry & 0xF);
           }
         }
-      } else {
-        char[] list = overflow[(int) word];
-        for (int e = 1, n = list[0]; e <= n; e++) {
-          int entry = list[e];
-          any |= out.extend(entry >>> 4, block, entry & 0xF);
+        if (!any) {
+          prefetchSink = sink;
+          return;
         }
       }
-      if (!any) {
-        return;
-      }
     }
+    prefetchSink = sink;
   }
 
   /** Tier bits {@code replica} holds {@code key} with (GPU=1, CPU=2, DISK=4, PREDICTED=8). */
@@ -327,7 +351,7 @@ public final class PrefixIndex {
     if (s < 0) {
       return 0;
     }
-    int n = decode(holders[s]);
+    int n = decode(table[2 * s + 1]);
     for (int i = 0; i < n; i++) {
       if (scratch[i] >>> 4 == replica) {
         return scratch[i] & 0xF;
@@ -386,11 +410,11 @@ public final class PrefixIndex {
   // ---------------------------------------------------------------- node table
 
   private int find(long key) {
-    long[] k = keys;
-    int cap = k.length;
+    long[] t = table;
+    int cap = capacity;
     int s = Hashing.slot(key, cap);
     while (true) {
-      long probe = k[s];
+      long probe = t[2 * s];
       if (probe == key) {
         return s;
       }
@@ -405,19 +429,19 @@ public final class PrefixIndex {
 
   private int findOrInsert(long key) {
     if (size >= threshold) {
-      rehash(Hashing.grow(keys.length));
+      rehash(Hashing.grow(capacity));
     }
-    long[] k = keys;
-    int cap = k.length;
+    long[] t = table;
+    int cap = capacity;
     int s = Hashing.slot(key, cap);
     while (true) {
-      long probe = k[s];
+      long probe = t[2 * s];
       if (probe == key) {
         return s;
       }
       if (probe == 0L) {
-        k[s] = key;
-        holders[s] = 0L;
+        t[2 * s] = key;
+        t[2 * s + 1] = 0L;
         size++;
         return s;
       }
@@ -428,46 +452,46 @@ public final class PrefixIndex {
   }
 
   private void deleteSlot(int hole) {
-    long[] k = keys;
-    int cap = k.length;
+    long[] t = table;
+    int cap = capacity;
     int j = hole;
     while (true) {
       if (++j == cap) {
         j = 0;
       }
-      long key = k[j];
+      long key = t[2 * j];
       if (key == 0L) {
         break;
       }
       int home = Hashing.slot(key, cap);
       if (Hashing.distance(home, j, cap) >= Hashing.distance(hole, j, cap)) {
-        k[hole] = key;
-        holders[hole] = holders[j];
+        t[2 * hole] = key;
+        t[2 * hole + 1] = t[2 * j + 1];
         hole = j;
       }
     }
-    k[hole] = 0L;
-    holders[hole] = 0L;
+    t[2 * hole] = 0L;
+    t[2 * hole + 1] = 0L;
     size--;
   }
 
-  private void rehash(int capacity) {
-    long[] oldKeys = keys;
-    long[] oldHolders = holders;
-    allocate(capacity);
-    long[] k = keys;
-    int cap = k.length;
-    for (int i = 0; i < oldKeys.length; i++) {
-      long key = oldKeys[i];
+  private void rehash(int newCapacity) {
+    long[] old = table;
+    int oldCapacity = capacity;
+    allocate(newCapacity);
+    long[] t = table;
+    int cap = capacity;
+    for (int i = 0; i < oldCapacity; i++) {
+      long key = old[2 * i];
       if (key != 0L) {
         int s = Hashing.slot(key, cap);
-        while (k[s] != 0L) {
+        while (t[2 * s] != 0L) {
           if (++s == cap) {
             s = 0;
           }
         }
-        k[s] = key;
-        holders[s] = oldHolders[i];
+        t[2 * s] = key;
+        t[2 * s + 1] = old[2 * i + 1];
       }
     }
   }
@@ -477,13 +501,22 @@ public final class PrefixIndex {
    * or deleting the node as needed; returns the mask before.
    */
   private int update(long key, int replica, int set, int clear) {
+    return update(key, replica, set, clear, 0);
+  }
+
+  /** As {@link #update(long, int, int, int)}, but changes nothing if any bit of {@code unless} is set. */
+  private int update(long key, int replica, int set, int clear, int unless) {
     int s = set != 0 ? findOrInsert(key) : find(key);
-    return s < 0 ? 0 : updateAt(s, replica, set, clear);
+    return s < 0 ? 0 : updateAt(s, replica, set, clear, unless);
+  }
+
+  private int updateAt(int s, int replica, int set, int clear) {
+    return updateAt(s, replica, set, clear, 0);
   }
 
   /** {@link #update} on the node at slot {@code s}. */
-  private int updateAt(int s, int replica, int set, int clear) {
-    long word = holders[s];
+  private int updateAt(int s, int replica, int set, int clear, int unless) {
+    long word = table[2 * s + 1];
     int n = decode(word);
     int at = -1;
     for (int i = 0; i < n; i++) {
@@ -493,7 +526,7 @@ public final class PrefixIndex {
       }
     }
     int old = at < 0 ? 0 : scratch[at] & 0xF;
-    int now = (old | set) & ~clear;
+    int now = (old & unless) != 0 ? old : (old | set) & ~clear;
     if (now == old) {
       if (n == 0) {
         deleteSlot(s);
@@ -514,7 +547,7 @@ public final class PrefixIndex {
       }
       deleteSlot(s);
     } else {
-      holders[s] = encode(word, n);
+      table[2 * s + 1] = encode(word, n);
     }
     return old;
   }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the kv-tracker JMH benchmarks and the heap-per-block harness (a few minutes), offline.
+# Usage, from anywhere:  kv-tracker/bench.sh [benchmark regex]
+# Benchmarks live in src/test/java/io/kvrouter/tracker/bench; they never run during mvn verify.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/.."
+mvn -B -o -q -pl kv-tracker test-compile \
+  org.apache.maven.plugins:maven-dependency-plugin:2.8:build-classpath \
+  -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
+exec java -Xmx4g -XX:+UseParallelGC \
+  -cp "$here/target/test-classes:$here/target/classes:$(cat "$here/target/bench.classpath")" \
+  io.kvrouter.tracker.bench.BenchMain "$@"

@@ -1,6 +1,7 @@
 package io.kvrouter.agent;
 
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
+import io.kvrouter.protocol.KryoWire;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
@@ -41,7 +42,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
       permits GetInfo, RequestReplay, Tick, HealthChecked, LoadScraped {}
 
   /** Asks what this agent serves. */
-  public record GetInfo(ActorRef<ReplicaInfo> replyTo) implements Command {}
+  public record GetInfo(ActorRef<ReplicaInfo> replyTo) implements Command, KryoWire {}
 
   /**
    * A tracker missed batches of {@code (replicaId, epoch)} from {@code fromSeq}: the agent replies
@@ -49,17 +50,37 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
    * {@link SnapshotReply}.
    */
   public record RequestReplay(String replicaId, long epoch, long fromSeq,
-      ActorRef<ReplayReply> replyTo) implements Command {}
+      ActorRef<ReplayReply> replyTo) implements Command, KryoWire {}
 
   /** Answers to {@link RequestReplay}. */
   public sealed interface ReplayReply permits Replayed, SnapshotReply {}
 
-  /** The missed batches, in seq order (maybe none: the tracker is up to date). */
-  public record Replayed(String replicaId, long epoch, List<KvEventBatch> batches)
-      implements ReplayReply {}
+  /**
+   * The missed batches, in seq order (maybe none: the tracker is up to date). The array is never
+   * mutated after the record is built.
+   */
+  public record Replayed(String replicaId, long epoch, KvEventBatch[] batches)
+      implements ReplayReply, KryoWire {
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Replayed r && epoch == r.epoch && replicaId.equals(r.replicaId)
+          && java.util.Arrays.equals(batches, r.batches);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(replicaId, epoch, java.util.Arrays.hashCode(batches));
+    }
+
+    @Override
+    public String toString() {
+      return "Replayed[" + replicaId + ", epoch=" + epoch + ", batches=" + batches.length + "]";
+    }
+  }
 
   /** The replica's whole state; apply its events and continue from {@code lastSeq + 1}. */
-  public record SnapshotReply(ReplicaSnapshot snapshot) implements ReplayReply {}
+  public record SnapshotReply(ReplicaSnapshot snapshot) implements ReplayReply, KryoWire {}
 
   enum Tick implements Command {
     INSTANCE
@@ -136,12 +157,13 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
 
   private Behavior<Command> onRequestReplay(RequestReplay m) {
     if (pipeline == null) {
-      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), List.of()));
+      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), new KvEventBatch[0]));
       return this;
     }
     Optional<List<KvEventBatch>> batches = pipeline.replay(m.epoch(), m.fromSeq());
     if (batches.isPresent()) {
-      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), batches.get()));
+      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(),
+          batches.get().toArray(KvEventBatch[]::new)));
     } else {
       m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
     }

@@ -1,5 +1,6 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.KryoWire;
 import io.kvrouter.protocol.KvEvent;
 
 /**
@@ -13,4 +14,23 @@ import io.kvrouter.protocol.KvEvent;
  * @param lastSeq the last stamped seq the snapshot includes (−1 when none yet)
  * @param events ReplicaCleared, then one BlocksStored per held block, parents first
  */
-public record ReplicaSnapshot(String replicaId, long epoch, long lastSeq, KvEvent[] events) {}
+public record ReplicaSnapshot(String replicaId, long epoch, long lastSeq, KvEvent[] events)
+    implements KryoWire {
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ReplicaSnapshot s && epoch == s.epoch && lastSeq == s.lastSeq
+        && replicaId.equals(s.replicaId) && java.util.Arrays.equals(events, s.events);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(replicaId, epoch, lastSeq, java.util.Arrays.hashCode(events));
+  }
+
+  @Override
+  public String toString() {
+    return "ReplicaSnapshot[" + replicaId + ", epoch=" + epoch + ", lastSeq=" + lastSeq
+        + ", events=" + events.length + "]";
+  }
+}

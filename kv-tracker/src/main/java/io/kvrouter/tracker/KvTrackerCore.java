@@ -69,8 +69,9 @@ public final class KvTrackerCore {
     this.config = config;
     this.index = new PrefixIndex(config.expectedBlocks());
     this.ledger = new LoadLedger(ids::idOf);
+    // Seeded per ingress: routers acting on the same state must not draw the same tie-breaks.
     this.policy = Policies.create(config.policy(), config.policyConfig(),
-        new SplittableRandom(config.seed()));
+        new SplittableRandom(config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
   }
 
   public TrackerConfig config() {

@@ -10,7 +10,8 @@ import java.util.Objects;
  * @param ingressId this node's ingress id: the origin stamped on its reservation events
  * @param policy policy name (see {@link Policies#names()})
  * @param policyConfig policy parameters
- * @param seed seed of the policy's random generator
+ * @param seed seed of the policy's random generator (mixed with the ingress id, so two ingresses
+ *     with the same seed still draw different tie-breaks)
  * @param leaseMillis how long a reservation holds if never released
  * @param predictedTtlMillis how long a predicted entry lives on a replica that publishes KV
  *     events (its own event should confirm it well before)

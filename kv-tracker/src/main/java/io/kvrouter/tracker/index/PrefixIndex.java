@@ -40,8 +40,11 @@ import java.util.PriorityQueue;
  * restarts and membership changes, rare next to block events.
  * Memory per indexed block held by one replica: 16 bytes per node slot at load 0.53 to 0.8 (20 to
  * 30 bytes per block) plus 16 bytes per bridge slot at the same load (20 to 30 bytes); a block
- * held by more than four replicas adds an overflow array of 2 bytes per holder. See the module
- * README for measured figures.
+ * held by more than four replicas adds an overflow array of 2 bytes per holder (plus a 16-byte
+ * array header). Measured (HeapPerBlock, 1,048,576 blocks over 8 replicas, bridges included):
+ * 40.3 bytes per block when the index is sized up front ({@code expectedBlocks}), 49.2 bytes when
+ * it grew to that size (the node table then sits at load 0.55). Match: one table probe per prompt
+ * block, about 18 ns per block on a 1M-block tree (memory latency, partly overlapped).
  *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */

@@ -4,6 +4,7 @@ import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.ledger.LoadView;
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -66,8 +67,9 @@ final class TgiTriePolicy implements Policy {
     slice = Math.min(Math.max(slice, 0), sorted.length - 1);
     int chosen = sorted[slice];
     int best = 0;
-    for (Map.Entry<long[], Integer> e :
-        new Map.Entry[] {trie.floorEntry(prompt), trie.ceilingEntry(prompt)}) {
+    List<Map.Entry<long[], Integer>> neighbours =
+        Arrays.asList(trie.floorEntry(prompt), trie.ceilingEntry(prompt));
+    for (Map.Entry<long[], Integer> e : neighbours) {
       if (e != null && Arrays.binarySearch(sorted, e.getValue()) >= 0) {
         int c = common(prompt, e.getKey());
         if (c > best) {

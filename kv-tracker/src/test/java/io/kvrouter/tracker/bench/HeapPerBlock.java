@@ -4,6 +4,7 @@ import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.index.PrefixIndex;
 import java.lang.management.ManagementFactory;
+import java.lang.ref.Reference;
 import java.lang.management.MemoryMXBean;
 import java.util.SplittableRandom;
 
@@ -44,6 +45,11 @@ final class HeapPerBlock {
       index.store(i & 7, new BlocksStored(BlocksStored.ROOT, hashes[i], keys[i], Tier.GPU));
     }
     long after = usedAfterGc();
+    // The inputs must stay reachable until after the second measurement, or a compiled frame may
+    // drop them early and the difference would undercount the index by their size.
+    Reference.reachabilityFence(keys);
+    Reference.reachabilityFence(hashes);
+    Reference.reachabilityFence(index);
     double perBlock = (after - before) / (double) blocks;
     return new double[] {perBlock, index.nodes()};
   }

@@ -11,11 +11,16 @@ import io.kvrouter.loadtest.bench.MarkdownReport;
 import io.kvrouter.loadtest.bench.ProgressReporter;
 import io.kvrouter.loadtest.bench.ResultsWriter;
 import io.kvrouter.loadtest.bench.SyntheticWorkloads;
+import io.kvrouter.loadtest.bench.WorkloadSource;
+import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.loadtest.workload.Workloads;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -35,8 +40,6 @@ import picocli.CommandLine.ParameterException;
     description = "Open-loop HTTP load generator for any OpenAI-compatible endpoint; reports TTFT, ITL, end-to-end latency and engine hit rate.")
 final class BenchCommand implements Callable<Integer> {
 
-  enum WorkloadKind { SHARED_PREFIX, RANDOM }
-
   @Spec CommandSpec spec;
 
   @Option(names = "--url", required = true, split = ",", paramLabel = "URL",
@@ -50,9 +53,27 @@ final class BenchCommand implements Callable<Integer> {
       description = "completions or chat (default: ${DEFAULT-VALUE}).")
   Endpoint endpoint;
 
-  @Option(names = "--workload", defaultValue = "shared-prefix", converter = WorkloadConverter.class,
-      description = "shared-prefix or random (default: ${DEFAULT-VALUE}).")
-  WorkloadKind workload;
+  @Option(names = "--workload", defaultValue = "shared-prefix",
+      description = "shared-prefix or random (built in, text prompts), or a workload of the workload package: "
+          + "mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat (token-id prompts, "
+          + "completions endpoint) (default: ${DEFAULT-VALUE}).")
+  String workload;
+
+  @Option(names = "--workload-param", paramLabel = "KEY=VALUE",
+      description = "A parameter of a workload-package workload, e.g. groups=16 or path=trace.jsonl; repeatable.")
+  Map<String, String> workloadParams = new LinkedHashMap<>();
+
+  @Option(names = "--trace", paramLabel = "FILE",
+      description = "Replay a Mooncake-format trace file (JSONL) at its own timestamps; overrides --workload.")
+  Path trace;
+
+  @Option(names = "--speed-up", defaultValue = "1",
+      description = "Divide the arrival times of a trace or workload-package workload by this (default: ${DEFAULT-VALUE}).")
+  double speedUp;
+
+  @Option(names = "--vocab-size", defaultValue = "0",
+      description = "Fold synthetic token ids below this (modulo) for models with a smaller vocabulary; 0 keeps them (default: ${DEFAULT-VALUE}).")
+  int vocabSize;
 
   @Option(names = "--requests", description = "Requests to send (default: groups x prompts-per-group, or 100 for random, or one burst).")
   Integer requests;
@@ -73,7 +94,7 @@ final class BenchCommand implements Callable<Integer> {
       description = "Requests in flight at most; a request due beyond the cap is dropped and counted (default: ${DEFAULT-VALUE}).")
   int concurrencyCap;
 
-  @Option(names = "--max-tokens", defaultValue = "64", description = "max_tokens per request (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--max-tokens", defaultValue = "64", description = "max_tokens per request of the built-in workloads; others carry their own (default: ${DEFAULT-VALUE}).")
   int maxTokens;
 
   @Option(names = "--ignore-eos", description = "Send vLLM's ignore_eos so each request generates max_tokens tokens.")
@@ -156,14 +177,40 @@ final class BenchCommand implements Callable<Integer> {
         ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
         : ArrivalSchedule.poisson(rate, seed);
     try {
-      return switch (workload) {
-        case SHARED_PREFIX -> SyntheticWorkloads.sharedPrefix(groups, promptsPerGroup, prefixWords, suffixWords,
-            maxTokens, arrivals, seed);
-        case RANDOM -> SyntheticWorkloads.random(requests != null ? requests : burst != null ? burst : 100,
-            prefixWords + suffixWords, maxTokens, arrivals, seed);
-      };
-    } catch (IllegalArgumentException e) {
-      throw new ParameterException(spec.commandLine(), e.getMessage());
+      switch (workload) {
+        case "shared-prefix":
+          if (trace == null) {
+            return SyntheticWorkloads.sharedPrefix(groups, promptsPerGroup, prefixWords, suffixWords, maxTokens,
+                arrivals, seed);
+          }
+          break;
+        case "random":
+          if (trace == null) {
+            return SyntheticWorkloads.random(requests != null ? requests : burst != null ? burst : 100,
+                prefixWords + suffixWords, maxTokens, arrivals, seed);
+          }
+          break;
+        default:
+          break;
+      }
+      if (endpoint != Endpoint.COMPLETIONS) {
+        throw new ParameterException(spec.commandLine(),
+            "workload-package workloads and traces send token ids: use --endpoint completions");
+      }
+      if (!(speedUp > 0)) {
+        throw new ParameterException(spec.commandLine(), "--speed-up must be positive");
+      }
+      Workload w = trace != null ? Workloads.fromTrace(trace, seed) : Workloads.byName(workload, workloadParams, seed);
+      if (speedUp != 1.0) {
+        w = w.speedUp(speedUp);
+      }
+      // The workload's own arrival times, unless the user asked for a rate or bursts explicitly.
+      boolean ownTimes = !spec.commandLine().getParseResult().hasMatchedOption("--rate") && burst == null;
+      return WorkloadSource.of(w, ownTimes ? null : arrivals, vocabSize);
+    } catch (ParameterException e) {
+      throw e;
+    } catch (RuntimeException e) { // bad parameters, missing shared/ folder, unreadable or malformed trace
+      throw new ParameterException(spec.commandLine(), "cannot build the workload: " + e.getMessage(), e);
     }
   }
 
@@ -192,13 +239,5 @@ final class BenchCommand implements Callable<Integer> {
       sb.append(' ').append(shown.matches("[A-Za-z0-9_@%+=:,./-]+") ? shown : "'" + shown.replace("'", "'\\''") + "'");
     }
     return sb.toString();
-  }
-
-  /** Accepts {@code shared-prefix} as well as {@code SHARED_PREFIX}. */
-  static final class WorkloadConverter implements picocli.CommandLine.ITypeConverter<WorkloadKind> {
-    @Override
-    public WorkloadKind convert(String value) {
-      return WorkloadKind.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
-    }
   }
 }

@@ -23,7 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * records every outcome.
  *
  * <p>Contract: {@link #run} may be called once. It scrapes the engine metrics, then issues
- * requests from the calling thread (parking until each is due; a request whose time has passed
+ * requests from the calling thread (building and encoding each request, then parking until it is
+ * due; a request whose time has passed
  * is sent at once and charged for its lateness in the corrected latencies), stops issuing at the
  * limits of the {@link BenchConfig}, waits for requests in flight (each ends by the request
  * timeout at the latest), scrapes again, and returns the {@link BenchRun}. Warm-up requests
@@ -139,6 +140,7 @@ public final class BenchRunner {
             if (due > deadline) {
                 break;
             }
+            StreamingSender.Prepared prepared = sender.prepare(request);
             parkUntil(origin + due);
             if (Thread.currentThread().isInterrupted()) {
                 break;
@@ -151,7 +153,7 @@ public final class BenchRunner {
                 continue;
             }
             counters.markSent();
-            CompletableFuture<RequestOutcome> f = sender.send(index, sent % targets, request, due);
+            CompletableFuture<RequestOutcome> f = sender.send(index, sent % targets, prepared, due);
             f.whenComplete((o, t) -> {
                 permits.release();
                 if (o != null) {

@@ -18,7 +18,7 @@ import java.util.function.LongSupplier;
  * (a timer cancels the exchange; the JDK's own {@link HttpRequest.Builder#timeout} only covers
  * the wait for the response headers, not a stream that stalls later).
  *
- * <p>{@link #send} does not block on the network: it encodes the body and hands the request to
+ * <p>{@link #send} does not block on the network: it hands the (prepared) request to
  * {@link HttpClient#sendAsync}; the body is read line by line on the client's executor. Thread-
  * safe. Cost per request: the body bytes, one timer task, one {@link SseStreamSubscriber}.
  */
@@ -44,19 +44,40 @@ final class StreamingSender {
         this.endpoints = config.targets().stream().map(config.endpoint()::under).toList();
     }
 
-    /** Sends {@code request} to target {@code target} now; {@code intendedNanos} is its due time. */
+    /**
+     * A request ready to go: its body encoded ahead of its due time, so the encoding (O(prompt))
+     * is not on the path between the due time and the send. {@code failure} is set instead of
+     * {@code body} when the request cannot be encoded.
+     */
+    record Prepared(BenchRequest request, byte[] body, IllegalArgumentException failure) {
+    }
+
+    /** Encodes {@code request}; never throws for a prompt that does not fit the endpoint. */
+    Prepared prepare(BenchRequest request) {
+        try {
+            return new Prepared(request, RequestBodyEncoder.encode(request,
+                    request.model() != null ? request.model() : model, config.endpoint(), config.ignoreEos()), null);
+        } catch (IllegalArgumentException e) {
+            return new Prepared(request, null, e);
+        }
+    }
+
+    /** Encodes and sends {@code request} to target {@code target} now; {@code intendedNanos} is its due time. */
     CompletableFuture<RequestOutcome> send(int index, int target, BenchRequest request, long intendedNanos) {
+        return send(index, target, prepare(request), intendedNanos);
+    }
+
+    /** Sends a prepared request to target {@code target} now; {@code intendedNanos} is its due time. */
+    CompletableFuture<RequestOutcome> send(int index, int target, Prepared prepared, long intendedNanos) {
         long sent = clock.getAsLong();
+        BenchRequest request = prepared.request();
         SseStreamSubscriber subscriber = new SseStreamSubscriber(index, target, request.group(), intendedNanos, sent,
                 clock);
-        byte[] body;
-        try {
-            body = RequestBodyEncoder.encode(request, request.model() != null ? request.model() : model,
-                    config.endpoint(), config.ignoreEos());
-        } catch (IllegalArgumentException e) {
-            subscriber.failedBeforeResponse(e);
+        if (prepared.failure() != null) {
+            subscriber.failedBeforeResponse(prepared.failure());
             return subscriber.outcome();
         }
+        byte[] body = prepared.body();
         HttpRequest.Builder builder = HttpRequest.newBuilder(endpoints.get(target))
                 .timeout(config.requestTimeout())
                 .header("Content-Type", "application/json")

@@ -98,6 +98,37 @@ class SimEngineCoreTest {
   }
 
   @Test
+  void fullCache_preemptsTheLatestRequest_whichLaterRecomputesWhatWasEvicted() {
+    // 4 blocks of 16: A and B (16-token prompts, 20 outputs) each grow to 3 blocks
+    SimEngineCore core = new SimEngineCore(config(4, 8, 8192));
+    core.submit(SimRequest.of("a", prompt(16, 0), 20), 0);
+    core.submit(SimRequest.of("b", prompt(16, 500), 20), 0);
+    List<Emission> all = new ArrayList<>();
+    List<Integer> prefills = new ArrayList<>();
+    long now = 0;
+    for (int guard = 0; core.hasWork() && guard < 1000; guard++) {
+      StepResult r = core.step(now);
+      all.addAll(r.emissions());
+      prefills.add(r.prefillTokens());
+      now = r.endMicros();
+    }
+    assertThat(core.preemptions()).isEqualTo(1);
+    // B held 33 tokens when preempted; its first block survived in the free queue, its second
+    // was reallocated to A, so B recomputes 33 − 16 = 17 tokens once A is done
+    assertThat(prefills).contains(17);
+    for (String id : List.of("a", "b")) {
+      assertThat(all.stream().filter(e -> e.requestId().equals(id)).map(Emission::index))
+          .containsExactlyElementsOf(IntStream.range(0, 20).boxed().toList());
+    }
+    Emission lastA = all.stream().filter(e -> e.requestId().equals("a") && e.finished())
+        .findFirst().orElseThrow();
+    Emission firstResumedB = all.stream().filter(e -> e.requestId().equals("b") && e.index() == 17)
+        .findFirst().orElseThrow();
+    assertThat(firstResumedB.timeMicros()).isGreaterThan(lastA.timeMicros());
+    assertThat(firstResumedB.cachedPromptTokens()).as("the first admission's figure").isZero();
+  }
+
+  @Test
   void maxNumSeqs_limitsAdmission() {
     SimEngineCore core = new SimEngineCore(config(64, 2, 8192));
     for (int i = 0; i < 3; i++) {
@@ -148,6 +179,7 @@ class SimEngineCoreTest {
     runToIdle(core, now);
     assertThat(model).containsExactlyInAnyOrderElementsOf(toSet(core.cachedBlockHashes()));
     assertThat(core.finishedRequests()).isEqualTo(300);
+    assertThat(core.preemptions()).as("the workload overflows the cache").isPositive();
     assertThat(core.kvCacheUsage()).isZero();
   }
 

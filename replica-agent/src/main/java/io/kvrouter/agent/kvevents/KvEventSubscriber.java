@@ -16,24 +16,13 @@ import org.zeromq.ZMsg;
  * them with {@link VllmEventDecoder} and hands them, in sequence order, to an
  * {@link EngineStreamHandler}. Never runs on an actor dispatcher.
  *
- * <p>Sequencing ({@code shared/specs/vllm-kv-events.md} §1.2, §1.3, §7):
- *
- * <ul>
- *   <li>live messages are {@code [topic, seq8, payload]} (a 2-frame {@code [seq8, payload]} is
- *       tolerated);
- *   <li>on the first message, and after an engine restart, a seq above 0 means earlier batches
- *       were missed (the slow joiner, or a running engine): they are asked for from the replay
- *       socket starting at 0;
- *   <li>a seq above the expected one is a gap: replay from the expected seq; what the buffer no
- *       longer holds is reported as an unrecoverable gap;
- *   <li>a seq below the expected one is an engine restart;
- *   <li>after 2 s without live messages the replay socket is asked for anything newer; if it has
- *       some, the SUB is stuck and is recreated (without a replay socket the SUB is recreated on
- *       every such silence);
- *   <li>replay uses a DEALER sending {@code ["", seq8]} and reads replies of 2 frames {@code [seq8,
- *       payload]} or 3 frames {@code [topic, seq8, payload]} after the delimiter until an empty
- *       payload (end marker), bounded by a timeout.
- * </ul>
+ * <p>Live messages are parsed by {@link TransportFrames} and sequenced by a {@link
+ * StreamSequencer} (gap → replay, regression → engine restart, first message above 0 → replay
+ * from 0). Replay uses a DEALER sending {@code ["", seq8]} and reads replies until the end marker,
+ * bounded by a timeout. After 2 s without live messages the replay socket is probed for anything
+ * newer; if it has some, the SUB is stuck (seen with JeroMQ on loopback about once in fifteen
+ * fresh connections) and is recreated; without a replay socket the SUB is recreated on every such
+ * silence, which costs nothing when the engine is merely idle.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
@@ -48,15 +37,14 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final String topicFilter;
   private final EngineStreamHandler handler;
   private final String threadName;
-  private final VllmEventDecoder decoder = new VllmEventDecoder();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
   private volatile boolean running = true;
   private Thread thread;
-  private long expected = -1;
   private ZMQ.Socket dealer;
+  private volatile StreamSequencer sequencer;
 
   /**
    * @param endpoint the engine's PUB endpoint to connect to, e.g. {@code tcp://127.0.0.1:5557}
@@ -97,9 +85,10 @@ public final class KvEventSubscriber implements AutoCloseable {
     return reconnects.get();
   }
 
-  /** Payloads that could not be decoded. */
+  /** Messages or payloads that could not be parsed or decoded. */
   public long malformed() {
-    return malformed.get();
+    StreamSequencer s = sequencer;
+    return malformed.get() + (s == null ? 0 : s.malformed());
   }
 
   private void run() {
@@ -111,6 +100,8 @@ public final class KvEventSubscriber implements AutoCloseable {
         dealer.setReceiveTimeOut(REPLAY_TIMEOUT_MILLIS);
         dealer.connect(replayEndpoint);
       }
+      sequencer = new StreamSequencer(handler, dealer == null ? null : this::fetchReplay,
+          threadName);
       long lastLive = System.nanoTime();
       while (running) {
         ZMsg msg = ZMsg.recvMsg(sub);
@@ -119,7 +110,7 @@ public final class KvEventSubscriber implements AutoCloseable {
             // Silence: either the engine is idle or the SUB is stuck (seen with JeroMQ on
             // loopback: a SUB that never receives). Batches in the replay buffer beyond what we
             // have prove the latter; without replay, reconnecting an idle SUB costs nothing.
-            long recovered = dealer == null ? 0 : replay(Long.MAX_VALUE);
+            long recovered = sequencer.probe();
             if (dealer == null || recovered > 0) {
               if (recovered > 0) {
                 log.warn("{}: SUB stuck ({} batches recovered by replay); reconnecting",
@@ -140,9 +131,7 @@ public final class KvEventSubscriber implements AutoCloseable {
           malformed.incrementAndGet();
           continue;
         }
-        long seq = m.seq();
-        byte[] payload = m.payload();
-        onLive(seq, payload);
+        sequencer.onLive(m.seq(), m.payload());
       }
     } catch (RuntimeException | Error e) {
       if (running) {
@@ -161,94 +150,34 @@ public final class KvEventSubscriber implements AutoCloseable {
     return sub;
   }
 
-  private void onLive(long seq, byte[] payload) {
-    if (expected >= 0 && seq < expected) {
-      log.info("{}: engine sequence went back from {} to {}: engine restart", threadName,
-          expected - 1, seq);
-      handler.onEngineRestart(expected - 1, seq);
-      expected = -1;
-    }
-    if (expected < 0) {
-      expected = 0;
-    }
-    if (seq > expected) {
-      recover(seq);
-    }
-    if (seq == expected) {
-      deliver(seq, payload);
-    }
-  }
-
-  /** Replays {@code [expected, upTo)}; reports what it cannot get back. */
-  private void recover(long upTo) {
-    replay(upTo);
-    if (expected < upTo) {
-      log.warn("{}: KV-event batches [{}, {}) lost", threadName, expected, upTo);
-      handler.onUnrecoverableGap(expected, upTo);
-      expected = upTo;
-    }
-  }
-
-  /**
-   * Asks the replay socket for {@code [expected, upTo)} and delivers what comes back in order.
-   *
-   * @return batches delivered
-   */
-  private long replay(long upTo) {
-    if (dealer == null) {
-      return 0;
-    }
-    if (expected < 0) {
-      expected = 0;
-    }
-    long delivered = 0;
+  /** Sends a replay request and collects the answer until the end marker or a timeout. */
+  private List<TransportFrames.Message> fetchReplay(long fromSeq) {
     replayRequests.incrementAndGet();
     dealer.sendMore(new byte[0]);
-    dealer.send(ZmqFrames.seq(expected));
+    dealer.send(ZmqFrames.seq(fromSeq));
+    List<TransportFrames.Message> out = new ArrayList<>();
     for (int i = 0; i < MAX_REPLAY_MESSAGES; i++) {
       ZMsg reply = ZMsg.recvMsg(dealer);
       if (reply == null) {
-        log.warn("{}: replay from {} timed out", threadName, expected);
+        log.warn("{}: replay from {} timed out", threadName, fromSeq);
         break;
       }
       TransportFrames.Message m = TransportFrames.replay(frames(reply));
       if (m == null) {
         malformed.incrementAndGet();
-        continue;
-      }
-      if (m.endOfReplay()) {
+      } else if (m.endOfReplay()) {
         break;
-      }
-      long seq = m.seq();
-      byte[] payload = m.payload();
-      if (seq >= expected && seq < upTo) {
-        if (seq > expected) {
-          handler.onUnrecoverableGap(expected, seq);
-        }
-        deliver(seq, payload);
-        delivered++;
+      } else {
+        out.add(m);
       }
     }
-    return delivered;
+    return out;
   }
 
   private static List<byte[]> frames(ZMsg msg) {
     List<byte[]> out = new ArrayList<>(msg.size());
     msg.forEach(f -> out.add(f.getData()));
     return out;
-  }
-
-  private void deliver(long seq, byte[] payload) {
-    expected = seq + 1;
-    EngineEventBatch batch;
-    try {
-      batch = decoder.decode(payload);
-    } catch (VllmEventDecoder.MalformedBatchException e) {
-      malformed.incrementAndGet();
-      log.warn("{}: undecodable batch {}: {}", threadName, seq, e.getMessage());
-      return;
-    }
-    handler.onBatch(seq, batch);
   }
 
   @Override

@@ -314,6 +314,14 @@ public final class KvTrackerCore {
     return ledger.reservation(origin, requestId);
   }
 
+  /**
+   * Matches the first {@code count} keys of a prompt into {@code out} (reset first), without
+   * reserving anything: for what-if queries, the policy lab and benchmarks. Allocation-free.
+   */
+  public void match(long[] keys, int count, MatchResult out) {
+    index.match(keys, count, out);
+  }
+
   /** Match of a prompt, for inspection (admin pages, tests); not for the hot path. */
   public Map<String, Integer> matchedBlocks(long[] keys) {
     MatchResult m = new MatchResult();

@@ -67,6 +67,11 @@ final class PredictedTable {
     }
   }
 
+  /** Reads the home slot of (key, replica), so that a later probe finds it in cache. */
+  long touch(long key, int replica) {
+    return table[2 * Hashing.slot(pairHash(key, replica), capacity)];
+  }
+
   long get(long key, int replica) {
     int i = find(key, replica);
     return i < 0 ? NONE : table[2 * i + 1] >>> REPLICA_BITS;

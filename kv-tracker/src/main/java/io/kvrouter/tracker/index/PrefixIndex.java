@@ -250,7 +250,7 @@ public final class PrefixIndex {
     for (int i = from; i < to; i++) {
       if ((i - from) % PREFETCH == 0) {
         for (int j = i, end = Math.min(to, i + PREFETCH); j < end; j++) {
-          sink += table[2 * Hashing.slot(keys[j], capacity)];
+          sink += table[2 * Hashing.slot(keys[j], capacity)] + predicted.touch(keys[j], replica);
         }
         prefetchSink = sink;
       }
@@ -271,7 +271,15 @@ public final class PrefixIndex {
     PredictionBatch batch;
     while ((batch = expiry.peek()) != null && batch.deadline <= nowMillis) {
       expiry.poll();
+      long sink = 0;
       for (int i = batch.from; i < batch.to; i++) {
+        if ((i - batch.from) % PREFETCH == 0) {
+          for (int j = i, end = Math.min(batch.to, i + PREFETCH); j < end; j++) {
+            sink += table[2 * Hashing.slot(batch.keys[j], capacity)]
+                + predicted.touch(batch.keys[j], batch.replica);
+          }
+          prefetchSink = sink;
+        }
         long key = batch.keys[i];
         long deadline = predicted.get(key, batch.replica);
         if (deadline != PredictedTable.NONE && deadline <= nowMillis) {

@@ -30,8 +30,10 @@ final class ClusterFixture {
     this.replicas = replicas;
     TrackerConfig base = TrackerConfig.defaults("bench-ingress")
         .withExpectedBlocks(sequences * blocksPerSequence + SHARED_BLOCKS);
+    // Predicted entries live 10 ms; benchmarks advance the clock 1 ms per decision, so each
+    // decision's new blocks are inserted and, ten decisions later, expired: a stationary tree.
     TrackerConfig config = new TrackerConfig(base.ingressId(), base.policy(), base.policyConfig(),
-        seed, base.leaseMillis(), 100, 100, base.expectedBlocks());
+        seed, base.leaseMillis(), 10, 10, base.expectedBlocks());
     tracker = new KvTrackerCore(config);
     for (int r = 0; r < replicas; r++) {
       tracker.replicaUp(new ReplicaInfo("replica-" + r, 0, MODEL, "http://r" + r, BLOCK_SIZE,

@@ -16,8 +16,11 @@ import org.openjdk.jmh.annotations.State;
 /**
  * Decision latency: one select-and-reserve (match, rank, reserve, predict) on a tree of about 1M
  * blocks, followed by the release of the same request and an expiry pass so that the state stays
- * stationary. Prompts cycle over 16 sequences; three quarters of each prompt is cached on one
- * replica, the rest is new, and the first 64 blocks are cached on every replica.
+ * stationary. Prompts cycle over 64 prompts on 64 different sequences; three quarters of each
+ * prompt is cached on one replica and the first 64 blocks on every replica. The last quarter is
+ * new: each decision inserts it as predicted entries, which expire (10 ms TTL, 1 ms per decision)
+ * long before the prompt comes round again, so every decision pays for inserting its uncached
+ * blocks and, later, for expiring them, as with fresh user suffixes in production.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -40,17 +43,17 @@ public class SelectAndReserveBenchmark {
     // 128 sequences of 8,192 blocks (128k tokens) = 1,048,576 blocks, plus the shared prefix.
     cluster = new ClusterFixture(replicas, 128, 8192, 42);
     int blocks = promptTokens / ClusterFixture.BLOCK_SIZE;
-    requests = new RouteRequest[16];
+    requests = new RouteRequest[64];
     for (int i = 0; i < requests.length; i++) {
       requests[i] = new RouteRequest("req-" + i, ClusterFixture.MODEL,
-          cluster.prompt(i * 7, blocks, 1000 + i), promptTokens);
+          cluster.prompt(i * 3, blocks, 1000 + i), promptTokens);
     }
   }
 
   @Benchmark
   public Decision selectAndReserve() {
     RouteRequest request = requests[next];
-    next = (next + 1) & 15;
+    next = (next + 1) & 63;
     now++;
     Decision decision = cluster.tracker.selectAndReserve(request, now);
     cluster.tracker.released(request.requestId());

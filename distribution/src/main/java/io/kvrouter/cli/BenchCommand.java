@@ -1,16 +1,19 @@
 package io.kvrouter.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.kvrouter.loadtest.bench.ArrivalSchedule;
 import io.kvrouter.loadtest.bench.BenchConfig;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
 import io.kvrouter.loadtest.bench.BenchRun;
 import io.kvrouter.loadtest.bench.BenchRunner;
 import io.kvrouter.loadtest.bench.BenchSummary;
+import io.kvrouter.loadtest.bench.ComparisonReport;
 import io.kvrouter.loadtest.bench.Endpoint;
 import io.kvrouter.loadtest.bench.MarkdownReport;
 import io.kvrouter.loadtest.bench.ProgressReporter;
 import io.kvrouter.loadtest.bench.ResultsWriter;
 import io.kvrouter.loadtest.bench.SyntheticWorkloads;
+import io.kvrouter.loadtest.bench.TargetPolicy;
 import io.kvrouter.loadtest.bench.WorkloadSource;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
@@ -45,6 +48,11 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--url", required = true, split = ",", paramLabel = "URL",
       description = "Target base URL(s), comma-separated; requests go round robin (several ingresses, or plain engines).")
   List<URI> urls;
+
+  @Option(names = "--target-policy", defaultValue = "round-robin", converter = PolicyConverter.class,
+      description = "round-robin, or group-affinity (every request of a prefix group or session to one target: "
+          + "the client-side reference when the targets are engines) (default: ${DEFAULT-VALUE}).")
+  TargetPolicy targetPolicy;
 
   @Option(names = "--model", description = "Model name (default: the first id of GET /v1/models).")
   String model;
@@ -123,6 +131,14 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json and report.md (default: ${DEFAULT-VALUE}).")
   Path out;
 
+  @Option(names = "--label", defaultValue = "",
+      description = "A name for this run in reports and comparisons, e.g. kv-aware or round-robin.")
+  String label;
+
+  @Option(names = "--compare-to", split = ",", paramLabel = "DIR",
+      description = "Earlier runs' output directories (or results.json files): also write comparison.md with them and this run side by side.")
+  List<Path> compareTo = new ArrayList<>();
+
   @Option(names = "--timeout", defaultValue = "120", description = "Per-request timeout in seconds, connect to [DONE] (default: ${DEFAULT-VALUE}).")
   double timeout;
 
@@ -135,12 +151,17 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    for (Path p : compareTo) {
+      if (!java.nio.file.Files.exists(p.resolve(ResultsWriter.RESULTS_JSON)) && !java.nio.file.Files.isRegularFile(p)) {
+        throw new ParameterException(spec.commandLine(), "--compare-to " + p + ": no results.json there");
+      }
+    }
     BenchRequestSource source = source();
     int cap = requests != null ? requests : -1;
     BenchConfig config;
     try {
       config = new BenchConfig(urls, model, endpoint, cap, seconds(duration, "--duration"),
-          concurrencyCap, seconds(timeout, "--timeout"), apiKey, ignoreEos, engineMetrics, warmup);
+          concurrencyCap, seconds(timeout, "--timeout"), apiKey, ignoreEos, engineMetrics, targetPolicy, warmup);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -155,11 +176,20 @@ final class BenchCommand implements Callable<Integer> {
       System.err.println("kvrouter bench: " + e.getMessage());
       return 1;
     }
-    BenchSummary summary = BenchSummary.of(run, commandLine());
+    BenchSummary summary = BenchSummary.of(run, commandLine(), label);
     ResultsWriter.write(out, summary);
     System.out.print(MarkdownReport.render(summary));
     System.out.println();
     System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + " and " + out.resolve(ResultsWriter.REPORT_MD));
+    if (!compareTo.isEmpty()) {
+      List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
+      runs.add(ComparisonReport.tree(summary));
+      String comparison = ComparisonReport.render(runs);
+      ResultsWriter.writeComparison(out, comparison);
+      System.out.println();
+      System.out.print(comparison);
+      System.out.println("Wrote " + out.resolve(ResultsWriter.COMPARISON_MD));
+    }
     return summary.counts().ok() > 0 ? 0 : 1;
   }
 
@@ -239,5 +269,13 @@ final class BenchCommand implements Callable<Integer> {
       sb.append(' ').append(shown.matches("[A-Za-z0-9_@%+=:,./-]+") ? shown : "'" + shown.replace("'", "'\\''") + "'");
     }
     return sb.toString();
+  }
+
+  /** Accepts {@code group-affinity} as well as {@code GROUP_AFFINITY}. */
+  static final class PolicyConverter implements picocli.CommandLine.ITypeConverter<TargetPolicy> {
+    @Override
+    public TargetPolicy convert(String value) {
+      return TargetPolicy.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+    }
   }
 }

@@ -5,8 +5,8 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * How a run is driven. Requests go round robin over {@code targets} (several ingresses, or
- * several plain engines); the run stops issuing at the first of {@code maxRequests} sent (or
+ * How a run is driven. Requests are spread over {@code targets} (several ingresses, or several
+ * plain engines) by the {@link TargetPolicy}; the run stops issuing at the first of {@code maxRequests} sent (or
  * dropped), {@code maxDuration} elapsed, the source exhausted, and then waits at most
  * {@code requestTimeout} for requests in flight.
  *
@@ -23,6 +23,7 @@ import java.util.List;
  * @param ignoreEos      send vLLM's {@code ignore_eos: true} so every request produces
  *                       {@code max_tokens} tokens
  * @param engineMetrics  Prometheus endpoints of the engines, scraped before and after (may be empty)
+ * @param targetPolicy   how requests are spread over the targets
  * @param warmupPerTarget unmeasured requests sent to each target, one at a time, before the
  *                       engine scrape and the start (as vLLM's benchmark sends one test prompt
  *                       first): it fails fast on a wrong URL or model and loads the client's
@@ -30,7 +31,7 @@ import java.util.List;
  */
 public record BenchConfig(List<URI> targets, String model, Endpoint endpoint, int maxRequests, Duration maxDuration,
                           int concurrencyCap, Duration requestTimeout, String apiKey, boolean ignoreEos,
-                          List<URI> engineMetrics, int warmupPerTarget) {
+                          List<URI> engineMetrics, TargetPolicy targetPolicy, int warmupPerTarget) {
 
     public BenchConfig {
         if (targets == null || targets.isEmpty()) {
@@ -53,6 +54,9 @@ public record BenchConfig(List<URI> targets, String model, Endpoint endpoint, in
         if (requestTimeout == null || requestTimeout.isZero() || requestTimeout.isNegative()) {
             throw new IllegalArgumentException("requestTimeout must be positive, got " + requestTimeout);
         }
+        if (targetPolicy == null) {
+            targetPolicy = TargetPolicy.ROUND_ROBIN;
+        }
         if (warmupPerTarget < 0) {
             throw new IllegalArgumentException("warmupPerTarget must be >= 0, got " + warmupPerTarget);
         }
@@ -62,33 +66,40 @@ public record BenchConfig(List<URI> targets, String model, Endpoint endpoint, in
     }
 
     /** A configuration with defaults for everything but the targets and the model: completions,
-     *  no request cap, 10 minutes, cap 1024, 2-minute timeout, no key, no engine metrics, no warm-up. */
+     *  no request cap, 10 minutes, cap 1024, 2-minute timeout, no key, no engine metrics, round robin,
+     *  no warm-up. */
     public static BenchConfig defaults(List<URI> targets, String model) {
         return new BenchConfig(targets, model, Endpoint.COMPLETIONS, -1, Duration.ofMinutes(10), 1024,
-                Duration.ofMinutes(2), null, false, List.of(), 0);
+                Duration.ofMinutes(2), null, false, List.of(), TargetPolicy.ROUND_ROBIN, 0);
     }
 
     /** A copy with another endpoint. */
     public BenchConfig withEndpoint(Endpoint e) {
         return new BenchConfig(targets, model, e, maxRequests, maxDuration, concurrencyCap, requestTimeout, apiKey,
-                ignoreEos, engineMetrics, warmupPerTarget);
+                ignoreEos, engineMetrics, targetPolicy, warmupPerTarget);
     }
 
     /** A copy with other limits. */
     public BenchConfig withLimits(int requests, Duration duration, int cap, Duration timeout) {
         return new BenchConfig(targets, model, endpoint, requests, duration, cap, timeout, apiKey, ignoreEos,
-                engineMetrics, warmupPerTarget);
+                engineMetrics, targetPolicy, warmupPerTarget);
     }
 
     /** A copy with another number of warm-up requests per target. */
     public BenchConfig withWarmup(int perTarget) {
         return new BenchConfig(targets, model, endpoint, maxRequests, maxDuration, concurrencyCap, requestTimeout,
-                apiKey, ignoreEos, engineMetrics, perTarget);
+                apiKey, ignoreEos, engineMetrics, targetPolicy, perTarget);
+    }
+
+    /** A copy with another target policy. */
+    public BenchConfig withTargetPolicy(TargetPolicy policy) {
+        return new BenchConfig(targets, model, endpoint, maxRequests, maxDuration, concurrencyCap, requestTimeout,
+                apiKey, ignoreEos, engineMetrics, policy, warmupPerTarget);
     }
 
     /** A copy with other engine metrics endpoints. */
     public BenchConfig withEngineMetrics(List<URI> urls) {
         return new BenchConfig(targets, model, endpoint, maxRequests, maxDuration, concurrencyCap, requestTimeout,
-                apiKey, ignoreEos, urls, warmupPerTarget);
+                apiKey, ignoreEos, urls, targetPolicy, warmupPerTarget);
     }
 }

@@ -19,7 +19,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The open-loop HTTP load generator: sends each request of a {@link BenchRequestSource} at its
- * intended time, whether or not earlier ones have finished, round robin over the targets, and
+ * intended time, whether or not earlier ones have finished, spread over the targets by the
+ * {@link TargetPolicy}, and
  * records every outcome.
  *
  * <p>Contract: {@link #run} may be called once. It scrapes the engine metrics, then issues
@@ -153,7 +154,8 @@ public final class BenchRunner {
                 continue;
             }
             counters.markSent();
-            CompletableFuture<RequestOutcome> f = sender.send(index, sent % targets, prepared, due);
+            CompletableFuture<RequestOutcome> f = sender.send(index,
+                    config.targetPolicy().pick(sent, request.group(), targets), prepared, due);
             f.whenComplete((o, t) -> {
                 permits.release();
                 if (o != null) {

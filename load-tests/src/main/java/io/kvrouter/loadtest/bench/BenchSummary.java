@@ -19,6 +19,7 @@ import org.HdrHistogram.Histogram;
  * <p>Cost of {@link #of}: O(requests + chunks), three to six histograms of a few tens of KB.
  *
  * @param tool        always {@code kvrouter bench}
+ * @param label       a name for comparisons, e.g. {@code kv-aware} or {@code round-robin} ({@code ""} if none)
  * @param commandLine the command that produced the run, as typed ({@code ""} if not from the CLI)
  * @param startedAt   ISO-8601 start time
  * @param workload    the request source's name
@@ -32,12 +33,12 @@ import org.HdrHistogram.Histogram;
  * @param targets     per-target counts
  * @param errorSamples up to ten distinct error messages
  */
-public record BenchSummary(String tool, String commandLine, String startedAt, String workload, ConfigView config,
+public record BenchSummary(String tool, String label, String commandLine, String startedAt, String workload, ConfigView config,
                            Counts counts, double durationSeconds, Throughput throughput, Latencies latencyMs,
                            Tokens tokens, Engines engines, List<TargetCounts> targets, List<String> errorSamples) {
 
     /** The configuration as reported. */
-    public record ConfigView(List<String> targets, String model, String endpoint, int maxRequests,
+    public record ConfigView(List<String> targets, String targetPolicy, String model, String endpoint, int maxRequests,
                              double maxDurationSeconds, int concurrencyCap, double timeoutSeconds, boolean ignoreEos,
                              boolean apiKeySet, List<String> engineMetrics) {
     }
@@ -82,8 +83,13 @@ public record BenchSummary(String tool, String commandLine, String startedAt, St
     public record TargetCounts(String url, int sent, int ok, int errors, int timeouts) {
     }
 
-    /** Computes the figures of {@code run}; {@code commandLine} is recorded as given. */
+    /** Computes the figures of {@code run} without a label; {@code commandLine} is recorded as given. */
     public static BenchSummary of(BenchRun run, String commandLine) {
+        return of(run, commandLine, "");
+    }
+
+    /** Computes the figures of {@code run}; {@code commandLine} and {@code label} are recorded as given. */
+    public static BenchSummary of(BenchRun run, String commandLine, String label) {
         BenchConfig c = run.config();
         Histogram ttftC = LatencySummary.newHistogram();
         Histogram ttftU = LatencySummary.newHistogram();
@@ -150,11 +156,12 @@ public record BenchSummary(String tool, String commandLine, String startedAt, St
             targets.add(new TargetCounts(c.targets().get(t).toString(), perTarget[t][0], perTarget[t][1],
                     perTarget[t][2], perTarget[t][3]));
         }
-        ConfigView view = new ConfigView(c.targets().stream().map(Object::toString).toList(), run.model(),
+        ConfigView view = new ConfigView(c.targets().stream().map(Object::toString).toList(),
+                c.targetPolicy().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'), run.model(),
                 c.endpoint().name().toLowerCase(java.util.Locale.ROOT), c.maxRequests(),
                 c.maxDuration().toMillis() / 1000.0, c.concurrencyCap(), c.requestTimeout().toMillis() / 1000.0,
                 c.ignoreEos(), c.apiKey() != null, c.engineMetrics().stream().map(Object::toString).toList());
-        return new BenchSummary("kvrouter bench", commandLine == null ? "" : commandLine, run.startedAt().toString(),
+        return new BenchSummary("kvrouter bench", label == null ? "" : label, commandLine == null ? "" : commandLine, run.startedAt().toString(),
                 run.workload(), view,
                 new Counts(run.outcomes().size(), sent, ok, http + stream + send, http, stream, send, timeouts, dropped),
                 round(seconds), throughput,

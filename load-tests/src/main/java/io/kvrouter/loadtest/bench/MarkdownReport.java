@@ -15,13 +15,18 @@ public final class MarkdownReport {
     /** The report text. */
     public static String render(BenchSummary s) {
         StringBuilder md = new StringBuilder();
-        md.append("# kvrouter bench: ").append(s.workload()).append("\n\n");
+        md.append("# kvrouter bench: ").append(s.workload());
+        if (!s.label().isEmpty()) {
+            md.append(" (").append(s.label()).append(')');
+        }
+        md.append("\n\n");
         if (!s.commandLine().isEmpty()) {
             md.append("```\n").append(s.commandLine()).append("\n```\n\n");
         }
         BenchSummary.ConfigView c = s.config();
         md.append("Started ").append(s.startedAt()).append(", ran ").append(f(s.durationSeconds())).append(" s against ")
-                .append(String.join(", ", c.targets())).append(" (").append(c.endpoint()).append(", model `")
+                .append(String.join(", ", c.targets())).append(" (").append(c.targetPolicy()).append(", ")
+                .append(c.endpoint()).append(", model `")
                 .append(c.model()).append("`).\n\n");
         BenchSummary.Counts n = s.counts();
         md.append("| requests | sent | ok | errors (http/stream/send) | timeouts | dropped |\n");

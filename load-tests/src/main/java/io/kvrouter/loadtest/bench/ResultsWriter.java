@@ -10,7 +10,7 @@ import java.nio.file.Path;
 /**
  * Writes a run's {@code results.json} (the {@link BenchSummary}, pretty-printed, fields in
  * declaration order) and {@code report.md} ({@link MarkdownReport}) into a directory, creating
- * it if needed. Stateless; cost: a few KB per file.
+ * it if needed, and optionally a {@code comparison.md}. Stateless; cost: a few KB per file.
  */
 public final class ResultsWriter {
 
@@ -18,6 +18,8 @@ public final class ResultsWriter {
     public static final String RESULTS_JSON = "results.json";
     /** File name of the Markdown report. */
     public static final String REPORT_MD = "report.md";
+    /** File name of the side-by-side comparison ({@link ComparisonReport}). */
+    public static final String COMPARISON_MD = "comparison.md";
 
     private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -38,5 +40,11 @@ public final class ResultsWriter {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve(RESULTS_JSON), json(summary), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve(REPORT_MD), MarkdownReport.render(summary), StandardCharsets.UTF_8);
+    }
+
+    /** Writes {@code markdown} as {@code comparison.md} into {@code dir}. */
+    public static void writeComparison(Path dir, String markdown) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(COMPARISON_MD), markdown, StandardCharsets.UTF_8);
     }
 }

@@ -80,9 +80,12 @@ final class SseStreamSubscriber implements Flow.Subscriber<String> {
         finish(RequestOutcome.Status.TIMEOUT, "no [DONE] within the request timeout");
     }
 
-    /** The request failed before any response arrived (connection refused, reset, bad body). */
+    /** The request failed before any response arrived (connection refused, reset, bad body; a
+     *  client-side HTTP timeout counts as TIMEOUT). */
     synchronized void failedBeforeResponse(Throwable t) {
-        if (httpStatus != 0) {
+        if (isTimeout(t)) {
+            finish(RequestOutcome.Status.TIMEOUT, describe(t));
+        } else if (httpStatus != 0) {
             onError(t);
         } else {
             finish(RequestOutcome.Status.SEND_ERROR, describe(t));
@@ -228,6 +231,15 @@ final class SseStreamSubscriber implements Flow.Subscriber<String> {
         if (status != RequestOutcome.Status.OK && subscription != null) {
             subscription.cancel();
         }
+    }
+
+    private static boolean isTimeout(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.net.http.HttpTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first exception below the future wrappers, with its root cause when that differs. */

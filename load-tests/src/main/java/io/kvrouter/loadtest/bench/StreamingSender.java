@@ -78,8 +78,8 @@ final class StreamingSender {
             return subscriber.outcome();
         }
         byte[] body = prepared.body();
+        // No HttpRequest timeout: it would race the timer below and only covers the headers.
         HttpRequest.Builder builder = HttpRequest.newBuilder(endpoints.get(target))
-                .timeout(config.requestTimeout())
                 .header("Content-Type", "application/json")
                 .header("Accept", "text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));

@@ -26,7 +26,7 @@ class BenchRunnerTest {
 
     private static BenchConfig config(List<URI> targets, FakeOpenAiServer metrics) {
         return new BenchConfig(targets, "fake-model", Endpoint.COMPLETIONS, -1, Duration.ofSeconds(30), 64,
-                Duration.ofSeconds(20), null, false, metrics == null ? List.of() : List.of(metrics.base()), 0);
+                Duration.ofSeconds(20), null, false, metrics == null ? List.of() : List.of(metrics.base()), TargetPolicy.ROUND_ROBIN, 0);
     }
 
     /** {@code n} text requests due 1 ms apart. */
@@ -183,6 +183,30 @@ class BenchRunnerTest {
     }
 
     @Test
+    void groupAffinity_keepsEachGroupOnOneTarget() throws Exception {
+        try (FakeOpenAiServer a = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1);
+             FakeOpenAiServer b = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1);
+             FakeOpenAiServer c = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1)) {
+            List<BenchRequest> reqs = new ArrayList<>();
+            for (int i = 0; i < 24; i++) {
+                reqs.add(new BenchRequest(0, null, BenchPrompt.text("p" + i), 2, "group-" + (i % 4)));
+            }
+            BenchConfig cfg = config(List.of(a.base(), b.base(), c.base()), null)
+                    .withTargetPolicy(TargetPolicy.GROUP_AFFINITY);
+            BenchRun run = new BenchRunner(cfg).run(BenchRequestSource.of("list", reqs));
+            assertThat(run.outcomes()).hasSize(24)
+                    .allSatisfy(o -> assertThat(o.status()).isEqualTo(RequestOutcome.Status.OK));
+            java.util.Map<String, java.util.Set<Integer>> targetsByGroup = new java.util.HashMap<>();
+            for (RequestOutcome o : run.outcomes()) {
+                targetsByGroup.computeIfAbsent(o.group(), k -> new java.util.HashSet<>()).add(o.target());
+            }
+            assertThat(targetsByGroup).hasSize(4).allSatisfy((g, t) -> assertThat(t).hasSize(1));
+            assertThat(a.received() + b.received() + c.received()).isEqualTo(24);
+            assertThat(BenchSummary.of(run, "").config().targetPolicy()).isEqualTo("group-affinity");
+        }
+    }
+
+    @Test
     void stalledStream_endsAsTimeout() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.HOLD, 2, 0, 1)) {
             BenchConfig cfg = config(List.of(server.base()), null)
@@ -209,7 +233,7 @@ class BenchRunnerTest {
     void chatEndpoint_countsOnlyContentChunks_andDiscoversTheModel() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 3, 1, 2)) {
             BenchConfig cfg = new BenchConfig(List.of(server.base()), null, Endpoint.CHAT, 2, Duration.ofSeconds(30),
-                    8, Duration.ofSeconds(20), "secret", false, List.of(), 0);
+                    8, Duration.ofSeconds(20), "secret", false, List.of(), TargetPolicy.ROUND_ROBIN, 0);
             BenchRun run = new BenchRunner(cfg).run(BenchRequestSource.of("list", requests(5)));
             assertThat(run.model()).isEqualTo("fake-model");
             assertThat(run.outcomes()).hasSize(2).allSatisfy(o -> {

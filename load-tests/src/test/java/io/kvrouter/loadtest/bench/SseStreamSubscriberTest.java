@@ -129,5 +129,10 @@ class SseStreamSubscriberTest {
         s.failedBeforeResponse(new java.net.ConnectException("refused"));
         assertThat(s.outcome().join().status()).isEqualTo(RequestOutcome.Status.SEND_ERROR);
         assertThat(s.outcome().join().error()).contains("refused");
+
+        SseStreamSubscriber timedOut = new SseStreamSubscriber(0, 0, "", 0, 0, clock::get);
+        timedOut.failedBeforeResponse(new java.util.concurrent.CompletionException(
+                new java.net.http.HttpTimeoutException("request timed out")));
+        assertThat(timedOut.outcome().join().status()).isEqualTo(RequestOutcome.Status.TIMEOUT);
     }
 }

@@ -21,7 +21,7 @@ import net.jqwik.api.Provide;
  * remove, clear, drop, predict, expire and match, with duplicated operations, and checks that
  * digests are a function of the state and tell different states apart.
  */
-class PrefixIndexProperties {
+class PrefixIndexPropertiesTest {
 
   private static final int REPLICAS = 5;
   private static final int KEYS = 24;
@@ -89,7 +89,7 @@ class PrefixIndexProperties {
         net.jqwik.api.Tuple.of(1, replica().map(IndexOp.Drop::new)),
         net.jqwik.api.Tuple.of(3, predict()),
         net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 8).map(IndexOp.Expire::new)));
-    return op.list().ofMaxSize(80).map(PrefixIndexProperties::withClock);
+    return op.list().ofMaxSize(80).map(PrefixIndexPropertiesTest::withClock);
   }
 
   /** Turns relative times (predict ttl, expire step) into one monotone clock. */

@@ -20,7 +20,7 @@ import net.jqwik.api.constraints.IntRange;
  * seq it asks for (what the event plane will do), ends in exactly the state of a tracker fed the
  * same streams in order: same digests, same matches.
  */
-class EventOrderingProperties {
+class EventOrderingPropertiesTest {
 
   private static final String[] REPLICAS = {"a", "b", "c"};
 

@@ -1,7 +1,11 @@
 package io.kvrouter.agent;
 
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
-import io.kvrouter.protocol.KryoWire;
+import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.Replayed;
+import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
@@ -31,56 +35,13 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
  * snapshot under its short lock. In approximate mode (no KV-event endpoint) there is no pipeline
  * and nothing is published about blocks.
  */
-public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
+public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   /** Every replica agent registers under this key; trackers watch its listing. */
-  public static final ServiceKey<Command> SERVICE_KEY =
-      ServiceKey.create(Command.class, "kvrouter-replica-agent");
+  public static final ServiceKey<AgentRequest> SERVICE_KEY = AgentRequest.SERVICE_KEY;
 
-  /** Messages of a replica agent. */
-  public sealed interface Command
-      permits GetInfo, RequestReplay, Tick, HealthChecked, LoadScraped {}
-
-  /** Asks what this agent serves. */
-  public record GetInfo(ActorRef<ReplicaInfo> replyTo) implements Command, KryoWire {}
-
-  /**
-   * A tracker missed batches of {@code (replicaId, epoch)} from {@code fromSeq}: the agent replies
-   * {@link Replayed} from its ring or, if the ring no longer holds them or the epoch is over,
-   * {@link SnapshotReply}.
-   */
-  public record RequestReplay(String replicaId, long epoch, long fromSeq,
-      ActorRef<ReplayReply> replyTo) implements Command, KryoWire {}
-
-  /** Answers to {@link RequestReplay}. */
-  public sealed interface ReplayReply permits Replayed, SnapshotReply {}
-
-  /**
-   * The missed batches, in seq order (maybe none: the tracker is up to date). The array is never
-   * mutated after the record is built.
-   */
-  public record Replayed(String replicaId, long epoch, KvEventBatch[] batches)
-      implements ReplayReply, KryoWire {
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Replayed r && epoch == r.epoch && replicaId.equals(r.replicaId)
-          && java.util.Arrays.equals(batches, r.batches);
-    }
-
-    @Override
-    public int hashCode() {
-      return java.util.Objects.hash(replicaId, epoch, java.util.Arrays.hashCode(batches));
-    }
-
-    @Override
-    public String toString() {
-      return "Replayed[" + replicaId + ", epoch=" + epoch + ", batches=" + batches.length + "]";
-    }
-  }
-
-  /** The replica's whole state; apply its events and continue from {@code lastSeq + 1}. */
-  public record SnapshotReply(ReplicaSnapshot snapshot) implements ReplayReply, KryoWire {}
+  /** The agent's own messages (timers, piped results); never cross the wire. */
+  private interface Command extends AgentRequest {}
 
   enum Tick implements Command {
     INSTANCE
@@ -105,7 +66,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
    * @param eventsTopic topic {@code kvrouter-kv-events}
    * @param loadTopic topic {@code kvrouter-replica-load}
    */
-  public static Behavior<Command> create(ReplicaSpec spec, AgentSettings settings,
+  public static Behavior<AgentRequest> create(ReplicaSpec spec, AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
     return Behaviors.setup(
@@ -113,7 +74,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
             timers -> new ReplicaAgent(ctx, timers, spec, settings, eventsTopic, loadTopic)));
   }
 
-  private ReplicaAgent(ActorContext<Command> ctx, TimerScheduler<Command> timers,
+  private ReplicaAgent(ActorContext<AgentRequest> ctx, TimerScheduler<AgentRequest> timers,
       ReplicaSpec spec, AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
@@ -139,7 +100,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
   }
 
   @Override
-  public Receive<Command> createReceive() {
+  public Receive<AgentRequest> createReceive() {
     return newReceiveBuilder()
         .onMessage(GetInfo.class, this::onGetInfo)
         .onMessage(RequestReplay.class, this::onRequestReplay)
@@ -150,12 +111,12 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
         .build();
   }
 
-  private Behavior<Command> onGetInfo(GetInfo m) {
+  private Behavior<AgentRequest> onGetInfo(GetInfo m) {
     m.replyTo().tell(spec.info());
     return this;
   }
 
-  private Behavior<Command> onRequestReplay(RequestReplay m) {
+  private Behavior<AgentRequest> onRequestReplay(RequestReplay m) {
     if (pipeline == null) {
       m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), new KvEventBatch[0]));
       return this;
@@ -170,12 +131,12 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
     return this;
   }
 
-  private Behavior<Command> onTick() {
+  private Behavior<AgentRequest> onTick() {
     getContext().pipeToSelf(probe.healthy(), (ok, e) -> new HealthChecked(ok != null && ok));
     return this;
   }
 
-  private Behavior<Command> onHealthChecked(HealthChecked m) {
+  private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
       failures = 0;
       if (!registered) {
@@ -195,7 +156,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
     return this;
   }
 
-  private Behavior<Command> onLoadScraped(LoadScraped m) {
+  private Behavior<AgentRequest> onLoadScraped(LoadScraped m) {
     if (m.load() != null) {
       loadTopic.tell(Topic.publish(m.load()));
     }
@@ -208,7 +169,7 @@ public final class ReplicaAgent extends AbstractBehavior<ReplicaAgent.Command> {
     registered = true;
   }
 
-  private Behavior<Command> onPostStop() {
+  private Behavior<AgentRequest> onPostStop() {
     if (subscriber != null) {
       subscriber.close();
     }

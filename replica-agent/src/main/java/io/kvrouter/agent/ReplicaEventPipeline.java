@@ -1,5 +1,7 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.ReplicaSnapshot;
+
 import io.kvrouter.agent.kvevents.EngineEventBatch;
 import io.kvrouter.agent.kvevents.EngineStreamHandler;
 import io.kvrouter.protocol.KvEvent;

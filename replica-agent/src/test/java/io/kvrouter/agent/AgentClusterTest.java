@@ -1,5 +1,9 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
@@ -53,8 +57,8 @@ class AgentClusterTest {
       ctx.getSystem().receptionist().tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listings));
       return Behaviors.receiveMessage(msg -> {
         if (msg instanceof Receptionist.Listing l) {
-          for (ActorRef<ReplicaAgent.Command> agent : l.getServiceInstances(ReplicaAgent.SERVICE_KEY)) {
-            agent.tell(new ReplicaAgent.RequestReplay("sim-0", Long.MIN_VALUE, 0,
+          for (ActorRef<AgentRequest> agent : l.getServiceInstances(ReplicaAgent.SERVICE_KEY)) {
+            agent.tell(new RequestReplay("sim-0", Long.MIN_VALUE, 0,
                 ctx.getSelf().unsafeUpcast().narrow()));
           }
         }
@@ -82,7 +86,7 @@ class AgentClusterTest {
           Map.of(NodeSettings.ROLE_INGRESS, AgentClusterTest::listener));
 
       // an unknown epoch is answered with a snapshot, which crossed the wire
-      ReplicaAgent.SnapshotReply snap = poll(ReplicaAgent.SnapshotReply.class, 30);
+      SnapshotReply snap = poll(SnapshotReply.class, 30);
       assertThat(snap.snapshot().replicaId()).isEqualTo("sim-0");
       assertThat(snap.snapshot().events()[0]).isEqualTo(new ReplicaCleared());
 

@@ -1,5 +1,12 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.Replayed;
+import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.ReplayReply;
+import io.kvrouter.protocol.ReplicaSnapshot;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.config.serialization.KryoSerializer;
@@ -38,21 +45,21 @@ class ReplayProtocolSerializationTest {
 
   @Test
   void replayRequestsAndRepliesRoundTripThroughKryo() {
-    TestProbe<ReplicaAgent.ReplayReply> replies = testKit.createTestProbe();
+    TestProbe<ReplayReply> replies = testKit.createTestProbe();
     TestProbe<ReplicaInfo> infos = testKit.createTestProbe();
-    ReplicaAgent.RequestReplay req =
-        new ReplicaAgent.RequestReplay("r1", 42, 7, replies.getRef());
+    RequestReplay req =
+        new RequestReplay("r1", 42, 7, replies.getRef());
     assertThat(roundTrip(req)).isEqualTo(req);
-    ReplicaAgent.GetInfo info = new ReplicaAgent.GetInfo(infos.getRef());
+    GetInfo info = new GetInfo(infos.getRef());
     assertThat(roundTrip(info)).isEqualTo(info);
     KvEvent[] events = {
       new ReplicaCleared(), new BlocksStored(0, new long[] {-5}, new long[] {9}, Tier.GPU)
     };
-    ReplicaAgent.Replayed replayed =
-        new ReplicaAgent.Replayed("r1", 42, new KvEventBatch[] {new KvEventBatch("r1", 42, 7, events)});
+    Replayed replayed =
+        new Replayed("r1", 42, new KvEventBatch[] {new KvEventBatch("r1", 42, 7, events)});
     assertThat(roundTrip(replayed)).isEqualTo(replayed);
-    ReplicaAgent.SnapshotReply snap =
-        new ReplicaAgent.SnapshotReply(new ReplicaSnapshot("r1", 42, 6, events));
+    SnapshotReply snap =
+        new SnapshotReply(new ReplicaSnapshot("r1", 42, 6, events));
     assertThat(roundTrip(snap)).isEqualTo(snap);
   }
 }

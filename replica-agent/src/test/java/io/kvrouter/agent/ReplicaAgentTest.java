@@ -1,5 +1,12 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.Replayed;
+import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.ReplayReply;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
@@ -57,7 +64,7 @@ class ReplicaAgentTest {
       loadTopic.tell(Topic.subscribe(loads.getRef()));
       awaitSubscribers(eventsTopic, loadTopic);
 
-      ActorRef<ReplicaAgent.Command> agent =
+      ActorRef<AgentRequest> agent =
           testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
 
       // registered with the receptionist, and says what it serves
@@ -69,7 +76,7 @@ class ReplicaAgentTest {
               ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
               : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
       TestProbe<ReplicaInfo> info = testKit.createTestProbe();
-      agent.tell(new ReplicaAgent.GetInfo(info.getRef()));
+      agent.tell(new GetInfo(info.getRef()));
       ReplicaInfo i = info.receiveMessage();
       assertThat(i.replicaId()).isEqualTo("sim-0");
       assertThat(i.kvEvents()).isTrue();
@@ -93,13 +100,13 @@ class ReplicaAgentTest {
       assertThat(load.epoch()).isEqualTo(opening.epoch());
 
       // replay from the ring; an unknown epoch gets a snapshot
-      TestProbe<ReplicaAgent.ReplayReply> replies = testKit.createTestProbe();
-      agent.tell(new ReplicaAgent.RequestReplay("sim-0", opening.epoch(), 0, replies.getRef()));
-      ReplicaAgent.Replayed replayed = (ReplicaAgent.Replayed) replies.receiveMessage();
+      TestProbe<ReplayReply> replies = testKit.createTestProbe();
+      agent.tell(new RequestReplay("sim-0", opening.epoch(), 0, replies.getRef()));
+      Replayed replayed = (Replayed) replies.receiveMessage();
       assertThat(replayed.batches()).extracting(KvEventBatch::seq).startsWith(0L, 1L);
-      agent.tell(new ReplicaAgent.RequestReplay("sim-0", opening.epoch() - 1, 0,
+      agent.tell(new RequestReplay("sim-0", opening.epoch() - 1, 0,
           replies.getRef()));
-      ReplicaAgent.SnapshotReply snap = (ReplicaAgent.SnapshotReply) replies.receiveMessage();
+      SnapshotReply snap = (SnapshotReply) replies.receiveMessage();
       assertThat(snap.snapshot().events()[0]).isEqualTo(new ReplicaCleared());
       assertThat(snap.snapshot().events().length - 1)
           .isEqualTo(engine.cachedBlockHashes().length);

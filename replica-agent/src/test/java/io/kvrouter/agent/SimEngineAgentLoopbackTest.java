@@ -1,5 +1,7 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.ReplicaSnapshot;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.kvevents.KvEventSubscriber;

@@ -2,13 +2,18 @@ package io.kvrouter.config.serialization;
 
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReplicaSnapshot;
+import io.kvrouter.protocol.Replayed;
+import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -49,6 +54,7 @@ public final class KryoRegistrations {
     t.put(KvEvent[].class, 103);
     t.put(Tier.class, 104);
     t.put(byte[].class, 105);
+    t.put(KvEventBatch[].class, 106);
 
     t.put(KvEventBatch.class, 200);
     t.put(BlocksStored.class, 201);
@@ -59,6 +65,12 @@ public final class KryoRegistrations {
     t.put(Reserved.class, 300);
     t.put(PrefillCompleted.class, 301);
     t.put(Released.class, 302);
+
+    t.put(GetInfo.class, 400);
+    t.put(RequestReplay.class, 401);
+    t.put(Replayed.class, 402);
+    t.put(SnapshotReply.class, 403);
+    t.put(ReplicaSnapshot.class, 404);
     return java.util.Collections.unmodifiableMap(t);
   }
 

@@ -21,6 +21,7 @@ class KryoRegistrationsTest {
     expected.put("[Lio.kvrouter.protocol.KvEvent;", 103);
     expected.put("io.kvrouter.protocol.Tier", 104);
     expected.put("[B", 105);
+    expected.put("[Lio.kvrouter.protocol.KvEventBatch;", 106);
     expected.put("io.kvrouter.protocol.KvEventBatch", 200);
     expected.put("io.kvrouter.protocol.BlocksStored", 201);
     expected.put("io.kvrouter.protocol.BlocksRemoved", 202);
@@ -29,6 +30,11 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.Reserved", 300);
     expected.put("io.kvrouter.protocol.PrefillCompleted", 301);
     expected.put("io.kvrouter.protocol.Released", 302);
+    expected.put("io.kvrouter.protocol.GetInfo", 400);
+    expected.put("io.kvrouter.protocol.RequestReplay", 401);
+    expected.put("io.kvrouter.protocol.Replayed", 402);
+    expected.put("io.kvrouter.protocol.SnapshotReply", 403);
+    expected.put("io.kvrouter.protocol.ReplicaSnapshot", 404);
 
     Map<String, Integer> actual = new LinkedHashMap<>();
     KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));

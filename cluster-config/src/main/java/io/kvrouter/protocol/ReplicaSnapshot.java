@@ -1,7 +1,5 @@
-package io.kvrouter.agent;
+package io.kvrouter.protocol;
 
-import io.kvrouter.protocol.KryoWire;
-import io.kvrouter.protocol.KvEvent;
 
 /**
  * The full state of one replica as its agent knows it, answering a replay request the ring

@@ -128,7 +128,7 @@ final class BenchCommand implements Callable<Integer> {
       description = "Engines' Prometheus URL(s), scraped before and after for the engine-side prefix-cache hit rate.")
   List<URI> engineMetrics = new ArrayList<>();
 
-  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json and report.md (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json, report.md and requests.csv (default: ${DEFAULT-VALUE}).")
   Path out;
 
   @Option(names = "--label", defaultValue = "",
@@ -177,10 +177,11 @@ final class BenchCommand implements Callable<Integer> {
       return 1;
     }
     BenchSummary summary = BenchSummary.of(run, commandLine(), label);
-    ResultsWriter.write(out, summary);
+    ResultsWriter.write(out, summary, run);
     System.out.print(MarkdownReport.render(summary));
     System.out.println();
-    System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + " and " + out.resolve(ResultsWriter.REPORT_MD));
+    System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + ", " + out.resolve(ResultsWriter.REPORT_MD)
+        + " and " + out.resolve(ResultsWriter.REQUESTS_CSV));
     if (!compareTo.isEmpty()) {
       List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
       runs.add(ComparisonReport.tree(summary));

@@ -3,13 +3,15 @@ package io.kvrouter.loadtest.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
  * Writes a run's {@code results.json} (the {@link BenchSummary}, pretty-printed, fields in
- * declaration order) and {@code report.md} ({@link MarkdownReport}) into a directory, creating
+ * declaration order), {@code report.md} ({@link MarkdownReport}) and optionally
+ * {@code requests.csv} ({@link RequestsCsv}) into a directory, creating
  * it if needed, and optionally a {@code comparison.md}. Stateless; cost: a few KB per file.
  */
 public final class ResultsWriter {
@@ -18,6 +20,8 @@ public final class ResultsWriter {
     public static final String RESULTS_JSON = "results.json";
     /** File name of the Markdown report. */
     public static final String REPORT_MD = "report.md";
+    /** File name of the per-request lines ({@link RequestsCsv}). */
+    public static final String REQUESTS_CSV = "requests.csv";
     /** File name of the side-by-side comparison ({@link ComparisonReport}). */
     public static final String COMPARISON_MD = "comparison.md";
 
@@ -35,11 +39,19 @@ public final class ResultsWriter {
         }
     }
 
-    /** Writes both files into {@code dir}. */
+    /** Writes {@code results.json} and {@code report.md} into {@code dir}. */
     public static void write(Path dir, BenchSummary summary) throws IOException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve(RESULTS_JSON), json(summary), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve(REPORT_MD), MarkdownReport.render(summary), StandardCharsets.UTF_8);
+    }
+
+    /** Writes {@code results.json}, {@code report.md} and {@code requests.csv} into {@code dir}. */
+    public static void write(Path dir, BenchSummary summary, BenchRun run) throws IOException {
+        write(dir, summary);
+        try (Writer w = Files.newBufferedWriter(dir.resolve(REQUESTS_CSV), StandardCharsets.UTF_8)) {
+            RequestsCsv.write(run.outcomes(), summary.config().targets(), w);
+        }
     }
 
     /** Writes {@code markdown} as {@code comparison.md} into {@code dir}. */

@@ -76,7 +76,9 @@ class BenchRunnerTest {
             assertThat(engine.deltaRequests()).isEqualTo(12.0);
             assertThat(s.targets()).singleElement().satisfies(t -> assertThat(t.ok()).isEqualTo(12));
 
-            ResultsWriter.write(dir, s);
+            ResultsWriter.write(dir, s, run);
+            assertThat(Files.readAllLines(dir.resolve("requests.csv"))).hasSize(13)
+                    .element(1).asString().contains(",OK,200,");
             JsonNode json = new ObjectMapper().readTree(Files.readString(dir.resolve("results.json")));
             assertThat(json.path("counts").path("ok").asInt()).isEqualTo(12);
             assertThat(json.path("counts").path("timeouts").isInt()).isTrue();

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 class EventPlaneUnitTest {
 
-  private final RouterKeyFunction keys = new ChainedXxh3RouterKeys("m");
+  private final RouterKeyFunction keys = new TrackerRouterKeys("m");
   private final int[] tokens = IntStream.range(0, 48).toArray();
 
   @Test
@@ -26,7 +26,7 @@ class EventPlaneUnitTest {
     assertThat(all).hasSize(3).doesNotContain(0L);
     long[] tail = keys.keys(all[0], IntStream.range(16, 48).toArray(), 16, null);
     assertThat(tail).containsExactly(all[1], all[2]);
-    assertThat(new ChainedXxh3RouterKeys("other").keys(0, tokens, 16, null)[0]).isNotEqualTo(all[0]);
+    assertThat(new TrackerRouterKeys("other").keys(0, tokens, 16, null)[0]).isNotEqualTo(all[0]);
     assertThat(keys.keys(0, tokens, 16, "lora")[0]).isNotEqualTo(all[0]);
     assertThat(keys.keys(0, new int[20], 16, null)).hasSize(1);
   }

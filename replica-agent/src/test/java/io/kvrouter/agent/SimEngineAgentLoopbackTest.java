@@ -146,7 +146,7 @@ class SimEngineAgentLoopbackTest {
           sunk.add(b);
           model.apply(b);
         };
-    ChainedXxh3RouterKeys keys = new ChainedXxh3RouterKeys(MODEL);
+    TrackerRouterKeys keys = new TrackerRouterKeys(MODEL);
     ReplicaEventPipeline pipeline = new ReplicaEventPipeline("r1", keys, 16, 1000, sink);
     String pubEp = engine.kvEventsEndpoint();
     String replayEp = engine.replayEndpoint();

@@ -25,6 +25,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -168,30 +170,50 @@ final class BenchCommand implements Callable<Integer> {
     int expected = source.sizeHint() < 0 ? cap : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
 
     BenchRunner runner = new BenchRunner(config);
-    BenchRun run;
-    try (ProgressReporter progress =
-        new ProgressReporter(runner.counters(), expected, System.err, System.console() != null, 5)) {
-      run = runner.run(source);
-    } catch (IllegalStateException e) {
-      System.err.println("kvrouter bench: " + e.getMessage());
-      return 1;
-    }
-    BenchSummary summary = BenchSummary.of(run, commandLine(), label);
-    ResultsWriter.write(out, summary, run);
-    System.out.print(MarkdownReport.render(summary));
-    System.out.println();
-    System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + ", " + out.resolve(ResultsWriter.REPORT_MD)
-        + " and " + out.resolve(ResultsWriter.REQUESTS_CSV));
-    if (!compareTo.isEmpty()) {
-      List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
-      runs.add(ComparisonReport.tree(summary));
-      String comparison = ComparisonReport.render(runs);
-      ResultsWriter.writeComparison(out, comparison);
+    // Ctrl-C: stop issuing, cancel what is in flight, and let this thread write what finished.
+    CountDownLatch written = new CountDownLatch(1);
+    Thread stopHook = new Thread(() -> {
+      runner.stop();
+      try {
+        written.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "bench-stop");
+    Runtime.getRuntime().addShutdownHook(stopHook);
+    try {
+      BenchRun run;
+      try (ProgressReporter progress =
+          new ProgressReporter(runner.counters(), expected, System.err, System.console() != null, 5)) {
+        run = runner.run(source);
+      } catch (IllegalStateException e) {
+        System.err.println("kvrouter bench: " + e.getMessage());
+        return 1;
+      }
+      BenchSummary summary = BenchSummary.of(run, commandLine(), label);
+      ResultsWriter.write(out, summary, run);
+      System.out.print(MarkdownReport.render(summary));
       System.out.println();
-      System.out.print(comparison);
-      System.out.println("Wrote " + out.resolve(ResultsWriter.COMPARISON_MD));
+      System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + ", " + out.resolve(ResultsWriter.REPORT_MD)
+          + " and " + out.resolve(ResultsWriter.REQUESTS_CSV));
+      if (!compareTo.isEmpty()) {
+        List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
+        runs.add(ComparisonReport.tree(summary));
+        String comparison = ComparisonReport.render(runs);
+        ResultsWriter.writeComparison(out, comparison);
+        System.out.println();
+        System.out.print(comparison);
+        System.out.println("Wrote " + out.resolve(ResultsWriter.COMPARISON_MD));
+      }
+      return summary.counts().ok() > 0 ? 0 : 1;
+    } finally {
+      written.countDown();
+      try {
+        Runtime.getRuntime().removeShutdownHook(stopHook);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook is running: it returns once the latch above is down
+      }
     }
-    return summary.counts().ok() > 0 ? 0 : 1;
   }
 
   private BenchRequestSource source() {

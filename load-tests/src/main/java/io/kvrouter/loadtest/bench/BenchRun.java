@@ -15,10 +15,11 @@ import java.util.List;
  * @param outcomes      one per request taken from the source, in issue order
  * @param enginesBefore scrapes before the first request, one per engine URL
  * @param enginesAfter  scrapes after the last request ended, same order
+ * @param stoppedEarly  whether {@link BenchRunner#stop()} cut the run short
  */
 public record BenchRun(BenchConfig config, String model, String workload, Instant startedAt, long durationNanos,
                        List<RequestOutcome> outcomes, List<EngineSnapshot> enginesBefore,
-                       List<EngineSnapshot> enginesAfter) {
+                       List<EngineSnapshot> enginesAfter, boolean stoppedEarly) {
 
     public BenchRun {
         outcomes = List.copyOf(outcomes);

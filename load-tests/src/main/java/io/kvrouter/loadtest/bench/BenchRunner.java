@@ -43,9 +43,29 @@ public final class BenchRunner {
     private final BenchConfig config;
     private final RunCounters counters = new RunCounters();
     private boolean used;
+    private volatile boolean stopRequested;
+    private volatile Thread scheduler;
+    private volatile StreamingSender activeSender;
 
     public BenchRunner(BenchConfig config) {
         this.config = config;
+    }
+
+    /**
+     * Stops the run early, from any thread (a Ctrl-C hook): no further request is issued, requests
+     * in flight end as CANCELLED, and {@link #run} returns soon after with what finished, the
+     * engines scraped once more and {@link BenchRun#stoppedEarly()} set.
+     */
+    public void stop() {
+        stopRequested = true;
+        Thread t = scheduler;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+        StreamingSender s = activeSender;
+        if (s != null) {
+            s.cancelAll();
+        }
     }
 
     /** Live counts for a progress display; valid before, during and after {@link #run}. */
@@ -87,8 +107,18 @@ public final class BenchRunner {
             long origin = System.nanoTime();
             counters.started(origin);
             StreamingSender sender = new StreamingSender(client, config, model, timer, () -> System.nanoTime() - origin);
-            List<CompletableFuture<RequestOutcome>> pending = issue(source, sender, origin);
+            activeSender = sender;
+            scheduler = Thread.currentThread();
+            List<CompletableFuture<RequestOutcome>> pending;
+            try {
+                pending = issue(source, sender, origin);
+            } finally {
+                scheduler = null;
+            }
             long issuedUntil = System.nanoTime() - origin;
+            if (stopRequested) {
+                sender.cancelAll(); // requests sent while stop() was running
+            }
 
             List<RequestOutcome> outcomes = awaitAll(pending);
             long end = issuedUntil;
@@ -96,7 +126,7 @@ public final class BenchRunner {
                 end = Math.max(end, o.endNanos());
             }
             List<EngineSnapshot> after = scraper.scrapeAll(config.engineMetrics());
-            return new BenchRun(config, model, source.name(), startedAt, end, outcomes, before, after);
+            return new BenchRun(config, model, source.name(), startedAt, end, outcomes, before, after, stopRequested);
         } finally {
             timer.shutdownNow();
             httpPool.shutdownNow();
@@ -135,7 +165,7 @@ public final class BenchRunner {
         int targets = config.targets().size();
         int sent = 0;
         int index = 0;
-        while (source.hasNext() && (config.maxRequests() < 0 || index < config.maxRequests())) {
+        while (!stopRequested && source.hasNext() && (config.maxRequests() < 0 || index < config.maxRequests())) {
             BenchRequest request = source.next();
             long due = request.offsetNanos();
             if (due > deadline) {
@@ -143,7 +173,7 @@ public final class BenchRunner {
             }
             StreamingSender.Prepared prepared = sender.prepare(request);
             parkUntil(origin + due);
-            if (Thread.currentThread().isInterrupted()) {
+            if (Thread.currentThread().isInterrupted() || stopRequested) {
                 break;
             }
             if (!permits.tryAcquire()) {
@@ -190,9 +220,9 @@ public final class BenchRunner {
         return outcomes;
     }
 
-    private static void parkUntil(long nanoTime) {
+    private void parkUntil(long nanoTime) {
         long remaining;
-        while ((remaining = nanoTime - System.nanoTime()) > 0) {
+        while (!stopRequested && (remaining = nanoTime - System.nanoTime()) > 0) {
             LockSupport.parkNanos(remaining);
             if (Thread.currentThread().isInterrupted()) {
                 return;

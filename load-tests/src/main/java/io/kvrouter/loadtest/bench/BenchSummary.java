@@ -23,6 +23,7 @@ import org.HdrHistogram.Histogram;
  * @param commandLine the command that produced the run, as typed ({@code ""} if not from the CLI)
  * @param startedAt   ISO-8601 start time
  * @param workload    the request source's name
+ * @param stoppedEarly whether the run was stopped before its end (Ctrl-C)
  * @param config      the configuration (without the API key)
  * @param counts      requests by outcome
  * @param durationSeconds start to last end
@@ -33,7 +34,8 @@ import org.HdrHistogram.Histogram;
  * @param targets     per-target counts
  * @param errorSamples up to ten distinct error messages
  */
-public record BenchSummary(String tool, String label, String commandLine, String startedAt, String workload, ConfigView config,
+public record BenchSummary(String tool, String label, String commandLine, String startedAt, String workload, boolean stoppedEarly,
+                           ConfigView config,
                            Counts counts, double durationSeconds, Throughput throughput, Latencies latencyMs,
                            Tokens tokens, Engines engines, List<TargetCounts> targets, List<String> errorSamples) {
 
@@ -45,10 +47,10 @@ public record BenchSummary(String tool, String label, String commandLine, String
 
     /**
      * Requests by outcome. {@code errors} = httpErrors + streamErrors + sendErrors;
-     * {@code total} = ok + errors + timeouts + dropped = requests taken from the source.
+     * {@code total} = ok + errors + timeouts + dropped + cancelled = requests taken from the source.
      */
     public record Counts(int total, int sent, int ok, int errors, int httpErrors, int streamErrors, int sendErrors,
-                         int timeouts, int dropped) {
+                         int timeouts, int dropped, int cancelled) {
     }
 
     /** OK requests, output tokens and prompt tokens per second of run time. */
@@ -97,7 +99,7 @@ public record BenchSummary(String tool, String label, String commandLine, String
         Histogram e2eU = LatencySummary.newHistogram();
         Histogram itl = LatencySummary.newHistogram();
         Histogram lag = LatencySummary.newHistogram();
-        int ok = 0, http = 0, stream = 0, send = 0, timeouts = 0, dropped = 0, sent = 0;
+        int ok = 0, http = 0, stream = 0, send = 0, timeouts = 0, dropped = 0, cancelled = 0, sent = 0;
         long prompt = 0, completion = 0, cached = 0, promptOfCached = 0;
         int withUsage = 0, withCached = 0;
         int[][] perTarget = new int[c.targets().size()][4];
@@ -115,12 +117,16 @@ public record BenchSummary(String tool, String label, String commandLine, String
                 case SEND_ERROR -> send++;
                 case TIMEOUT -> timeouts++;
                 case DROPPED -> dropped++;
+                case CANCELLED -> cancelled++;
                 default -> throw new IllegalStateException("unknown status " + o.status());
             }
             if (o.target() >= 0) {
                 int column = o.status() == RequestOutcome.Status.OK ? 1
-                        : o.status() == RequestOutcome.Status.TIMEOUT ? 3 : 2;
-                perTarget[o.target()][column]++;
+                        : o.status() == RequestOutcome.Status.TIMEOUT ? 3
+                        : o.status() == RequestOutcome.Status.CANCELLED ? -1 : 2;
+                if (column > 0) {
+                    perTarget[o.target()][column]++;
+                }
             }
             if (o.status() != RequestOutcome.Status.OK) {
                 if (o.error() != null && errors.size() < 10) {
@@ -162,8 +168,9 @@ public record BenchSummary(String tool, String label, String commandLine, String
                 c.maxDuration().toMillis() / 1000.0, c.concurrencyCap(), c.requestTimeout().toMillis() / 1000.0,
                 c.ignoreEos(), c.apiKey() != null, c.engineMetrics().stream().map(Object::toString).toList());
         return new BenchSummary("kvrouter bench", label == null ? "" : label, commandLine == null ? "" : commandLine, run.startedAt().toString(),
-                run.workload(), view,
-                new Counts(run.outcomes().size(), sent, ok, http + stream + send, http, stream, send, timeouts, dropped),
+                run.workload(), run.stoppedEarly(), view,
+                new Counts(run.outcomes().size(), sent, ok, http + stream + send, http, stream, send, timeouts, dropped,
+                        cancelled),
                 round(seconds), throughput,
                 new Latencies(new Corrected(LatencySummary.of(ttftC), LatencySummary.of(ttftU)),
                         new Corrected(LatencySummary.of(e2eC), LatencySummary.of(e2eU)), LatencySummary.of(itl),

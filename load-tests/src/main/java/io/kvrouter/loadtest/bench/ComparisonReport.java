@@ -60,8 +60,10 @@ public final class ComparisonReport {
         row(md, runs, "workload", r -> r.path("workload").asText("n/a"));
         row(md, runs, "requests ok / total", r -> r.path("counts").path("ok").asText("?") + " / "
                 + r.path("counts").path("total").asText("?"));
-        row(md, runs, "errors + timeouts + dropped", r -> String.valueOf(r.path("counts").path("errors").asInt()
-                + r.path("counts").path("timeouts").asInt() + r.path("counts").path("dropped").asInt()));
+        row(md, runs, "errors + timeouts + dropped + cancelled", r -> String.valueOf(
+                r.path("counts").path("errors").asInt() + r.path("counts").path("timeouts").asInt()
+                        + r.path("counts").path("dropped").asInt() + r.path("counts").path("cancelled").asInt()));
+        row(md, runs, "stopped early", r -> r.path("stoppedEarly").asBoolean() ? "yes" : "no");
         row(md, runs, "engine hit rate (Δhits/Δqueries)", r -> pct(r.path("engines").path("hitRate")));
         row(md, runs, "cached-token ratio (usage)", r -> pct(r.path("tokens").path("cachedRatio")));
         row(md, runs, "TTFT p50 ms", r -> ms(r, "ttft", "p50"));

@@ -28,13 +28,16 @@ public final class MarkdownReport {
                 .append(String.join(", ", c.targets())).append(" (").append(c.targetPolicy()).append(", ")
                 .append(c.endpoint()).append(", model `")
                 .append(c.model()).append("`).\n\n");
+        if (s.stoppedEarly()) {
+            md.append("**Stopped early**: the figures cover the requests that finished before the stop.\n\n");
+        }
         BenchSummary.Counts n = s.counts();
-        md.append("| requests | sent | ok | errors (http/stream/send) | timeouts | dropped |\n");
-        md.append("|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| requests | sent | ok | errors (http/stream/send) | timeouts | dropped | cancelled |\n");
+        md.append("|---:|---:|---:|---:|---:|---:|---:|\n");
         md.append("| ").append(n.total()).append(" | ").append(n.sent()).append(" | ").append(n.ok()).append(" | ")
                 .append(n.errors()).append(" (").append(n.httpErrors()).append('/').append(n.streamErrors()).append('/')
                 .append(n.sendErrors()).append(") | ").append(n.timeouts()).append(" | ").append(n.dropped())
-                .append(" |\n\n");
+                .append(" | ").append(n.cancelled()).append(" |\n\n");
 
         md.append("| latency (ms) | count | p50 | p90 | p99 | max | mean |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|\n");

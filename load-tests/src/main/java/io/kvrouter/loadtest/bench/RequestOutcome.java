@@ -44,7 +44,9 @@ public record RequestOutcome(int index, int target, String group, Status status,
         /** Not finished within the request timeout. */
         TIMEOUT,
         /** Not sent: the concurrency cap was reached when it was due. */
-        DROPPED
+        DROPPED,
+        /** In flight when the run was stopped early; its figures are not used. */
+        CANCELLED
     }
 
     /** A request dropped at the concurrency cap. */

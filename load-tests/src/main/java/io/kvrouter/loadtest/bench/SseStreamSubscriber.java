@@ -80,6 +80,11 @@ final class SseStreamSubscriber implements Flow.Subscriber<String> {
         finish(RequestOutcome.Status.TIMEOUT, "no [DONE] within the request timeout");
     }
 
+    /** The run was stopped: ends the outcome with CANCELLED (no-op if already ended). */
+    synchronized void cancel() {
+        finish(RequestOutcome.Status.CANCELLED, "the run was stopped");
+    }
+
     /** The request failed before any response arrived (connection refused, reset, bad body; a
      *  client-side HTTP timeout counts as TIMEOUT). */
     synchronized void failedBeforeResponse(Throwable t) {

@@ -6,7 +6,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +32,7 @@ final class StreamingSender {
     private final String model;
     private final ScheduledExecutorService timer;
     private final LongSupplier clock;
+    private final Map<SseStreamSubscriber, CompletableFuture<?>> live = new ConcurrentHashMap<>();
 
     /**
      * @param clock nanoseconds since the start of the run
@@ -92,6 +95,7 @@ final class StreamingSender {
                     StandardCharsets.UTF_8, null);
         };
         CompletableFuture<HttpResponse<Void>> exchange = client.sendAsync(builder.build(), handler);
+        live.put(subscriber, exchange);
         exchange.whenComplete((response, failure) -> {
             if (failure != null) {
                 subscriber.failedBeforeResponse(failure);
@@ -101,7 +105,18 @@ final class StreamingSender {
             subscriber.timeOut();
             exchange.cancel(true);
         }, config.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
-        subscriber.outcome().whenComplete((o, t) -> deadline.cancel(false));
+        subscriber.outcome().whenComplete((o, t) -> {
+            deadline.cancel(false);
+            live.remove(subscriber);
+        });
         return subscriber.outcome();
+    }
+
+    /** Ends every request in flight as CANCELLED and aborts its exchange. */
+    void cancelAll() {
+        for (Map.Entry<SseStreamSubscriber, CompletableFuture<?>> e : live.entrySet()) {
+            e.getKey().cancel();
+            e.getValue().cancel(true);
+        }
     }
 }

@@ -209,6 +209,33 @@ class BenchRunnerTest {
     }
 
     @Test
+    void stop_endsTheRunEarly_cancellingWhatIsInFlight() throws Exception {
+        try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.HOLD, 2, 0, 3)) {
+            List<BenchRequest> reqs = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                reqs.add(new BenchRequest(0, null, BenchPrompt.text("now " + i), 2, ""));
+            }
+            reqs.add(new BenchRequest(Duration.ofMinutes(10).toNanos(), null, BenchPrompt.text("later"), 2, ""));
+            BenchRunner runner = new BenchRunner(config(List.of(server.base()), server)
+                    .withLimits(-1, Duration.ofHours(1), 64, Duration.ofSeconds(20)));
+            CompletableFuture<BenchRun> run = CompletableFuture.supplyAsync(() -> runQuietly(runner,
+                    BenchRequestSource.of("list", reqs)));
+            assertThat(server.arrivals().await(20, TimeUnit.SECONDS)).isTrue();
+            runner.stop(); // the scheduler is parked until the 10-minute request; the three are held
+            BenchRun done = run.get(30, TimeUnit.SECONDS);
+            assertThat(done.stoppedEarly()).isTrue();
+            assertThat(done.outcomes()).hasSize(3)
+                    .allSatisfy(o -> assertThat(o.status()).isEqualTo(RequestOutcome.Status.CANCELLED));
+            BenchSummary s = BenchSummary.of(done, "");
+            assertThat(s.counts().cancelled()).isEqualTo(3);
+            assertThat(s.counts().errors()).isZero();
+            assertThat(s.engines().perEngine()).hasSize(1);
+            assertThat(MarkdownReport.render(s)).contains("Stopped early");
+            assertThat(server.received()).isEqualTo(3);
+        }
+    }
+
+    @Test
     void stalledStream_endsAsTimeout() throws Exception {
         try (FakeOpenAiServer server = new FakeOpenAiServer(FakeOpenAiServer.Mode.HOLD, 2, 0, 1)) {
             BenchConfig cfg = config(List.of(server.base()), null)

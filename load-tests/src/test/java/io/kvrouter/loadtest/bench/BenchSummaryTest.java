@@ -30,10 +30,10 @@ class BenchSummaryTest {
         outcomes.add(new RequestOutcome(2, 0, "", RequestOutcome.Status.HTTP_ERROR, 503, "HTTP 503: busy", 20 * MS,
                 20 * MS, 21 * MS, new long[0], -1, -1, -1));
         outcomes.add(RequestOutcome.dropped(3, "", 30 * MS));
-        BenchRun run = new BenchRun(cfg, "m", "test", Instant.EPOCH, 2_000 * MS, outcomes, List.of(), List.of());
+        BenchRun run = new BenchRun(cfg, "m", "test", Instant.EPOCH, 2_000 * MS, outcomes, List.of(), List.of(), false);
 
         BenchSummary s = BenchSummary.of(run, "kvrouter bench --url http://a:1,http://b:2");
-        assertThat(s.counts()).isEqualTo(new BenchSummary.Counts(4, 3, 2, 1, 1, 0, 0, 0, 1));
+        assertThat(s.counts()).isEqualTo(new BenchSummary.Counts(4, 3, 2, 1, 1, 0, 0, 0, 1, 0));
         assertThat(s.latencyMs().ttft().corrected().max()).isCloseTo(15.0, HDR);
         assertThat(s.latencyMs().ttft().uncorrected().max()).isCloseTo(15.0, HDR);
         assertThat(s.latencyMs().ttft().uncorrected().p50()).isCloseTo(10.0, HDR);
@@ -66,7 +66,8 @@ class BenchSummaryTest {
         BenchRun run = new BenchRun(BenchConfig.defaults(List.of(URI.create("http://x:1")), "m"), "m", "t",
                 Instant.EPOCH, MS, List.of(),
                 List.of(new EngineSnapshot(a, null, 0.0, 0.0, null), new EngineSnapshot(b, null, 100.0, 0.0, null)),
-                List.of(new EngineSnapshot(a, null, 100.0, 90.0, null), new EngineSnapshot(b, null, 400.0, 10.0, null)));
+                List.of(new EngineSnapshot(a, null, 100.0, 90.0, null), new EngineSnapshot(b, null, 400.0, 10.0, null)),
+                false);
         BenchSummary s = BenchSummary.of(run, null);
         assertThat(s.engines().deltaQueries()).isEqualTo(400.0);
         assertThat(s.engines().hitRate()).isEqualTo(0.25);

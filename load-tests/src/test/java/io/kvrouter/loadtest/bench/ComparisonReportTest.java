@@ -19,7 +19,7 @@ class ComparisonReportTest {
                 new long[] {2_000_000, 4_000_000}, 10, 2, 5);
         BenchRun run = new BenchRun(BenchConfig.defaults(List.of(URI.create("http://x:1")), "m"), "m", "shared-prefix",
                 Instant.EPOCH, 1_000_000_000L, List.of(ok), List.of(new EngineSnapshot(e, null, 0.0, 0.0, null)),
-                List.of(new EngineSnapshot(e, null, 100.0, hitsAfter, null)));
+                List.of(new EngineSnapshot(e, null, 100.0, hitsAfter, null)), false);
         return BenchSummary.of(run, "kvrouter bench --label " + label, label);
     }
 

@@ -103,6 +103,16 @@ final class PredictedTable {
     }
   }
 
+  /** Removes (key, replica) if its deadline is at or before {@code nowMillis}; true if removed. */
+  boolean removeIfDue(long key, int replica, long nowMillis) {
+    int i = find(key, replica);
+    if (i < 0 || (table[2 * i + 1] >>> REPLICA_BITS) > nowMillis) {
+      return false;
+    }
+    removeAt(i);
+    return true;
+  }
+
   boolean remove(long key, int replica) {
     int i = find(key, replica);
     if (i < 0) {

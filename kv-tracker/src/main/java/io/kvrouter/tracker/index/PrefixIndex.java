@@ -281,9 +281,7 @@ public final class PrefixIndex {
           prefetchSink = sink;
         }
         long key = batch.keys[i];
-        long deadline = predicted.get(key, batch.replica);
-        if (deadline != PredictedTable.NONE && deadline <= nowMillis) {
-          predicted.remove(key, batch.replica);
+        if (predicted.removeIfDue(key, batch.replica, nowMillis)) {
           update(key, batch.replica, 0, PREDICTED_BIT);
           expired++;
         }

@@ -14,6 +14,7 @@ import io.kvrouter.loadtest.bench.ProgressReporter;
 import io.kvrouter.loadtest.bench.ResultsWriter;
 import io.kvrouter.loadtest.bench.SyntheticWorkloads;
 import io.kvrouter.loadtest.bench.TargetPolicy;
+import io.kvrouter.loadtest.bench.TtftChart;
 import io.kvrouter.loadtest.bench.WorkloadSource;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
@@ -130,7 +131,7 @@ final class BenchCommand implements Callable<Integer> {
       description = "Engines' Prometheus URL(s), scraped before and after for the engine-side prefix-cache hit rate.")
   List<URI> engineMetrics = new ArrayList<>();
 
-  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json, report.md and requests.csv (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json, report.md, requests.csv and ttft_over_time.png (default: ${DEFAULT-VALUE}).")
   Path out;
 
   @Option(names = "--label", defaultValue = "",
@@ -195,7 +196,7 @@ final class BenchCommand implements Callable<Integer> {
       System.out.print(MarkdownReport.render(summary));
       System.out.println();
       System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + ", " + out.resolve(ResultsWriter.REPORT_MD)
-          + " and " + out.resolve(ResultsWriter.REQUESTS_CSV));
+          + ", " + out.resolve(ResultsWriter.REQUESTS_CSV) + " and " + out.resolve(TtftChart.FILE));
       if (!compareTo.isEmpty()) {
         List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
         runs.add(ComparisonReport.tree(summary));

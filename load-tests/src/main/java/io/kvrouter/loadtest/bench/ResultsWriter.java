@@ -11,7 +11,8 @@ import java.nio.file.Path;
 /**
  * Writes a run's {@code results.json} (the {@link BenchSummary}, pretty-printed, fields in
  * declaration order), {@code report.md} ({@link MarkdownReport}) and optionally
- * {@code requests.csv} ({@link RequestsCsv}) into a directory, creating
+ * {@code requests.csv} ({@link RequestsCsv}) and {@code ttft_over_time.png} ({@link TtftChart})
+ * into a directory, creating
  * it if needed, and optionally a {@code comparison.md}. Stateless; cost: a few KB per file.
  */
 public final class ResultsWriter {
@@ -46,12 +47,17 @@ public final class ResultsWriter {
         Files.writeString(dir.resolve(REPORT_MD), MarkdownReport.render(summary), StandardCharsets.UTF_8);
     }
 
-    /** Writes {@code results.json}, {@code report.md} and {@code requests.csv} into {@code dir}. */
+    /**
+     * Writes {@code results.json}, {@code report.md}, {@code requests.csv} and the
+     * {@link TtftChart} into {@code dir}.
+     */
     public static void write(Path dir, BenchSummary summary, BenchRun run) throws IOException {
         write(dir, summary);
         try (Writer w = Files.newBufferedWriter(dir.resolve(REQUESTS_CSV), StandardCharsets.UTF_8)) {
             RequestsCsv.write(run.outcomes(), summary.config().targets(), w);
         }
+        String title = "TTFT over time, " + summary.workload() + (summary.label().isEmpty() ? "" : ", " + summary.label());
+        TtftChart.write(run, summary.config().targets(), title, dir);
     }
 
     /** Writes {@code markdown} as {@code comparison.md} into {@code dir}. */

@@ -77,6 +77,8 @@ class BenchRunnerTest {
             assertThat(s.targets()).singleElement().satisfies(t -> assertThat(t.ok()).isEqualTo(12));
 
             ResultsWriter.write(dir, s, run);
+            byte[] png = Files.readAllBytes(dir.resolve(TtftChart.FILE));
+            assertThat(png).startsWith(0x89, 'P', 'N', 'G');
             assertThat(Files.readAllLines(dir.resolve("requests.csv"))).hasSize(13)
                     .element(1).asString().contains(",OK,200,");
             JsonNode json = new ObjectMapper().readTree(Files.readString(dir.resolve("results.json")));

@@ -86,7 +86,7 @@ final class BenchCommand implements Callable<Integer> {
       description = "Fold synthetic token ids below this (modulo) for models with a smaller vocabulary; 0 keeps them (default: ${DEFAULT-VALUE}).")
   int vocabSize;
 
-  @Option(names = "--requests", description = "Requests to send (default: groups x prompts-per-group, or 100 for random, or one burst).")
+  @Option(names = "--requests", description = "Requests to send at most (default: all of the workload; for random 100, or one burst).")
   Integer requests;
 
   @Option(names = "--rate", defaultValue = "4", description = "Poisson arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
@@ -227,10 +227,10 @@ final class BenchCommand implements Callable<Integer> {
     if (requests != null && requests < 0 || maxTokens < 1 || warmup < 0) {
       throw new ParameterException(spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
     }
-    ArrivalSchedule arrivals = burst != null
-        ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
-        : ArrivalSchedule.poisson(rate, seed);
     try {
+      ArrivalSchedule arrivals = burst != null
+          ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
+          : ArrivalSchedule.poisson(rate, seed);
       switch (workload) {
         case "shared-prefix":
           if (trace == null) {

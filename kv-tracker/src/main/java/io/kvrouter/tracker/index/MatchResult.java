@@ -27,11 +27,14 @@ public final class MatchResult {
   private static final int CPU = 3;
   private static final int DISK = 4;
   private static final int GPU_LEADING = 5;
+  private static final int COVERED_UNTIL = 6;
   private static final int STRIDE = 8;
 
   private final int[] counts = new int[PrefixIndex.MAX_REPLICAS * STRIDE];
   private final int[] touched = new int[PrefixIndex.MAX_REPLICAS];
   private int touchedCount;
+  private final int[] covering = new int[PrefixIndex.MAX_REPLICAS];
+  private int coveringCount;
   private int promptBlocks;
   private int longest;
 
@@ -41,6 +44,7 @@ public final class MatchResult {
       java.util.Arrays.fill(counts, touched[i] * STRIDE, touched[i] * STRIDE + STRIDE, 0);
     }
     touchedCount = 0;
+    coveringCount = 0;
     this.promptBlocks = promptBlocks;
     this.longest = 0;
   }
@@ -88,11 +92,47 @@ public final class MatchResult {
    * Records that {@code replica} holds block {@code block} with tier bits {@code mask}; returns
    * true when that extends its leading run.
    */
+  /**
+   * A predicted run of {@code replica} covers the prompt's blocks up to (excluding)
+   * {@code until}.
+   */
+  void cover(int replica, int until) {
+    int base = replica * STRIDE;
+    if (until > counts[base + COVERED_UNTIL]) {
+      if (counts[base + COVERED_UNTIL] <= counts[base + MATCHED]) {
+        covering[coveringCount++] = replica;
+      }
+      counts[base + COVERED_UNTIL] = until;
+    }
+  }
+
+  /**
+   * Extends every replica a predicted run covers at {@code block}; returns true if any extended.
+   * Drops replicas whose cover ends here or that left the run.
+   */
+  boolean extendCovered(int block) {
+    boolean any = false;
+    int kept = 0;
+    for (int i = 0; i < coveringCount; i++) {
+      int replica = covering[i];
+      any |= extend(replica, block, 0);
+      int base = replica * STRIDE;
+      if (counts[base + MATCHED] == block + 1 && counts[base + COVERED_UNTIL] > block + 1) {
+        covering[kept++] = replica;
+      }
+    }
+    coveringCount = kept;
+    return any;
+  }
+
   boolean extend(int replica, int block, int mask) {
     int base = replica * STRIDE;
     int[] c = counts;
     if (c[base + MATCHED] != block) {
       return false;
+    }
+    if (c[base + COVERED_UNTIL] > block) {
+      mask |= PrefixIndex.PREDICTED_BIT;
     }
     if (block == 0) {
       touched[touchedCount++] = replica;

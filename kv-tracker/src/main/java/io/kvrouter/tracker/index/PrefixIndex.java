@@ -3,7 +3,6 @@ package io.kvrouter.tracker.index;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.Tier;
-import java.util.PriorityQueue;
 
 /**
  * The prefix index: which replicas hold which prompt blocks, in which tier, plus predicted
@@ -19,15 +18,17 @@ import java.util.PriorityQueue;
  * <ul>
  *   <li>{@link #store}: the replica holds the blocks in the tier; the bridge learns engine hash to
  *       key (the latest mapping of a hash wins: engines that hash pages without chaining, such as
- *       old SGLang, reuse hashes). A GPU store confirms (removes) a predicted entry of the same
- *       block.
+ *       old SGLang, reuse hashes).
  *   <li>{@link #remove}: by engine hash, through the bridge; the bridge forgets a hash once the
  *       replica holds its key in no tier. Unknown hashes are ignored.
  *   <li>{@link #clearReplica}: the replica holds nothing in any tier (predicted entries stay: they
  *       stand for requests still running there). {@link #dropReplica}: also forgets predicted
  *       entries and the bridge: the replica left.
- *   <li>{@link #predict}/{@link #expirePredicted}: predicted entries, each live until its
- *       deadline (the latest of overlapping predictions) unless a GPU store confirms it first.
+ *   <li>{@link #predict}/{@link #expirePredicted}: predicted runs ({@link PredictedRuns}): a
+ *       reservation's new keys, live until the deadline. A block a replica holds by engine events
+ *       counts in its real tier; a predicted run only adds blocks the replica does not hold (it
+ *       is not removed when the engine confirms its blocks, and its TTL bounds how long it can
+ *       outlive an eviction).
  *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds; O(prompt blocks x
  *       holders per block), stopping at the first block no replica still in the run holds.
  *   <li>{@link #digest}: per replica, count and sum of mixed (key, tier) pairs of blocks held by
@@ -57,7 +58,8 @@ public final class PrefixIndex {
    * grows 1.5x) stored as one interleaved long[]: table[2s] is the router key of slot s (0 = empty,
    * router keys are never 0) and table[2s+1] its holder word, so a lookup that finds its key has
    * the holders in the same cache line. The holder word packs up to four entries of 16 bits:
-   *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4, PREDICTED=8), 0 = empty entry
+   *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4; 8 is unused here and marks predicted blocks
+   *               in MatchResult), 0 = empty entry
    *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
    * so an inline word is never negative. A block held by more than four replicas (a shared system
    * prompt) moves to an overflow char[]: holder word = Long.MIN_VALUE | overflowId and
@@ -107,9 +109,7 @@ public final class PrefixIndex {
   private final LongLongMap[] bridges = new LongLongMap[MAX_REPLICAS];
   private final long[] digestCount = new long[MAX_REPLICAS];
   private final long[] digestSum = new long[MAX_REPLICAS];
-  private final PredictedTable predicted = new PredictedTable(1024);
-  private final PriorityQueue<PredictionBatch> expiry =
-      new PriorityQueue<>((a, b) -> Long.compare(a.deadline, b.deadline));
+  private final PredictedRuns runs = new PredictedRuns();
 
   /** An empty index sized for {@code expectedBlocks} nodes before it first grows. */
   public PrefixIndex(int expectedBlocks) {
@@ -152,19 +152,15 @@ public final class PrefixIndex {
       }
     }
     int bit = tierBit(event.tier());
-    int clear = event.tier() == Tier.GPU ? PREDICTED_BIT : 0;
     LongLongMap bridge = bridge(replica);
     int added = 0;
     for (int i = 0; i < blockKeys.length; i++) {
       long key = blockKeys[i];
       bridge.put(hashes[i], key, 0L);
-      int old = update(key, replica, bit, clear);
+      int old = update(key, replica, bit, 0);
       if ((old & bit) == 0) {
         digestAdd(replica, key, bit);
         added++;
-      }
-      if ((old & clear) != 0) {
-        predicted.remove(key, replica);
       }
     }
     return added;
@@ -222,7 +218,7 @@ public final class PrefixIndex {
   public void dropReplica(int replica) {
     clearReplica(replica);
     bridges[replica] = null;
-    predicted.removeReplica(replica, key -> update(key, replica, 0, PREDICTED_BIT));
+    runs.dropReplica(replica);
   }
 
   private LongLongMap bridge(int replica) {
@@ -237,65 +233,33 @@ public final class PrefixIndex {
   // ---------------------------------------------------------------- predicted entries
 
   /**
-   * Predicts that {@code replica} will hold {@code keys[from, to)} until {@code deadline}
-   * (unless already held on GPU by engine events). Keeps a reference to {@code keys}, which
-   * must not be mutated afterwards (the arrays of protocol records never are).
+   * Predicts that {@code replica} will hold the consecutive prompt blocks {@code keys[from, to)}
+   * until {@code deadline}. Keeps a reference to {@code keys}, which must not be mutated
+   * afterwards (the arrays of protocol records never are). O(1) table work, plus a comparison with
+   * live runs of the same first key.
    */
   public void predict(int replica, long[] keys, int from, int to, long deadline) {
     checkReplica(replica);
     if (from >= to) {
       return;
     }
-    long sink = 0;
     for (int i = from; i < to; i++) {
-      if ((i - from) % PREFETCH == 0) {
-        for (int j = i, end = Math.min(to, i + PREFETCH); j < end; j++) {
-          sink += table[2 * Hashing.slot(keys[j], capacity)] + predicted.touch(keys[j], replica);
-        }
-        prefetchSink = sink;
-      }
-      long key = keys[i];
-      if (key == 0L) {
+      if (keys[i] == 0L) {
         throw new IllegalArgumentException("a block key is 0 (reserved for ROOT)");
       }
-      if ((update(key, replica, PREDICTED_BIT, 0, GPU_BIT) & GPU_BIT) == 0) {
-        predicted.putMax(key, replica, deadline);
-      }
     }
-    expiry.add(new PredictionBatch(deadline, replica, keys, from, to));
+    runs.add(replica, keys, from, to, deadline);
   }
 
-  /** Ends every predicted entry whose deadline is at or before {@code nowMillis}; returns how many. */
+  /** Ends every predicted run whose deadline is at or before {@code nowMillis}; returns how many. */
   public int expirePredicted(long nowMillis) {
-    int expired = 0;
-    PredictionBatch batch;
-    while ((batch = expiry.peek()) != null && batch.deadline <= nowMillis) {
-      expiry.poll();
-      long sink = 0;
-      for (int i = batch.from; i < batch.to; i++) {
-        if ((i - batch.from) % PREFETCH == 0) {
-          for (int j = i, end = Math.min(batch.to, i + PREFETCH); j < end; j++) {
-            sink += table[2 * Hashing.slot(batch.keys[j], capacity)]
-                + predicted.touch(batch.keys[j], batch.replica);
-          }
-          prefetchSink = sink;
-        }
-        long key = batch.keys[i];
-        if (predicted.removeIfDue(key, batch.replica, nowMillis)) {
-          update(key, batch.replica, 0, PREDICTED_BIT);
-          expired++;
-        }
-      }
-    }
-    return expired;
+    return runs.expire(nowMillis);
   }
 
-  /** Live predicted entries over all replicas. */
-  public int predictedEntries() {
-    return predicted.size();
+  /** Live predicted runs over all replicas. */
+  public int predictedRuns() {
+    return runs.size();
   }
-
-  private record PredictionBatch(long deadline, int replica, long[] keys, int from, int to) {}
 
   // ---------------------------------------------------------------- queries
 
@@ -307,6 +271,7 @@ public final class PrefixIndex {
     long[] t = table;
     int cap = capacity;
     long sink = 0;
+    boolean anyRuns = runs.size() > 0;
     for (int chunk = 0; chunk < count; chunk += PREFETCH) {
       int end = Math.min(count, chunk + PREFETCH);
       for (int block = chunk; block < end; block++) {
@@ -314,8 +279,15 @@ public final class PrefixIndex {
       }
       for (int block = chunk; block < end; block++) {
         long key = promptKeys[block];
+        if (anyRuns) {
+          for (PredictedRuns.Run run = runs.first(key); run != null; run = run.next) {
+            if (out.matched(run.replica) == block) {
+              out.cover(run.replica, block + PredictedRuns.common(promptKeys, block, count, run));
+            }
+          }
+        }
         int s = Hashing.slot(key, cap);
-        long word;
+        long word = 0L;
         while (true) {
           long probe = t[2 * s];
           if (probe == key) {
@@ -323,8 +295,7 @@ public final class PrefixIndex {
             break;
           }
           if (probe == 0L) {
-            prefetchSink = sink;
-            return;
+            break;
           }
           if (++s == cap) {
             s = 0;
@@ -345,6 +316,9 @@ public final class PrefixIndex {
             any |= out.extend(entry >>> 4, block, entry & 0xF);
           }
         }
+        if (anyRuns) {
+          any |= out.extendCovered(block);
+        }
         if (!any) {
           prefetchSink = sink;
           return;
@@ -354,7 +328,7 @@ public final class PrefixIndex {
     prefetchSink = sink;
   }
 
-  /** Tier bits {@code replica} holds {@code key} with (GPU=1, CPU=2, DISK=4, PREDICTED=8). */
+  /** Tier bits {@code replica} holds {@code key} with by engine events (GPU=1, CPU=2, DISK=4). */
   int maskOf(long key, int replica) {
     int s = find(key);
     if (s < 0) {
@@ -372,11 +346,6 @@ public final class PrefixIndex {
   /** True when {@code replica} holds {@code key} in {@code tier} by engine events. */
   public boolean holds(int replica, long key, Tier tier) {
     return (maskOf(key, replica) & tierBit(tier)) != 0;
-  }
-
-  /** True when {@code replica} has a live predicted entry for {@code key}. */
-  public boolean predicts(int replica, long key) {
-    return (maskOf(key, replica) & PREDICTED_BIT) != 0;
   }
 
   /** The order-independent digest of what {@code replica} holds by engine events. */

@@ -208,7 +208,7 @@ class PrefixIndexPropertiesTest {
       index.dropReplica(r);
     }
     assertThat(index.nodes()).isZero();
-    assertThat(index.predictedEntries()).isZero();
+    assertThat(index.predictedRuns()).isZero();
     for (int r = 0; r < REPLICAS; r++) {
       assertThat(index.digest(r)).isEqualTo(ReplicaDigest.EMPTY);
       assertThat(index.bridgeSize(r)).isZero();

@@ -16,7 +16,10 @@ final class ReferenceIndex {
 
   final Map<Integer, Map<Long, EnumSet<Tier>>> real = new HashMap<>();
   final Map<Integer, Map<Long, Long>> bridge = new HashMap<>();
-  final Map<Integer, Map<Long, Long>> predicted = new HashMap<>();
+  /** Predicted runs per replica: keys in prompt order and a deadline, never merged. */
+  final Map<Integer, java.util.List<Run>> predicted = new HashMap<>();
+
+  record Run(long[] keys, long deadline) {}
 
   private Map<Long, EnumSet<Tier>> real(int r) {
     return real.computeIfAbsent(r, x -> new HashMap<>());
@@ -28,11 +31,6 @@ final class ReferenceIndex {
       long key = e.blockKeys()[i];
       b.put(e.engineHashes()[i], key);
       real(r).computeIfAbsent(key, x -> EnumSet.noneOf(Tier.class)).add(e.tier());
-      if (e.tier() == Tier.GPU) {
-        if (predicted.containsKey(r)) {
-          predicted.get(r).remove(key);
-        }
-      }
     }
   }
 
@@ -68,18 +66,14 @@ final class ReferenceIndex {
   }
 
   void predict(int r, long[] keys, long deadline) {
-    for (long key : keys) {
-      EnumSet<Tier> tiers = real(r).get(key);
-      if (tiers != null && tiers.contains(Tier.GPU)) {
-        continue;
-      }
-      predicted.computeIfAbsent(r, x -> new HashMap<>()).merge(key, deadline, Math::max);
+    if (keys.length > 0) {
+      predicted.computeIfAbsent(r, x -> new java.util.ArrayList<>()).add(new Run(keys, deadline));
     }
   }
 
   void expire(long now) {
-    for (Map<Long, Long> p : predicted.values()) {
-      p.values().removeIf(d -> d <= now);
+    for (java.util.List<Run> runs : predicted.values()) {
+      runs.removeIf(run -> run.deadline() <= now);
     }
   }
 
@@ -98,9 +92,20 @@ final class ReferenceIndex {
   int[] match(int r, long[] keys) {
     int[] m = new int[6];
     boolean gpuRun = true;
-    for (long key : keys) {
+    int coveredUntil = 0;
+    for (int b = 0; b < keys.length; b++) {
+      long key = keys[b];
+      for (Run run : predicted.getOrDefault(r, java.util.List.of())) {
+        if (run.keys()[0] == key) {
+          int c = 0;
+          while (b + c < keys.length && c < run.keys().length && keys[b + c] == run.keys()[c]) {
+            c++;
+          }
+          coveredUntil = Math.max(coveredUntil, b + c);
+        }
+      }
       EnumSet<Tier> tiers = real.getOrDefault(r, Map.of()).get(key);
-      boolean pred = predicted.getOrDefault(r, Map.of()).containsKey(key);
+      boolean pred = coveredUntil > b;
       boolean any = (tiers != null && !tiers.isEmpty()) || pred;
       if (!any) {
         break;

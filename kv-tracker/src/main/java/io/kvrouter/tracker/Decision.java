@@ -11,16 +11,29 @@ import java.util.List;
  * @param ranked every candidate, best first (the chosen one first); retry down this list
  * @param reserved the reservation this tracker recorded, to broadcast to peers; {@code null} when
  *     nothing was chosen
+ * @param busy true when nothing was chosen because every candidate is over its busy threshold
+ *     (only for requests asking for admission)
  */
-public record Decision(String requestId, String chosen, List<Candidate> ranked, Reserved reserved) {
+public record Decision(
+    String requestId, String chosen, List<Candidate> ranked, Reserved reserved, boolean busy) {
 
   public Decision {
     ranked = List.copyOf(ranked);
   }
 
-  /** No replica serves the request's model. */
+  /** A decision that is not a busy refusal. */
+  public Decision(String requestId, String chosen, List<Candidate> ranked, Reserved reserved) {
+    this(requestId, chosen, ranked, reserved, false);
+  }
+
+  /** No replica serves the request's model (or every one is excluded). */
   public static Decision none(String requestId) {
-    return new Decision(requestId, null, List.of(), null);
+    return new Decision(requestId, null, List.of(), null, false);
+  }
+
+  /** Every candidate is over its busy threshold; nothing was reserved. */
+  public static Decision busy(String requestId) {
+    return new Decision(requestId, null, List.of(), null, true);
   }
 
   public boolean placed() {

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.tracker.index.MatchResult;
@@ -162,6 +163,19 @@ public final class KvTrackerCore {
     }
   }
 
+  /**
+   * Replaces the replica's state by an agent's snapshot (the answer to a replay the ring buffer
+   * could no longer serve, or a late joiner's bootstrap) and continues after its last seq.
+   */
+  public void installSnapshot(ReplicaSnapshot snapshot) {
+    int replica = ids.intern(snapshot.replicaId());
+    index.clearReplica(replica);
+    for (KvEvent event : snapshot.events()) {
+      applyEvent(replica, event);
+    }
+    sequencer.reset(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq());
+  }
+
   /** After installing a snapshot: the replica's state now stands at {@code (epoch, seq)}. */
   public void resetWatermark(String replicaId, long epoch, long seq) {
     sequencer.reset(replicaId, epoch, seq);
@@ -182,6 +196,15 @@ public final class KvTrackerCore {
     int[] candidates = candidatesByModel.get(request.model());
     if (candidates == null) {
       return Decision.none(request.requestId());
+    }
+    if (!request.excluded().isEmpty()) {
+      candidates = without(candidates, request.excluded());
+      if (candidates.length == 0) {
+        return Decision.none(request.requestId());
+      }
+    }
+    if (request.admission() && allBusy(candidates)) {
+      return Decision.busy(request.requestId());
     }
     BlockKeys keys = keysByModel.get(request.model());
     long[] blockKeys = request.blockKeys();
@@ -210,6 +233,19 @@ public final class KvTrackerCore {
           cachedTokens(r, query), ledger.inFlight(r) - (r == chosen ? 1 : 0)));
     }
     return new Decision(request.requestId(), ids.idOf(chosen), out, reserved);
+  }
+
+  private int[] without(int[] candidates, java.util.Set<String> excluded) {
+    return Arrays.stream(candidates).filter(c -> !excluded.contains(ids.idOf(c))).toArray();
+  }
+
+  private boolean allBusy(int[] candidates) {
+    for (int c : candidates) {
+      if (!config.policyConfig().busy(ledger, c)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private int cachedTokens(int replica, RouteQuery query) {

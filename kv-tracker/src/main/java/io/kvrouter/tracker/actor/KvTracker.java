@@ -5,6 +5,7 @@ import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.EventSequencer;
@@ -36,11 +37,14 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Everything the tracker understands. */
   public sealed interface Command
-      permits ApplyBatch, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
+      permits ApplyBatch, InstallSnapshot, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
           ReplicaDown, LoadReported, IngressLeft, GetDigests, Tick {}
 
   /** A replica's KV event batch from the event plane. */
   public record ApplyBatch(KvEventBatch batch) implements Command {}
+
+  /** An agent's full snapshot of a replica (gap older than its ring buffer, or a late join). */
+  public record InstallSnapshot(ReplicaSnapshot snapshot) implements Command {}
 
   /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
   public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
@@ -113,6 +117,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(ApplyBatch.class, this::onApplyBatch)
+        .onMessage(InstallSnapshot.class, this::onInstallSnapshot)
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
@@ -131,6 +136,11 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     if (verdict.outcome() == EventSequencer.Outcome.GAP) {
       gapsOut.tell(new GapDetected(m.batch().replicaId(), verdict.epoch(), verdict.expectedSeq()));
     }
+    return this;
+  }
+
+  private Behavior<Command> onInstallSnapshot(InstallSnapshot m) {
+    core.installSnapshot(m.snapshot());
     return this;
   }
 

@@ -55,9 +55,7 @@ final class KvRouterPolicy implements Policy {
   }
 
   boolean busy(LoadView load, int replica) {
-    return load.kvUsage(replica) >= config.busyKvUsage()
-        || load.waiting(replica) >= config.busyWaiting()
-        || load.inFlight(replica) >= config.maxInFlight();
+    return config.busy(load, replica);
   }
 
   @Override

@@ -77,6 +77,17 @@ public record PolicyConfig(
         180_000, 0.05);
   }
 
+  /**
+   * Whether {@code replica} is over a busy threshold: engine-reported KV usage at
+   * {@code busyKvUsage}, engine-reported queue at {@code busyWaiting}, or reservations at
+   * {@code maxInFlight}.
+   */
+  public boolean busy(io.kvrouter.tracker.ledger.LoadView load, int replica) {
+    return load.kvUsage(replica) >= busyKvUsage
+        || load.waiting(replica) >= busyWaiting
+        || load.inFlight(replica) >= maxInFlight;
+  }
+
   /** Credit-weighted cached blocks of {@code replica} in {@code match}. */
   double cachedBlocks(io.kvrouter.tracker.index.MatchResult match, int replica) {
     return gpuCredit * match.gpu(replica)

@@ -29,16 +29,19 @@ import io.kvrouter.protocol.Tier;
  *       counts in its real tier; a predicted run only adds blocks the replica does not hold (it
  *       is not removed when the engine confirms its blocks, and its TTL bounds how long it can
  *       outlive an eviction).
- *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds; O(prompt blocks x
- *       holders per block), stopping at the first block no replica still in the run holds.
+ *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds (by engine events or
+ *       predicted runs); O(prompt blocks x holders per block), stopping at the first block no
+ *       replica still in the run holds.
  *   <li>{@link #digest}: per replica, count and sum of mixed (key, tier) pairs of blocks held by
  *       engine events; predicted entries are not part of it, because they depend on reservation
  *       traffic rather than on that replica's event stream.
  * </ul>
  *
- * <p><b>Cost.</b> Store, remove and predict: expected O(1) per block, amortised, plus
- * O(holders of that block). Clear and drop: O(index capacity), a scan: they follow engine
- * restarts and membership changes, rare next to block events.
+ * <p><b>Cost.</b> Store and remove: expected O(1) per block, amortised, plus O(holders of that
+ * block). Predict and expiry: O(1) table work per reservation (plus a sequential comparison with
+ * live runs of the same first key). Match: one table probe per prompt block plus one run-table
+ * probe while runs exist. Clear and drop: O(index capacity), a scan: they follow engine restarts
+ * and membership changes, rare next to block events.
  * Memory per indexed block held by one replica: 16 bytes per node slot at load 0.53 to 0.8 (20 to
  * 30 bytes per block) plus 16 bytes per bridge slot at the same load (20 to 30 bytes); a block
  * held by more than four replicas adds an overflow array of 2 bytes per holder (plus a 16-byte

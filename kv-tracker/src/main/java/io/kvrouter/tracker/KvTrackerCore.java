@@ -81,7 +81,12 @@ public final class KvTrackerCore {
 
   // ---------------------------------------------------------------- membership
 
-  /** A replica joined (or re-announced itself; then nothing changes but its info). */
+  /**
+   * A replica joined (or re-announced itself; then nothing changes but its info). All replicas of
+   * a model must share one block size: the first replica of a model fixes the
+   * {@link #blockKeys(String)} function, and blocks reported by replicas that disagree would
+   * simply never match.
+   */
   public void replicaUp(ReplicaInfo info) {
     String id = info.targetId();
     ReplicaInfo before = infos.put(id, info);

@@ -1,0 +1,122 @@
+package io.kvrouter.loadtest.lab;
+
+import io.kvrouter.tracker.policy.Policies;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Settings of one lab run (every policy in it shares them).
+ *
+ * @param replicas simulated engines, at least 1
+ * @param routers routers (ingresses), at least 1; arrivals are assigned to them round robin
+ * @param capacityBlocks KV capacity per engine in blocks of {@code blockSize} tokens; 0 for
+ *     unlimited (then {@link #UNLIMITED_BLOCKS})
+ * @param policies policy names to compare (see {@link Policies#names()})
+ * @param propagationDelayMicros how late routers see engine events and each other's reservation
+ *     events; 0 delivers them at once
+ * @param seed seeds every policy's random generator and the chaos options
+ * @param blockSize tokens per KV block, for engines and routers alike (both 16 by default: the
+ *     router's default; the mocker's 64 would make the router's keys coarser than vLLM's)
+ * @param maxNumSeqs engine {@code max_num_seqs} (256)
+ * @param maxBatchedTokens engine {@code max_num_batched_tokens} (8,192)
+ * @param killReplica replica index killed mid-run, or -1
+ * @param killAtMicros when it is killed (virtual time)
+ * @param dropEvents fraction of KV-event batches lost on the way to each router (0 to 1)
+ * @param burst the first {@code burst} requests all arrive at time 0 (herding), 0 for none
+ * @param loadReportMicros interval of engine load reports to routers (and of lease expiry)
+ */
+public record LabConfig(
+    int replicas,
+    int routers,
+    long capacityBlocks,
+    List<String> policies,
+    long propagationDelayMicros,
+    long seed,
+    int blockSize,
+    int maxNumSeqs,
+    int maxBatchedTokens,
+    int killReplica,
+    long killAtMicros,
+    double dropEvents,
+    int burst,
+    long loadReportMicros) {
+
+  /** Capacity an "unlimited" engine gets: more blocks than any workload here can fill. */
+  public static final long UNLIMITED_BLOCKS = 1L << 40;
+
+  /** The model name the engines serve and the keys are seeded with. */
+  public static final String MODEL = "lab-model";
+
+  public LabConfig {
+    Objects.requireNonNull(policies, "policies");
+    policies = List.copyOf(policies);
+    if (replicas < 1 || routers < 1) {
+      throw new IllegalArgumentException("need at least one replica and one router");
+    }
+    if (capacityBlocks < 0 || propagationDelayMicros < 0 || burst < 0 || blockSize < 1) {
+      throw new IllegalArgumentException("capacity, delay, burst must be >= 0, block size >= 1");
+    }
+    if (!(dropEvents >= 0 && dropEvents <= 1)) {
+      throw new IllegalArgumentException("drop-events must be within [0, 1], was " + dropEvents);
+    }
+    if (killReplica >= replicas) {
+      throw new IllegalArgumentException("kill-replica " + killReplica + " >= replicas " + replicas);
+    }
+    for (String p : policies) {
+      if (!Policies.names().contains(p)) {
+        throw new IllegalArgumentException(
+            "unknown policy '" + p + "'; known: " + String.join(", ", Policies.names()));
+      }
+    }
+    if (policies.isEmpty()) {
+      throw new IllegalArgumentException("no policy to run");
+    }
+  }
+
+  /** One router, unlimited capacity, every policy, no delay, no chaos, seed 1. */
+  public static LabConfig defaults(int replicas) {
+    return new LabConfig(replicas, 1, 0, Policies.names(), 0, 1, 16, 256, 8192, -1, 0, 0, 0,
+        250_000);
+  }
+
+  /** Engine capacity in blocks, resolving "unlimited". */
+  public long effectiveCapacity() {
+    return capacityBlocks == 0 ? UNLIMITED_BLOCKS : capacityBlocks;
+  }
+
+  public LabConfig withPolicies(List<String> p) {
+    return new LabConfig(replicas, routers, capacityBlocks, p, propagationDelayMicros, seed,
+        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+        loadReportMicros);
+  }
+
+  public LabConfig withRouters(int k, long delayMicros) {
+    return new LabConfig(replicas, k, capacityBlocks, policies, delayMicros, seed, blockSize,
+        maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+        loadReportMicros);
+  }
+
+  public LabConfig withCapacity(long blocks) {
+    return new LabConfig(replicas, routers, blocks, policies, propagationDelayMicros, seed,
+        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+        loadReportMicros);
+  }
+
+  public LabConfig withSeed(long s) {
+    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, s,
+        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+        loadReportMicros);
+  }
+
+  public LabConfig withChaos(int kill, long killAt, double drop, int burstCount) {
+    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, seed,
+        blockSize, maxNumSeqs, maxBatchedTokens, kill, killAt, drop, burstCount,
+        loadReportMicros);
+  }
+
+  public LabConfig withBlockSize(int bs) {
+    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, seed,
+        bs, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+        loadReportMicros);
+  }
+}

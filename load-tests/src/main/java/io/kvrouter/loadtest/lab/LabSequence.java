@@ -1,0 +1,58 @@
+package io.kvrouter.loadtest.lab;
+
+import java.util.Arrays;
+
+/**
+ * Engine-side state of one request in a {@link LabEngine}: progress, held blocks and what the
+ * engine measured. Owned by one engine; mutable; not thread-safe.
+ *
+ * <p>{@code held[i]} is the router key of block i when the request references it as a cached
+ * block, or 0 when the block is anonymous (partial, output, or a duplicate of a concurrent
+ * request's block). {@code keys} is shared and never mutated.
+ */
+final class LabSequence {
+
+  final int requestIndex;
+  final String requestId;
+  final int router;
+  final long[] keys;
+  final int promptLength;
+  final int maxTokens;
+  final long arrivalMicros;
+  int outputs;
+  int numComputed;
+  int numRegistered;
+  long[] held = new long[8];
+  int numBlocks;
+  int cachedPromptTokens = -1;
+  long firstTokenMicros = -1;
+
+  LabSequence(int requestIndex, String requestId, int router, long[] keys, int promptLength,
+      int maxTokens, long arrivalMicros) {
+    if (promptLength < 1 || maxTokens < 1) {
+      throw new IllegalArgumentException("prompt and output need at least one token");
+    }
+    this.requestIndex = requestIndex;
+    this.requestId = requestId;
+    this.router = router;
+    this.keys = keys;
+    this.promptLength = promptLength;
+    this.maxTokens = maxTokens;
+    this.arrivalMicros = arrivalMicros;
+  }
+
+  int numTokens() {
+    return promptLength + outputs;
+  }
+
+  boolean decoding() {
+    return outputs > 0 && numComputed == numTokens() - 1;
+  }
+
+  void addBlock(long key) {
+    if (numBlocks == held.length) {
+      held = Arrays.copyOf(held, held.length * 2);
+    }
+    held[numBlocks++] = key;
+  }
+}

@@ -1,0 +1,46 @@
+package io.kvrouter.loadtest.lab;
+
+import java.util.List;
+
+/**
+ * What one policy did in one lab run. Arrays are never mutated after the record is built.
+ *
+ * @param policy policy name
+ * @param hitRate cached prompt tokens ÷ prompt tokens, as the engines count them (at first
+ *     admission of each attempt)
+ * @param blockHitRate leading trace blocks already held by the chosen replica ÷ trace blocks
+ *     (first decision of each request), or null when the workload has no trace block ids
+ * @param ttft time to first token, from the request's first arrival
+ * @param e2e arrival to last token
+ * @param throughputRps completed requests ÷ (last finish − first arrival)
+ * @param loadMaxOverMean uncached prefill tokens per replica, max ÷ mean
+ * @param decisions routing decisions (retries included)
+ * @param completed requests that finished
+ * @param perReplicaDecisions decisions per replica
+ * @param perReplicaPrefillTokens uncached prefill tokens per replica
+ * @param decisionsToKilledAfterKill decisions sent to the killed replica after its death (0
+ *     when nothing was killed)
+ * @param ttftSortedMillis every TTFT, sorted, for the CDF chart
+ * @param loadSeries per-replica uncached prefill tokens per second, one row per sample
+ * @param loadSeriesSeconds sample times in seconds
+ * @param wallMillis wall time of this policy's simulation
+ * @param cpuMillis CPU time of the thread that simulated it
+ */
+public record PolicyResult(
+    String policy,
+    double hitRate,
+    Double blockHitRate,
+    Latency ttft,
+    Latency e2e,
+    double throughputRps,
+    double loadMaxOverMean,
+    long decisions,
+    long completed,
+    long[] perReplicaDecisions,
+    long[] perReplicaPrefillTokens,
+    long decisionsToKilledAfterKill,
+    double[] ttftSortedMillis,
+    List<double[]> loadSeries,
+    double[] loadSeriesSeconds,
+    long wallMillis,
+    long cpuMillis) {}

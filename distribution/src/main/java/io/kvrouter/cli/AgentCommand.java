@@ -1,5 +1,9 @@
 package io.kvrouter.cli;
 
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
@@ -52,7 +56,7 @@ final class AgentCommand implements Callable<Integer> {
       description = "Replica id (default: host:port of --engine-url; sim-<i> with --sim).")
   String replicaId;
 
-  @Option(names = "--model", defaultValue = "sim-model",
+  @Option(names = "--model", defaultValue = "kvrouter-demo",
       description = "Model the engine serves (default: ${DEFAULT-VALUE}).")
   String model;
 
@@ -97,6 +101,8 @@ final class AgentCommand implements Callable<Integer> {
       SimEngineSettings template =
           SimEngineSettings.loopback()
               .withModel(model)
+              .withTokenizer(ModelSimTokenizer.forModel(
+                  TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
               .withEngine(SimEngineConfig.defaults().withBlockSize(blockSize)
                   .withNumBlocks(simNumBlocks).withTiming(new MockerTimingModel(simSpeedup)));
       fleet = SimFleet.start(sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase,

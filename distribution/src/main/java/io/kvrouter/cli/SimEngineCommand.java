@@ -8,6 +8,10 @@ import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.agent.sim.SimTokenizer;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -26,7 +30,7 @@ final class SimEngineCommand implements Callable<Integer> {
       description = "HTTP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
   int port;
 
-  @Option(names = "--model", defaultValue = "sim-model",
+  @Option(names = "--model", defaultValue = "kvrouter-demo",
       description = "Served model name (default: ${DEFAULT-VALUE}).")
   String model;
 
@@ -90,7 +94,11 @@ final class SimEngineCommand implements Callable<Integer> {
             new MockerTimingModel(speedup));
     SimEngineSettings settings =
         new SimEngineSettings(host, port, model, kvEvents, replay, topic, encoding, replayLayout,
-            bufferSteps, dpRank, engineConfig);
+            bufferSteps, dpRank, engineConfig, SimTokenizer.BYTES);
+    // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
+    // the registry lives as long as the engine.
+    TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());
+    settings = settings.withTokenizer(ModelSimTokenizer.forModel(registry, model));
     SimEngine engine = SimEngine.start(settings);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -316,6 +316,19 @@ public final class KvTrackerCore {
 
   // ---------------------------------------------------------------- observation
 
+  /** The load of every known replica, by target id. */
+  public Map<String, ReplicaLoadSnapshot> loads() {
+    Map<String, ReplicaLoadSnapshot> out = new HashMap<>();
+    for (int r = 0; r < ids.capacity(); r++) {
+      String id = ids.idOf(r);
+      if (id != null) {
+        out.put(id, new ReplicaLoadSnapshot(ledger.inFlight(r), ledger.prefillTokens(r),
+            ledger.decodeTokens(r), ledger.waiting(r), ledger.running(r), ledger.kvUsage(r)));
+      }
+    }
+    return out;
+  }
+
   /** Digests of every known replica and every origin with open reservations. */
   public TrackerDigests digests() {
     Map<String, TrackerDigests.ReplicaState> replicas = new HashMap<>();

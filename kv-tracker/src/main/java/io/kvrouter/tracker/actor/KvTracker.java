@@ -38,7 +38,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** Everything the tracker understands. */
   public sealed interface Command
       permits ApplyBatch, InstallSnapshot, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
-          ReplicaDown, LoadReported, IngressLeft, GetDigests, Tick {}
+          ReplicaDown, LoadReported, IngressLeft, GetDigests, GetLoads, Tick {}
 
   /** A replica's KV event batch from the event plane. */
   public record ApplyBatch(KvEventBatch batch) implements Command {}
@@ -73,6 +73,12 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Replies with the current digests. */
   public record GetDigests(ActorRef<TrackerDigests> replyTo) implements Command {}
+
+  /** Replies with every replica's current load. */
+  public record GetLoads(ActorRef<Loads> replyTo) implements Command {}
+
+  /** Every replica's load, by target id. */
+  public record Loads(java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica) {}
 
   /** Lease and prediction expiry. */
   enum Tick implements Command { INSTANCE }
@@ -127,6 +133,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(LoadReported.class, this::onLoadReported)
         .onMessage(IngressLeft.class, this::onIngressLeft)
         .onMessage(GetDigests.class, this::onGetDigests)
+        .onMessage(GetLoads.class, this::onGetLoads)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .build();
   }
@@ -196,6 +203,11 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onGetDigests(GetDigests m) {
     m.replyTo().tell(core.digests());
+    return this;
+  }
+
+  private Behavior<Command> onGetLoads(GetLoads m) {
+    m.replyTo().tell(new Loads(core.loads()));
     return this;
   }
 

@@ -27,17 +27,17 @@ record GenerationRequest(
   static final int DEFAULT_MAX_TOKENS = 16;
 
   /** Parses a completions body: prompt as text, [text], [int] or [[int]] (one prompt only). */
-  static GenerationRequest completion(JsonNode body) {
+  static GenerationRequest completion(JsonNode body, SimTokenizer tokenizer) {
     JsonNode p = body.get("prompt");
     int[] prompt;
     if (p == null || p.isNull()) {
       throw ApiError.badRequest("'prompt' is required", "prompt");
     } else if (p.isTextual()) {
-      prompt = ByteTokenizer.encode(p.asText());
+      prompt = tokenizer.encodePrompt(p.asText());
     } else if (p.isArray() && p.size() > 0 && p.get(0).isIntegralNumber()) {
       prompt = tokenIds(p);
     } else if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) {
-      prompt = ByteTokenizer.encode(p.get(0).asText());
+      prompt = tokenizer.encodePrompt(p.get(0).asText());
     } else if (p.isArray() && p.size() == 1 && p.get(0).isArray()) {
       prompt = tokenIds(p.get(0));
     } else if (p.isArray() && p.size() > 1) {
@@ -49,10 +49,10 @@ record GenerationRequest(
     return common(body, false, prompt, "max_tokens");
   }
 
-  /** Parses a chat body with the sim's trivial template ({@link ByteTokenizer}). */
-  static GenerationRequest chat(JsonNode body) {
-    String text = ByteTokenizer.applyChatTemplate(messages(body), true);
-    return common(body, true, ByteTokenizer.encode(text), "max_completion_tokens");
+  /** Parses a chat body, rendering and encoding it with {@code tokenizer}. */
+  static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer) {
+    messages(body); // validates the shape whatever the tokenizer does
+    return common(body, true, tokenizer.encodeChat(body, true), "max_completion_tokens");
   }
 
   /** Role and text content of each message; content may be a string or text parts. */

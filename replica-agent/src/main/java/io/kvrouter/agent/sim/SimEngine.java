@@ -32,7 +32,7 @@ public final class SimEngine implements AutoCloseable {
     }
     RealTimeEngine engine = new RealTimeEngine(s.engine(), pub, s.dpRank()).start();
     try {
-      SimHttpServer http = new SimHttpServer(s.host(), s.httpPort(), s.model(), engine);
+      SimHttpServer http = new SimHttpServer(s.host(), s.httpPort(), s.model(), engine, s.tokenizer());
       return new SimEngine(s, pub, engine, http);
     } catch (IOException | RuntimeException e) {
       engine.close();

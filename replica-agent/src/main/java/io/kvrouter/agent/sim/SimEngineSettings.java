@@ -18,6 +18,7 @@ import io.kvrouter.agent.kvevents.ReplayLayout;
  * @param bufferSteps batches kept for replay
  * @param dpRank data-parallel rank stamped on batches
  * @param engine the core's shape and timing
+ * @param tokenizer how requests become token ids ({@link SimTokenizer#BYTES} by default)
  */
 public record SimEngineSettings(
     String host,
@@ -30,32 +31,39 @@ public record SimEngineSettings(
     ReplayLayout replayLayout,
     int bufferSteps,
     int dpRank,
-    SimEngineConfig engine) {
+    SimEngineConfig engine,
+    SimTokenizer tokenizer) {
 
   /** Loopback, any ports, model "sim-model", map encoding, replay with topic, vLLM defaults. */
   public static SimEngineSettings loopback() {
     return new SimEngineSettings("127.0.0.1", 0, "sim-model", "tcp://127.0.0.1:*",
         "tcp://127.0.0.1:*", "", EventEncoding.MAP, ReplayLayout.WITH_TOPIC, 10_000, 0,
-        SimEngineConfig.defaults());
+        SimEngineConfig.defaults(), SimTokenizer.BYTES);
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {
     return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
-        encoding, replayLayout, bufferSteps, dpRank, c);
+        encoding, replayLayout, bufferSteps, dpRank, c, tokenizer);
   }
 
   public SimEngineSettings withEndpoints(int port, String kvEvents, String replay) {
     return new SimEngineSettings(host, port, model, kvEvents, replay, topic, encoding,
-        replayLayout, bufferSteps, dpRank, engine);
+        replayLayout, bufferSteps, dpRank, engine, tokenizer);
   }
 
   public SimEngineSettings withModel(String m) {
     return new SimEngineSettings(host, httpPort, m, kvEventsEndpoint, replayEndpoint, topic,
-        encoding, replayLayout, bufferSteps, dpRank, engine);
+        encoding, replayLayout, bufferSteps, dpRank, engine, tokenizer);
   }
 
   public SimEngineSettings withEncoding(EventEncoding e, ReplayLayout l) {
     return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
-        e, l, bufferSteps, dpRank, engine);
+        e, l, bufferSteps, dpRank, engine, tokenizer);
+  }
+
+  /** The same engine tokenizing with {@code t} (e.g. the router's tokenizer for the model). */
+  public SimEngineSettings withTokenizer(SimTokenizer t) {
+    return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
+        encoding, replayLayout, bufferSteps, dpRank, engine, t);
   }
 }

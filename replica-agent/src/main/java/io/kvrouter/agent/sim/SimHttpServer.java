@@ -41,6 +41,7 @@ public final class SimHttpServer implements AutoCloseable {
 
   private final RealTimeEngine engine;
   private final String model;
+  private final SimTokenizer tokenizer;
   private final HttpServer server;
   private final ExecutorService pool;
   private final AtomicLong ids = new AtomicLong();
@@ -56,7 +57,15 @@ public final class SimHttpServer implements AutoCloseable {
    */
   public SimHttpServer(String host, int port, String model, RealTimeEngine engine)
       throws IOException {
+    this(host, port, model, engine, SimTokenizer.BYTES);
+  }
+
+  /** A server tokenizing requests with {@code tokenizer}. */
+  public SimHttpServer(
+      String host, int port, String model, RealTimeEngine engine, SimTokenizer tokenizer)
+      throws IOException {
     this.engine = engine;
+    this.tokenizer = tokenizer;
     this.model = model;
     this.server = HttpServer.create(new InetSocketAddress(host, port), 512);
     AtomicInteger n = new AtomicInteger();
@@ -160,7 +169,7 @@ public final class SimHttpServer implements AutoCloseable {
   private void generate(HttpExchange ex, String method, boolean chat) throws Exception {
     requireMethod(method, "POST");
     JsonNode body = readBody(ex);
-    GenerationRequest g = chat ? GenerationRequest.chat(body) : GenerationRequest.completion(body);
+    GenerationRequest g = chat ? GenerationRequest.chat(body, tokenizer) : GenerationRequest.completion(body, tokenizer);
     checkModel(g.model());
     String id = (chat ? "chatcmpl-" : "cmpl-") + Long.toHexString(created) + "-"
         + ids.incrementAndGet();
@@ -198,7 +207,7 @@ public final class SimHttpServer implements AutoCloseable {
         e = em;
         out[n++] = e.tokenId();
       }
-      sendJson(ex, 200, r.full(ByteTokenizer.decode(java.util.Arrays.copyOf(out, n)), e));
+      sendJson(ex, 200, r.full(tokenizer.decode(java.util.Arrays.copyOf(out, n)), e));
       return;
     }
     ex.getResponseHeaders().set("Content-Type", "text/event-stream");
@@ -218,7 +227,7 @@ public final class SimHttpServer implements AutoCloseable {
           sse(os, err);
           break;
         }
-        sse(os, r.tokenChunk(ByteTokenizer.decode(new int[] {e.tokenId()}), e.finished()));
+        sse(os, r.tokenChunk(tokenizer.decode(new int[] {e.tokenId()}), e.finished()));
         if (e.finished()) {
           if (g.includeUsage()) {
             sse(os, r.usageChunk(e));
@@ -263,10 +272,9 @@ public final class SimHttpServer implements AutoCloseable {
     int[] tokens;
     if (body.has("messages")) {
       boolean gen = body.path("add_generation_prompt").asBoolean(true);
-      tokens = ByteTokenizer.encode(
-          ByteTokenizer.applyChatTemplate(GenerationRequest.messages(body), gen));
+      tokens = tokenizer.encodeChat(body, gen);
     } else if (body.has("prompt") && body.get("prompt").isTextual()) {
-      tokens = ByteTokenizer.encode(body.get("prompt").asText());
+      tokens = tokenizer.encodePrompt(body.get("prompt").asText());
     } else {
       throw ApiError.badRequest("'prompt' (a string) or 'messages' is required", "prompt");
     }
@@ -280,7 +288,7 @@ public final class SimHttpServer implements AutoCloseable {
     if (body.path("return_token_strs").asBoolean(false)) {
       ArrayNode strs = out.putArray("token_strs");
       for (int t : tokens) {
-        strs.add(ByteTokenizer.decode(new int[] {t}));
+        strs.add(tokenizer.decode(new int[] {t}));
       }
     }
     sendJson(ex, 200, out);
@@ -300,7 +308,7 @@ public final class SimHttpServer implements AutoCloseable {
       ids[i] = tokens.get(i).asInt();
     }
     ObjectNode out = JSON.createObjectNode();
-    out.put("prompt", ByteTokenizer.decode(ids));
+    out.put("prompt", tokenizer.decode(ids));
     sendJson(ex, 200, out);
   }
 

@@ -1,0 +1,102 @@
+package io.kvrouter.ingress.routing;
+
+import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.tracker.Decision;
+import io.kvrouter.tracker.RouteRequest;
+import io.kvrouter.tracker.actor.KvTracker;
+import io.kvrouter.tracker.keys.BlockKeys;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/**
+ * The ingress's {@link Router} over its node's {@link KvTracker}: hashes the prompt into block
+ * keys here, on the request's thread, so the tracker actor only matches, scores and reserves;
+ * one ask per attempt (the HTTP edge is where asking belongs), then tells for the lifecycle.
+ */
+public final class TrackerRouter implements Router {
+
+  private final ActorRef<KvTracker.Command> tracker;
+  private final Scheduler scheduler;
+  private final Duration askTimeout;
+  private final ReplicaDirectory directory;
+  private final TokenizerRegistry tokenizers;
+  private final IngressMetrics metrics;
+  private final Map<String, BlockKeys> keys = new ConcurrentHashMap<>();
+
+  public TrackerRouter(
+      ActorRef<KvTracker.Command> tracker,
+      Scheduler scheduler,
+      Duration askTimeout,
+      ReplicaDirectory directory,
+      TokenizerRegistry tokenizers,
+      IngressMetrics metrics) {
+    this.tracker = tracker;
+    this.scheduler = scheduler;
+    this.askTimeout = askTimeout;
+    this.directory = directory;
+    this.tokenizers = tokenizers;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+    long[] blockKeys = keysFor(query.model()).keys(query.tokenIds());
+    RouteRequest request =
+        new RouteRequest(
+            query.requestId(), query.model(), blockKeys, query.tokenIds().length, query.excluded(), true);
+    long start = System.nanoTime();
+    return AskPattern.<KvTracker.Command, Decision>ask(
+            tracker, replyTo -> new KvTracker.SelectAndReserve(request, replyTo), askTimeout, scheduler)
+        .thenApply(decision -> outcome(query, decision, start));
+  }
+
+  private RouteOutcome outcome(RouteQuery query, Decision decision, long start) {
+    metrics.decision(System.nanoTime() - start);
+    if (!decision.placed()) {
+      return decision.busy()
+          ? new RouteOutcome.Busy("every replica serving '" + query.model() + "' is over its busy threshold")
+          : new RouteOutcome.NoReplica("no replica serves '" + query.model() + "' right now");
+    }
+    var target = directory.target(decision.chosen());
+    if (target.isEmpty()) {
+      // The replica left between the decision and now: give the reservation back.
+      released(query.requestId());
+      return new RouteOutcome.NoReplica("replica " + decision.chosen() + " just left");
+    }
+    int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
+    return new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
+  }
+
+  /** The block-key function of a model, with the block size its configuration gives. */
+  private BlockKeys keysFor(String model) {
+    return keys.computeIfAbsent(
+        model,
+        m -> {
+          int blockSize =
+              tokenizers.find(m).map(t -> t.blockSize()).orElseGet(() -> directory.blockSize(m, BlockKeys.DEFAULT_BLOCK_SIZE));
+          return BlockKeys.of(m, blockSize);
+        });
+  }
+
+  @Override
+  public void prefillCompleted(String reservationId) {
+    tracker.tell(new KvTracker.PrefillDone(reservationId));
+  }
+
+  @Override
+  public void released(String reservationId) {
+    tracker.tell(new KvTracker.Release(reservationId));
+  }
+
+  @Override
+  public Set<String> servedModels() {
+    return directory.models();
+  }
+}

@@ -1,0 +1,199 @@
+package io.kvrouter.loadtest.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.agent.AgentGuardian;
+import io.kvrouter.agent.AgentSettings;
+import io.kvrouter.agent.SimFleet;
+import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.config.node.NodeBootstrap;
+import io.kvrouter.config.node.NodeSettings;
+import io.kvrouter.ingress.node.IngressGuardian;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * A whole kvrouter cluster in one JVM: N ingress nodes (each with its tracker and HTTP front)
+ * and one agent node serving M simulated vLLM engines over real loopback HTTP and ZMQ. It is
+ * what {@code kvrouter demo} runs, and what the end-to-end tests and load runs drive.
+ */
+public final class DemoCluster implements AutoCloseable {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final DemoOptions options;
+  private final List<ActorSystem<Void>> ingressNodes;
+  private final ActorSystem<Void> agentNode;
+  private final SimFleet fleet;
+  private final List<String> ingressUrls;
+  private final TokenizerRegistry tokenizers;
+
+  private DemoCluster(
+      DemoOptions options,
+      List<ActorSystem<Void>> ingressNodes,
+      ActorSystem<Void> agentNode,
+      SimFleet fleet,
+      List<String> ingressUrls,
+      TokenizerRegistry tokenizers) {
+    this.options = options;
+    this.ingressNodes = ingressNodes;
+    this.agentNode = agentNode;
+    this.fleet = fleet;
+    this.ingressUrls = ingressUrls;
+    this.tokenizers = tokenizers;
+  }
+
+  /** Starts every node and engine; {@link #awaitReady} tells when it routes. */
+  public static DemoCluster start(DemoOptions o) throws IOException {
+    TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
+    SimEngineSettings template =
+        SimEngineSettings.loopback()
+            .withModel(o.model())
+            .withTokenizer(ModelSimTokenizer.forModel(tokenizers, o.model()))
+            .withEngine(
+                SimEngineConfig.defaults()
+                    .withNumBlocks(o.engineBlocks())
+                    .withTiming(new MockerTimingModel(o.speedup())));
+    SimFleet fleet = SimFleet.start(o.engines(), "sim", o.enginePort(), o.kvEventsPort(), template);
+    List<ActorSystem<Void>> ingress = new ArrayList<>();
+    List<String> urls = new ArrayList<>();
+    try {
+      String seed = null;
+      for (int i = 0; i < o.ingresses(); i++) {
+        int port = o.ingressPort() == 0 ? freePort() : o.ingressPort() + i;
+        NodeSettings node =
+            NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
+                .withOverrides(
+                    ConfigFactory.parseMap(
+                        Map.of(
+                            "kvrouter.ingress.http.port", port,
+                            "kvrouter.ingress.http.host", o.host(),
+                            "kvrouter.tracker.policy", o.policy())));
+        ActorSystem<Void> system =
+            NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
+        ingress.add(system);
+        urls.add("http://" + o.host() + ":" + port);
+        if (seed == null) {
+          seed = Cluster.get(system).selfMember().address().toString();
+        }
+      }
+      AgentSettings agentSettings =
+          AgentSettings.of(fleet.specs()).withHeartbeat(Duration.ofMillis(500), 3);
+      ActorSystem<Void> agent =
+          NodeBootstrap.start(
+              NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),
+              Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(agentSettings)));
+      return new DemoCluster(o, ingress, agent, fleet, urls, tokenizers);
+    } catch (RuntimeException e) {
+      ingress.forEach(ActorSystem::terminate);
+      fleet.close();
+      tokenizers.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Waits until every ingress is ready and lists every engine as a replica.
+   *
+   * @throws IllegalStateException when that does not happen within {@code timeout}
+   */
+  public void awaitReady(Duration timeout) throws InterruptedException {
+    HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String last = "not asked yet";
+    while (System.nanoTime() < deadline) {
+      last = readiness(client);
+      if (last == null) {
+        return;
+      }
+      Thread.sleep(100); // a readiness poll of real HTTP servers, bounded by the deadline
+    }
+    throw new IllegalStateException("demo cluster not ready after " + timeout + ": " + last);
+  }
+
+  /** Null when everything is ready, otherwise what is missing. */
+  private String readiness(HttpClient client) {
+    for (String url : ingressUrls) {
+      try {
+        HttpResponse<String> replicas =
+            client.send(
+                HttpRequest.newBuilder(URI.create(url + "/admin/replicas")).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (replicas.statusCode() != 200) {
+          return url + " answered " + replicas.statusCode();
+        }
+        JsonNode list = JSON.readTree(replicas.body());
+        if (list.size() < options.engines()) {
+          return url + " knows " + list.size() + " of " + options.engines() + " replicas";
+        }
+      } catch (IOException e) {
+        return url + ": " + e;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "interrupted";
+      }
+    }
+    return null;
+  }
+
+  public List<String> ingressUrls() {
+    return List.copyOf(ingressUrls);
+  }
+
+  public List<String> engineUrls() {
+    return fleet.engines().stream().map(e -> e.baseUrl()).toList();
+  }
+
+  /** The simulated engines, in replica order (sim-0, sim-1, ...), e.g. to kill one. */
+  public SimFleet fleet() {
+    return fleet;
+  }
+
+  public List<ActorSystem<Void>> ingressNodes() {
+    return List.copyOf(ingressNodes);
+  }
+
+  public ActorSystem<Void> agentNode() {
+    return agentNode;
+  }
+
+  public DemoOptions options() {
+    return options;
+  }
+
+  public TokenizerRegistry tokenizers() {
+    return tokenizers;
+  }
+
+  @Override
+  public void close() {
+    agentNode.terminate();
+    ingressNodes.forEach(ActorSystem::terminate);
+    agentNode.getWhenTerminated().toCompletableFuture().join();
+    for (ActorSystem<Void> s : ingressNodes) {
+      s.getWhenTerminated().toCompletableFuture().join();
+    }
+    fleet.close();
+    tokenizers.close();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

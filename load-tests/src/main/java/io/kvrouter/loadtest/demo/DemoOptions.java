@@ -1,0 +1,56 @@
+package io.kvrouter.loadtest.demo;
+
+/**
+ * The shape of an in-process demo cluster.
+ *
+ * @param ingresses ingress nodes
+ * @param ingressPort HTTP port of ingress 0 (then +1 each); 0 picks free ports
+ * @param host interface every HTTP server binds (loopback by default)
+ * @param engines simulated engines (one agent node serves them all)
+ * @param enginePort HTTP port of engine 0 (then +1 each); 0 picks free ports
+ * @param kvEventsPort ZMQ KV-event port of engine 0 (replay +1, next engine +2); 0 picks free
+ * @param model the model the engines serve (the router must know its tokenizer)
+ * @param policy routing policy of every ingress's tracker
+ * @param engineBlocks KV cache capacity of each engine, in blocks
+ * @param speedup speed-up of the engines' timing model
+ */
+public record DemoOptions(
+    int ingresses,
+    int ingressPort,
+    String host,
+    int engines,
+    int enginePort,
+    int kvEventsPort,
+    String model,
+    String policy,
+    int engineBlocks,
+    double speedup) {
+
+  public DemoOptions {
+    if (ingresses < 1 || engines < 1) {
+      throw new IllegalArgumentException("a demo needs at least one ingress and one engine");
+    }
+  }
+
+  /** The documented default: 2 ingresses on 8080-8081, 4 engines on 8000-8003. */
+  public static DemoOptions defaults() {
+    return new DemoOptions(2, 8080, "127.0.0.1", 4, 8000, 5557, "kvrouter-demo", "kvrouter", 16_384, 1.0);
+  }
+
+  /** The same on free ports (tests). */
+  public DemoOptions onFreePorts() {
+    return new DemoOptions(ingresses, 0, host, engines, 0, 0, model, policy, engineBlocks, speedup);
+  }
+
+  public DemoOptions withPolicy(String p) {
+    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, p, engineBlocks, speedup);
+  }
+
+  public DemoOptions withCounts(int ingressCount, int engineCount) {
+    return new DemoOptions(ingressCount, ingressPort, host, engineCount, enginePort, kvEventsPort, model, policy, engineBlocks, speedup);
+  }
+
+  public DemoOptions withSpeedup(double s) {
+    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, s);
+  }
+}

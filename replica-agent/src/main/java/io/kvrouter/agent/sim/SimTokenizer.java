@@ -1,0 +1,41 @@
+package io.kvrouter.agent.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * How the simulated engine turns requests into token ids, as a real vLLM does with the model's
+ * tokenizer and chat template. The default, {@link #BYTES}, is {@link ByteTokenizer}; the demo
+ * plugs in the router's own tokenizer for its model, so that chat requests (which the engine
+ * tokenizes itself) produce the token ids the router hashed. Implementations are thread-safe.
+ */
+public interface SimTokenizer {
+
+  /** A completions prompt given as text. */
+  int[] encodePrompt(String text);
+
+  /** A chat request body ({@code messages}, maybe {@code tools}, {@code chat_template_kwargs}). */
+  int[] encodeChat(JsonNode body, boolean addGenerationPrompt);
+
+  /** Generated token ids back to text. */
+  String decode(int[] ids);
+
+  /** One token per UTF-8 byte and a trivial chat template; needs no files. */
+  SimTokenizer BYTES =
+      new SimTokenizer() {
+        @Override
+        public int[] encodePrompt(String text) {
+          return ByteTokenizer.encode(text);
+        }
+
+        @Override
+        public int[] encodeChat(JsonNode body, boolean addGenerationPrompt) {
+          return ByteTokenizer.encode(
+              ByteTokenizer.applyChatTemplate(GenerationRequest.messages(body), addGenerationPrompt));
+        }
+
+        @Override
+        public String decode(int[] ids) {
+          return ByteTokenizer.decode(ids);
+        }
+      };
+}

@@ -1,0 +1,62 @@
+package io.kvrouter.loadtest.demo;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.loadtest.bench.EngineMetricsScraper;
+import io.kvrouter.loadtest.bench.EngineSnapshot;
+import io.kvrouter.loadtest.bench.PseudoWords;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+
+/** Small HTTP helpers for driving a {@link DemoCluster} in tests. */
+final class DemoClient {
+
+  static final ObjectMapper JSON = new ObjectMapper();
+  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private DemoClient() {}
+
+  static HttpResponse<String> post(String url, JsonNode body) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(60))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  static JsonNode get(String url) throws Exception {
+    return JSON.readTree(
+        HTTP.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body());
+  }
+
+  /** A chat body for a conversation so far. */
+  static ObjectNode chat(String model, ArrayNode messages, int maxTokens) {
+    ObjectNode body = JSON.createObjectNode();
+    body.put("model", model);
+    body.set("messages", messages.deepCopy());
+    body.put("max_tokens", maxTokens);
+    return body;
+  }
+
+  static ObjectNode message(String role, String content) {
+    return JSON.createObjectNode().put("role", role).put("content", content);
+  }
+
+  static String words(long seed, int count) {
+    return PseudoWords.words(seed, count);
+  }
+
+  /** Prefix-cache queries and hits of every engine, in engine order. */
+  static List<EngineSnapshot> engineCounters(DemoCluster cluster) throws InterruptedException {
+    EngineMetricsScraper scraper = new EngineMetricsScraper(HTTP, Duration.ofSeconds(5));
+    return scraper.scrapeAll(cluster.engineUrls().stream().map(URI::create).toList());
+  }
+}

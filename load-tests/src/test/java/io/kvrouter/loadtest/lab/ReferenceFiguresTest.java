@@ -1,0 +1,47 @@
+package io.kvrouter.loadtest.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.kvrouter.loadtest.workload.PrefixCacheBound;
+import io.kvrouter.loadtest.workload.SharedDir;
+import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.loadtest.workload.Workloads;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The known figures of shared/traces/README.md, reproduced by the lab's full simulation. */
+class ReferenceFiguresTest {
+
+  private static Workload conversation() {
+    return Workloads.fromTrace(SharedDir.trace("mooncake-conversation.jsonl"));
+  }
+
+  @Test
+  void conversationTrace_unlimited_singleCache0_3664_roundRobinOver8_0_136() {
+    LabConfig config = LabConfig.defaults(8).withPolicies(List.of("round_robin"));
+    LabResults r = PolicyLab.run(conversation(), config, 1, "test");
+    PolicyResult rr = r.policy("round_robin");
+    System.out.printf("single cache %.4f/%.4f, round robin block %.4f, engines %.4f%n",
+        r.bound().blockRate(), r.bound().tokenRate(), rr.blockHitRate(), rr.hitRate());
+
+    assertThat(r.bound().blockRate()).isCloseTo(0.3664, within(0.002));
+    assertThat(rr.blockHitRate()).isCloseTo(0.136, within(0.002));
+    assertThat(rr.completed()).isEqualTo(12_031);
+    // The engines count 16-token blocks, capped at prompt - 1 tokens: close to the block figure.
+    assertThat(rr.hitRate()).isCloseTo(rr.blockHitRate(), within(0.01));
+    assertThat(r.bound().tokenRate()).isCloseTo(r.bound().blockRate(), within(0.01));
+  }
+
+  @Test
+  void traceSubset_labRoundRobin_equalsTheBlockCounterRoundRobin() {
+    Workload w = conversation().limit(1500);
+    LabResults r = PolicyLab.run(w, LabConfig.defaults(8).withPolicies(List.of("round_robin")), 1,
+        "test");
+    double expected = PrefixCacheBound.roundRobin(w, 8).blockHitRate();
+    assertThat(r.policy("round_robin").blockHitRate()).isEqualTo(expected);
+    long[] perReplica = r.policy("round_robin").perReplicaDecisions();
+    assertThat(perReplica[0]).isEqualTo(188); // 1500 = 8 x 187 + 4: replicas 0..3 get one more
+    assertThat(perReplica[7]).isEqualTo(187);
+  }
+}

@@ -303,11 +303,20 @@ public final class ProxyService {
             });
   }
 
+  /** Marks the end of the engine's stream inside the translation (a frame no engine sends). */
+  private static final ByteString END_OF_STREAM = ByteString.fromString("\u0000end\u0000");
+
   private Source<ByteString, NotUsed> anthropic(Source<ByteString, NotUsed> body, AnthropicTranslator translator) {
+    // The end marker is a plain element, not a lazily computed source: concat pulls its second
+    // source eagerly, which would run the closing events before the first chunk.
     return body.via(
             Framing.delimiter(ByteString.fromString("\n\n"), 4 << 20, FramingTruncation.ALLOW))
+        .concat(Source.single(END_OF_STREAM))
         .mapConcat(
             frame -> {
+              if (frame.equals(END_OF_STREAM)) {
+                return translator.onEnd();
+              }
               String data = Sse.data(frame.utf8String());
               if (data == null) {
                 return List.<String>of();
@@ -324,7 +333,6 @@ public final class ProxyService {
               }
               return translator.onChunk(chunk);
             })
-        .concat(Source.lazySource(() -> Source.from(translator.onEnd())))
         .recoverWithRetries(1, new PFBuilder<Throwable, Source<String, NotUsed>>()
             .matchAny(e -> Source.single(translator.onError("stream from replica failed: " + e.getMessage())))
             .build())

@@ -26,6 +26,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code kvrouter_replica_inflight{replica}}: in-flight requests per replica, as this
  *       node's tracker sees them
  *   <li>{@code kvrouter_retries_total}, {@code kvrouter_rejected_total{reason}}
+ *   <li>{@code kvrouter_prediction_mismatch_ratio{replica}}, {@code
+ *       kvrouter_prediction_mismatch_alert{replica}}: index accuracy ({@link PredictionAccuracy})
  * </ul>
  *
  * Thread-safe; every update is a lock-free counter increment or map lookup.
@@ -39,6 +41,7 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter engineCached;
   private final Counter retries;
   private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
+  private final PredictionAccuracy accuracy = PredictionAccuracy.withDefaults(registry);
 
   public IngressMetrics() {
     decision =
@@ -131,6 +134,7 @@ public final class IngressMetrics implements ProxyListener {
           .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
           .register(registry)
           .record(Math.abs(predictedCachedTokens - reportedCachedTokens));
+      accuracy.record(replicaId, prompt, predictedCachedTokens, reportedCachedTokens);
     }
   }
 }

@@ -14,13 +14,20 @@ import java.util.Objects;
  * @param epoch changes whenever the agent or its engine restarts
  * @param seq 0, 1, 2, ... within an epoch, without gaps
  * @param events the events, in engine order
+ * @param publishedMillis when the agent published it (agent wall clock; 0 when unknown), for the
+ *     event-lag metric
  */
-public record KvEventBatch(String replicaId, long epoch, long seq, KvEvent[] events)
+public record KvEventBatch(String replicaId, long epoch, long seq, KvEvent[] events, long publishedMillis)
     implements KryoWire {
 
   public KvEventBatch {
     Objects.requireNonNull(replicaId, "replicaId");
     Objects.requireNonNull(events, "events");
+  }
+
+  /** A batch without a publication time. */
+  public KvEventBatch(String replicaId, long epoch, long seq, KvEvent[] events) {
+    this(replicaId, epoch, seq, events, 0L);
   }
 
   @Override

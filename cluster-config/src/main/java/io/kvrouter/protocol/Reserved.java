@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param prefillTokens prompt tokens the replica must still prefill (uncached part)
  * @param promptTokens all prompt tokens of the request
  * @param leaseMillis how long the reservation holds if never released
+ * @param issuedMillis when the origin tracker made it (its wall clock; 0 when unknown), for the
+ *     reservation-propagation metric
  */
 public record Reserved(
     String ingressId,
@@ -24,8 +26,23 @@ public record Reserved(
     int promptTokens,
     long anchorKey,
     long[] newKeys,
-    long leaseMillis)
+    long leaseMillis,
+    long issuedMillis)
     implements ReservationEvent {
+
+  /** A reservation without an issue time. */
+  public Reserved(
+      String ingressId,
+      long seq,
+      String requestId,
+      String replicaId,
+      int prefillTokens,
+      int promptTokens,
+      long anchorKey,
+      long[] newKeys,
+      long leaseMillis) {
+    this(ingressId, seq, requestId, replicaId, prefillTokens, promptTokens, anchorKey, newKeys, leaseMillis, 0L);
+  }
 
   public Reserved {
     Objects.requireNonNull(ingressId, "ingressId");

@@ -9,6 +9,12 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.tracker.sync.PeerSequencer;
+import io.kvrouter.tracker.sync.OwnReservationLog;
+import io.kvrouter.tracker.sync.BatchReorderBuffer;
+import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
@@ -65,8 +71,12 @@ public final class KvTrackerCore {
   private final Map<String, int[]> candidatesByModel = new HashMap<>();
   private final Map<String, BlockKeys> keysByModel = new HashMap<>();
   private long nextSeq;
+  private final BatchReorderBuffer early = new BatchReorderBuffer(64);
+  private final OwnReservationLog ownLog;
+  private final PeerSequencer peers = new PeerSequencer(256);
 
   public KvTrackerCore(TrackerConfig config) {
+    this.ownLog = new OwnReservationLog(config.ingressId(), 1 << 16);
     this.config = config;
     this.index = new PrefixIndex(config.expectedBlocks());
     this.ledger = new LoadLedger(ids::idOf);
@@ -144,18 +154,60 @@ public final class KvTrackerCore {
    * watermarks advance) and applied: events may precede the membership listing.
    */
   public EventSequencer.Verdict apply(KvEventBatch batch) {
+    EventSequencer.Verdict verdict = applyOne(batch);
+    if (verdict.outcome() == EventSequencer.Outcome.GAP && verdict.epoch() == batch.epoch()) {
+      early.hold(batch); // maybe only reordered: applied as soon as the missing ones come
+    } else if (applied(verdict)) {
+      if (verdict.outcome() == EventSequencer.Outcome.NEW_EPOCH) {
+        early.clear(batch.replicaId());
+      }
+      drainEarly(batch.replicaId(), verdict.epoch(), verdict.expectedSeq());
+    }
+    return verdict;
+  }
+
+  private static boolean applied(EventSequencer.Verdict v) {
+    return v.outcome() == EventSequencer.Outcome.APPLY || v.outcome() == EventSequencer.Outcome.NEW_EPOCH;
+  }
+
+  private void drainEarly(String replicaId, long epoch, long nextSeq) {
+    KvEventBatch next;
+    while ((next = early.take(replicaId, epoch, nextSeq)) != null) {
+      nextSeq = applyOne(next).expectedSeq();
+    }
+  }
+
+  private EventSequencer.Verdict applyOne(KvEventBatch batch) {
     EventSequencer.Verdict verdict = sequencer.admit(batch.replicaId(), batch.epoch(), batch.seq());
     int replica = ids.intern(batch.replicaId());
     if (verdict.clearFirst()) {
       index.clearReplica(replica);
     }
-    if (verdict.outcome() == EventSequencer.Outcome.APPLY
-        || verdict.outcome() == EventSequencer.Outcome.NEW_EPOCH) {
+    if (applied(verdict)) {
       for (KvEvent event : batch.events()) {
         applyEvent(replica, event);
       }
     }
     return verdict;
+  }
+
+  /**
+   * An agent's heartbeat says its stream of the replica stands at {@code (epoch, lastSeq)}:
+   * returns the gap to repair when this tracker is behind it (lost last batches, which no later
+   * batch would reveal), or null.
+   */
+  public io.kvrouter.tracker.actor.GapDetected behind(String replicaId, long epoch, long lastSeq) {
+    if (lastSeq < 0) {
+      return null;
+    }
+    EventSequencer.Watermark w = sequencer.watermark(replicaId);
+    if (w == null || epoch > w.epoch()) {
+      return new io.kvrouter.tracker.actor.GapDetected(replicaId, epoch, 0);
+    }
+    if (epoch == w.epoch() && lastSeq > w.seq()) {
+      return new io.kvrouter.tracker.actor.GapDetected(replicaId, epoch, w.seq() + 1);
+    }
+    return null;
   }
 
   private void applyEvent(int replica, KvEvent event) {
@@ -179,6 +231,7 @@ public final class KvTrackerCore {
       applyEvent(replica, event);
     }
     sequencer.reset(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq());
+    drainEarly(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq() + 1);
   }
 
   /** After installing a snapshot: the replica's state now stands at {@code (epoch, seq)}. */
@@ -227,9 +280,10 @@ public final class KvTrackerCore {
     long lease = config.leaseMillis();
     Reserved reserved = new Reserved(config.ingressId(), nextSeq++, request.requestId(),
         ids.idOf(chosen), request.promptTokens() - cached, request.promptTokens(), anchor, newKeys,
-        lease);
+        lease, nowMillis);
     ledger.reserve(config.ingressId(), request.requestId(), chosen, request.promptTokens(),
         reserved.prefillTokens(), nowMillis + lease);
+    ownLog.record(reserved);
     index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
@@ -267,7 +321,9 @@ public final class KvTrackerCore {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
-    return new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
+    PrefillCompleted event = new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
+    ownLog.record(event);
+    return event;
   }
 
   /** An own request ended; returns the event to broadcast, or null if it was unknown. */
@@ -275,7 +331,9 @@ public final class KvTrackerCore {
     if (ledger.release(config.ingressId(), requestId) == null) {
       return null;
     }
-    return new Released(config.ingressId(), nextSeq++, requestId);
+    Released event = new Released(config.ingressId(), nextSeq++, requestId);
+    ownLog.record(event);
+    return event;
   }
 
   /**
@@ -303,15 +361,97 @@ public final class KvTrackerCore {
     return ledger.release(released.ingressId(), released.requestId()) != null;
   }
 
-  /** A peer ingress left: its reservations are dropped. */
+  /** A peer ingress left: its reservations are dropped and its sequence forgotten. */
   public int dropOrigin(String ingressId) {
+    peers.forget(ingressId);
     return ledger.dropOrigin(ingressId);
+  }
+
+  // ---------------------------------------------------------------- reservation plane
+
+  /**
+   * Applies a peer's reservation event in its origin's seq order: returns the seq to ask the
+   * origin to replay from when earlier events are missing, or {@link PeerSequencer.Offer#NO_GAP}.
+   * Own events echoed back are ignored.
+   */
+  public long applyPeer(ReservationEvent event, long nowMillis) {
+    if (event.ingressId().equals(config.ingressId())) {
+      return PeerSequencer.Offer.NO_GAP;
+    }
+    PeerSequencer.Offer offer = peers.offer(event);
+    for (ReservationEvent ready : offer.ready()) {
+      applyReservation(ready, nowMillis);
+    }
+    return offer.gapFromSeq();
+  }
+
+  /** Installs an origin's answer to a replay request (its events from a seq, or a snapshot). */
+  public void applyPeerReplay(ReservationReplay replay, long nowMillis) {
+    if (replay.origin().equals(config.ingressId())) {
+      return;
+    }
+    if (!replay.snapshot()) {
+      for (ReservationEvent e : replay.events()) {
+        applyPeer(e, nowMillis);
+      }
+      return;
+    }
+    ledger.dropOrigin(replay.origin());
+    for (ReservationEvent e : replay.events()) {
+      applyReservation(e, nowMillis);
+    }
+    for (ReservationEvent e : peers.resetTo(replay.origin(), replay.nextSeq())) {
+      applyReservation(e, nowMillis);
+    }
+  }
+
+  /** An origin's heartbeat: the seq to replay from when this tracker is behind it, or NO_GAP. */
+  public long peerBehind(ReservationMark mark) {
+    if (mark.ingressId().equals(config.ingressId())) {
+      return PeerSequencer.Offer.NO_GAP;
+    }
+    return peers.behind(mark.ingressId(), mark.nextSeq());
+  }
+
+  /** What a peer that expects {@code fromSeq} of this tracker's events next needs. */
+  public ReservationReplay ownReplay(long fromSeq) {
+    return ownLog.replayFrom(fromSeq);
+  }
+
+  /** This tracker's next own reservation seq (for its heartbeat). */
+  public ReservationMark ownMark() {
+    return new ReservationMark(config.ingressId(), ownLog.nextSeq());
+  }
+
+  /** Watermarks and digests of every replica and origin, for the consistency view. */
+  public TrackerView view(long nowMillis, boolean ready) {
+    TrackerDigests d = digests();
+    List<TrackerView.ReplicaMark> replicas = new ArrayList<>();
+    d.replicas().forEach((id, st) -> replicas.add(new TrackerView.ReplicaMark(
+        id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
+    java.util.Set<String> origins = new java.util.TreeSet<>(peers.origins());
+    origins.addAll(d.origins().keySet());
+    origins.add(config.ingressId());
+    List<TrackerView.OriginMark> marks = new ArrayList<>();
+    for (String o : origins) {
+      long seq = o.equals(config.ingressId()) ? ownLog.nextSeq() - 1 : peers.lastApplied(o);
+      io.kvrouter.tracker.ledger.ReservationDigest rd = ledger.digest(o);
+      marks.add(new TrackerView.OriginMark(o, seq, rd.count(), rd.sum()));
+    }
+    return new TrackerView(config.ingressId(), nowMillis,
+        replicas.toArray(TrackerView.ReplicaMark[]::new), marks.toArray(TrackerView.OriginMark[]::new), ready);
   }
 
   /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
   public List<Reservation> expire(long nowMillis) {
     index.expirePredicted(nowMillis);
-    return ledger.expire(nowMillis);
+    List<Reservation> ended = ledger.expire(nowMillis);
+    for (Reservation r : ended) {
+      if (r.origin().equals(config.ingressId())) {
+        ownLog.forget(r.requestId());
+      }
+    }
+    return ended;
   }
 
   // ---------------------------------------------------------------- observation

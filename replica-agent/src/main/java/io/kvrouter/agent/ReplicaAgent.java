@@ -158,7 +158,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private Behavior<AgentRequest> onLoadScraped(LoadScraped m) {
     if (m.load() != null) {
-      loadTopic.tell(Topic.publish(m.load()));
+      // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
+      // learns of the gap here even when no later batch comes.
+      loadTopic.tell(Topic.publish(pipeline == null ? m.load() : pipeline.stamp(m.load())));
     }
     return this;
   }

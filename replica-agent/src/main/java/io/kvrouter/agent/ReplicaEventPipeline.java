@@ -1,5 +1,7 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.protocol.ReplicaLoad;
+
 import io.kvrouter.protocol.ReplicaSnapshot;
 
 import io.kvrouter.agent.kvevents.EngineEventBatch;
@@ -103,6 +105,13 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
 
   public synchronized long epoch() {
     return stamps.epoch();
+  }
+
+  /** The heartbeat's view of the stream: {@code load} stamped with this epoch and last seq. */
+  public synchronized ReplicaLoad stamp(ReplicaLoad load) {
+    return new ReplicaLoad(load.replicaId(), stamps.epoch(), load.running(), load.waiting(),
+        load.kvUsage(), load.prefixQueries(), load.prefixHits(), load.timestampMillis(),
+        stamps.nextSeq() - 1);
   }
 
   public synchronized long nextSeq() {

@@ -40,7 +40,7 @@ public final class StampedEventLog {
 
   /** Stamps and keeps a batch of events (not copied; the caller hands them over). */
   public KvEventBatch append(KvEvent[] events) {
-    KvEventBatch b = new KvEventBatch(replicaId, epoch, nextSeq++, events);
+    KvEventBatch b = new KvEventBatch(replicaId, epoch, nextSeq++, events, System.currentTimeMillis());
     ring.addLast(b);
     if (ring.size() > capacity) {
       ring.removeFirst();

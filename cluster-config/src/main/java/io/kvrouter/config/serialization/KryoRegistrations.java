@@ -15,6 +15,12 @@ import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.ReplayReservations;
+import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.GetTrackerView;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -28,7 +34,7 @@ import java.util.Map;
  * leaving the id unused. {@code KryoRegistrationsTest} pins the table.
  *
  * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
- * 400–499 agent control, 500–599 actor references, 10000 and above extra registrations from
+ * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 10000 and above extra registrations from
  * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
@@ -65,12 +71,23 @@ public final class KryoRegistrations {
     t.put(Reserved.class, 300);
     t.put(PrefillCompleted.class, 301);
     t.put(Released.class, 302);
+    t.put(ReservationEvent[].class, 303);
+    t.put(ReplayReservations.class, 304);
+    t.put(ReservationReplay.class, 305);
+    t.put(ReservationMark.class, 306);
 
     t.put(GetInfo.class, 400);
     t.put(RequestReplay.class, 401);
     t.put(Replayed.class, 402);
     t.put(SnapshotReply.class, 403);
     t.put(ReplicaSnapshot.class, 404);
+
+    t.put(GetTrackerView.class, 600);
+    t.put(TrackerView.class, 601);
+    t.put(TrackerView.ReplicaMark.class, 602);
+    t.put(TrackerView.OriginMark.class, 603);
+    t.put(TrackerView.ReplicaMark[].class, 604);
+    t.put(TrackerView.OriginMark[].class, 605);
     return java.util.Collections.unmodifiableMap(t);
   }
 

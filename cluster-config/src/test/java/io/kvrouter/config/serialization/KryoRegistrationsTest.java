@@ -30,11 +30,21 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.Reserved", 300);
     expected.put("io.kvrouter.protocol.PrefillCompleted", 301);
     expected.put("io.kvrouter.protocol.Released", 302);
+    expected.put("[Lio.kvrouter.protocol.ReservationEvent;", 303);
+    expected.put("io.kvrouter.protocol.ReplayReservations", 304);
+    expected.put("io.kvrouter.protocol.ReservationReplay", 305);
+    expected.put("io.kvrouter.protocol.ReservationMark", 306);
     expected.put("io.kvrouter.protocol.GetInfo", 400);
     expected.put("io.kvrouter.protocol.RequestReplay", 401);
     expected.put("io.kvrouter.protocol.Replayed", 402);
     expected.put("io.kvrouter.protocol.SnapshotReply", 403);
     expected.put("io.kvrouter.protocol.ReplicaSnapshot", 404);
+    expected.put("io.kvrouter.protocol.GetTrackerView", 600);
+    expected.put("io.kvrouter.protocol.TrackerView", 601);
+    expected.put("io.kvrouter.protocol.TrackerView$ReplicaMark", 602);
+    expected.put("io.kvrouter.protocol.TrackerView$OriginMark", 603);
+    expected.put("[Lio.kvrouter.protocol.TrackerView$ReplicaMark;", 604);
+    expected.put("[Lio.kvrouter.protocol.TrackerView$OriginMark;", 605);
 
     Map<String, Integer> actual = new LinkedHashMap<>();
     KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));

@@ -5,6 +5,10 @@ import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.tracker.sync.PeerSequencer;
+import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.tracker.Decision;
@@ -37,7 +41,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Everything the tracker understands. */
   public sealed interface Command
-      permits ApplyBatch, InstallSnapshot, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
+      permits ApplyBatch, InstallSnapshot, ApplyPeerReplay, PeerMark, ReplayOwn, GetView, GetOwnMark, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
           ReplicaDown, LoadReported, IngressLeft, GetDigests, GetLoads, Tick {}
 
   /** A replica's KV event batch from the event plane. */
@@ -45,6 +49,21 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** An agent's full snapshot of a replica (gap older than its ring buffer, or a late join). */
   public record InstallSnapshot(ReplicaSnapshot snapshot) implements Command {}
+
+  /** An origin's answer to a reservation replay this tracker asked for. */
+  public record ApplyPeerReplay(ReservationReplay replay) implements Command {}
+
+  /** An origin's heartbeat with its next reservation seq. */
+  public record PeerMark(ReservationMark mark) implements Command {}
+
+  /** A peer missed this tracker's reservation events from {@code fromSeq}. */
+  public record ReplayOwn(long fromSeq, ActorRef<ReservationReplay> replyTo) implements Command {}
+
+  /** Replies with this tracker's next own reservation seq (for its periodic heartbeat). */
+  public record GetOwnMark(ActorRef<ReservationMark> replyTo) implements Command {}
+
+  /** Replies with this tracker's watermarks and digests. */
+  public record GetView(boolean ready, ActorRef<TrackerView> replyTo) implements Command {}
 
   /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
   public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
@@ -87,14 +106,17 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   private final LongSupplier clock;
   private final ActorRef<ReservationEvent> reservationsOut;
   private final ActorRef<GapDetected> gapsOut;
+  private final ActorRef<ReservationGap> reservationGapsOut;
 
   private KvTracker(
       ActorContext<Command> context,
       KvTrackerCore core,
       LongSupplier clock,
       ActorRef<ReservationEvent> reservationsOut,
-      ActorRef<GapDetected> gapsOut) {
+      ActorRef<GapDetected> gapsOut,
+      ActorRef<ReservationGap> reservationGapsOut) {
     super(context);
+    this.reservationGapsOut = reservationGapsOut;
     this.core = core;
     this.clock = clock;
     this.reservationsOut = reservationsOut;
@@ -113,9 +135,25 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       Duration tickInterval,
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut) {
+    return Behaviors.setup(
+        context ->
+            create(config, clock, tickInterval, reservationsOut, gapsOut, context.getSystem().ignoreRef()));
+  }
+
+  /**
+   * @param reservationGapsOut receives every detected gap in a peer's reservation events
+   */
+  public static Behavior<Command> create(
+      TrackerConfig config,
+      LongSupplier clock,
+      Duration tickInterval,
+      ActorRef<ReservationEvent> reservationsOut,
+      ActorRef<GapDetected> gapsOut,
+      ActorRef<ReservationGap> reservationGapsOut) {
     return Behaviors.setup(context -> Behaviors.withTimers(timers -> {
       timers.startTimerWithFixedDelay(Tick.INSTANCE, tickInterval);
-      return new KvTracker(context, new KvTrackerCore(config), clock, reservationsOut, gapsOut);
+      return new KvTracker(
+          context, new KvTrackerCore(config), clock, reservationsOut, gapsOut, reservationGapsOut);
     }));
   }
 
@@ -124,6 +162,14 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     return newReceiveBuilder()
         .onMessage(ApplyBatch.class, this::onApplyBatch)
         .onMessage(InstallSnapshot.class, this::onInstallSnapshot)
+        .onMessage(ApplyPeerReplay.class, this::onApplyPeerReplay)
+        .onMessage(PeerMark.class, this::onPeerMark)
+        .onMessage(ReplayOwn.class, this::onReplayOwn)
+        .onMessage(GetView.class, this::onGetView)
+        .onMessage(GetOwnMark.class, m -> {
+          m.replyTo().tell(core.ownMark());
+          return this;
+        })
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
@@ -148,6 +194,29 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onInstallSnapshot(InstallSnapshot m) {
     core.installSnapshot(m.snapshot());
+    return this;
+  }
+
+  private Behavior<Command> onApplyPeerReplay(ApplyPeerReplay m) {
+    core.applyPeerReplay(m.replay(), clock.getAsLong());
+    return this;
+  }
+
+  private Behavior<Command> onPeerMark(PeerMark m) {
+    long from = core.peerBehind(m.mark());
+    if (from != PeerSequencer.Offer.NO_GAP) {
+      reservationGapsOut.tell(new ReservationGap(m.mark().ingressId(), from));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onReplayOwn(ReplayOwn m) {
+    m.replyTo().tell(core.ownReplay(m.fromSeq()));
+    return this;
+  }
+
+  private Behavior<Command> onGetView(GetView m) {
+    m.replyTo().tell(core.view(clock.getAsLong(), m.ready()));
     return this;
   }
 
@@ -177,7 +246,10 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onApplyReservation(ApplyReservation m) {
-    core.applyReservation(m.event(), clock.getAsLong());
+    long from = core.applyPeer(m.event(), clock.getAsLong());
+    if (from != PeerSequencer.Offer.NO_GAP) {
+      reservationGapsOut.tell(new ReservationGap(m.event().ingressId(), from));
+    }
     return this;
   }
 
@@ -193,6 +265,10 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onLoadReported(LoadReported m) {
     core.loadReported(m.load());
+    GapDetected behind = core.behind(m.load().replicaId(), m.load().epoch(), m.load().lastSeq());
+    if (behind != null) {
+      gapsOut.tell(behind);
+    }
     return this;
   }
 

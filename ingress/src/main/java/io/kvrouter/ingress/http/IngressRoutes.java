@@ -64,6 +64,7 @@ public final class IngressRoutes extends AllDirectives {
         pathPrefix("admin", () -> authorized(() -> concat(
             path("replicas", () -> get(() -> onSuccess(admin.replicas(), node -> json(200, node.toString())))),
             notFound()))),
+        new io.kvrouter.ingress.dashboard.DashboardRoutes(settings.adminToken(), mapper).routes(),
         notFound());
   }
 

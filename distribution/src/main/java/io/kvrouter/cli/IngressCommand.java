@@ -8,6 +8,9 @@ import java.util.concurrent.Callable;
 import org.apache.pekko.actor.typed.ActorSystem;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.ingress.node.IngressGuardian;
 
 /** {@code kvrouter ingress}: an ingress node (HTTP API, tracker) joining the cluster. */
 @Command(
@@ -18,10 +21,29 @@ final class IngressCommand implements Callable<Integer> {
 
   @Mixin NodeOptions node;
 
+  @Option(names = "--http-port", defaultValue = "8080",
+      description = "HTTP port of the OpenAI/Anthropic API (default: ${DEFAULT-VALUE}).")
+  int httpPort;
+
+  @Option(names = "--http-host", defaultValue = "0.0.0.0",
+      description = "Interface the HTTP API binds (default: ${DEFAULT-VALUE}).")
+  String httpHost;
+
+  @Option(names = "--policy", defaultValue = "kvrouter",
+      description = "Routing policy (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
+  String policy;
+
   @Override
   public Integer call() throws Exception {
+    NodeSettings settings =
+        node.toSettings(List.of(NodeSettings.ROLE_INGRESS))
+            .withOverrides(ConfigFactory.parseMap(Map.of(
+                "kvrouter.ingress.http.port", httpPort,
+                "kvrouter.ingress.http.host", httpHost,
+                "kvrouter.tracker.policy", policy)));
     ActorSystem<Void> system =
-        NodeBootstrap.start(node.toSettings(List.of(NodeSettings.ROLE_INGRESS)), Map.of());
+        NodeBootstrap.start(
+            settings, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
     NodeRunner.printJoinedAndWait(system);
     return 0;
   }

@@ -423,6 +423,17 @@ public final class KvTrackerCore {
     return new ReservationMark(config.ingressId(), ownLog.nextSeq());
   }
 
+  /**
+   * Debug only: forgets the replica's blocks without moving its watermark, so this tracker
+   * diverges from its peers at equal watermarks (to show that the consistency view catches it).
+   */
+  public void debugDiverge(String replicaId) {
+    int replica = ids.indexOf(replicaId);
+    if (replica >= 0) {
+      index.clearReplica(replica);
+    }
+  }
+
   /** Watermarks and digests of every replica and origin, for the consistency view. */
   public TrackerView view(long nowMillis, boolean ready) {
     TrackerDigests d = digests();

@@ -3,7 +3,7 @@ package io.kvrouter.ingress.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.CompletionStage;
 
-/** Read-only views the admin endpoints serve, gathered from the node's tracker. */
+/** Read-only views the admin endpoints serve, and the debug hooks, over the node's tracker. */
 public interface AdminView {
 
   /** {@code GET /admin/replicas}: per replica its model, URL, load and blocks held. */
@@ -11,4 +11,16 @@ public interface AdminView {
 
   /** True when the node's tracker is ready to route (caught up with the cluster). */
   boolean ready();
+
+  /** {@code GET /admin/consistency}: every tracker's watermarks and digests, compared. */
+  default CompletionStage<JsonNode> consistency() {
+    return java.util.concurrent.CompletableFuture.completedFuture(
+        com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode());
+  }
+
+  /** Debug: stop or resume applying KV event batches on this node's tracker. */
+  default void pauseEvents(boolean paused) {}
+
+  /** Debug: corrupt this node's tracker state of {@code replicaId} at its current watermark. */
+  default void diverge(String replicaId) {}
 }

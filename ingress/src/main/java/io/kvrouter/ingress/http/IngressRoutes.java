@@ -63,9 +63,31 @@ public final class IngressRoutes extends AllDirectives {
                 HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape()))))),
         pathPrefix("admin", () -> authorized(() -> concat(
             path("replicas", () -> get(() -> onSuccess(admin.replicas(), node -> json(200, node.toString())))),
+            path("consistency", () -> get(() -> onSuccess(admin.consistency(), node -> json(200, node.toString())))),
+            pathPrefix("debug", this::debug),
             notFound()))),
         new io.kvrouter.ingress.dashboard.DashboardRoutes(settings.adminToken(), mapper).routes(),
         notFound());
+  }
+
+  /** Fault injection for tests and demos; 404 unless {@code kvrouter.ingress.debug-endpoints}. */
+  private Route debug() {
+    if (!settings.debugEndpoints()) {
+      return notFound();
+    }
+    return post(() -> concat(
+        path("pause-events", () -> {
+          admin.pauseEvents(true);
+          return json(200, "{\"events\":\"paused\"}");
+        }),
+        path("resume-events", () -> {
+          admin.pauseEvents(false);
+          return json(200, "{\"events\":\"resumed\"}");
+        }),
+        path("diverge", () -> parameter("replica", replica -> {
+          admin.diverge(replica);
+          return json(200, "{\"diverged\":\"" + replica.replace("\"", "") + "\"}");
+        }))));
   }
 
   private Route inference(Endpoint endpoint) {

@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param adminToken bearer token the {@code /admin} endpoints require; empty for none
  * @param defaultModel the model whose tokenizer serves a model that replicas serve but the
  *     configuration does not list
+ * @param debugEndpoints whether {@code POST /admin/debug/*} (fault injection) is served
  */
 public record IngressSettings(
     String host,
@@ -23,7 +24,8 @@ public record IngressSettings(
     Duration bodyReadTimeout,
     ProxySettings proxy,
     String adminToken,
-    String defaultModel) {
+    String defaultModel,
+    boolean debugEndpoints) {
 
   /** Reads {@code kvrouter.ingress} from {@code config}. */
   public static IngressSettings fromConfig(Config config) {
@@ -41,11 +43,13 @@ public record IngressSettings(
             c.getDuration("queue.max-wait"),
             c.getDuration("queue.recheck")),
         c.getString("admin-token"),
-        c.getString("default-model"));
+        c.getString("default-model"),
+        c.getBoolean("debug-endpoints"));
   }
 
   /** The same settings on another port. */
   public IngressSettings withPort(int newPort) {
-    return new IngressSettings(host, newPort, maxBodyBytes, bodyReadTimeout, proxy, adminToken, defaultModel);
+    return new IngressSettings(
+        host, newPort, maxBodyBytes, bodyReadTimeout, proxy, adminToken, defaultModel, debugEndpoints);
   }
 }

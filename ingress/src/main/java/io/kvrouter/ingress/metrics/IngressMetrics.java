@@ -61,6 +61,68 @@ public final class IngressMetrics implements ProxyListener {
             .description("Prompt tokens the engines reported cached (usage.prompt_tokens_details)")
             .register(registry);
     retries = Counter.builder("kvrouter.retries").description("Attempts retried on another replica").register(registry);
+    // Export the consistency meters from the start, so dashboards see zeros rather than nothing.
+    for (String plane : new String[] {"events", "reservations"}) {
+      Counter.builder("kvrouter.event.gaps").description("Gaps found in an event stream, by plane")
+          .tag("plane", plane).register(registry);
+      Counter.builder("kvrouter.replays").description("Replays asked for, by plane")
+          .tag("plane", plane).register(registry);
+      Counter.builder("kvrouter.snapshots").description("Snapshots installed, by plane")
+          .tag("plane", plane).register(registry);
+    }
+    counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks");
+    lagTimer("kvrouter.event.lag", "Time from an agent publishing a KV event batch to this tracker receiving it");
+    lagTimer("kvrouter.reservation.propagation", "Time from a peer tracker's reservation to this tracker receiving it");
+  }
+
+  // ---------------------------------------------------------------- consistency (event planes)
+
+  private Counter counter(String name, String description) {
+    return Counter.builder(name).description(description).register(registry);
+  }
+
+  private Timer lagTimer(String name, String description) {
+    return Timer.builder(name)
+        .description(description)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofSeconds(60))
+        .register(registry);
+  }
+
+  /** A KV event batch arrived {@code millis} after its agent published it. */
+  public void eventLag(long millis) {
+    lagTimer("kvrouter.event.lag", "Time from an agent publishing a KV event batch to this tracker receiving it")
+        .record(Duration.ofMillis(Math.max(0, millis)));
+  }
+
+  /** A peer's reservation arrived {@code millis} after its tracker made it. */
+  public void reservationPropagation(long millis) {
+    lagTimer("kvrouter.reservation.propagation", "Time from a peer tracker's reservation to this tracker receiving it")
+        .record(Duration.ofMillis(Math.max(0, millis)));
+  }
+
+  /** This tracker found a gap in a replica's KV events or a peer's reservation events. */
+  public void gap(String plane) {
+    Counter.builder("kvrouter.event.gaps").description("Gaps found in an event stream, by plane")
+        .tag("plane", plane).register(registry).increment();
+  }
+
+  /** This tracker asked for a replay (of a replica's batches or a peer's reservations). */
+  public void replay(String plane) {
+    Counter.builder("kvrouter.replays").description("Replays asked for, by plane")
+        .tag("plane", plane).register(registry).increment();
+  }
+
+  /** This tracker installed a snapshot (of a replica or of a peer's reservations). */
+  public void snapshot(String plane) {
+    Counter.builder("kvrouter.snapshots").description("Snapshots installed, by plane")
+        .tag("plane", plane).register(registry).increment();
+  }
+
+  /** The consistency view found {@code cells} tracker cells diverged at equal watermarks. */
+  public void digestMismatches(int cells) {
+    counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks").increment(cells);
   }
 
   /** The Prometheus text exposition of every metric. */

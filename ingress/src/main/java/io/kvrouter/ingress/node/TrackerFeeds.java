@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.node;
 
+import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
@@ -9,7 +10,6 @@ import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.tracker.actor.GapDetected;
 import io.kvrouter.tracker.actor.KvTracker;
@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -31,10 +32,11 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
- * Feeds the node's tracker from the cluster: KV event batches and load heartbeats from the
- * agents' topics, peers' reservation events from the reservation topic, replicas coming and
- * going through the Receptionist, ingress nodes leaving the cluster; and repairs gaps the
- * tracker reports by asking the replica's agent for a replay (or a snapshot).
+ * The replica side of one ingress's tracker: KV event batches and load heartbeats from the
+ * agents' topics, replicas coming and going through the Receptionist, ingress nodes leaving the
+ * cluster; and it repairs the gaps the tracker reports by asking the replica's agent to replay
+ * (or for a snapshot). A replica that joins is bootstrapped from its agent's snapshot; the node
+ * counts as caught up on this side once every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -46,19 +48,14 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   /** Topic of engine load heartbeats (published by replica agents). */
   public static final String REPLICA_LOAD_TOPIC = "kvrouter-replica-load";
 
-  /** Topic of reservation events (published by ingress trackers). */
-  public static final String RESERVATIONS_TOPIC = "kvrouter-reservations";
-
   /** What the feeds receive. */
   public sealed interface Command
-      permits BatchArrived, LoadArrived, ReservationArrived, ListingChanged, InfoArrived, MemberLeft,
-          Gap, ReplayArrived, ReplayFailed {}
+      permits BatchArrived, LoadArrived, ListingChanged, InfoArrived, MemberLeft, Gap, ReplayArrived,
+          ReplayFailed, PauseEvents, InfoFailed, Nothing {}
 
   record BatchArrived(KvEventBatch batch) implements Command {}
 
   record LoadArrived(ReplicaLoad load) implements Command {}
-
-  record ReservationArrived(ReservationEvent event) implements Command {}
 
   record ListingChanged(Receptionist.Listing listing) implements Command {}
 
@@ -66,82 +63,99 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
 
   record MemberLeft(ClusterEvent.MemberRemoved removed) implements Command {}
 
-  /** The tracker refused a batch: it misses earlier ones. */
+  /** The tracker refused a batch, or a heartbeat showed it behind: it misses earlier batches. */
   public record Gap(GapDetected gap) implements Command {}
+
+  record InfoFailed(ActorRef<AgentRequest> agent) implements Command {}
 
   record ReplayArrived(ReplayReply reply) implements Command {}
 
   record ReplayFailed(String replicaId) implements Command {}
 
+  /** Debug: stop (or resume) applying KV event batches, to make this tracker lag on purpose. */
+  public record PauseEvents(boolean paused) implements Command {}
+
+  enum Nothing implements Command { INSTANCE }
+
   private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
   private final ActorRef<KvTracker.Command> tracker;
   private final ReplicaDirectory directory;
-  private final String selfIngressId;
+  private final IngressMetrics metrics;
+  private final AtomicBoolean caughtUp;
+  private final FaultInjector<KvEventBatch> faults;
   private final Map<ActorRef<AgentRequest>, String> agents = new HashMap<>();
   private final Map<String, ActorRef<AgentRequest>> agentOf = new HashMap<>();
   private final Set<String> replaying = new HashSet<>();
+  private boolean listingSeen;
+  private boolean paused;
 
   private TrackerFeeds(
       ActorContext<Command> context,
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
-      String selfIngressId,
-      ActorRef<Topic.Command<KvEventBatch>> events,
-      ActorRef<Topic.Command<ReplicaLoad>> load,
-      ActorRef<Topic.Command<ReservationEvent>> reservations) {
+      IngressMetrics metrics,
+      AtomicBoolean caughtUp,
+      FaultInjector<KvEventBatch> faults) {
     super(context);
     this.tracker = tracker;
     this.directory = directory;
-    this.selfIngressId = selfIngressId;
+    this.metrics = metrics;
+    this.caughtUp = caughtUp;
+    this.faults = faults;
+    ActorRef<Topic.Command<KvEventBatch>> events =
+        context.spawn(Topic.create(KvEventBatch.class, KV_EVENTS_TOPIC), "kv-events-topic");
+    ActorRef<Topic.Command<ReplicaLoad>> load =
+        context.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
     events.tell(Topic.subscribe(context.messageAdapter(KvEventBatch.class, BatchArrived::new)));
     load.tell(Topic.subscribe(context.messageAdapter(ReplicaLoad.class, LoadArrived::new)));
-    reservations.tell(
-        Topic.subscribe(context.messageAdapter(ReservationEvent.class, ReservationArrived::new)));
     context
         .getSystem()
         .receptionist()
-        .tell(
-            Receptionist.subscribe(
-                AgentRequest.SERVICE_KEY,
-                context.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
+        .tell(Receptionist.subscribe(
+            AgentRequest.SERVICE_KEY, context.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
     Cluster.get(context.getSystem())
         .subscriptions()
-        .tell(
-            Subscribe.create(
-                context.messageAdapter(ClusterEvent.MemberRemoved.class, MemberLeft::new),
-                ClusterEvent.MemberRemoved.class));
+        .tell(Subscribe.create(
+            context.messageAdapter(ClusterEvent.MemberRemoved.class, MemberLeft::new),
+            ClusterEvent.MemberRemoved.class));
   }
 
   /**
-   * @param selfIngressId this node's ingress id: its own reservation events are not re-applied
+   * @param caughtUp set once every known replica is bootstrapped and no replay is pending
    */
   public static Behavior<Command> create(
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
-      String selfIngressId,
-      ActorRef<Topic.Command<KvEventBatch>> events,
-      ActorRef<Topic.Command<ReplicaLoad>> load,
-      ActorRef<Topic.Command<ReservationEvent>> reservations) {
-    return Behaviors.setup(
-        ctx -> new TrackerFeeds(ctx, tracker, directory, selfIngressId, events, load, reservations));
+      IngressMetrics metrics,
+      AtomicBoolean caughtUp,
+      FaultInjector<KvEventBatch> faults) {
+    return Behaviors.setup(ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, caughtUp, faults));
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(BatchArrived.class, m -> forward(new KvTracker.ApplyBatch(m.batch())))
+        .onMessage(BatchArrived.class, this::onBatch)
         .onMessage(LoadArrived.class, m -> forward(new KvTracker.LoadReported(m.load())))
-        .onMessage(ReservationArrived.class, this::onReservation)
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(InfoArrived.class, this::onInfo)
+        .onMessage(InfoFailed.class, m -> {
+          // Not known as a replica until the agent re-registers (its listing changes again).
+          getContext().getLog().warn("agent {} did not say what it serves", m.agent());
+          agents.remove(m.agent());
+          return updateCaughtUp();
+        })
         .onMessage(MemberLeft.class, this::onMemberLeft)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
-        .onMessage(ReplayFailed.class, m -> {
-          replaying.remove(m.replicaId());
+        .onMessage(ReplayFailed.class, m -> done(m.replicaId()))
+        .onMessage(PauseEvents.class, m -> {
+          paused = m.paused();
+          getContext().getLog().warn("KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
           return this;
         })
+        .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
 
@@ -150,25 +164,27 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     return this;
   }
 
-  private Behavior<Command> onReservation(ReservationArrived m) {
-    if (!m.event().ingressId().equals(selfIngressId)) {
-      tracker.tell(new KvTracker.ApplyReservation(m.event()));
+  private Behavior<Command> onBatch(BatchArrived m) {
+    if (paused) {
+      return this;
+    }
+    if (m.batch().publishedMillis() > 0) {
+      metrics.eventLag(System.currentTimeMillis() - m.batch().publishedMillis());
+    }
+    for (KvEventBatch b : faults.pass(m.batch())) {
+      tracker.tell(new KvTracker.ApplyBatch(b));
     }
     return this;
   }
 
   private Behavior<Command> onListing(ListingChanged m) {
+    listingSeen = true;
     Set<ActorRef<AgentRequest>> now = m.listing().getServiceInstances(AgentRequest.SERVICE_KEY);
     for (ActorRef<AgentRequest> agent : now) {
       if (!agents.containsKey(agent)) {
         agents.put(agent, null);
-        getContext()
-            .ask(
-                ReplicaInfo.class,
-                agent,
-                ASK_TIMEOUT,
-                GetInfo::new,
-                (info, error) -> info == null ? null : new InfoArrived(agent, info));
+        getContext().ask(ReplicaInfo.class, agent, ASK_TIMEOUT, GetInfo::new,
+            (info, error) -> info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
       }
     }
     for (ActorRef<AgentRequest> gone : Set.copyOf(agents.keySet())) {
@@ -177,12 +193,13 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         if (targetId != null) {
           agentOf.remove(targetId);
           directory.remove(targetId);
+          replaying.remove(targetId);
           tracker.tell(new KvTracker.ReplicaDown(targetId));
           getContext().getLog().info("replica {} left", targetId);
         }
       }
     }
-    return this;
+    return updateCaughtUp();
   }
 
   private Behavior<Command> onInfo(InfoArrived m) {
@@ -196,7 +213,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     tracker.tell(new KvTracker.ReplicaUp(m.info()));
     getContext().getLog().info("replica {} joined: {} at {}", targetId, m.info().model(), m.info().baseUrl());
     // Bootstrap from the agent: a snapshot brings this tracker level with batches it missed.
-    return onGap(new Gap(new GapDetected(targetId, Long.MIN_VALUE, 0)));
+    return requestReplay(targetId, Long.MIN_VALUE, 0);
   }
 
   private Behavior<Command> onMemberLeft(MemberLeft m) {
@@ -207,30 +224,41 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> onGap(Gap m) {
-    String replicaId = m.gap().replicaId();
+    metrics.gap("events");
+    return requestReplay(m.gap().replicaId(), m.gap().epoch(), m.gap().fromSeq());
+  }
+
+  private Behavior<Command> requestReplay(String replicaId, long epoch, long fromSeq) {
     ActorRef<AgentRequest> agent = agentOf.get(replicaId);
     if (agent == null || !replaying.add(replicaId)) {
-      return this; // unknown yet (its listing will come) or a replay is already under way
+      return updateCaughtUp(); // unknown yet (its listing will come) or a replay is under way
     }
-    getContext()
-        .ask(
-            ReplayReply.class,
-            agent,
-            ASK_TIMEOUT,
-            replyTo -> new RequestReplay(replicaId, m.gap().epoch(), m.gap().fromSeq(), replyTo),
-            (reply, error) -> reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
-    return this;
+    metrics.replay("events");
+    getContext().ask(ReplayReply.class, agent, ASK_TIMEOUT,
+        replyTo -> new RequestReplay(replicaId, epoch, fromSeq, replyTo),
+        (reply, error) -> reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
+    return updateCaughtUp();
   }
 
   private Behavior<Command> onReplay(ReplayArrived m) {
-    replaying.remove(m.reply().replicaId());
     if (m.reply() instanceof Replayed replayed) {
       for (KvEventBatch batch : replayed.batches()) {
         tracker.tell(new KvTracker.ApplyBatch(batch));
       }
     } else if (m.reply() instanceof SnapshotReply snapshot) {
+      metrics.snapshot("events");
       tracker.tell(new KvTracker.InstallSnapshot(snapshot.snapshot()));
     }
+    return done(m.reply().replicaId());
+  }
+
+  private Behavior<Command> done(String replicaId) {
+    replaying.remove(replicaId);
+    return updateCaughtUp();
+  }
+
+  private Behavior<Command> updateCaughtUp() {
+    caughtUp.set(listingSeen && replaying.isEmpty() && !agents.containsValue(null));
     return this;
   }
 }

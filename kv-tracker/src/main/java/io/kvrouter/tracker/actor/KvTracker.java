@@ -41,7 +41,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Everything the tracker understands. */
   public sealed interface Command
-      permits ApplyBatch, InstallSnapshot, ApplyPeerReplay, PeerMark, ReplayOwn, GetView, GetOwnMark, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
+      permits ApplyBatch, InstallSnapshot, ApplyPeerReplay, PeerMark, ReplayOwn, GetView, GetOwnMark, DebugDiverge, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
           ReplicaDown, LoadReported, IngressLeft, GetDigests, GetLoads, Tick {}
 
   /** A replica's KV event batch from the event plane. */
@@ -61,6 +61,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Replies with this tracker's next own reservation seq (for its periodic heartbeat). */
   public record GetOwnMark(ActorRef<ReservationMark> replyTo) implements Command {}
+
+  /** Debug only: corrupt this tracker's state of a replica without moving its watermark. */
+  public record DebugDiverge(String replicaId) implements Command {}
 
   /** Replies with this tracker's watermarks and digests. */
   public record GetView(boolean ready, ActorRef<TrackerView> replyTo) implements Command {}
@@ -166,6 +169,11 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(PeerMark.class, this::onPeerMark)
         .onMessage(ReplayOwn.class, this::onReplayOwn)
         .onMessage(GetView.class, this::onGetView)
+        .onMessage(DebugDiverge.class, m -> {
+          getContext().getLog().warn("debug: diverging this tracker's state of {}", m.replicaId());
+          core.debugDiverge(m.replicaId());
+          return this;
+        })
         .onMessage(GetOwnMark.class, m -> {
           m.replyTo().tell(core.ownMark());
           return this;

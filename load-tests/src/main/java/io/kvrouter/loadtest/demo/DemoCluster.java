@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
+import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngineConfig;
@@ -39,6 +40,7 @@ public final class DemoCluster implements AutoCloseable {
   private final List<ActorSystem<Void>> ingressNodes;
   private final ActorSystem<Void> agentNode;
   private final SimFleet fleet;
+  private final SimFleet mismatched;
   private final List<String> ingressUrls;
   private final TokenizerRegistry tokenizers;
 
@@ -47,12 +49,14 @@ public final class DemoCluster implements AutoCloseable {
       List<ActorSystem<Void>> ingressNodes,
       ActorSystem<Void> agentNode,
       SimFleet fleet,
+      SimFleet mismatched,
       List<String> ingressUrls,
       TokenizerRegistry tokenizers) {
     this.options = options;
     this.ingressNodes = ingressNodes;
     this.agentNode = agentNode;
     this.fleet = fleet;
+    this.mismatched = mismatched;
     this.ingressUrls = ingressUrls;
     this.tokenizers = tokenizers;
   }
@@ -68,7 +72,21 @@ public final class DemoCluster implements AutoCloseable {
                 SimEngineConfig.defaults()
                     .withNumBlocks(o.engineBlocks())
                     .withTiming(new MockerTimingModel(o.speedup())));
-    SimFleet fleet = SimFleet.start(o.engines(), "sim", o.enginePort(), o.kvEventsPort(), template);
+    int regular = o.mismatchedBlockSize() > 0 ? o.engines() - 1 : o.engines();
+    SimFleet fleet = SimFleet.start(regular, "sim", o.enginePort(), o.kvEventsPort(), template);
+    SimFleet mismatched = null;
+    List<ReplicaSpec> specs = new ArrayList<>(fleet.specs());
+    if (o.mismatchedBlockSize() > 0) {
+      try {
+        mismatched = startMismatched(o, regular, template);
+      } catch (IOException | RuntimeException e) {
+        fleet.close();
+        throw e;
+      }
+      ReplicaSpec s = mismatched.specs().get(0);
+      specs.add(new ReplicaSpec(s.replicaId(), s.dpRank(), s.model(), s.baseUrl(),
+          template.engine().blockSize(), s.kvEventsEndpoint(), s.replayEndpoint(), s.topicFilter()));
+    }
     List<ActorSystem<Void>> ingress = new ArrayList<>();
     List<String> urls = new ArrayList<>();
     try {
@@ -82,7 +100,9 @@ public final class DemoCluster implements AutoCloseable {
                         Map.of(
                             "kvrouter.ingress.http.port", port,
                             "kvrouter.ingress.http.host", o.host(),
-                            "kvrouter.tracker.policy", o.policy())));
+                            "kvrouter.tracker.policy", o.policy(),
+                            // The demo shows fault injection on the dashboard; never in production.
+                            "kvrouter.ingress.debug-endpoints", true)));
         ActorSystem<Void> system =
             NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
         ingress.add(system);
@@ -92,18 +112,36 @@ public final class DemoCluster implements AutoCloseable {
         }
       }
       AgentSettings agentSettings =
-          AgentSettings.of(fleet.specs()).withHeartbeat(Duration.ofMillis(500), 3);
+          AgentSettings.of(specs).withHeartbeat(Duration.ofMillis(500), 3);
       ActorSystem<Void> agent =
           NodeBootstrap.start(
               NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),
               Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(agentSettings)));
-      return new DemoCluster(o, ingress, agent, fleet, urls, tokenizers);
+      return new DemoCluster(o, ingress, agent, fleet, mismatched, urls, tokenizers);
     } catch (RuntimeException e) {
       ingress.forEach(ActorSystem::terminate);
       fleet.close();
+      if (mismatched != null) {
+        mismatched.close();
+      }
       tokenizers.close();
       throw e;
     }
+  }
+
+  /**
+   * The deliberately mismatched engine (see {@link DemoOptions#mismatchedBlockSize}): replica
+   * {@code sim-mismatched-0}, engine block size as asked, declared to the router with the
+   * template's.
+   */
+  private static SimFleet startMismatched(DemoOptions o, int index, SimEngineSettings template)
+      throws IOException {
+    return SimFleet.start(
+        1,
+        "sim-mismatched",
+        o.enginePort() == 0 ? 0 : o.enginePort() + index,
+        o.kvEventsPort() == 0 ? 0 : o.kvEventsPort() + 2 * index,
+        template.withEngine(template.engine().withBlockSize(o.mismatchedBlockSize())));
   }
 
   /**
@@ -129,6 +167,13 @@ public final class DemoCluster implements AutoCloseable {
   private String readiness(HttpClient client) {
     for (String url : ingressUrls) {
       try {
+        HttpResponse<String> ready =
+            client.send(
+                HttpRequest.newBuilder(URI.create(url + "/ready")).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (ready.statusCode() != 200) {
+          return url + "/ready answered " + ready.statusCode();
+        }
         HttpResponse<String> replicas =
             client.send(
                 HttpRequest.newBuilder(URI.create(url + "/admin/replicas")).timeout(Duration.ofSeconds(2)).build(),
@@ -155,10 +200,14 @@ public final class DemoCluster implements AutoCloseable {
   }
 
   public List<String> engineUrls() {
-    return fleet.engines().stream().map(e -> e.baseUrl()).toList();
+    List<String> urls = new ArrayList<>(fleet.engines().stream().map(e -> e.baseUrl()).toList());
+    if (mismatched != null) {
+      mismatched.engines().forEach(e -> urls.add(e.baseUrl()));
+    }
+    return List.copyOf(urls);
   }
 
-  /** The simulated engines, in replica order (sim-0, sim-1, ...), e.g. to kill one. */
+  /** The regular simulated engines, in replica order (sim-0, sim-1, ...), e.g. to kill one; without the mismatched one. */
   public SimFleet fleet() {
     return fleet;
   }
@@ -188,6 +237,9 @@ public final class DemoCluster implements AutoCloseable {
       s.getWhenTerminated().toCompletableFuture().join();
     }
     fleet.close();
+    if (mismatched != null) {
+      mismatched.close();
+    }
     tokenizers.close();
   }
 

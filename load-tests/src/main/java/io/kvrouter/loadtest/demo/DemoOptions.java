@@ -13,6 +13,9 @@ package io.kvrouter.loadtest.demo;
  * @param policy routing policy of every ingress's tracker
  * @param engineBlocks KV cache capacity of each engine, in blocks
  * @param speedup speed-up of the engines' timing model
+ * @param mismatchedBlockSize 0 normally; otherwise the last engine runs with this KV block size
+ *     while its replica is still declared with the default one, a deliberate silent
+ *     misconfiguration that the index-accuracy check must flag
  */
 public record DemoOptions(
     int ingresses,
@@ -24,12 +27,24 @@ public record DemoOptions(
     String model,
     String policy,
     int engineBlocks,
-    double speedup) {
+    double speedup,
+    int mismatchedBlockSize) {
 
   public DemoOptions {
     if (ingresses < 1 || engines < 1) {
       throw new IllegalArgumentException("a demo needs at least one ingress and one engine");
     }
+    if (mismatchedBlockSize < 0 || (mismatchedBlockSize > 0 && engines < 2)) {
+      throw new IllegalArgumentException(
+          "mismatchedBlockSize must be 0, or positive with at least two engines; got " + mismatchedBlockSize);
+    }
+  }
+
+  /** The shape without a mismatched engine. */
+  public DemoOptions(
+      int ingresses, int ingressPort, String host, int engines, int enginePort, int kvEventsPort,
+      String model, String policy, int engineBlocks, double speedup) {
+    this(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, 0);
   }
 
   /** The documented default: 2 ingresses on 8080-8081, 4 engines on 8000-8003. */
@@ -39,18 +54,24 @@ public record DemoOptions(
 
   /** The same on free ports (tests). */
   public DemoOptions onFreePorts() {
-    return new DemoOptions(ingresses, 0, host, engines, 0, 0, model, policy, engineBlocks, speedup);
+    return new DemoOptions(ingresses, 0, host, engines, 0, 0, model, policy, engineBlocks, speedup, mismatchedBlockSize);
   }
 
   public DemoOptions withPolicy(String p) {
-    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, p, engineBlocks, speedup);
+    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, p, engineBlocks, speedup, mismatchedBlockSize);
   }
 
   public DemoOptions withCounts(int ingressCount, int engineCount) {
-    return new DemoOptions(ingressCount, ingressPort, host, engineCount, enginePort, kvEventsPort, model, policy, engineBlocks, speedup);
+    return new DemoOptions(ingressCount, ingressPort, host, engineCount, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, mismatchedBlockSize);
   }
 
   public DemoOptions withSpeedup(double s) {
-    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, s);
+    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, s, mismatchedBlockSize);
+  }
+
+  /** The same with the last engine's KV block size set to {@code blockSize} behind the router's back. */
+  public DemoOptions withMismatchedBlockSize(int blockSize) {
+    return new DemoOptions(
+        ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, blockSize);
   }
 }

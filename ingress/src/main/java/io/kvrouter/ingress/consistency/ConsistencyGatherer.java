@@ -1,0 +1,59 @@
+package io.kvrouter.ingress.consistency;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.node.PeerDirectory;
+import io.kvrouter.protocol.GetTrackerView;
+import io.kvrouter.protocol.TrackerRequest;
+import io.kvrouter.protocol.TrackerView;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Scheduler;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/**
+ * Asks every tracker in the cluster for its view (in parallel, each with a timeout; one that does
+ * not answer counts as unreachable) and builds the {@link ConsistencyReport}. Used by the HTTP
+ * edge for {@code GET /admin/consistency}.
+ */
+public final class ConsistencyGatherer {
+
+  private final PeerDirectory peers;
+  private final Scheduler scheduler;
+  private final Duration timeout;
+  private final IngressMetrics metrics;
+
+  public ConsistencyGatherer(PeerDirectory peers, Scheduler scheduler, Duration timeout, IngressMetrics metrics) {
+    this.peers = peers;
+    this.scheduler = scheduler;
+    this.timeout = timeout;
+    this.metrics = metrics;
+  }
+
+  /** The cluster-wide view as JSON. */
+  public CompletionStage<JsonNode> gather() {
+    List<CompletableFuture<ConsistencyReport.Answer>> asks = new ArrayList<>();
+    for (Map.Entry<String, ActorRef<TrackerRequest>> peer : peers.all().entrySet()) {
+      asks.add(
+          AskPattern.<TrackerRequest, TrackerView>ask(peer.getValue(), GetTrackerView::new, timeout, scheduler)
+              .toCompletableFuture()
+              .handle((view, error) -> new ConsistencyReport.Answer(peer.getKey(), error == null ? view : null)));
+    }
+    return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done -> {
+              List<ConsistencyReport.Answer> answers = asks.stream().map(CompletableFuture::join).toList();
+              ConsistencyReport report = ConsistencyReport.of(answers);
+              JsonNode json = report.toJson(System.currentTimeMillis());
+              if (report.divergedCells() > 0) {
+                metrics.digestMismatches(report.divergedCells());
+              }
+              return json;
+            });
+  }
+}

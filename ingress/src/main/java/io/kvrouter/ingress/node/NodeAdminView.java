@@ -1,0 +1,102 @@
+package io.kvrouter.ingress.node;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.ingress.consistency.ConsistencyGatherer;
+import io.kvrouter.ingress.http.AdminView;
+import io.kvrouter.ingress.routing.ReplicaDirectory;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.tracker.ReplicaLoadSnapshot;
+import io.kvrouter.tracker.TrackerDigests;
+import io.kvrouter.tracker.actor.KvTracker;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/** The admin views and debug hooks of an ingress node, over its tracker and feeds. */
+final class NodeAdminView implements AdminView {
+
+  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
+
+  private final ActorSystem<?> system;
+  private final ActorRef<KvTracker.Command> tracker;
+  private final ActorRef<TrackerFeeds.Command> feeds;
+  private final ReplicaDirectory directory;
+  private final ConsistencyGatherer consistency;
+  private final BooleanSupplier ready;
+
+  NodeAdminView(
+      ActorSystem<?> system,
+      ActorRef<KvTracker.Command> tracker,
+      ActorRef<TrackerFeeds.Command> feeds,
+      ReplicaDirectory directory,
+      ConsistencyGatherer consistency,
+      BooleanSupplier ready) {
+    this.system = system;
+    this.tracker = tracker;
+    this.feeds = feeds;
+    this.directory = directory;
+    this.consistency = consistency;
+    this.ready = ready;
+  }
+
+  @Override
+  public CompletionStage<JsonNode> replicas() {
+    CompletionStage<KvTracker.Loads> loadsAsked =
+        AskPattern.ask(tracker, KvTracker.GetLoads::new, ASK_TIMEOUT, system.scheduler());
+    return AskPattern.<KvTracker.Command, TrackerDigests>ask(
+            tracker, KvTracker.GetDigests::new, ASK_TIMEOUT, system.scheduler())
+        .thenCombine(loadsAsked, (digests, loads) -> {
+          ArrayNode list = JsonNodeFactory.instance.arrayNode();
+          for (ReplicaInfo info : directory.all()) {
+            ObjectNode r = list.addObject();
+            r.put("replica", info.targetId());
+            r.put("model", info.model());
+            r.put("url", info.baseUrl());
+            r.put("block_size", info.blockSize());
+            r.put("kv_events", info.kvEvents());
+            TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
+            if (state != null) {
+              r.put("blocks", state.digest().count());
+              r.put("epoch", state.epoch());
+              r.put("seq", state.seq());
+            }
+            ReplicaLoadSnapshot load = loads.byReplica().get(info.targetId());
+            if (load != null) {
+              r.put("in_flight", load.inFlight());
+              r.put("prefill_tokens", load.prefillTokens());
+              r.put("decode_tokens", load.decodeTokens());
+              r.put("waiting", load.waiting());
+              r.put("running", load.running());
+              r.put("kv_usage", load.kvUsage());
+            }
+          }
+          return (JsonNode) list;
+        });
+  }
+
+  @Override
+  public boolean ready() {
+    return ready.getAsBoolean();
+  }
+
+  @Override
+  public CompletionStage<JsonNode> consistency() {
+    return consistency.gather();
+  }
+
+  @Override
+  public void pauseEvents(boolean paused) {
+    feeds.tell(new TrackerFeeds.PauseEvents(paused));
+  }
+
+  @Override
+  public void diverge(String replicaId) {
+    tracker.tell(new KvTracker.DebugDiverge(replicaId));
+  }
+}

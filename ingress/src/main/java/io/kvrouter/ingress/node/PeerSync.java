@@ -1,0 +1,230 @@
+package io.kvrouter.ingress.node;
+
+import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.protocol.GetTrackerView;
+import io.kvrouter.protocol.ReplayReservations;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.TrackerRequest;
+import io.kvrouter.tracker.actor.KvTracker;
+import io.kvrouter.tracker.actor.ReservationGap;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+
+/**
+ * The reservation plane of one ingress, and its tracker's endpoint for peers: broadcasts the
+ * tracker's reservation events and, every second, its next seq; feeds peers' events and marks to
+ * the tracker; when the tracker finds a gap in a peer's events, asks that peer to replay (its
+ * log, or a snapshot of its open reservations); answers peers' replay and view requests by
+ * handing them to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ */
+public final class PeerSync extends AbstractBehavior<TrackerRequest> {
+
+  /** Topic of reservation events. */
+  public static final String RESERVATIONS_TOPIC = "kvrouter-reservations";
+
+  /** Topic of trackers' reservation heartbeats. */
+  public static final String MARKS_TOPIC = "kvrouter-reservation-marks";
+
+  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The sync's own messages; they never cross the wire. */
+  private interface Internal extends TrackerRequest {}
+
+  /** The tracker made an event: broadcast it. */
+  public record Outgoing(ReservationEvent event) implements Internal {}
+
+  /** The tracker found a gap in a peer's events. */
+  public record Gap(ReservationGap gap) implements Internal {}
+
+  private record EventArrived(ReservationEvent event) implements Internal {}
+
+  private record MarkArrived(ReservationMark mark) implements Internal {}
+
+  private record OwnMark(ReservationMark mark) implements Internal {}
+
+  private record ListingChanged(Receptionist.Listing listing) implements Internal {}
+
+  private record ReplayArrived(ReservationReplay replay) implements Internal {}
+
+  private record ReplayFailed(String origin) implements Internal {}
+
+  private enum Tick implements Internal { INSTANCE }
+
+  /** An ask that came back empty: nothing to do. */
+  private enum Nothing implements Internal { INSTANCE }
+
+  private final ActorRef<KvTracker.Command> tracker;
+  private final String selfIngressId;
+  private final PeerDirectory directory;
+  private final IngressMetrics metrics;
+  private final AtomicBoolean replicasReady;
+  private final AtomicBoolean ready;
+  private final ActorRef<Topic.Command<ReservationEvent>> events;
+  private final ActorRef<Topic.Command<ReservationMark>> marks;
+  private final FaultInjector<ReservationEvent> faults;
+  private final Set<String> replaying = new HashSet<>();
+  private final Set<String> marksSeen = new HashSet<>();
+
+  /**
+   * @param replicasReady true once the replica side has caught up (see {@link TrackerFeeds})
+   * @param ready set when both sides have caught up: the node may route
+   */
+  public static Behavior<TrackerRequest> create(
+      ActorRef<KvTracker.Command> tracker,
+      String selfIngressId,
+      PeerDirectory directory,
+      IngressMetrics metrics,
+      AtomicBoolean replicasReady,
+      AtomicBoolean ready,
+      FaultInjector<ReservationEvent> faults) {
+    return Behaviors.setup(
+        ctx -> Behaviors.withTimers(
+            timers -> new PeerSync(ctx, timers, tracker, selfIngressId, directory, metrics, replicasReady, ready, faults)));
+  }
+
+  private PeerSync(
+      ActorContext<TrackerRequest> ctx,
+      TimerScheduler<TrackerRequest> timers,
+      ActorRef<KvTracker.Command> tracker,
+      String selfIngressId,
+      PeerDirectory directory,
+      IngressMetrics metrics,
+      AtomicBoolean replicasReady,
+      AtomicBoolean ready,
+      FaultInjector<ReservationEvent> faults) {
+    super(ctx);
+    this.tracker = tracker;
+    this.selfIngressId = selfIngressId;
+    this.directory = directory;
+    this.metrics = metrics;
+    this.replicasReady = replicasReady;
+    this.ready = ready;
+    this.faults = faults;
+    this.events = ctx.spawn(Topic.create(ReservationEvent.class, RESERVATIONS_TOPIC), "reservations-topic");
+    this.marks = ctx.spawn(Topic.create(ReservationMark.class, MARKS_TOPIC), "marks-topic");
+    events.tell(Topic.subscribe(ctx.messageAdapter(ReservationEvent.class, EventArrived::new)));
+    marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
+    ctx.getSystem().receptionist().tell(Receptionist.register(TrackerRequest.SERVICE_KEY, ctx.getSelf()));
+    ctx.getSystem()
+        .receptionist()
+        .tell(Receptionist.subscribe(
+            TrackerRequest.SERVICE_KEY, ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
+    timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofSeconds(1));
+  }
+
+  @Override
+  public Receive<TrackerRequest> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(ready.get(), m.replyTo())))
+        .onMessage(ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
+        .onMessage(Outgoing.class, m -> {
+          events.tell(Topic.publish(m.event()));
+          return this;
+        })
+        .onMessage(EventArrived.class, this::onEvent)
+        .onMessage(MarkArrived.class, this::onMark)
+        .onMessage(OwnMark.class, m -> {
+          marks.tell(Topic.publish(m.mark()));
+          return this;
+        })
+        .onMessage(Gap.class, this::onGap)
+        .onMessage(ReplayArrived.class, this::onReplay)
+        .onMessage(ReplayFailed.class, m -> {
+          replaying.remove(m.origin());
+          return this;
+        })
+        .onMessage(ListingChanged.class, this::onListing)
+        .onMessageEquals(Tick.INSTANCE, this::onTick)
+        .onMessageEquals(Nothing.INSTANCE, () -> this)
+        .build();
+  }
+
+  private Behavior<TrackerRequest> tell(KvTracker.Command command) {
+    tracker.tell(command);
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onEvent(EventArrived m) {
+    if (m.event().ingressId().equals(selfIngressId)) {
+      return this;
+    }
+    for (ReservationEvent e : faults.pass(m.event())) {
+      if (e instanceof Reserved r && r.issuedMillis() > 0) {
+        metrics.reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
+      }
+      tracker.tell(new KvTracker.ApplyReservation(e));
+    }
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onMark(MarkArrived m) {
+    if (!m.mark().ingressId().equals(selfIngressId)) {
+      marksSeen.add(m.mark().ingressId());
+      tracker.tell(new KvTracker.PeerMark(m.mark()));
+    }
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onGap(Gap m) {
+    String origin = m.gap().origin();
+    metrics.gap("reservations");
+    ActorRef<TrackerRequest> peer = directory.get(origin);
+    if (peer == null || !replaying.add(origin)) {
+      return this; // not listed yet, or a replay is already under way
+    }
+    metrics.replay("reservations");
+    getContext().ask(
+        ReservationReplay.class,
+        peer,
+        ASK_TIMEOUT,
+        replyTo -> new ReplayReservations(origin, m.gap().fromSeq(), replyTo),
+        (replay, error) -> replay == null ? new ReplayFailed(origin) : new ReplayArrived(replay));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReplay(ReplayArrived m) {
+    replaying.remove(m.replay().origin());
+    if (m.replay().snapshot()) {
+      metrics.snapshot("reservations");
+    }
+    tracker.tell(new KvTracker.ApplyPeerReplay(m.replay()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onListing(ListingChanged m) {
+    Map<String, ActorRef<TrackerRequest>> now = new HashMap<>();
+    for (ActorRef<TrackerRequest> ref : m.listing().getServiceInstances(TrackerRequest.SERVICE_KEY)) {
+      var address = ref.path().address();
+      now.put(address.hasGlobalScope() ? address.toString() : selfIngressId, ref);
+    }
+    directory.replaceAll(now);
+    marksSeen.retainAll(now.keySet());
+    replaying.retainAll(now.keySet());
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onTick() {
+    getContext().ask(ReservationMark.class, tracker, ASK_TIMEOUT, KvTracker.GetOwnMark::new,
+        (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
+    Set<String> peers = new HashSet<>(directory.all().keySet());
+    peers.remove(selfIngressId);
+    ready.set(replicasReady.get() && replaying.isEmpty() && marksSeen.containsAll(peers));
+    return this;
+  }
+}

@@ -73,7 +73,7 @@ class DashboardBrowserIT {
     Path artifacts = NodeScript.artifacts();
     try (DemoCluster cluster = DemoCluster.start(MismatchScenario.options())) {
       cluster.awaitReady(Duration.ofSeconds(60));
-      MismatchScenario.drive(cluster, 30);
+      MismatchScenario.drive(cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
       NodeScript.run(
           dir,
           List.of("node", "dashboard.test.mjs"),

@@ -26,7 +26,7 @@ class MismatchedBlockSizeTest {
   void replicaWithMismatchedBlockSize_isFlagged_andTheRegularOneIsNot() throws Exception {
     try (DemoCluster cluster = DemoCluster.start(MismatchScenario.options())) {
       cluster.awaitReady(Duration.ofSeconds(60));
-      MismatchScenario.drive(cluster, 40);
+      MismatchScenario.drive(cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
       String scrape = Http.get(cluster.ingressUrls().get(0) + "/metrics");
 
       String bad = MismatchScenario.MISMATCHED;

@@ -190,7 +190,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     for (ActorRef<AgentRequest> gone : Set.copyOf(agents.keySet())) {
       if (!now.contains(gone)) {
         String targetId = agents.remove(gone);
-        if (targetId != null) {
+        // A restarted agent may register again before its old incarnation is unlisted: the
+        // replica stays as long as some agent still serves it.
+        if (targetId != null && gone.equals(agentOf.get(targetId))) {
           agentOf.remove(targetId);
           directory.remove(targetId);
           replaying.remove(targetId);

@@ -7,7 +7,9 @@ import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.keys.BlockKeys;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,24 +56,28 @@ public final class TrackerRouter implements Router {
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker, replyTo -> new KvTracker.SelectAndReserve(request, replyTo), askTimeout, scheduler)
-        .thenApply(decision -> outcome(query, decision, start));
+        .thenCompose(decision -> outcome(query, decision, start));
   }
 
-  private RouteOutcome outcome(RouteQuery query, Decision decision, long start) {
+  private CompletionStage<RouteOutcome> outcome(RouteQuery query, Decision decision, long start) {
     metrics.decision(System.nanoTime() - start);
     if (!decision.placed()) {
-      return decision.busy()
+      return CompletableFuture.completedFuture(decision.busy()
           ? new RouteOutcome.Busy("every replica serving '" + query.model() + "' is over its busy threshold")
-          : new RouteOutcome.NoReplica("no replica serves '" + query.model() + "' right now");
+          : new RouteOutcome.NoReplica("no replica serves '" + query.model() + "' right now"));
     }
     var target = directory.target(decision.chosen());
     if (target.isEmpty()) {
-      // The replica left between the decision and now: give the reservation back.
+      // The tracker still lists a replica that has just left: give the reservation back and
+      // decide again without it.
       released(query.requestId());
-      return new RouteOutcome.NoReplica("replica " + decision.chosen() + " just left");
+      Set<String> excluded = new HashSet<>(query.excluded());
+      excluded.add(decision.chosen());
+      return selectAndReserve(
+          new RouteQuery(query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
-    return new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
+    return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), target.get(), predicted));
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */

@@ -1,0 +1,159 @@
+package io.kvrouter.loadtest.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.agent.AgentGuardian;
+import io.kvrouter.agent.AgentSettings;
+import io.kvrouter.agent.SimFleet;
+import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.config.node.NodeBootstrap;
+import io.kvrouter.config.node.NodeSettings;
+import io.kvrouter.ingress.node.IngressGuardian;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * A kvrouter cluster in one JVM whose nodes tests add, stop and restart one by one: ingress
+ * nodes (with extra configuration, e.g. fault injection) and agent nodes, each agent serving its
+ * own simulated engines over real loopback HTTP and ZMQ.
+ */
+final class ClusterHarness implements AutoCloseable {
+
+  static final String MODEL = "kvrouter-demo";
+  static final ObjectMapper JSON = new ObjectMapper();
+  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+
+  /** A running ingress node. */
+  record Ingress(ActorSystem<Void> system, String url) {
+    String id() {
+      return Cluster.get(system).selfMember().address().toString();
+    }
+  }
+
+  /** A running agent node and its engines. */
+  record Agent(ActorSystem<Void> system, SimFleet fleet, String prefix) {}
+
+  private final TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
+  private final List<Ingress> ingresses = new ArrayList<>();
+  private final Map<String, Agent> agents = new HashMap<>();
+  private String seed;
+  private final double speedup;
+
+  /** @param speedup speed-up of the simulated engines' timing model */
+  ClusterHarness(double speedup) {
+    this.speedup = speedup;
+  }
+
+  Ingress addIngress(Config extra) throws IOException {
+    int port = freePort();
+    NodeSettings node =
+        NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
+            .withOverrides(extra.withFallback(ConfigFactory.parseMap(Map.of(
+                "kvrouter.ingress.http.port", port,
+                "kvrouter.ingress.http.host", "127.0.0.1",
+                "kvrouter.ingress.debug-endpoints", true))));
+    ActorSystem<Void> system =
+        NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
+    if (seed == null) {
+      seed = Cluster.get(system).selfMember().address().toString();
+    }
+    Ingress ingress = new Ingress(system, "http://127.0.0.1:" + port);
+    ingresses.add(ingress);
+    return ingress;
+  }
+
+  /** Starts (or restarts, with a new epoch) an agent node serving {@code engines} sim engines. */
+  Agent startAgent(String prefix, int engines) throws IOException {
+    Agent old = agents.get(prefix);
+    SimFleet fleet;
+    if (old != null) {
+      fleet = old.fleet(); // the engines keep running; only the agent restarts
+    } else {
+      SimEngineSettings template =
+          SimEngineSettings.loopback()
+              .withModel(MODEL)
+              .withTokenizer(ModelSimTokenizer.forModel(tokenizers, MODEL))
+              .withEngine(SimEngineConfig.defaults().withTiming(new MockerTimingModel(speedup)));
+      fleet = SimFleet.start(engines, prefix, 0, 0, template);
+    }
+    ActorSystem<Void> system =
+        NodeBootstrap.start(
+            NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),
+            Map.of(NodeSettings.ROLE_AGENT,
+                AgentGuardian.roleGuardian(
+                    AgentSettings.of(fleet.specs()).withHeartbeat(Duration.ofMillis(300), 3))));
+    Agent agent = new Agent(system, fleet, prefix);
+    agents.put(prefix, agent);
+    return agent;
+  }
+
+  /** Stops an agent node (its engines keep running). */
+  void stopAgent(String prefix) {
+    Agent a = agents.get(prefix);
+    a.system().terminate();
+    a.system().getWhenTerminated().toCompletableFuture().join();
+  }
+
+  List<Ingress> ingresses() {
+    return List.copyOf(ingresses);
+  }
+
+  Agent agent(String prefix) {
+    return agents.get(prefix);
+  }
+
+  static JsonNode get(String url) throws Exception {
+    HttpResponse<String> r =
+        HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
+    return JSON.readTree(r.body());
+  }
+
+  static int status(String url) throws Exception {
+    return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.discarding()).statusCode();
+  }
+
+  static HttpResponse<String> post(String url, String body) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(60))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Override
+  public void close() {
+    agents.values().forEach(a -> a.system().terminate());
+    ingresses.forEach(i -> i.system().terminate());
+    agents.values().forEach(a -> a.system().getWhenTerminated().toCompletableFuture().join());
+    ingresses.forEach(i -> i.system().getWhenTerminated().toCompletableFuture().join());
+    agents.values().forEach(a -> a.fleet().close());
+    tokenizers.close();
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+}

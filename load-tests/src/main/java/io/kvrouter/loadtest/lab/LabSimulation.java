@@ -30,11 +30,17 @@ import java.util.SplittableRandom;
  * goes to router {@code i mod K}; it decides, reserves, and the engine queues the request), engine
  * pass ends (tokens, first-token and finish milestones, which the owning router turns into
  * {@code PrefillCompleted} and {@code Released}; the pass's KV-event batch), deliveries of KV
- * batches and peers' reservation events to routers after the propagation delay (at once when the
- * delay is 0), periodic load reports and lease expiry, and the chaos options (a replica killed:
+ * batches, engine load reports (every {@code loadReportMicros}) and peers' reservation events to
+ * routers after the propagation delay (at once when the delay is 0), lease expiry, and the chaos
+ * options (a replica killed:
  * removed from every router at once, its live requests re-decided by their routers and counted
  * from their first arrival; batches dropped on the way to a router: delivered empty, so the
  * router's sequence stays gap-free and it relies on its predicted entries).
+ *
+ * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a
+ * {@link BlockHitCounter} fed each request's first decision counts {@code block_hit_rate} over
+ * trace blocks, holding at most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks
+ * per replica (LRU) when the engines' capacity is limited.
  *
  * <p>Cost: O(arrivals × (prompt blocks + replicas)) for decisions, O(passes × running) for the
  * engines; memory: the engines' and routers' indexes of cached blocks. Single-threaded; one
@@ -159,7 +165,7 @@ public final class LabSimulation {
     push(0, TICK, 0, 0, null);
     Ev e;
     while ((e = queue.poll()) != null) {
-      if (e.kind != TICK) {
+      if (isWork(e.kind, e.payload)) {
         pendingWork--;
       }
       switch (e.kind) {
@@ -175,8 +181,13 @@ public final class LabSimulation {
         (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
   }
 
+  /** Events that keep the run going; ticks and the load reports they send do not. */
+  private static boolean isWork(int kind, Object payload) {
+    return kind != TICK && !(payload instanceof ReplicaLoad);
+  }
+
   private void push(long time, int kind, int target, int arg, Object payload) {
-    if (kind != TICK) {
+    if (isWork(kind, payload)) {
       pendingWork++;
     }
     queue.add(new Ev(time, order++, kind, target, arg, payload));
@@ -272,7 +283,11 @@ public final class LabSimulation {
   }
 
   private void deliver(long now, int router, Object payload) {
-    if (payload instanceof KvEventBatch b) {
+    if (payload instanceof ReplicaLoad load) {
+      if (!dead[replicaIndex.get(load.replicaId())]) {
+        routers[router].loadReported(load);
+      }
+    } else if (payload instanceof KvEventBatch b) {
       Integer replica = replicaIndex.get(b.replicaId());
       if (replica != null && !dead[replica]) {
         routers[router].apply(b);
@@ -311,8 +326,12 @@ public final class LabSimulation {
       ReplicaLoad load = new ReplicaLoad(engine.replicaId(), 0, engine.runningCount(),
           engine.waitingCount(), engine.kvUsage(), engine.prefixQueries(), engine.prefixHits(),
           now / 1000);
-      for (KvTrackerCore router : routers) {
-        router.loadReported(load);
+      for (int r = 0; r < routers.length; r++) {
+        if (config.propagationDelayMicros() == 0) {
+          routers[r].loadReported(load);
+        } else {
+          push(now + config.propagationDelayMicros(), DELIVER, r, 0, load);
+        }
       }
     }
     for (KvTrackerCore router : routers) {

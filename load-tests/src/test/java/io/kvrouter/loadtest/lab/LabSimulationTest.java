@@ -15,6 +15,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+/** Guarded by a generous timeout: a replay that never ends is a bug (ticks must stop). */
+@org.junit.jupiter.api.Timeout(300)
 class LabSimulationTest {
 
   private static Workload traceSubset(int n) {

@@ -22,7 +22,7 @@ final class LabSequence {
   int outputs;
   int numComputed;
   int numRegistered;
-  long[] held = new long[8];
+  long[] held;
   int numBlocks;
   int cachedPromptTokens = -1;
   long firstTokenMicros = -1;
@@ -39,6 +39,9 @@ final class LabSequence {
     this.promptLength = promptLength;
     this.maxTokens = maxTokens;
     this.arrivalMicros = arrivalMicros;
+    // The prompt's blocks plus its output at 16 tokens a block: usually one allocation, and
+    // addBlock grows it for smaller blocks.
+    this.held = new long[Math.max(4, keys.length + 1 + maxTokens / 16 + 1)];
   }
 
   int numTokens() {

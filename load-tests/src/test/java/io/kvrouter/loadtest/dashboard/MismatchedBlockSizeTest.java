@@ -2,11 +2,17 @@ package io.kvrouter.loadtest.dashboard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.kvrouter.ingress.metrics.PredictionAccuracy;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Index accuracy end to end: the engine with the wrong block size is flagged by the ingress's
@@ -24,6 +30,10 @@ class MismatchedBlockSizeTest {
 
   @Test
   void replicaWithMismatchedBlockSize_isFlagged_andTheRegularOneIsNot() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(PredictionAccuracy.class);
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    logger.addAppender(log);
     try (DemoCluster cluster = DemoCluster.start(MismatchScenario.options())) {
       cluster.awaitReady(Duration.ofSeconds(60));
       MismatchScenario.drive(cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
@@ -47,6 +57,13 @@ class MismatchedBlockSizeTest {
       assertThat(sample(scrape, "kvrouter_prediction_mismatch_ratio", good)).isLessThan(0.25);
       assertThat(badMean).as("a prompt of ~400 words is mostly cached on the engine, predicted 0").isGreaterThan(100);
       assertThat(goodMean).isLessThan(16);
+      assertThat(log.list)
+          .as("one WARN, naming the mismatched replica only")
+          .filteredOn(e -> e.getLevel() == Level.WARN)
+          .singleElement()
+          .satisfies(e -> assertThat(e.getFormattedMessage()).contains("replica " + bad + " disagrees"));
+    } finally {
+      logger.detachAppender(log);
     }
   }
 }

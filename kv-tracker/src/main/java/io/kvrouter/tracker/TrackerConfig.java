@@ -50,6 +50,11 @@ public record TrackerConfig(
         approximateTtlMillis, expectedBlocks);
   }
 
+  public TrackerConfig withPolicyConfig(PolicyConfig c) {
+    return new TrackerConfig(ingressId, policy, c, seed, leaseMillis, predictedTtlMillis,
+        approximateTtlMillis, expectedBlocks);
+  }
+
   public TrackerConfig withExpectedBlocks(int blocks) {
     return new TrackerConfig(ingressId, policy, policyConfig, seed, leaseMillis, predictedTtlMillis,
         approximateTtlMillis, blocks);

@@ -15,6 +15,7 @@ import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
@@ -34,7 +35,7 @@ import java.util.Map;
  * leaving the id unused. {@code KryoRegistrationsTest} pins the table.
  *
  * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
- * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 10000 and above extra registrations from
+ * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode gates, 10000 and above extra registrations from
  * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
@@ -88,6 +89,10 @@ public final class KryoRegistrations {
     t.put(TrackerView.OriginMark.class, 603);
     t.put(TrackerView.ReplicaMark[].class, 604);
     t.put(TrackerView.OriginMark[].class, 605);
+
+    t.put(GateCommand.Admit.class, 700);
+    t.put(GateCommand.Leave.class, 701);
+    t.put(GateCommand.Admission.class, 702);
     return java.util.Collections.unmodifiableMap(t);
   }
 

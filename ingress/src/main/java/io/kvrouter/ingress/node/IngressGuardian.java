@@ -8,6 +8,7 @@ import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.ingress.routing.TrackerRouter;
+import io.kvrouter.ingress.strict.StrictGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReservationEvent;
@@ -90,6 +91,15 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     String ingressId = Cluster.get(ctx.getSystem()).selfMember().address().toString();
     TrackerConfig trackerConfig =
         TrackerConfig.defaults(ingressId).withPolicy(config.getString("kvrouter.tracker.policy"));
+    if (!config.getBoolean("kvrouter.tracker.near-tie-randomisation")) {
+      trackerConfig = trackerConfig.withPolicyConfig(trackerConfig.policyConfig().withoutNearTieRandomisation());
+    }
+    StrictGate gate = switch (config.getString("kvrouter.consistency")) {
+      case "broadcast" -> null;
+      case "strict" -> new StrictGate(ctx.getSystem(), ASK_TIMEOUT, trackerConfig.leaseMillis());
+      default -> throw new IllegalArgumentException(
+          "kvrouter.consistency must be broadcast or strict, was " + config.getString("kvrouter.consistency"));
+    };
     metrics = new IngressMetrics();
 
     tracker =
@@ -119,7 +129,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             "peer-sync");
 
     TrackerRouter router =
-        new TrackerRouter(tracker, ctx.getSystem().scheduler(), ASK_TIMEOUT, directory, tokenizers, metrics);
+        new TrackerRouter(tracker, ctx.getSystem().scheduler(), ASK_TIMEOUT, directory, tokenizers, metrics, gate);
     NodeAdminView admin =
         new NodeAdminView(
             ctx.getSystem(), tracker, feeds, directory,

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.routing;
 
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.strict.StrictGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.RouteRequest;
@@ -21,6 +22,11 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * The ingress's {@link Router} over its node's {@link KvTracker}: hashes the prompt into block
  * keys here, on the request's thread, so the tracker actor only matches, scores and reserves;
  * one ask per attempt (the HTTP edge is where asking belongs), then tells for the lifecycle.
+ *
+ * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen
+ * replica's sharded gate, which serialises decisions across every ingress: when another ingress
+ * got there first, the reservation is given back and the tracker decides again without that
+ * replica (the last candidate is always admitted).
  */
 public final class TrackerRouter implements Router {
 
@@ -31,6 +37,8 @@ public final class TrackerRouter implements Router {
   private final TokenizerRegistry tokenizers;
   private final IngressMetrics metrics;
   private final Map<String, BlockKeys> keys = new ConcurrentHashMap<>();
+  private final StrictGate gate;
+  private final Map<String, String> gated = new ConcurrentHashMap<>();
 
   public TrackerRouter(
       ActorRef<KvTracker.Command> tracker,
@@ -38,7 +46,9 @@ public final class TrackerRouter implements Router {
       Duration askTimeout,
       ReplicaDirectory directory,
       TokenizerRegistry tokenizers,
-      IngressMetrics metrics) {
+      IngressMetrics metrics,
+      StrictGate gate) {
+    this.gate = gate;
     this.tracker = tracker;
     this.scheduler = scheduler;
     this.askTimeout = askTimeout;
@@ -77,7 +87,24 @@ public final class TrackerRouter implements Router {
           new RouteQuery(query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
-    return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), target.get(), predicted));
+    RouteOutcome.Routed routed = new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
+    if (gate == null) {
+      return CompletableFuture.completedFuture(routed);
+    }
+    boolean last = decision.ranked().size() <= 1;
+    int expected = last ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
+    return gate.admit(decision.chosen(), query.requestId(), expected)
+        .thenCompose(admission -> {
+          if (admission.admitted()) {
+            gated.put(query.requestId(), decision.chosen());
+            return CompletableFuture.completedFuture(routed);
+          }
+          released(query.requestId());
+          Set<String> excluded = new HashSet<>(query.excluded());
+          excluded.add(decision.chosen());
+          return selectAndReserve(
+              new RouteQuery(query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
+        });
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */
@@ -99,6 +126,12 @@ public final class TrackerRouter implements Router {
   @Override
   public void released(String reservationId) {
     tracker.tell(new KvTracker.Release(reservationId));
+    if (gate != null) {
+      String replica = gated.remove(reservationId);
+      if (replica != null) {
+        gate.leave(replica, reservationId);
+      }
+    }
   }
 
   @Override

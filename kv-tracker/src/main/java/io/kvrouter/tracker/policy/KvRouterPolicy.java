@@ -86,6 +86,9 @@ final class KvRouterPolicy implements Policy {
         eligible++;
       }
     }
+    if (config.deterministicTies()) {
+      return Ranking.ascending(candidates, sortKey, Ranking.NO_RANDOMNESS);
+    }
     int[] ranked = Ranking.ascending(candidates, sortKey, random);
     if (eligible <= 1) {
       return ranked;

@@ -88,6 +88,20 @@ public record PolicyConfig(
         || load.inFlight(replica) >= maxInFlight;
   }
 
+  /**
+   * The same parameters with near-tie randomisation switched off: no tie band, and exact ties
+   * go to the first candidate, so routers on the same state all pick the same replica (the
+   * herding baseline of the burst test).
+   */
+  public PolicyConfig withoutNearTieRandomisation() {
+    return new PolicyConfig(gpuCredit, predictedCredit, cpuCredit, diskCredit, prefillQuadraticTokens, decodeWeight, busyKvUsage, busyWaiting, maxInFlight, 0.0, 0.0, 0.0, chwblLoadFactor, chwblPrefixBlocks, chwblVirtualNodes, sglangBalanceAbs, sglangBalanceRel, sglangCacheThreshold, sglangMaxBlocksPerWorker, tgiMaxPrompts, dynamoOverlapWeight, dynamoTemperature, llmdPrefixWeight, llmdKvWeight, llmdQueueWeight, prebleWindowMillis, prebleDecodeWeight);
+  }
+
+  /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */
+  public boolean deterministicTies() {
+    return tieRelative == 0 && tieAbsoluteTokens == 0 && temperature == 0;
+  }
+
   /** Credit-weighted cached blocks of {@code replica} in {@code match}. */
   double cachedBlocks(io.kvrouter.tracker.index.MatchResult match, int replica) {
     return gpuCredit * match.gpu(replica)

@@ -11,6 +11,9 @@ final class Ranking {
    * Candidates by ascending {@code cost[i]} (cost indexed like {@code candidates}); equal costs in
    * random order. O(n log n), allocates the result.
    */
+  /** A generator that always draws the same value: exact ties keep the candidates' order. */
+  static final java.util.random.RandomGenerator NO_RANDOMNESS = () -> 0L;
+
   static int[] ascending(int[] candidates, double[] cost, RandomGenerator random) {
     int n = candidates.length;
     long[] order = new long[n];

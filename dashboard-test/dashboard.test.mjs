@@ -64,6 +64,7 @@ async function matrix(page) {
       tracker: c.dataset.tracker, origin: c.dataset.origin, state: c.dataset.state })),
     accuracy: Object.fromEntries([...document.querySelectorAll("#replicas tr[data-replica]")].map((tr) =>
       [tr.dataset.replica, tr.querySelector("td.accuracy").dataset.accuracy])),
+    accuracyAlert: document.getElementById("accuracy-alert").hidden ? "" : document.getElementById("accuracy-alert").textContent,
     errors: document.getElementById("errors").textContent,
   }));
 }
@@ -137,7 +138,7 @@ async function main() {
       } else if (step === "accuracy") {
         const bad = required("MISMATCH_REPLICA");
         await until(page, `replica ${bad} flagged for index accuracy, no other replica flagged`, (v) =>
-          v.accuracy[bad] === "mismatch" &&
+          v.accuracy[bad] === "mismatch" && v.accuracyAlert.includes(bad) &&
           Object.entries(v.accuracy).every(([r, s]) => r === bad || s !== "mismatch") &&
           Object.values(v.accuracy).filter((s) => s === "ok").length >= 1);
         await shot(page, "accuracy");

@@ -83,19 +83,25 @@
   function renderReplicas(replicas, scrape) {
     const body = $("replicas").tBodies[0];
     body.replaceChildren();
+    const flagged = [];
     for (const r of replicas) {
       const a = accuracyOf(r.replica, scrape);
       const tr = document.createElement("tr");
       tr.dataset.replica = r.replica;
       const label = { ok: "ok", mismatch: "MISMATCH", unknown: "no data" }[a.state];
-      tr.append(td(r.replica), td(r.model), td(r.url), td(r.block_size), td(r.kv_events), td(r.blocks),
-        td(`${r.epoch}:${r.seq}`), td(r.in_flight), td(`${r.waiting} / ${r.running}`),
-        td(r.kv_usage === undefined ? "" : (100 * r.kv_usage).toFixed(1) + "%"),
-        td(a.mean === null || a.mean === undefined ? "–" : a.mean.toFixed(1) + " tok"),
+      if (a.state === "mismatch") flagged.push(r.replica);
+      tr.append(td(r.replica),
+        td(label, { class: "accuracy", "data-accuracy": a.state, id: "accuracy-" + r.replica }),
         td(a.ratio === null || a.ratio === undefined ? "–" : (100 * a.ratio).toFixed(0) + "%"),
-        td(label, { class: "accuracy", "data-accuracy": a.state, id: "accuracy-" + r.replica }));
+        td(a.mean === null || a.mean === undefined ? "–" : a.mean.toFixed(1) + " tok"),
+        td(r.block_size), td(r.kv_events), td(r.blocks),
+        td(`${r.epoch}:${r.seq}`), td(r.in_flight), td(`${r.waiting} / ${r.running}`),
+        td(r.kv_usage === undefined ? "" : (100 * r.kv_usage).toFixed(1) + "%"), td(r.model), td(r.url));
       body.appendChild(tr);
     }
+    const alert = $("accuracy-alert");
+    alert.hidden = flagged.length === 0;
+    alert.textContent = flagged.length ? "index mismatch: " + flagged.join(", ") : "";
   }
 
   // ---- consistency ----

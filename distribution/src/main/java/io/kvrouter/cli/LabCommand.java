@@ -70,14 +70,15 @@ final class LabCommand implements Callable<Integer> {
   Long capacityBlocks;
 
   @Option(names = "--policies", split = ",", paramLabel = "a,b,...",
-      description = "Policies to compare (all when absent): ${COMPLETION-CANDIDATES}.")
+      description = "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
+          + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2.")
   List<String> policies;
 
   @Option(names = "--propagation-delay-ms", defaultValue = "0",
       description = "How late routers see engine events and each other's reservations (default: ${DEFAULT-VALUE}).")
   double propagationDelayMs;
 
-  @Option(names = "--seed", defaultValue = "1", description = "Seed of policies, token expansion and chaos (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--seed", defaultValue = "1", description = "Seed of the policies' random choices, generated workloads and chaos (default: ${DEFAULT-VALUE}).")
   long seed;
 
   @Option(names = "--block-size", defaultValue = "16",
@@ -132,9 +133,14 @@ final class LabCommand implements Callable<Integer> {
       kill = Integer.parseInt(parts[0].startsWith("r") ? parts[0].substring(1) : parts[0]);
       killAt = Math.round(Double.parseDouble(parts[1]) * 1e6);
     }
-    LabConfig config = new LabConfig(replicas, routers, capacityBlocks == null ? 0 : capacityBlocks,
-        policies == null ? Policies.names() : policies, Math.round(propagationDelayMs * 1000),
-        seed, blockSize, maxNumSeqs, maxBatchedTokens, kill, killAt, dropEvents, burst, 250_000);
+    LabConfig config;
+    try {
+      config = new LabConfig(replicas, routers, capacityBlocks == null ? 0 : capacityBlocks,
+          policies == null ? Policies.names() : policies, Math.round(propagationDelayMs * 1000),
+          seed, blockSize, maxNumSeqs, maxBatchedTokens, kill, killAt, dropEvents, burst, 250_000);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
     String command = "kvrouter lab "
         + String.join(" ", spec.commandLine().getParseResult().originalArgs());
     LabResults results = PolicyLab.run(workload, config, threads, command);

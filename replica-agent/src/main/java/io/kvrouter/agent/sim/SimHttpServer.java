@@ -67,6 +67,9 @@ public final class SimHttpServer implements AutoCloseable {
     this.engine = engine;
     this.tokenizer = tokenizer;
     this.model = model;
+    // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
+    // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
+    System.setProperty("sun.net.httpserver.nodelay", "true");
     this.server = HttpServer.create(new InetSocketAddress(host, port), 512);
     AtomicInteger n = new AtomicInteger();
     this.pool =

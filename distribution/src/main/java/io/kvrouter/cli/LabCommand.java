@@ -141,7 +141,8 @@ final class LabCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
-    String command = "kvrouter lab "
+    // originalArgs() holds the whole command line, the subcommand name included.
+    String command = "kvrouter "
         + String.join(" ", spec.commandLine().getParseResult().originalArgs());
     LabResults results = PolicyLab.run(workload, config, threads, command);
     System.out.print(LabReport.render(results, List.of()));

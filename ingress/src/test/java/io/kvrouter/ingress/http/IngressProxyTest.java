@@ -59,18 +59,7 @@ class IngressProxyTest {
                             + " queue { capacity = 1, max-wait = 2s, recheck = 20ms } }")
                     .withFallback(ConfigFactory.load()))
             .withPort(0);
-    AdminView admin =
-        new AdminView() {
-          @Override
-          public java.util.concurrent.CompletionStage<JsonNode> replicas() {
-            return CompletableFuture.completedFuture(JSON.createArrayNode());
-          }
-
-          @Override
-          public boolean ready() {
-            return true;
-          }
-        };
+    AdminView admin = new StaticAdminView();
     binding =
         IngressFrontend.start(kit.system(), settings, tokenizers, router, metrics, admin)
             .toCompletableFuture()

@@ -13,7 +13,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -49,18 +48,7 @@ class ValidationTableTest {
     engine = new FakeEngine(FakeEngine.Mode.OK);
     router = new FakeRouter();
     router.targets.add(new Target("r0", engine.url(), true));
-    AdminView admin =
-        new AdminView() {
-          @Override
-          public java.util.concurrent.CompletionStage<JsonNode> replicas() {
-            return CompletableFuture.completedFuture(JSON.createArrayNode());
-          }
-
-          @Override
-          public boolean ready() {
-            return true;
-          }
-        };
+    AdminView admin = new StaticAdminView();
     binding =
         IngressFrontend.start(
                 kit.system(),

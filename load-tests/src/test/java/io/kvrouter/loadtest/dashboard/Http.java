@@ -1,36 +1,26 @@
 package io.kvrouter.loadtest.dashboard;
 
+import io.kvrouter.loadtest.testing.LoopbackHttp;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 
 /** Small loopback HTTP helpers for the dashboard tests. */
 final class Http {
 
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final ObjectMapper JSON = LoopbackHttp.JSON;
+  static final HttpClient CLIENT = LoopbackHttp.CLIENT;
 
   private Http() {}
 
   static HttpResponse<String> post(String url, JsonNode body) throws Exception {
-    return CLIENT.send(
-        HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(60))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(url, body.toString());
   }
 
   static String get(String url) throws Exception {
-    HttpResponse<String> r =
-        CLIENT.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r = LoopbackHttp.get(url);
     if (r.statusCode() != 200) {
       throw new IllegalStateException("GET " + url + ": " + r.statusCode() + " " + r.body());
     }

@@ -1,14 +1,13 @@
 package io.kvrouter.loadtest.dashboard;
 
+import io.kvrouter.loadtest.testing.ExternalProcess;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Runs {@code dashboard-test/} (beside the modules): {@code npm ci} when playwright-core is not
@@ -35,18 +34,8 @@ final class NodeScript {
 
   /** Runs {@code command} in {@code dir}; asserts it finished in time with exit code 0; returns its output. */
   static String run(Path dir, List<String> command, Map<String, String> env, long seconds) throws Exception {
-    File log = Files.createTempFile("kvrouter-dashboard", ".log").toFile();
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log);
-    pb.environment().putAll(env);
-    Process p = pb.start();
-    boolean finished = p.waitFor(seconds, TimeUnit.SECONDS);
-    if (!finished) {
-      p.destroyForcibly();
-    }
-    String out = Files.readString(log.toPath(), StandardCharsets.UTF_8);
+    String out = ExternalProcess.run(dir, command, env, seconds);
     System.out.println(out);
-    assertThat(finished).as("%s finished in %d s:%n%s", command, seconds, out).isTrue();
-    assertThat(p.exitValue()).as("%s exit code; output:%n%s", command, out).isZero();
     return out;
   }
 

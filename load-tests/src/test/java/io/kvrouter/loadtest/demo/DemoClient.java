@@ -1,5 +1,7 @@
 package io.kvrouter.loadtest.demo;
 
+import io.kvrouter.loadtest.testing.LoopbackHttp;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -9,7 +11,6 @@ import io.kvrouter.loadtest.bench.EngineSnapshot;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -17,24 +18,17 @@ import java.util.List;
 /** Small HTTP helpers for driving a {@link DemoCluster} in tests. */
 final class DemoClient {
 
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final ObjectMapper JSON = LoopbackHttp.JSON;
+  static final HttpClient HTTP = LoopbackHttp.CLIENT;
 
   private DemoClient() {}
 
   static HttpResponse<String> post(String url, JsonNode body) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(60))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(url, body.toString());
   }
 
   static JsonNode get(String url) throws Exception {
-    return JSON.readTree(
-        HTTP.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body());
+    return LoopbackHttp.getJson(url);
   }
 
   /** A chat body for a conversation so far. */

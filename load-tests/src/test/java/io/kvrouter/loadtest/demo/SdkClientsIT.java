@@ -1,14 +1,13 @@
 package io.kvrouter.loadtest.demo;
 
+import io.kvrouter.loadtest.testing.ExternalProcess;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,34 +23,18 @@ class SdkClientsIT {
     return dir;
   }
 
-  private static String run(Path dir, List<String> command, java.util.Map<String, String> env, long seconds)
-      throws Exception {
-    File log = Files.createTempFile("kvrouter-sdk", ".log").toFile();
-    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log);
-    pb.environment().putAll(env);
-    Process p = pb.start();
-    boolean finished = p.waitFor(seconds, TimeUnit.SECONDS);
-    if (!finished) {
-      p.destroyForcibly();
-    }
-    String out = Files.readString(log.toPath(), StandardCharsets.UTF_8);
-    assertThat(finished).as("%s finished in %d s:%n%s", command, seconds, out).isTrue();
-    assertThat(p.exitValue()).as("%s exit code; output:%n%s", command, out).isZero();
-    return out;
-  }
-
   @Test
   void officialOpenAiAndAnthropicClients_workAgainstTheDemo() throws Exception {
     Path dir = clientsDir();
     if (!Files.isDirectory(dir.resolve("node_modules/openai"))
         || !Files.isDirectory(dir.resolve("node_modules/@anthropic-ai/sdk"))) {
-      run(dir, List.of("npm", "ci", "--no-audit", "--no-fund"), java.util.Map.of(), 300);
+      ExternalProcess.run(dir, List.of("npm", "ci", "--no-audit", "--no-fund"), java.util.Map.of(), 300);
     }
     DemoOptions options = DemoOptions.defaults().onFreePorts().withSpeedup(20);
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       String out =
-          run(
+          ExternalProcess.run(
               dir,
               List.of("node", "--test", "sdk.test.mjs"),
               java.util.Map.of("KVROUTER_URL", cluster.ingressUrls().get(1), "KVROUTER_MODEL", options.model()),

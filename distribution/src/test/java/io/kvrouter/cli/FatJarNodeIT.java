@@ -52,7 +52,7 @@ class FatJarNodeIT {
       agent =
           startJava(
               log, "agent", "--profile", "dev", "--host", "127.0.0.1", "--port", "0",
-              "--seed-nodes", seedAddress);
+              "--seed-nodes", seedAddress, "--sim", "1", "--sim-http-base", "0", "--sim-zmq-base", "0");
       Process running = agent;
       ActorTestKit kit = ActorTestKit.create(seed);
       kit.createTestProbe()

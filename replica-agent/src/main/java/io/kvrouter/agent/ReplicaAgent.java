@@ -37,6 +37,9 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
  */
 public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
+  /** Most batches one replay reply carries. */
+  static final int MAX_REPLAY_BATCHES = 128;
+
   /** Every replica agent registers under this key; trackers watch its listing. */
   public static final ServiceKey<AgentRequest> SERVICE_KEY = AgentRequest.SERVICE_KEY;
 
@@ -123,8 +126,10 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     }
     Optional<List<KvEventBatch>> batches = pipeline.replay(m.epoch(), m.fromSeq());
     if (batches.isPresent()) {
-      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(),
-          batches.get().toArray(KvEventBatch[]::new)));
+      // A bounded reply keeps each message well under the remoting frame size; a tracker still
+      // behind asks again (its next batch or heartbeat shows the remaining gap).
+      List<KvEventBatch> first = batches.get().subList(0, Math.min(MAX_REPLAY_BATCHES, batches.get().size()));
+      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), first.toArray(KvEventBatch[]::new)));
     } else {
       m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
     }

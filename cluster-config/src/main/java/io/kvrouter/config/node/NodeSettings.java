@@ -52,7 +52,8 @@ public record NodeSettings(
   }
 
   /**
-   * The full configuration of this node: overrides, then the values of this record, then the
+   * The full configuration of this node: JVM system properties, overrides, then the values of
+   * this record, then the
    * profile, then {@code kvrouter/node.conf}, then the application's and libraries'
    * configuration ({@code application.conf}, {@code reference.conf}).
    */
@@ -78,7 +79,8 @@ public record NodeSettings(
       base = profileConfig.withFallback(base);
     }
     Config merged =
-        overrides
+        ConfigFactory.defaultOverrides() // -D system properties win, as in ConfigFactory.load()
+            .withFallback(overrides)
             .withFallback(ConfigFactory.parseMap(values))
             .withFallback(base)
             .withFallback(ConfigFactory.defaultApplication())

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs the kv-tracker JMH benchmarks and the heap-per-block harness (a few minutes), offline.
+# Runs the kv-tracker JMH benchmarks and the heap-per-block harness (a few minutes).
 # Usage, from anywhere:  kv-tracker/bench.sh [benchmark regex]
 # Benchmarks live in src/test/java/io/kvrouter/tracker/bench; they never run during mvn verify.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
-mvn -B -o -q -pl kv-tracker test-compile \
+mvn -B -q -pl kv-tracker -am test-compile \
   org.apache.maven.plugins:maven-dependency-plugin:2.8:build-classpath \
   -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
 exec java -Xmx4g -XX:+UseParallelGC \

@@ -114,14 +114,30 @@ public final class IngressRoutes extends AllDirectives {
     return json(ready ? 200 : 503, "{\"ready\":" + ready + "}");
   }
 
+  /**
+   * Admin routes need {@code Authorization: Bearer <kvrouter.ingress.admin-token>} when a token is
+   * configured; anything else gets 401 here (a rejection would fall through to the 404 route).
+   */
   private Route authorized(java.util.function.Supplier<Route> inner) {
     if (settings.adminToken().isEmpty()) {
       return inner.get();
     }
-    return authenticateOAuth2(
-        "kvrouter-admin",
-        credentials -> credentials.filter(c -> c.verify(settings.adminToken())).map(c -> "admin"),
-        user -> inner.get());
+    String expected = "Bearer " + settings.adminToken();
+    return optionalHeaderValueByName("Authorization", header -> {
+      if (header.isPresent() && java.security.MessageDigest.isEqual(
+          header.get().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+          expected.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+        return inner.get();
+      }
+      return complete(
+          HttpResponse.create()
+              .withStatus(401)
+              .addHeader(org.apache.pekko.http.javadsl.model.headers.RawHeader.create(
+                  "WWW-Authenticate", "Bearer realm=\"kvrouter-admin\""))
+              .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON,
+                  new ApiError(401, "This endpoint needs the admin bearer token.", "invalid_request_error",
+                      null, "unauthorized", 0).toOpenAi().toString())));
+    });
   }
 
   private Route notFound() {

@@ -1,5 +1,7 @@
 package io.kvrouter.loadtest.cluster;
 
+import io.kvrouter.loadtest.testing.LoopbackHttp;
+
 import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
 import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -91,16 +93,7 @@ class HerdingBurstIT {
   }
 
   static int inFlight(SimEngine engine) throws Exception {
-    String text = ClusterHarness.HTTP.send(
-        HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString()).body();
-    double n = 0;
-    for (String line : text.split("\n")) {
-      if (line.startsWith("vllm:num_requests_running") || line.startsWith("vllm:num_requests_waiting")) {
-        n += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-      }
-    }
-    return (int) n;
+    return (int) LoopbackHttp.metric(engine.baseUrl(), "vllm:num_requests_running", "vllm:num_requests_waiting");
   }
 
   @Test

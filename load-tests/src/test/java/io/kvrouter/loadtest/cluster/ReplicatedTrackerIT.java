@@ -1,7 +1,8 @@
 package io.kvrouter.loadtest.cluster;
 
+import io.kvrouter.loadtest.testing.LoopbackHttp;
+
 import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
-import static io.kvrouter.loadtest.cluster.ClusterHarness.post;
 import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -93,16 +94,10 @@ class ReplicatedTrackerIT {
     return out;
   }
 
-  static double metricSum(ClusterHarness cluster, String prefix) throws Exception {
+  static double metricSum(ClusterHarness cluster, String name) throws Exception {
     double sum = 0;
     for (ClusterHarness.Ingress i : cluster.ingresses()) {
-      String text = ClusterHarness.HTTP.send(
-          HttpRequest.newBuilder(URI.create(i.url() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
-      for (String line : text.split("\n")) {
-        if (line.startsWith(prefix)) {
-          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-        }
-      }
+      sum += LoopbackHttp.metric(i.url(), name);
     }
     return sum;
   }
@@ -226,14 +221,7 @@ class ReplicatedTrackerIT {
   private static double[] served(ClusterHarness.Agent agent) throws Exception {
     double[] out = new double[agent.fleet().engines().size()];
     for (int i = 0; i < out.length; i++) {
-      String text = ClusterHarness.HTTP.send(
-          HttpRequest.newBuilder(URI.create(agent.fleet().engines().get(i).baseUrl() + "/metrics")).build(),
-          HttpResponse.BodyHandlers.ofString()).body();
-      for (String line : text.split("\n")) {
-        if (line.startsWith("vllm:prefix_cache_queries_total")) {
-          out[i] += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-        }
-      }
+      out[i] = LoopbackHttp.metric(agent.fleet().engines().get(i).baseUrl(), "vllm:prefix_cache_queries_total");
     }
     return out;
   }

@@ -1,5 +1,7 @@
 package io.kvrouter.loadtest.demo;
 
+import io.kvrouter.loadtest.testing.LoopbackHttp;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -57,7 +59,7 @@ class EngineFailureTest {
       }
       double retries = 0;
       for (String ingress : cluster.ingressUrls()) {
-        retries += metric(ingress, "kvrouter_retries_total");
+        retries += LoopbackHttp.metric(ingress, "kvrouter_retries_total");
       }
       assertThat(retries).as("requests were retried").isPositive();
 
@@ -90,17 +92,4 @@ class EngineFailureTest {
     return 0;
   }
 
-  private static double metric(String ingress, String name) throws Exception {
-    String text =
-        DemoClient.HTTP.send(
-                HttpRequest.newBuilder(URI.create(ingress + "/metrics")).build(),
-                HttpResponse.BodyHandlers.ofString())
-            .body();
-    for (String line : text.split("\n")) {
-      if (line.startsWith(name + " ")) {
-        return Double.parseDouble(line.substring(name.length() + 1).trim());
-      }
-    }
-    return 0;
-  }
 }

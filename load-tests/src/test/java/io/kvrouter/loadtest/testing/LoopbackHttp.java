@@ -2,6 +2,7 @@ package io.kvrouter.loadtest.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.loadtest.bench.PrometheusText;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,6 +33,20 @@ public final class LoopbackHttp {
     return CLIENT.send(
         HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
         HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The sum of every sample of the named metrics at {@code baseUrl}/metrics (Prometheus text;
+   * e.g. an ingress's {@code kvrouter_retries_total} or an engine's
+   * {@code vllm:num_requests_running}); 0 for metrics not exported.
+   */
+  public static double metric(String baseUrl, String... names) throws Exception {
+    PrometheusText.Parsed parsed = PrometheusText.parse(get(baseUrl + "/metrics").body());
+    double sum = 0;
+    for (String name : names) {
+      sum += parsed.sum(name).orElse(0);
+    }
+    return sum;
   }
 
   /** GETs a JSON document. */

@@ -26,7 +26,9 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen
  * replica's sharded gate, which serialises decisions across every ingress: when another ingress
  * got there first, the reservation is given back and the tracker decides again without that
- * replica (the last candidate is always admitted).
+ * replica; when every candidate turned it away, it starts another round over all of them (by
+ * then it has seen more of the other ingresses' reservations), and after three rounds its last
+ * candidate admits it regardless.
  */
 public final class TrackerRouter implements Router {
 
@@ -39,6 +41,11 @@ public final class TrackerRouter implements Router {
   private final Map<String, BlockKeys> keys = new ConcurrentHashMap<>();
   private final StrictGate gate;
   private final Map<String, String> gated = new ConcurrentHashMap<>();
+  private final Map<String, Set<String>> gateRejected = new ConcurrentHashMap<>();
+  private final Map<String, Integer> gateRounds = new ConcurrentHashMap<>();
+
+  /** Rounds over every candidate a request may be turned away in, before its last is forced. */
+  private static final int GATE_ROUNDS = 3;
 
   public TrackerRouter(
       ActorRef<KvTracker.Command> tracker,
@@ -91,19 +98,34 @@ public final class TrackerRouter implements Router {
     if (gate == null) {
       return CompletableFuture.completedFuture(routed);
     }
+    String id = query.requestId();
     boolean last = decision.ranked().size() <= 1;
-    int expected = last ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
-    return gate.admit(decision.chosen(), query.requestId(), expected)
+    int round = gateRounds.getOrDefault(id, 0);
+    boolean force = last && round >= GATE_ROUNDS;
+    int expected = force ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
+    return gate.admit(decision.chosen(), id, expected)
         .thenCompose(admission -> {
           if (admission.admitted()) {
-            gated.put(query.requestId(), decision.chosen());
+            gated.put(id, decision.chosen());
+            gateRejected.remove(id);
+            gateRounds.remove(id);
             return CompletableFuture.completedFuture(routed);
           }
-          released(query.requestId());
+          released(id);
+          Set<String> rejected = gateRejected.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
           Set<String> excluded = new HashSet<>(query.excluded());
-          excluded.add(decision.chosen());
+          if (last) {
+            // Every candidate turned this request away: start another round over all of them,
+            // by now with more of the other ingresses' reservations seen.
+            excluded.removeAll(rejected);
+            rejected.clear();
+            gateRounds.merge(id, 1, Integer::sum);
+          } else {
+            rejected.add(decision.chosen());
+            excluded.add(decision.chosen());
+          }
           return selectAndReserve(
-              new RouteQuery(query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
+              new RouteQuery(id, query.model(), query.tokenIds(), query.maxTokens(), excluded));
         });
   }
 

@@ -26,6 +26,8 @@ import org.zeromq.ZMsg;
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
+  private static final java.util.concurrent.atomic.AtomicLong monitors = new java.util.concurrent.atomic.AtomicLong();
+
   private static final Logger log = LoggerFactory.getLogger(KvEventSubscriber.class);
   private static final int POLL_MILLIS = 50;
   private static final int REPLAY_TIMEOUT_MILLIS = 2_000;
@@ -94,6 +96,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private void run() {
     try (ZContext ctx = new ZContext()) {
       ZMQ.Socket sub = connectSub(ctx);
+      ZMQ.Socket monitor = monitor(ctx, sub);
       if (replayEndpoint != null) {
         dealer = ctx.createSocket(SocketType.DEALER);
         dealer.setLinger(0);
@@ -104,6 +107,10 @@ public final class KvEventSubscriber implements AutoCloseable {
           threadName);
       long lastLive = System.nanoTime();
       while (running) {
+        ZMQ.Event event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT);
+        if (event != null && event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
+          sequencer.onDisconnected();
+        }
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
           if (System.nanoTime() - lastLive > SILENCE_NANOS) {
@@ -116,8 +123,10 @@ public final class KvEventSubscriber implements AutoCloseable {
                 log.warn("{}: SUB stuck ({} batches recovered by replay); reconnecting",
                     threadName, recovered);
               }
+              monitor.close();
               sub.close();
               sub = connectSub(ctx);
+              monitor = monitor(ctx, sub);
               reconnects.incrementAndGet();
             }
             lastLive = System.nanoTime();
@@ -138,6 +147,16 @@ public final class KvEventSubscriber implements AutoCloseable {
         log.error("KV-event subscriber {} stopped", threadName, e);
       }
     }
+  }
+
+  /** A socket receiving the SUB's disconnect events (an engine restart drops the connection). */
+  private ZMQ.Socket monitor(ZContext ctx, ZMQ.Socket sub) {
+    String address = "inproc://kv-events-monitor-" + threadName + "-" + monitors.incrementAndGet();
+    sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
+    ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
+    monitor.setLinger(0);
+    monitor.connect(address);
+    return monitor;
   }
 
   private ZMQ.Socket connectSub(ZContext ctx) {

@@ -18,6 +18,9 @@ import org.slf4j.LoggerFactory;
  *       cannot supply is reported through {@link EngineStreamHandler#onUnrecoverableGap};
  *   <li>a seq below the expected one is an engine restart ({@link
  *       EngineStreamHandler#onEngineRestart}), then the rules above apply afresh;
+ *   <li>after the connection to the engine dropped ({@link #onDisconnected()}), the first batch
+ *       that is not the expected one also counts as a restart: a restarted engine that published
+ *       more batches than the old one before the subscriber reconnected shows no regression;
  *   <li>{@link #probe()} (after a silence) replays anything newer than the expected seq; live
  *       copies of what it delivered, arriving just after, are dropped as duplicates rather than
  *       mistaken for a restart.
@@ -48,6 +51,7 @@ public final class StreamSequencer {
   private long dupTo;
   private long replayRequests;
   private long malformed;
+  private boolean disconnected;
 
   /**
    * @param handler where batches go
@@ -66,7 +70,14 @@ public final class StreamSequencer {
       return; // the silence probe delivered it moments ago
     }
     dupTo = 0;
-    if (expected >= 0 && seq < expected) {
+    boolean afterDisconnect = disconnected;
+    disconnected = false;
+    if (afterDisconnect && expected >= 0 && seq != expected) {
+      log.info("{}: reconnected to the engine at seq {} instead of {}: engine restart", name,
+          seq, expected);
+      handler.onEngineRestart(expected - 1, seq);
+      expected = -1;
+    } else if (expected >= 0 && seq < expected) {
       log.info("{}: engine sequence went back from {} to {}: engine restart", name,
           expected - 1, seq);
       handler.onEngineRestart(expected - 1, seq);
@@ -86,6 +97,11 @@ public final class StreamSequencer {
     if (seq == expected) {
       deliver(seq, payload);
     }
+  }
+
+  /** The subscriber lost its connection to the engine (it reconnects by itself). */
+  public void onDisconnected() {
+    disconnected = true;
   }
 
   /**

@@ -126,4 +126,28 @@ class StreamSequencerTest {
     assertThat(seen).containsExactly("batch 1");
     assertThat(fetches).isEmpty();
   }
+
+  @Test
+  void afterADisconnect_aBatchAheadOfTheExpectedOne_isARestart_andTheNewEngineIsReplayedFromZero() {
+    StreamSequencer s = new StreamSequencer(handler, this::fetch, "t");
+    for (long i = 0; i < 3; i++) {
+      s.onLive(i, payload(i));
+    }
+    s.onDisconnected();
+    buffer.clear();
+    buffered(0, 7); // the restarted engine already published 0..6 before we reconnected
+    s.onLive(7, payload(7));
+
+    assertThat(seen).containsSubsequence("batch 2", "restart 2->7", "batch 0", "batch 6", "batch 7");
+    assertThat(fetches).containsExactly(0L);
+  }
+
+  @Test
+  void afterADisconnect_theExpectedBatch_isACarryOn() {
+    StreamSequencer s = new StreamSequencer(handler, this::fetch, "t");
+    s.onLive(0, payload(0));
+    s.onDisconnected();
+    s.onLive(1, payload(1));
+    assertThat(seen).containsExactly("batch 0", "batch 1");
+  }
 }

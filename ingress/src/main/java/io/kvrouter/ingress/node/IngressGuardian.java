@@ -17,7 +17,9 @@ import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.actor.GapDetected;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.actor.ReservationGap;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -71,20 +73,35 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   /** The {@link RoleGuardian} for role {@code ingress}. */
   public static RoleGuardian roleGuardian() {
-    return IngressGuardian::create;
+    return roleGuardian(address -> {});
+  }
+
+  /**
+   * The same, telling {@code onBound} where the HTTP API listens once bound (with
+   * {@code kvrouter.ingress.http.port = 0} that is how to learn the port).
+   */
+  public static RoleGuardian roleGuardian(Consumer<InetSocketAddress> onBound) {
+    return () -> create(onBound);
   }
 
   public static Behavior<Command> create() {
+    return create(address -> {});
+  }
+
+  static Behavior<Command> create(Consumer<InetSocketAddress> onBound) {
     return Behaviors.setup(
         ctx -> Behaviors.withTimers(
             timers -> {
               timers.startTimerWithFixedDelay(RefreshGauges.INSTANCE, Duration.ofSeconds(1));
-              return new IngressGuardian(ctx);
+              return new IngressGuardian(ctx, onBound);
             }));
   }
 
-  private IngressGuardian(ActorContext<Command> ctx) {
+  private final Consumer<InetSocketAddress> onBound;
+
+  private IngressGuardian(ActorContext<Command> ctx, Consumer<InetSocketAddress> onBound) {
     super(ctx);
+    this.onBound = onBound;
     Config config = ctx.getSystem().settings().config();
     IngressSettings settings = IngressSettings.fromConfig(config);
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(config);
@@ -176,6 +193,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   private Behavior<Command> onBound(Bound m) {
     bound.set(true);
+    onBound.accept(m.binding().localAddress());
     getContext().getLog().info("kvrouter ingress listening on http://{}:{}",
         m.binding().localAddress().getHostString(), m.binding().localAddress().getPort());
     return this;

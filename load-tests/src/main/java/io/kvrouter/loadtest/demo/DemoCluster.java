@@ -15,7 +15,9 @@ import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.io.IOException;
-import java.net.ServerSocket;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -92,7 +94,10 @@ public final class DemoCluster implements AutoCloseable {
     try {
       String seed = null;
       for (int i = 0; i < o.ingresses(); i++) {
-        int port = o.ingressPort() == 0 ? freePort() : o.ingressPort() + i;
+        // Port 0: the node binds a free port and reports it (picking one up front could race
+        // with the cluster transport's own free port).
+        int port = o.ingressPort() == 0 ? 0 : o.ingressPort() + i;
+        CompletableFuture<InetSocketAddress> bound = new CompletableFuture<>();
         NodeSettings node =
             NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
                 .withOverrides(
@@ -104,9 +109,9 @@ public final class DemoCluster implements AutoCloseable {
                             // The demo shows fault injection on the dashboard; never in production.
                             "kvrouter.ingress.debug-endpoints", true)));
         ActorSystem<Void> system =
-            NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
+            NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
         ingress.add(system);
-        urls.add("http://" + o.host() + ":" + port);
+        urls.add("http://" + o.host() + ":" + boundPort(bound));
         if (seed == null) {
           seed = Cluster.get(system).selfMember().address().toString();
         }
@@ -243,9 +248,13 @@ public final class DemoCluster implements AutoCloseable {
     tokenizers.close();
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+  /** The port an ingress bound, once it has (its HTTP front binds when the node is wired). */
+  private static int boundPort(CompletableFuture<InetSocketAddress> bound) {
+    try {
+      return bound.get(60, TimeUnit.SECONDS).getPort();
+    } catch (Exception e) {
+      throw new IllegalStateException("ingress HTTP did not bind within 60 s", e);
     }
   }
+
 }

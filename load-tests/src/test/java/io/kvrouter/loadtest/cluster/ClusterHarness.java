@@ -16,7 +16,6 @@ import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -62,15 +61,22 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   Ingress addIngress(Config extra) throws IOException {
-    int port = freePort();
+    java.util.concurrent.CompletableFuture<java.net.InetSocketAddress> bound =
+        new java.util.concurrent.CompletableFuture<>();
     NodeSettings node =
         NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
             .withOverrides(extra.withFallback(ConfigFactory.parseMap(Map.of(
-                "kvrouter.ingress.http.port", port,
+                "kvrouter.ingress.http.port", 0,
                 "kvrouter.ingress.http.host", "127.0.0.1",
                 "kvrouter.ingress.debug-endpoints", true))));
     ActorSystem<Void> system =
-        NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
+        NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
+    int port;
+    try {
+      port = bound.get(60, java.util.concurrent.TimeUnit.SECONDS).getPort();
+    } catch (Exception e) {
+      throw new IllegalStateException("ingress HTTP did not bind", e);
+    }
     if (seed == null) {
       seed = Cluster.get(system).selfMember().address().toString();
     }
@@ -151,9 +157,4 @@ final class ClusterHarness implements AutoCloseable {
     tokenizers.close();
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 }

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The ingress's Prometheus metrics (served at {@code GET /metrics}). Names as exported:
@@ -41,6 +40,9 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter engineCached;
   private final Counter retries;
   private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
+  // Meters met on every request, looked up once (a builder per request allocates an id each time).
+  private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+  private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
   private final PredictionAccuracy accuracy = PredictionAccuracy.withDefaults(registry);
 
   public IngressMetrics() {
@@ -140,11 +142,13 @@ public final class IngressMetrics implements ProxyListener {
   }
 
   public void request(String model, int status) {
-    Counter.builder("kvrouter.requests")
-        .description("Requests answered, by model and HTTP status")
-        .tag("model", model == null ? "" : model)
-        .tag("status", Integer.toString(status))
-        .register(registry)
+    String m = model == null ? "" : model;
+    requestCounters
+        .computeIfAbsent(m + '\u0000' + status, k -> Counter.builder("kvrouter.requests")
+            .description("Requests answered, by model and HTTP status")
+            .tag("model", m)
+            .tag("status", Integer.toString(status))
+            .register(registry))
         .increment();
   }
 
@@ -154,11 +158,6 @@ public final class IngressMetrics implements ProxyListener {
         .tag("reason", reason)
         .register(registry)
         .increment();
-  }
-
-  /** Tracks {@code inflight(replica)} as the gauge {@code kvrouter_replica_inflight{replica}}. */
-  public <T> void replicaGauge(String name, String replica, T source, ToDoubleFunction<T> value) {
-    Gauge.builder(name, source, value).tag("replica", replica).register(registry);
   }
 
   /** Sets the in-flight gauge of a replica. */
@@ -189,12 +188,13 @@ public final class IngressMetrics implements ProxyListener {
     predictedCached.increment(Math.max(0, predictedCachedTokens));
     if (reportedCachedTokens >= 0) {
       engineCached.increment(reportedCachedTokens);
-      DistributionSummary.builder("kvrouter.prediction.error.tokens")
-          .description("|predicted - engine-reported| cached prompt tokens per request")
-          .baseUnit("tokens")
-          .tag("replica", replicaId)
-          .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
-          .register(registry)
+      predictionErrors
+          .computeIfAbsent(replicaId, r -> DistributionSummary.builder("kvrouter.prediction.error.tokens")
+              .description("|predicted - engine-reported| cached prompt tokens per request")
+              .baseUnit("tokens")
+              .tag("replica", r)
+              .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
+              .register(registry))
           .record(Math.abs(predictedCachedTokens - reportedCachedTokens));
       accuracy.record(replicaId, prompt, predictedCachedTokens, reportedCachedTokens);
     }

@@ -1,9 +1,9 @@
 package io.kvrouter.protocol;
 
 /**
- * Blocks the replica evicted, named by the engine's own hashes (as vLLM's BlockRemoved does);
- * each tracker maps them to router keys through its per-replica bridge. The array is never
- * mutated after the record is built.
+ * Blocks the replica evicted, named by the engine's own hashes (as vLLM's BlockRemoved does); each
+ * tracker maps them to router keys through its per-replica bridge. The array is never mutated after
+ * the record is built.
  */
 public record BlocksRemoved(long[] engineHashes, Tier tier) implements KvEvent {
 

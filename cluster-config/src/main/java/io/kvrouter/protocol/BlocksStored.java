@@ -3,13 +3,13 @@ package io.kvrouter.protocol;
 /**
  * A run of consecutive full blocks the replica newly cached, chained under {@code parentKey}.
  *
- * <p>{@code blockKeys[i]} is the router key of the block whose engine hash is
- * {@code engineHashes[i]}; both arrays have the same length. The arrays are never mutated after
- * the record is built (the event plane is allowed {@code long[]} for speed).
+ * <p>{@code blockKeys[i]} is the router key of the block whose engine hash is {@code
+ * engineHashes[i]}; both arrays have the same length. The arrays are never mutated after the record
+ * is built (the event plane is allowed {@code long[]} for speed).
  *
  * @param parentKey router key of the block before the first one, or {@link #ROOT} at block 0
- * @param engineHashes the engine's own hashes (unsigned 64-bit in a {@code long}); engines
- *     announce removals by these
+ * @param engineHashes the engine's own hashes (unsigned 64-bit in a {@code long}); engines announce
+ *     removals by these
  * @param blockKeys router block keys, never {@link #ROOT}
  * @param tier where the blocks live
  */
@@ -42,12 +42,20 @@ public record BlocksStored(long parentKey, long[] engineHashes, long[] blockKeys
   @Override
   public int hashCode() {
     return java.util.Objects.hash(
-        parentKey, tier, java.util.Arrays.hashCode(engineHashes), java.util.Arrays.hashCode(blockKeys));
+        parentKey,
+        tier,
+        java.util.Arrays.hashCode(engineHashes),
+        java.util.Arrays.hashCode(blockKeys));
   }
 
   @Override
   public String toString() {
-    return "BlocksStored[parent=" + Long.toHexString(parentKey) + ", blocks=" + blockKeys.length
-        + ", tier=" + tier + "]";
+    return "BlocksStored[parent="
+        + Long.toHexString(parentKey)
+        + ", blocks="
+        + blockKeys.length
+        + ", tier="
+        + tier
+        + "]";
   }
 }

@@ -17,7 +17,8 @@ import java.util.Objects;
  * @param publishedMillis when the agent published it (agent wall clock; 0 when unknown), for the
  *     event-lag metric
  */
-public record KvEventBatch(String replicaId, long epoch, long seq, KvEvent[] events, long publishedMillis)
+public record KvEventBatch(
+    String replicaId, long epoch, long seq, KvEvent[] events, long publishedMillis)
     implements KryoWire {
 
   public KvEventBatch {
@@ -46,7 +47,14 @@ public record KvEventBatch(String replicaId, long epoch, long seq, KvEvent[] eve
 
   @Override
   public String toString() {
-    return "KvEventBatch[" + replicaId + ", epoch=" + epoch + ", seq=" + seq + ", events="
-        + events.length + "]";
+    return "KvEventBatch["
+        + replicaId
+        + ", epoch="
+        + epoch
+        + ", seq="
+        + seq
+        + ", events="
+        + events.length
+        + "]";
   }
 }

@@ -7,7 +7,8 @@ import java.util.Objects;
  * The missed batches, in seq order (maybe none: the tracker is up to date). The array is never
  * mutated after the record is built.
  */
-public record Replayed(String replicaId, long epoch, KvEventBatch[] batches) implements ReplayReply {
+public record Replayed(String replicaId, long epoch, KvEventBatch[] batches)
+    implements ReplayReply {
 
   @Override
   public boolean equals(Object o) {

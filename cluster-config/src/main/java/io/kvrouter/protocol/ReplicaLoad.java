@@ -11,8 +11,8 @@ package io.kvrouter.protocol;
  * @param prefixQueries {@code vllm:prefix_cache_queries_total} (tokens)
  * @param prefixHits {@code vllm:prefix_cache_hits_total} (tokens)
  * @param timestampMillis when the agent scraped it (agent wall clock)
- * @param lastSeq the last KV event batch seq the agent published in {@code epoch} (-1 for none):
- *     a tracker behind it missed batches, even when no later batch comes to show the gap
+ * @param lastSeq the last KV event batch seq the agent published in {@code epoch} (-1 for none): a
+ *     tracker behind it missed batches, even when no later batch comes to show the gap
  */
 public record ReplicaLoad(
     String replicaId,
@@ -28,8 +28,23 @@ public record ReplicaLoad(
 
   /** A heartbeat that says nothing about the event stream. */
   public ReplicaLoad(
-      String replicaId, long epoch, int running, int waiting, double kvUsage, long prefixQueries,
-      long prefixHits, long timestampMillis) {
-    this(replicaId, epoch, running, waiting, kvUsage, prefixQueries, prefixHits, timestampMillis, -1L);
+      String replicaId,
+      long epoch,
+      int running,
+      int waiting,
+      double kvUsage,
+      long prefixQueries,
+      long prefixHits,
+      long timestampMillis) {
+    this(
+        replicaId,
+        epoch,
+        running,
+        waiting,
+        kvUsage,
+        prefixQueries,
+        prefixHits,
+        timestampMillis,
+        -1L);
   }
 }

@@ -1,11 +1,10 @@
 package io.kvrouter.protocol;
 
-
 /**
- * The full state of one replica as its agent knows it, answering a replay request the ring
- * buffer can no longer serve. Applying {@code events} (a {@code ReplicaCleared} first) gives the
- * state after batch {@code (epoch, lastSeq)}; the tracker continues with {@code lastSeq + 1}. The
- * array is never mutated after the record is built.
+ * The full state of one replica as its agent knows it, answering a replay request the ring buffer
+ * can no longer serve. Applying {@code events} (a {@code ReplicaCleared} first) gives the state
+ * after batch {@code (epoch, lastSeq)}; the tracker continues with {@code lastSeq + 1}. The array
+ * is never mutated after the record is built.
  *
  * @param replicaId the replica
  * @param epoch the current epoch
@@ -17,8 +16,11 @@ public record ReplicaSnapshot(String replicaId, long epoch, long lastSeq, KvEven
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof ReplicaSnapshot s && epoch == s.epoch && lastSeq == s.lastSeq
-        && replicaId.equals(s.replicaId) && java.util.Arrays.equals(events, s.events);
+    return o instanceof ReplicaSnapshot s
+        && epoch == s.epoch
+        && lastSeq == s.lastSeq
+        && replicaId.equals(s.replicaId)
+        && java.util.Arrays.equals(events, s.events);
   }
 
   @Override
@@ -28,7 +30,14 @@ public record ReplicaSnapshot(String replicaId, long epoch, long lastSeq, KvEven
 
   @Override
   public String toString() {
-    return "ReplicaSnapshot[" + replicaId + ", epoch=" + epoch + ", lastSeq=" + lastSeq
-        + ", events=" + events.length + "]";
+    return "ReplicaSnapshot["
+        + replicaId
+        + ", epoch="
+        + epoch
+        + ", lastSeq="
+        + lastSeq
+        + ", events="
+        + events.length
+        + "]";
   }
 }

@@ -6,14 +6,14 @@ import java.util.Objects;
 /**
  * An origin tracker's answer to {@link ReplayReservations}.
  *
- * <p>Replay ({@code snapshot == false}): {@code events} are the origin's events from the asked
- * seq, in seq order. Snapshot ({@code snapshot == true}): drop everything of this origin, apply
- * {@code events} (a Reserved, maybe followed by its PrefillCompleted, per open reservation; their
- * seqs are not meaningful) and expect {@code nextSeq} next. The array is never mutated after the
- * record is built.
+ * <p>Replay ({@code snapshot == false}): {@code events} are the origin's events from the asked seq,
+ * in seq order. Snapshot ({@code snapshot == true}): drop everything of this origin, apply {@code
+ * events} (a Reserved, maybe followed by its PrefillCompleted, per open reservation; their seqs are
+ * not meaningful) and expect {@code nextSeq} next. The array is never mutated after the record is
+ * built.
  */
-public record ReservationReplay(String origin, boolean snapshot, long nextSeq, ReservationEvent[] events)
-    implements KryoWire {
+public record ReservationReplay(
+    String origin, boolean snapshot, long nextSeq, ReservationEvent[] events) implements KryoWire {
 
   @Override
   public boolean equals(Object o) {
@@ -31,7 +31,14 @@ public record ReservationReplay(String origin, boolean snapshot, long nextSeq, R
 
   @Override
   public String toString() {
-    return "ReservationReplay[" + origin + ", snapshot=" + snapshot + ", next=" + nextSeq
-        + ", events=" + events.length + "]";
+    return "ReservationReplay["
+        + origin
+        + ", snapshot="
+        + snapshot
+        + ", next="
+        + nextSeq
+        + ", events="
+        + events.length
+        + "]";
   }
 }

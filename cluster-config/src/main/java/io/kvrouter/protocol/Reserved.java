@@ -6,10 +6,10 @@ import java.util.Objects;
 /**
  * A select-and-reserve decision: {@code replicaId} is about to serve {@code requestId}.
  *
- * <p>To keep bandwidth small it carries only the keys the replica does not hold yet, chained
- * under {@code anchorKey} (the last key it does hold, or {@link BlocksStored#ROOT}). Peers index
- * them as predicted entries until the engine's own event confirms them or the lease ends.
- * The array is never mutated after the record is built.
+ * <p>To keep bandwidth small it carries only the keys the replica does not hold yet, chained under
+ * {@code anchorKey} (the last key it does hold, or {@link BlocksStored#ROOT}). Peers index them as
+ * predicted entries until the engine's own event confirms them or the lease ends. The array is
+ * never mutated after the record is built.
  *
  * @param prefillTokens prompt tokens the replica must still prefill (uncached part)
  * @param promptTokens all prompt tokens of the request
@@ -41,7 +41,17 @@ public record Reserved(
       long anchorKey,
       long[] newKeys,
       long leaseMillis) {
-    this(ingressId, seq, requestId, replicaId, prefillTokens, promptTokens, anchorKey, newKeys, leaseMillis, 0L);
+    this(
+        ingressId,
+        seq,
+        requestId,
+        replicaId,
+        prefillTokens,
+        promptTokens,
+        anchorKey,
+        newKeys,
+        leaseMillis,
+        0L);
   }
 
   public Reserved {
@@ -72,7 +82,18 @@ public record Reserved(
 
   @Override
   public String toString() {
-    return "Reserved[" + ingressId + "#" + seq + ", " + requestId + " -> " + replicaId
-        + ", prefill=" + prefillTokens + ", newKeys=" + newKeys.length + "]";
+    return "Reserved["
+        + ingressId
+        + "#"
+        + seq
+        + ", "
+        + requestId
+        + " -> "
+        + replicaId
+        + ", prefill="
+        + prefillTokens
+        + ", newKeys="
+        + newKeys.length
+        + "]";
   }
 }

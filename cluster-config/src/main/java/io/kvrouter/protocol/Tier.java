@@ -2,8 +2,8 @@ package io.kvrouter.protocol;
 
 /**
  * Where a replica holds a KV block. vLLM calls this the event's {@code medium} ("GPU", "CPU",
- * "STORAGE"); SGLang uses "GPU", "CPU_PINNED", "DISK", "EXTERNAL" (see
- * {@code shared/specs/vllm-kv-events.md} §1.4 and §4).
+ * "STORAGE"); SGLang uses "GPU", "CPU_PINNED", "DISK", "EXTERNAL" (see {@code
+ * shared/specs/vllm-kv-events.md} §1.4 and §4).
  */
 public enum Tier {
   GPU,

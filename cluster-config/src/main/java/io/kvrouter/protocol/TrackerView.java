@@ -4,11 +4,10 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One tracker's watermarks and digests at one moment: per replica the last applied
- * {@code (epoch, seq)} with its block count and digest, per origin ingress the last applied
- * reservation seq with its open-reservation count and digest. Two trackers at equal watermarks
- * must report equal digests (ARCHITECTURE.md, "Consistency, stated"). Arrays are never mutated
- * after the record is built.
+ * One tracker's watermarks and digests at one moment: per replica the last applied {@code (epoch,
+ * seq)} with its block count and digest, per origin ingress the last applied reservation seq with
+ * its open-reservation count and digest. Two trackers at equal watermarks must report equal digests
+ * (ARCHITECTURE.md, "Consistency, stated"). Arrays are never mutated after the record is built.
  */
 public record TrackerView(
     String ingressId, long atMillis, ReplicaMark[] replicas, OriginMark[] origins, boolean ready)
@@ -33,11 +32,18 @@ public record TrackerView(
 
   @Override
   public int hashCode() {
-    return Objects.hash(ingressId, atMillis, ready, Arrays.hashCode(replicas), Arrays.hashCode(origins));
+    return Objects.hash(
+        ingressId, atMillis, ready, Arrays.hashCode(replicas), Arrays.hashCode(origins));
   }
 
   @Override
   public String toString() {
-    return "TrackerView[" + ingressId + ", replicas=" + replicas.length + ", origins=" + origins.length + "]";
+    return "TrackerView["
+        + ingressId
+        + ", replicas="
+        + replicas.length
+        + ", origins="
+        + origins.length
+        + "]";
   }
 }

@@ -1,9 +1,6 @@
 package io.kvrouter.cli;
 
 import com.typesafe.config.ConfigFactory;
-import io.kvrouter.ingress.tokenize.TokenizerRegistry;
-import io.kvrouter.loadtest.demo.ModelSimTokenizer;
-
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
@@ -13,6 +10,8 @@ import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -35,61 +34,91 @@ final class AgentCommand implements Callable<Integer> {
 
   @Mixin NodeOptions node;
 
-  @Option(names = "--engine-url", paramLabel = "URL",
+  @Option(
+      names = "--engine-url",
+      paramLabel = "URL",
       description = "The engine's OpenAI base URL, e.g. http://host:8000.")
   String engineUrl;
 
-  @Option(names = "--kv-events", paramLabel = "ENDPOINT",
-      description = "The engine's ZMQ KV-event PUB endpoint, e.g. tcp://host:5557. Without it the"
-          + " agent runs in approximate mode (publishes nothing about blocks).")
+  @Option(
+      names = "--kv-events",
+      paramLabel = "ENDPOINT",
+      description =
+          "The engine's ZMQ KV-event PUB endpoint, e.g. tcp://host:5557. Without it the"
+              + " agent runs in approximate mode (publishes nothing about blocks).")
   String kvEvents;
 
-  @Option(names = "--replay", paramLabel = "ENDPOINT",
+  @Option(
+      names = "--replay",
+      paramLabel = "ENDPOINT",
       description = "The engine's ZMQ replay endpoint, e.g. tcp://host:5558.")
   String replay;
 
-  @Option(names = "--topic-filter", defaultValue = "",
+  @Option(
+      names = "--topic-filter",
+      defaultValue = "",
       description = "ZMQ SUB prefix filter (default: all topics).")
   String topicFilter;
 
-  @Option(names = "--replica-id",
+  @Option(
+      names = "--replica-id",
       description = "Replica id (default: host:port of --engine-url; sim-<i> with --sim).")
   String replicaId;
 
-  @Option(names = "--model", defaultValue = "kvrouter-demo",
+  @Option(
+      names = "--model",
+      defaultValue = "kvrouter-demo",
       description = "Model the engine serves (default: ${DEFAULT-VALUE}).")
   String model;
 
-  @Option(names = "--block-size", defaultValue = "16",
+  @Option(
+      names = "--block-size",
+      defaultValue = "16",
       description = "The engine's KV block size (default: ${DEFAULT-VALUE}).")
   int blockSize;
 
-  @Option(names = "--dp-rank", defaultValue = "0",
+  @Option(
+      names = "--dp-rank",
+      defaultValue = "0",
       description = "Data-parallel rank of the engine's event stream (default: ${DEFAULT-VALUE}).")
   int dpRank;
 
-  @Option(names = "--heartbeat-ms", defaultValue = "1000",
+  @Option(
+      names = "--heartbeat-ms",
+      defaultValue = "1000",
       description = "Load scrape and health check interval (default: ${DEFAULT-VALUE}).")
   long heartbeatMillis;
 
-  @Option(names = "--sim", defaultValue = "0",
+  @Option(
+      names = "--sim",
+      defaultValue = "0",
       description = "Start N simulated engines in-process instead of --engine-url.")
   int sim;
 
-  @Option(names = "--sim-http-base", defaultValue = "8000",
-      description = "HTTP port of simulated engine 0 (then +1 each; 0 = free ports; default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--sim-http-base",
+      defaultValue = "8000",
+      description =
+          "HTTP port of simulated engine 0 (then +1 each; 0 = free ports; default: ${DEFAULT-VALUE}).")
   int simHttpBase;
 
-  @Option(names = "--sim-zmq-base", defaultValue = "5557",
-      description = "KV-event port of simulated engine 0 (replay on +1, next engine +2; 0 = free"
-          + " ports; default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--sim-zmq-base",
+      defaultValue = "5557",
+      description =
+          "KV-event port of simulated engine 0 (replay on +1, next engine +2; 0 = free"
+              + " ports; default: ${DEFAULT-VALUE}).")
   int simZmqBase;
 
-  @Option(names = "--sim-num-blocks", defaultValue = "16384",
+  @Option(
+      names = "--sim-num-blocks",
+      defaultValue = "16384",
       description = "KV cache blocks of each simulated engine (default: ${DEFAULT-VALUE}).")
   int simNumBlocks;
 
-  @Option(names = "--sim-speedup", defaultValue = "1.0",
+  @Option(
+      names = "--sim-speedup",
+      defaultValue = "1.0",
       description = "Speed-up of the simulated engines' timing model (default: ${DEFAULT-VALUE}).")
   double simSpeedup;
 
@@ -101,23 +130,36 @@ final class AgentCommand implements Callable<Integer> {
       SimEngineSettings template =
           SimEngineSettings.loopback()
               .withModel(model)
-              .withTokenizer(ModelSimTokenizer.forModel(
-                  TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
-              .withEngine(SimEngineConfig.defaults().withBlockSize(blockSize)
-                  .withNumBlocks(simNumBlocks).withTiming(new MockerTimingModel(simSpeedup)));
-      fleet = SimFleet.start(sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase,
-          template);
+              .withTokenizer(
+                  ModelSimTokenizer.forModel(
+                      TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
+              .withEngine(
+                  SimEngineConfig.defaults()
+                      .withBlockSize(blockSize)
+                      .withNumBlocks(simNumBlocks)
+                      .withTiming(new MockerTimingModel(simSpeedup)));
+      fleet =
+          SimFleet.start(
+              sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase, template);
       replicas = fleet.specs();
       for (ReplicaSpec r : replicas) {
-        System.out.println("kvrouter agent: simulated engine " + r.replicaId() + " at "
-            + r.baseUrl() + ", KV events " + r.kvEventsEndpoint() + ", replay "
-            + r.replayEndpoint());
+        System.out.println(
+            "kvrouter agent: simulated engine "
+                + r.replicaId()
+                + " at "
+                + r.baseUrl()
+                + ", KV events "
+                + r.kvEventsEndpoint()
+                + ", replay "
+                + r.replayEndpoint());
       }
     } else if (engineUrl != null) {
       URI uri = URI.create(engineUrl);
       String id = replicaId != null ? replicaId : uri.getHost() + ":" + uri.getPort();
-      replicas = List.of(new ReplicaSpec(id, dpRank, model, engineUrl, blockSize, kvEvents, replay,
-          topicFilter));
+      replicas =
+          List.of(
+              new ReplicaSpec(
+                  id, dpRank, model, engineUrl, blockSize, kvEvents, replay, topicFilter));
       if (kvEvents == null) {
         System.out.println("kvrouter agent: no --kv-events: approximate mode for " + id);
       }

@@ -29,163 +29,272 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
- * {@code kvrouter bench}: builds a workload and a {@link BenchConfig} from the flags, runs
- * {@link BenchRunner} with a progress display on stderr, prints the report and writes
- * {@code results.json} and {@code report.md} to {@code --out}.
+ * {@code kvrouter bench}: builds a workload and a {@link BenchConfig} from the flags, runs {@link
+ * BenchRunner} with a progress display on stderr, prints the report and writes {@code results.json}
+ * and {@code report.md} to {@code --out}.
  */
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Open-loop HTTP load generator for any OpenAI-compatible endpoint; reports TTFT, ITL, end-to-end latency and engine hit rate.")
+    description =
+        "Open-loop HTTP load generator for any OpenAI-compatible endpoint; reports TTFT, ITL, end-to-end latency and engine hit rate.")
 final class BenchCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--url", required = true, split = ",", paramLabel = "URL",
-      description = "Target base URL(s), comma-separated; requests go round robin (several ingresses, or plain engines).")
+  @Option(
+      names = "--url",
+      required = true,
+      split = ",",
+      paramLabel = "URL",
+      description =
+          "Target base URL(s), comma-separated; requests go round robin (several ingresses, or plain engines).")
   List<URI> urls;
 
-  @Option(names = "--target-policy", defaultValue = "round-robin", converter = PolicyConverter.class,
-      description = "round-robin, or group-affinity (every request of a prefix group or session to one target: "
-          + "the client-side reference when the targets are engines) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--target-policy",
+      defaultValue = "round-robin",
+      converter = PolicyConverter.class,
+      description =
+          "round-robin, or group-affinity (every request of a prefix group or session to one target: "
+              + "the client-side reference when the targets are engines) (default: ${DEFAULT-VALUE}).")
   TargetPolicy targetPolicy;
 
   @Option(names = "--model", description = "Model name (default: the first id of GET /v1/models).")
   String model;
 
-  @Option(names = "--endpoint", defaultValue = "completions",
+  @Option(
+      names = "--endpoint",
+      defaultValue = "completions",
       description = "completions or chat (default: ${DEFAULT-VALUE}).")
   Endpoint endpoint;
 
-  @Option(names = "--workload", defaultValue = "shared-prefix",
-      description = "shared-prefix or random (built in, text prompts), or a workload of the workload package: "
-          + "mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat (token-id prompts, "
-          + "completions endpoint) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--workload",
+      defaultValue = "shared-prefix",
+      description =
+          "shared-prefix or random (built in, text prompts), or a workload of the workload package: "
+              + "mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat (token-id prompts, "
+              + "completions endpoint) (default: ${DEFAULT-VALUE}).")
   String workload;
 
-  @Option(names = "--workload-param", paramLabel = "KEY=VALUE",
-      description = "A parameter of a workload-package workload, e.g. groups=16 or path=trace.jsonl; repeatable.")
+  @Option(
+      names = "--workload-param",
+      paramLabel = "KEY=VALUE",
+      description =
+          "A parameter of a workload-package workload, e.g. groups=16 or path=trace.jsonl; repeatable.")
   Map<String, String> workloadParams = new LinkedHashMap<>();
 
-  @Option(names = "--trace", paramLabel = "FILE",
-      description = "Replay a Mooncake-format trace file (JSONL) at its own timestamps; overrides --workload.")
+  @Option(
+      names = "--trace",
+      paramLabel = "FILE",
+      description =
+          "Replay a Mooncake-format trace file (JSONL) at its own timestamps; overrides --workload.")
   Path trace;
 
-  @Option(names = "--speed-up", defaultValue = "1",
-      description = "Divide the arrival times of a trace or workload-package workload by this (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--speed-up",
+      defaultValue = "1",
+      description =
+          "Divide the arrival times of a trace or workload-package workload by this (default: ${DEFAULT-VALUE}).")
   double speedUp;
 
-  @Option(names = "--vocab-size", defaultValue = "0",
-      description = "Fold synthetic token ids below this (modulo) for models with a smaller vocabulary; 0 keeps them (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--vocab-size",
+      defaultValue = "0",
+      description =
+          "Fold synthetic token ids below this (modulo) for models with a smaller vocabulary; 0 keeps them (default: ${DEFAULT-VALUE}).")
   int vocabSize;
 
-  @Option(names = "--requests", description = "Requests to send at most (default: all of the workload; for random 100, or one burst).")
+  @Option(
+      names = "--requests",
+      description =
+          "Requests to send at most (default: all of the workload; for random 100, or one burst).")
   Integer requests;
 
-  @Option(names = "--rate", defaultValue = "4", description = "Poisson arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rate",
+      defaultValue = "4",
+      description = "Poisson arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
   double rate;
 
-  @Option(names = "--burst", description = "Send bursts of N requests at the same instant instead of Poisson arrivals.")
+  @Option(
+      names = "--burst",
+      description = "Send bursts of N requests at the same instant instead of Poisson arrivals.")
   Integer burst;
 
-  @Option(names = "--burst-interval", defaultValue = "1", description = "Seconds between bursts (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--burst-interval",
+      defaultValue = "1",
+      description = "Seconds between bursts (default: ${DEFAULT-VALUE}).")
   double burstInterval;
 
-  @Option(names = "--duration", defaultValue = "600", description = "Stop issuing requests after this many seconds (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--duration",
+      defaultValue = "600",
+      description = "Stop issuing requests after this many seconds (default: ${DEFAULT-VALUE}).")
   double duration;
 
-  @Option(names = "--concurrency-cap", defaultValue = "1024",
-      description = "Requests in flight at most; a request due beyond the cap is dropped and counted (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--concurrency-cap",
+      defaultValue = "1024",
+      description =
+          "Requests in flight at most; a request due beyond the cap is dropped and counted (default: ${DEFAULT-VALUE}).")
   int concurrencyCap;
 
-  @Option(names = "--max-tokens", defaultValue = "64", description = "max_tokens per request of the built-in workloads; others carry their own (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-tokens",
+      defaultValue = "64",
+      description =
+          "max_tokens per request of the built-in workloads; others carry their own (default: ${DEFAULT-VALUE}).")
   int maxTokens;
 
-  @Option(names = "--ignore-eos", description = "Send vLLM's ignore_eos so each request generates max_tokens tokens.")
+  @Option(
+      names = "--ignore-eos",
+      description = "Send vLLM's ignore_eos so each request generates max_tokens tokens.")
   boolean ignoreEos;
 
-  @Option(names = "--seed", defaultValue = "42", description = "Seed for prompts and arrivals (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      defaultValue = "42",
+      description = "Seed for prompts and arrivals (default: ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--groups", defaultValue = "8", description = "shared-prefix: number of prefix groups (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--groups",
+      defaultValue = "8",
+      description = "shared-prefix: number of prefix groups (default: ${DEFAULT-VALUE}).")
   int groups;
 
-  @Option(names = "--prompts-per-group", defaultValue = "16", description = "shared-prefix: prompts per group (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--prompts-per-group",
+      defaultValue = "16",
+      description = "shared-prefix: prompts per group (default: ${DEFAULT-VALUE}).")
   int promptsPerGroup;
 
-  @Option(names = "--prefix-words", defaultValue = "300", description = "shared-prefix: words in the shared prefix (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--prefix-words",
+      defaultValue = "300",
+      description = "shared-prefix: words in the shared prefix (default: ${DEFAULT-VALUE}).")
   int prefixWords;
 
-  @Option(names = "--suffix-words", defaultValue = "30",
-      description = "Words after the prefix (shared-prefix) or in the whole prompt (random: prefix + suffix words) (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--suffix-words",
+      defaultValue = "30",
+      description =
+          "Words after the prefix (shared-prefix) or in the whole prompt (random: prefix + suffix words) (default: ${DEFAULT-VALUE}).")
   int suffixWords;
 
-  @Option(names = "--engine-metrics", split = ",", paramLabel = "URL",
-      description = "Engines' Prometheus URL(s), scraped before and after for the engine-side prefix-cache hit rate.")
+  @Option(
+      names = "--engine-metrics",
+      split = ",",
+      paramLabel = "URL",
+      description =
+          "Engines' Prometheus URL(s), scraped before and after for the engine-side prefix-cache hit rate.")
   List<URI> engineMetrics = new ArrayList<>();
 
-  @Option(names = "--out", defaultValue = "bench-results", description = "Directory for results.json, report.md, requests.csv and ttft_over_time.png (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--out",
+      defaultValue = "bench-results",
+      description =
+          "Directory for results.json, report.md, requests.csv and ttft_over_time.png (default: ${DEFAULT-VALUE}).")
   Path out;
 
-  @Option(names = "--label", defaultValue = "",
+  @Option(
+      names = "--label",
+      defaultValue = "",
       description = "A name for this run in reports and comparisons, e.g. kv-aware or round-robin.")
   String label;
 
-  @Option(names = "--compare-to", split = ",", paramLabel = "DIR",
-      description = "Earlier runs' output directories (or results.json files): also write comparison.md with them and this run side by side.")
+  @Option(
+      names = "--compare-to",
+      split = ",",
+      paramLabel = "DIR",
+      description =
+          "Earlier runs' output directories (or results.json files): also write comparison.md with them and this run side by side.")
   List<Path> compareTo = new ArrayList<>();
 
-  @Option(names = "--timeout", defaultValue = "120", description = "Per-request timeout in seconds, connect to [DONE] (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--timeout",
+      defaultValue = "120",
+      description =
+          "Per-request timeout in seconds, connect to [DONE] (default: ${DEFAULT-VALUE}).")
   double timeout;
 
-  @Option(names = "--warmup", defaultValue = "1",
-      description = "Unmeasured requests per target before the run; the run aborts if one fails (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--warmup",
+      defaultValue = "1",
+      description =
+          "Unmeasured requests per target before the run; the run aborts if one fails (default: ${DEFAULT-VALUE}).")
   int warmup;
 
-  @Option(names = "--api-key", description = "Sent as 'Authorization: Bearer <key>'; never written to the results.")
+  @Option(
+      names = "--api-key",
+      description = "Sent as 'Authorization: Bearer <key>'; never written to the results.")
   String apiKey;
 
   @Override
   public Integer call() throws Exception {
     for (Path p : compareTo) {
-      if (!java.nio.file.Files.exists(p.resolve(ResultsWriter.RESULTS_JSON)) && !java.nio.file.Files.isRegularFile(p)) {
-        throw new ParameterException(spec.commandLine(), "--compare-to " + p + ": no results.json there");
+      if (!java.nio.file.Files.exists(p.resolve(ResultsWriter.RESULTS_JSON))
+          && !java.nio.file.Files.isRegularFile(p)) {
+        throw new ParameterException(
+            spec.commandLine(), "--compare-to " + p + ": no results.json there");
       }
     }
     BenchRequestSource source = source();
     int cap = requests != null ? requests : -1;
     BenchConfig config;
     try {
-      config = new BenchConfig(urls, model, endpoint, cap, seconds(duration, "--duration"),
-          concurrencyCap, seconds(timeout, "--timeout"), apiKey, ignoreEos, engineMetrics, targetPolicy, warmup);
+      config =
+          new BenchConfig(
+              urls,
+              model,
+              endpoint,
+              cap,
+              seconds(duration, "--duration"),
+              concurrencyCap,
+              seconds(timeout, "--timeout"),
+              apiKey,
+              ignoreEos,
+              engineMetrics,
+              targetPolicy,
+              warmup);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }
-    int expected = source.sizeHint() < 0 ? cap : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
+    int expected =
+        source.sizeHint() < 0
+            ? cap
+            : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
 
     BenchRunner runner = new BenchRunner(config);
     // Ctrl-C: stop issuing, cancel what is in flight, and let this thread write what finished.
     CountDownLatch written = new CountDownLatch(1);
-    Thread stopHook = new Thread(() -> {
-      runner.stop();
-      try {
-        written.await(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "bench-stop");
+    Thread stopHook =
+        new Thread(
+            () -> {
+              runner.stop();
+              try {
+                written.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "bench-stop");
     Runtime.getRuntime().addShutdownHook(stopHook);
     try {
       BenchRun run;
       try (ProgressReporter progress =
-          new ProgressReporter(runner.counters(), expected, System.err, System.console() != null, 5)) {
+          new ProgressReporter(
+              runner.counters(), expected, System.err, System.console() != null, 5)) {
         run = runner.run(source);
       } catch (IllegalStateException e) {
         System.err.println("kvrouter bench: " + e.getMessage());
@@ -195,8 +304,15 @@ final class BenchCommand implements Callable<Integer> {
       ResultsWriter.write(out, summary, run);
       System.out.print(MarkdownReport.render(summary));
       System.out.println();
-      System.out.println("Wrote " + out.resolve(ResultsWriter.RESULTS_JSON) + ", " + out.resolve(ResultsWriter.REPORT_MD)
-          + ", " + out.resolve(ResultsWriter.REQUESTS_CSV) + " and " + out.resolve(TtftChart.FILE));
+      System.out.println(
+          "Wrote "
+              + out.resolve(ResultsWriter.RESULTS_JSON)
+              + ", "
+              + out.resolve(ResultsWriter.REPORT_MD)
+              + ", "
+              + out.resolve(ResultsWriter.REQUESTS_CSV)
+              + " and "
+              + out.resolve(TtftChart.FILE));
       if (!compareTo.isEmpty()) {
         List<JsonNode> runs = new ArrayList<>(ComparisonReport.read(compareTo));
         runs.add(ComparisonReport.tree(summary));
@@ -225,46 +341,60 @@ final class BenchCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--rate must be positive");
     }
     if (requests != null && requests < 0 || maxTokens < 1 || warmup < 0) {
-      throw new ParameterException(spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
+      throw new ParameterException(
+          spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
     }
     try {
-      ArrivalSchedule arrivals = burst != null
-          ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
-          : ArrivalSchedule.poisson(rate, seed);
+      ArrivalSchedule arrivals =
+          burst != null
+              ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
+              : ArrivalSchedule.poisson(rate, seed);
       switch (workload) {
         case "shared-prefix":
           if (trace == null) {
-            return SyntheticWorkloads.sharedPrefix(groups, promptsPerGroup, prefixWords, suffixWords, maxTokens,
-                arrivals, seed);
+            return SyntheticWorkloads.sharedPrefix(
+                groups, promptsPerGroup, prefixWords, suffixWords, maxTokens, arrivals, seed);
           }
           break;
         case "random":
           if (trace == null) {
-            return SyntheticWorkloads.random(requests != null ? requests : burst != null ? burst : 100,
-                prefixWords + suffixWords, maxTokens, arrivals, seed);
+            return SyntheticWorkloads.random(
+                requests != null ? requests : burst != null ? burst : 100,
+                prefixWords + suffixWords,
+                maxTokens,
+                arrivals,
+                seed);
           }
           break;
         default:
           break;
       }
       if (endpoint != Endpoint.COMPLETIONS) {
-        throw new ParameterException(spec.commandLine(),
+        throw new ParameterException(
+            spec.commandLine(),
             "workload-package workloads and traces send token ids: use --endpoint completions");
       }
       if (!(speedUp > 0)) {
         throw new ParameterException(spec.commandLine(), "--speed-up must be positive");
       }
-      Workload w = trace != null ? Workloads.fromTrace(trace, seed) : Workloads.byName(workload, workloadParams, seed);
+      Workload w =
+          trace != null
+              ? Workloads.fromTrace(trace, seed)
+              : Workloads.byName(workload, workloadParams, seed);
       if (speedUp != 1.0) {
         w = w.speedUp(speedUp);
       }
       // The workload's own arrival times, unless the user asked for a rate or bursts explicitly.
-      boolean ownTimes = !spec.commandLine().getParseResult().hasMatchedOption("--rate") && burst == null;
+      boolean ownTimes =
+          !spec.commandLine().getParseResult().hasMatchedOption("--rate") && burst == null;
       return WorkloadSource.of(w, ownTimes ? null : arrivals, vocabSize);
     } catch (ParameterException e) {
       throw e;
-    } catch (RuntimeException e) { // bad parameters, missing shared/ folder, unreadable or malformed trace
-      throw new ParameterException(spec.commandLine(), "cannot build the workload: " + e.getMessage(), e);
+    } catch (
+        RuntimeException
+            e) { // bad parameters, missing shared/ folder, unreadable or malformed trace
+      throw new ParameterException(
+          spec.commandLine(), "cannot build the workload: " + e.getMessage(), e);
     }
   }
 
@@ -277,7 +407,8 @@ final class BenchCommand implements Callable<Integer> {
 
   /** The command as typed, the API key masked, for the report. */
   private String commandLine() {
-    List<String> args = spec.commandLine().getParseResult().originalArgs(); // from the top command on
+    List<String> args =
+        spec.commandLine().getParseResult().originalArgs(); // from the top command on
     StringBuilder sb = new StringBuilder(args.contains("bench") ? "kvrouter" : "kvrouter bench");
     boolean maskNext = false;
     for (String a : args) {
@@ -290,7 +421,11 @@ final class BenchCommand implements Callable<Integer> {
       } else if (a.startsWith("--api-key=")) {
         shown = "--api-key=***";
       }
-      sb.append(' ').append(shown.matches("[A-Za-z0-9_@%+=:,./-]+") ? shown : "'" + shown.replace("'", "'\\''") + "'");
+      sb.append(' ')
+          .append(
+              shown.matches("[A-Za-z0-9_@%+=:,./-]+")
+                  ? shown
+                  : "'" + shown.replace("'", "'\\''") + "'");
     }
     return sb.toString();
   }
@@ -299,7 +434,8 @@ final class BenchCommand implements Callable<Integer> {
   static final class PolicyConverter implements picocli.CommandLine.ITypeConverter<TargetPolicy> {
     @Override
     public TargetPolicy convert(String value) {
-      return TargetPolicy.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
+      return TargetPolicy.valueOf(
+          value.trim().toUpperCase(java.util.Locale.ROOT).replace('-', '_'));
     }
   }
 }

@@ -18,49 +18,84 @@ import picocli.CommandLine.Option;
             + " until interrupted.")
 final class DemoCommand implements Callable<Integer> {
 
-  @Option(names = "--ingresses", defaultValue = "2", description = "Ingress nodes (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--ingresses",
+      defaultValue = "2",
+      description = "Ingress nodes (default: ${DEFAULT-VALUE}).")
   int ingresses;
 
-  @Option(names = "--ingress-port", defaultValue = "8080",
+  @Option(
+      names = "--ingress-port",
+      defaultValue = "8080",
       description = "HTTP port of the first ingress, then +1 each (default: ${DEFAULT-VALUE}).")
   int ingressPort;
 
-  @Option(names = "--engines", defaultValue = "4", description = "Simulated engines (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--engines",
+      defaultValue = "4",
+      description = "Simulated engines (default: ${DEFAULT-VALUE}).")
   int engines;
 
-  @Option(names = "--engine-port", defaultValue = "8000",
+  @Option(
+      names = "--engine-port",
+      defaultValue = "8000",
       description = "HTTP port of the first engine, then +1 each (default: ${DEFAULT-VALUE}).")
   int enginePort;
 
-  @Option(names = "--kv-events-port", defaultValue = "5557",
-      description = "ZMQ KV-event port of the first engine (replay +1, next engine +2; default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--kv-events-port",
+      defaultValue = "5557",
+      description =
+          "ZMQ KV-event port of the first engine (replay +1, next engine +2; default: ${DEFAULT-VALUE}).")
   int kvEventsPort;
 
-  @Option(names = "--host", defaultValue = "127.0.0.1",
+  @Option(
+      names = "--host",
+      defaultValue = "127.0.0.1",
       description = "Interface the HTTP servers bind (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--model", defaultValue = "kvrouter-demo",
-      description = "Model the engines serve; its tokenizer comes from kvrouter.models (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--model",
+      defaultValue = "kvrouter-demo",
+      description =
+          "Model the engines serve; its tokenizer comes from kvrouter.models (default: ${DEFAULT-VALUE}).")
   String model;
 
-  @Option(names = "--policy", defaultValue = "kvrouter",
-      description = "Routing policy of every ingress (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
+  @Option(
+      names = "--policy",
+      defaultValue = "kvrouter",
+      description =
+          "Routing policy of every ingress (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
   String policy;
 
-  @Option(names = "--engine-blocks", defaultValue = "16384",
-      description = "KV cache capacity of each engine in 16-token blocks (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--engine-blocks",
+      defaultValue = "16384",
+      description =
+          "KV cache capacity of each engine in 16-token blocks (default: ${DEFAULT-VALUE}).")
   int engineBlocks;
 
-  @Option(names = "--speedup", defaultValue = "1.0",
+  @Option(
+      names = "--speedup",
+      defaultValue = "1.0",
       description = "Speed-up of the engines' timing model (default: ${DEFAULT-VALUE}).")
   double speedup;
 
   @Override
   public Integer call() throws Exception {
     DemoOptions options =
-        new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy,
-            engineBlocks, speedup);
+        new DemoOptions(
+            ingresses,
+            ingressPort,
+            host,
+            engines,
+            enginePort,
+            kvEventsPort,
+            model,
+            policy,
+            engineBlocks,
+            speedup);
     DemoCluster cluster = DemoCluster.start(options);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
@@ -75,13 +110,22 @@ final class DemoCommand implements Callable<Integer> {
       System.out.println("kvrouter demo: engine sim-" + i + "   " + cluster.engineUrls().get(i));
     }
     for (String url : cluster.ingressUrls()) {
-      System.out.println("kvrouter demo: ingress        " + url + "   (dashboard " + url + "/dashboard)");
+      System.out.println(
+          "kvrouter demo: ingress        " + url + "   (dashboard " + url + "/dashboard)");
     }
     cluster.awaitReady(Duration.ofSeconds(60));
     System.out.println(
-        "kvrouter demo ready: " + ingresses + " ingresses, " + engines + " engines, model " + model
-            + ". Try: curl " + cluster.ingressUrls().get(0) + "/v1/chat/completions -H 'Content-Type:"
-            + " application/json' -d '{\"model\":\"" + model
+        "kvrouter demo ready: "
+            + ingresses
+            + " ingresses, "
+            + engines
+            + " engines, model "
+            + model
+            + ". Try: curl "
+            + cluster.ingressUrls().get(0)
+            + "/v1/chat/completions -H 'Content-Type:"
+            + " application/json' -d '{\"model\":\""
+            + model
             + "\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}]}'");
     System.out.flush();
     stopped.await();

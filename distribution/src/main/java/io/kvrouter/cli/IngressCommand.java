@@ -1,7 +1,9 @@
 package io.kvrouter.cli;
 
+import com.typesafe.config.ConfigFactory;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
+import io.kvrouter.ingress.node.IngressGuardian;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -9,27 +11,32 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import com.typesafe.config.ConfigFactory;
-import io.kvrouter.ingress.node.IngressGuardian;
 
 /** {@code kvrouter ingress}: an ingress node (HTTP API, tracker) joining the cluster. */
 @Command(
     name = "ingress",
     mixinStandardHelpOptions = true,
-    description = "Run an ingress node: OpenAI/Anthropic HTTP API and a KV tracker, in the cluster.")
+    description =
+        "Run an ingress node: OpenAI/Anthropic HTTP API and a KV tracker, in the cluster.")
 final class IngressCommand implements Callable<Integer> {
 
   @Mixin NodeOptions node;
 
-  @Option(names = "--http-port", defaultValue = "8080",
+  @Option(
+      names = "--http-port",
+      defaultValue = "8080",
       description = "HTTP port of the OpenAI/Anthropic API (default: ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--http-host", defaultValue = "0.0.0.0",
+  @Option(
+      names = "--http-host",
+      defaultValue = "0.0.0.0",
       description = "Interface the HTTP API binds (default: ${DEFAULT-VALUE}).")
   String httpHost;
 
-  @Option(names = "--policy", defaultValue = "kvrouter",
+  @Option(
+      names = "--policy",
+      defaultValue = "kvrouter",
       description = "Routing policy (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
   String policy;
 
@@ -37,10 +44,12 @@ final class IngressCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     NodeSettings settings =
         node.toSettings(List.of(NodeSettings.ROLE_INGRESS))
-            .withOverrides(ConfigFactory.parseMap(Map.of(
-                "kvrouter.ingress.http.port", httpPort,
-                "kvrouter.ingress.http.host", httpHost,
-                "kvrouter.tracker.policy", policy)));
+            .withOverrides(
+                ConfigFactory.parseMap(
+                    Map.of(
+                        "kvrouter.ingress.http.port", httpPort,
+                        "kvrouter.ingress.http.host", httpHost,
+                        "kvrouter.tracker.policy", policy)));
     ActorSystem<Void> system =
         NodeBootstrap.start(
             settings, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));

@@ -23,22 +23,28 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code kvrouter lab}: replays a workload in virtual time against simulated engines and routers,
- * once per routing policy, and writes results.json, report.md and charts (see
- * {@link PolicyLab}).
+ * once per routing policy, and writes results.json, report.md and charts (see {@link PolicyLab}).
  */
 @Command(
     name = "lab",
     mixinStandardHelpOptions = true,
-    description = "Replay a workload in virtual time against simulated engines, for every routing policy side by side.")
+    description =
+        "Replay a workload in virtual time against simulated engines, for every routing policy side by side.")
 final class LabCommand implements Callable<Integer> {
 
   static final class Source {
-    @Option(names = "--trace", paramLabel = "FILE",
-        description = "A Mooncake-format trace (JSON lines with timestamp, input_length, output_length, hash_ids).")
+    @Option(
+        names = "--trace",
+        paramLabel = "FILE",
+        description =
+            "A Mooncake-format trace (JSON lines with timestamp, input_length, output_length, hash_ids).")
     Path trace;
 
-    @Option(names = "--workload", paramLabel = "NAME",
-        description = "A named workload: mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat.")
+    @Option(
+        names = "--workload",
+        paramLabel = "NAME",
+        description =
+            "A named workload: mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat.")
     String workload;
   }
 
@@ -47,75 +53,125 @@ final class LabCommand implements Callable<Integer> {
   @ArgGroup(exclusive = true, multiplicity = "1")
   Source source;
 
-  @Option(names = "--workload-param", paramLabel = "KEY=VALUE",
+  @Option(
+      names = "--workload-param",
+      paramLabel = "KEY=VALUE",
       description = "A parameter of the named workload (repeatable), e.g. groups=16.")
   Map<String, String> workloadParams = new LinkedHashMap<>();
 
   @Option(names = "--limit", paramLabel = "N", description = "Replay only the first N requests.")
   Integer limit;
 
-  @Option(names = "--speed-up", paramLabel = "F", defaultValue = "1",
+  @Option(
+      names = "--speed-up",
+      paramLabel = "F",
+      defaultValue = "1",
       description = "Divide arrival times by F (default: ${DEFAULT-VALUE}).")
   double speedUp;
 
-  @Option(names = "--replicas", defaultValue = "8", description = "Simulated engines (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--replicas",
+      defaultValue = "8",
+      description = "Simulated engines (default: ${DEFAULT-VALUE}).")
   int replicas;
 
-  @Option(names = "--routers", defaultValue = "1",
-      description = "Routers (ingresses); arrivals are spread over them round robin (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--routers",
+      defaultValue = "1",
+      description =
+          "Routers (ingresses); arrivals are spread over them round robin (default: ${DEFAULT-VALUE}).")
   int routers;
 
-  @Option(names = "--capacity-blocks", paramLabel = "N",
-      description = "KV capacity per engine in blocks of --block-size tokens (unlimited when absent).")
+  @Option(
+      names = "--capacity-blocks",
+      paramLabel = "N",
+      description =
+          "KV capacity per engine in blocks of --block-size tokens (unlimited when absent).")
   Long capacityBlocks;
 
-  @Option(names = "--policies", split = ",", paramLabel = "a,b,...",
-      description = "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
-          + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2.")
+  @Option(
+      names = "--policies",
+      split = ",",
+      paramLabel = "a,b,...",
+      description =
+          "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
+              + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2.")
   List<String> policies;
 
-  @Option(names = "--propagation-delay-ms", defaultValue = "0",
-      description = "How late routers see engine events and each other's reservations (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--propagation-delay-ms",
+      defaultValue = "0",
+      description =
+          "How late routers see engine events and each other's reservations (default: ${DEFAULT-VALUE}).")
   double propagationDelayMs;
 
-  @Option(names = "--seed", defaultValue = "1", description = "Seed of the policies' random choices, generated workloads and chaos (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      defaultValue = "1",
+      description =
+          "Seed of the policies' random choices, generated workloads and chaos (default: ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--block-size", defaultValue = "16",
+  @Option(
+      names = "--block-size",
+      defaultValue = "16",
       description = "Tokens per KV block, engines and routers alike (default: ${DEFAULT-VALUE}).")
   int blockSize;
 
-  @Option(names = "--max-num-seqs", defaultValue = "256", description = "Engine max_num_seqs (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--max-num-seqs",
+      defaultValue = "256",
+      description = "Engine max_num_seqs (default: ${DEFAULT-VALUE}).")
   int maxNumSeqs;
 
-  @Option(names = "--max-num-batched-tokens", defaultValue = "8192",
+  @Option(
+      names = "--max-num-batched-tokens",
+      defaultValue = "8192",
       description = "Engine max_num_batched_tokens (default: ${DEFAULT-VALUE}).")
   int maxBatchedTokens;
 
-  @Option(names = "--kill-replica", paramLabel = "ID@SECONDS",
-      description = "Kill a replica mid-run, e.g. r3@600: removed from every router, its live requests retried elsewhere.")
+  @Option(
+      names = "--kill-replica",
+      paramLabel = "ID@SECONDS",
+      description =
+          "Kill a replica mid-run, e.g. r3@600: removed from every router, its live requests retried elsewhere.")
   String killReplica;
 
-  @Option(names = "--drop-events", paramLabel = "FRACTION", defaultValue = "0",
-      description = "Fraction of KV-event batches lost on the way to each router (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--drop-events",
+      paramLabel = "FRACTION",
+      defaultValue = "0",
+      description =
+          "Fraction of KV-event batches lost on the way to each router (default: ${DEFAULT-VALUE}).")
   double dropEvents;
 
-  @Option(names = "--burst", paramLabel = "N", defaultValue = "0",
-      description = "The first N requests all arrive at time 0, spread over the routers (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--burst",
+      paramLabel = "N",
+      defaultValue = "0",
+      description =
+          "The first N requests all arrive at time 0, spread over the routers (default: ${DEFAULT-VALUE}).")
   int burst;
 
-  @Option(names = "--threads", defaultValue = "2", description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--threads",
+      defaultValue = "2",
+      description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
   int threads;
 
-  @Option(names = "--out", paramLabel = "DIR", description = "Write results.json, report.md and PNG charts here.")
+  @Option(
+      names = "--out",
+      paramLabel = "DIR",
+      description = "Write results.json, report.md and PNG charts here.")
   Path out;
 
   @Override
   public Integer call() throws Exception {
     System.setProperty("java.awt.headless", "true");
-    Workload workload = source.trace != null
-        ? Workloads.fromTrace(source.trace, 0L)
-        : Workloads.byName(source.workload, workloadParams, seed);
+    Workload workload =
+        source.trace != null
+            ? Workloads.fromTrace(source.trace, 0L)
+            : Workloads.byName(source.workload, workloadParams, seed);
     if (speedUp != 1.0) {
       workload = workload.speedUp(speedUp);
     }
@@ -127,30 +183,48 @@ final class LabCommand implements Callable<Integer> {
     if (killReplica != null) {
       String[] parts = killReplica.split("@");
       if (parts.length != 2) {
-        throw new CommandLine.ParameterException(spec.commandLine(),
-            "--kill-replica wants ID@SECONDS, e.g. r3@600, got " + killReplica);
+        throw new CommandLine.ParameterException(
+            spec.commandLine(), "--kill-replica wants ID@SECONDS, e.g. r3@600, got " + killReplica);
       }
       kill = Integer.parseInt(parts[0].startsWith("r") ? parts[0].substring(1) : parts[0]);
       killAt = Math.round(Double.parseDouble(parts[1]) * 1e6);
     }
     LabConfig config;
     try {
-      config = new LabConfig(replicas, routers, capacityBlocks == null ? 0 : capacityBlocks,
-          policies == null ? Policies.names() : policies, Math.round(propagationDelayMs * 1000),
-          seed, blockSize, maxNumSeqs, maxBatchedTokens, kill, killAt, dropEvents, burst, 250_000);
+      config =
+          new LabConfig(
+              replicas,
+              routers,
+              capacityBlocks == null ? 0 : capacityBlocks,
+              policies == null ? Policies.names() : policies,
+              Math.round(propagationDelayMs * 1000),
+              seed,
+              blockSize,
+              maxNumSeqs,
+              maxBatchedTokens,
+              kill,
+              killAt,
+              dropEvents,
+              burst,
+              250_000);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     // originalArgs() holds the whole command line, the subcommand name included.
-    String command = "kvrouter "
-        + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    String command =
+        "kvrouter " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
     LabResults results = PolicyLab.run(workload, config, threads, command);
     System.out.print(LabReport.render(results, List.of()));
     for (PolicyResult p : results.policies()) {
-      System.out.printf(Locale.ROOT, "  %-20s simulated in %5.1f s wall, %5.1f s CPU%n", p.policy(),
-          p.wallMillis() / 1000.0, p.cpuMillis() / 1000.0);
+      System.out.printf(
+          Locale.ROOT,
+          "  %-20s simulated in %5.1f s wall, %5.1f s CPU%n",
+          p.policy(),
+          p.wallMillis() / 1000.0,
+          p.cpuMillis() / 1000.0);
     }
-    System.out.printf(Locale.ROOT, "wall time of the whole run: %.1f s%n", results.wallMillis() / 1000.0);
+    System.out.printf(
+        Locale.ROOT, "wall time of the whole run: %.1f s%n", results.wallMillis() / 1000.0);
     if (out != null) {
       PolicyLab.write(results, out);
       System.out.println("wrote " + out.resolve("results.json") + ", report.md and charts");

@@ -34,7 +34,8 @@ final class NodeOptions {
 
   @Option(
       names = "--profile",
-      description = "Configuration profile: dev, multi-node, kubernetes (default: ${DEFAULT-VALUE}).",
+      description =
+          "Configuration profile: dev, multi-node, kubernetes (default: ${DEFAULT-VALUE}).",
       defaultValue = "multi-node")
   String profile;
 
@@ -48,7 +49,8 @@ final class NodeOptions {
     List<String> seeds = new ArrayList<>(seedNodes);
     String env = System.getenv("KVROUTER_SEED_NODES");
     if (seeds.isEmpty() && env != null && !env.isBlank()) {
-      seeds.addAll(Arrays.stream(env.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList());
+      seeds.addAll(
+          Arrays.stream(env.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList());
     }
     Config overrides = ConfigFactory.empty();
     if (config != null) {

@@ -2,10 +2,10 @@ package io.kvrouter.cli;
 
 import java.time.Duration;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.SelfUp;
 import org.apache.pekko.cluster.typed.Subscribe;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /** Keeps a node's process alive until the node terminates, printing when it is up. */
 final class NodeRunner {
@@ -37,8 +37,12 @@ final class NodeRunner {
                 () -> {
                   system.terminate();
                   try {
-                    system.getWhenTerminated().toCompletableFuture().get(
-                        Duration.ofSeconds(20).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                    system
+                        .getWhenTerminated()
+                        .toCompletableFuture()
+                        .get(
+                            Duration.ofSeconds(20).toMillis(),
+                            java.util.concurrent.TimeUnit.MILLISECONDS);
                   } catch (Exception ignored) {
                     // the JVM is going down anyway
                   }

@@ -1,17 +1,17 @@
 package io.kvrouter.cli;
 
+import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.SimTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -19,96 +19,157 @@ import picocli.CommandLine.Option;
 @Command(
     name = "sim-engine",
     mixinStandardHelpOptions = true,
-    description = "Run one simulated vLLM engine: OpenAI HTTP API, prefix-cached paged KV cache, ZMQ KV events.")
+    description =
+        "Run one simulated vLLM engine: OpenAI HTTP API, prefix-cached paged KV cache, ZMQ KV events.")
 final class SimEngineCommand implements Callable<Integer> {
 
-  @Option(names = "--host", defaultValue = "127.0.0.1",
+  @Option(
+      names = "--host",
+      defaultValue = "127.0.0.1",
       description = "HTTP interface to bind (default: ${DEFAULT-VALUE}).")
   String host;
 
-  @Option(names = "--port", defaultValue = "8000",
+  @Option(
+      names = "--port",
+      defaultValue = "8000",
       description = "HTTP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
   int port;
 
-  @Option(names = "--model", defaultValue = "kvrouter-demo",
+  @Option(
+      names = "--model",
+      defaultValue = "kvrouter-demo",
       description = "Served model name (default: ${DEFAULT-VALUE}).")
   String model;
 
-  @Option(names = "--kv-events", paramLabel = "ENDPOINT",
-      description = "ZMQ PUB endpoint to bind for KV events, e.g. tcp://127.0.0.1:5557."
-          + " Without it the engine publishes no KV events (approximate mode).")
+  @Option(
+      names = "--kv-events",
+      paramLabel = "ENDPOINT",
+      description =
+          "ZMQ PUB endpoint to bind for KV events, e.g. tcp://127.0.0.1:5557."
+              + " Without it the engine publishes no KV events (approximate mode).")
   String kvEvents;
 
-  @Option(names = "--replay", paramLabel = "ENDPOINT",
+  @Option(
+      names = "--replay",
+      paramLabel = "ENDPOINT",
       description = "ZMQ ROUTER endpoint to bind for replay, e.g. tcp://127.0.0.1:5558.")
   String replay;
 
-  @Option(names = "--topic", defaultValue = "",
+  @Option(
+      names = "--topic",
+      defaultValue = "",
       description = "Topic frame of every KV-event message (default: empty).")
   String topic;
 
-  @Option(names = "--encoding", defaultValue = "MAP",
+  @Option(
+      names = "--encoding",
+      defaultValue = "MAP",
       description = "Event encoding: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
   EventEncoding encoding;
 
-  @Option(names = "--replay-layout", defaultValue = "WITH_TOPIC",
+  @Option(
+      names = "--replay-layout",
+      defaultValue = "WITH_TOPIC",
       description = "Replay reply layout: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
   ReplayLayout replayLayout;
 
-  @Option(names = "--buffer-steps", defaultValue = "10000",
+  @Option(
+      names = "--buffer-steps",
+      defaultValue = "10000",
       description = "KV-event batches kept for replay (default: ${DEFAULT-VALUE}).")
   int bufferSteps;
 
-  @Option(names = "--block-size", defaultValue = "16",
+  @Option(
+      names = "--block-size",
+      defaultValue = "16",
       description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
   int blockSize;
 
-  @Option(names = "--num-blocks", defaultValue = "16384",
+  @Option(
+      names = "--num-blocks",
+      defaultValue = "16384",
       description = "KV cache capacity in blocks (default: ${DEFAULT-VALUE}).")
   int numBlocks;
 
-  @Option(names = "--max-num-seqs", defaultValue = "256",
+  @Option(
+      names = "--max-num-seqs",
+      defaultValue = "256",
       description = "Running requests at most (default: ${DEFAULT-VALUE}).")
   int maxNumSeqs;
 
-  @Option(names = "--max-num-batched-tokens", defaultValue = "8192",
+  @Option(
+      names = "--max-num-batched-tokens",
+      defaultValue = "8192",
       description = "Tokens per scheduler pass at most (default: ${DEFAULT-VALUE}).")
   int maxNumBatchedTokens;
 
-  @Option(names = "--speedup", defaultValue = "1.0",
-      description = "Divides every pass time of the Dynamo mocker timing model (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--speedup",
+      defaultValue = "1.0",
+      description =
+          "Divides every pass time of the Dynamo mocker timing model (default: ${DEFAULT-VALUE}).")
   double speedup;
 
-  @Option(names = "--hash-seed", defaultValue = "0",
-      description = "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--hash-seed",
+      defaultValue = "0",
+      description =
+          "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
   String hashSeed;
 
-  @Option(names = "--dp-rank", defaultValue = "0",
+  @Option(
+      names = "--dp-rank",
+      defaultValue = "0",
       description = "Data-parallel rank stamped on KV-event batches (default: ${DEFAULT-VALUE}).")
   int dpRank;
 
   @Override
   public Integer call() throws Exception {
     SimEngineConfig engineConfig =
-        new SimEngineConfig(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed,
+        new SimEngineConfig(
+            blockSize,
+            numBlocks,
+            maxNumSeqs,
+            maxNumBatchedTokens,
+            hashSeed,
             new MockerTimingModel(speedup));
     SimEngineSettings settings =
-        new SimEngineSettings(host, port, model, kvEvents, replay, topic, encoding, replayLayout,
-            bufferSteps, dpRank, engineConfig, SimTokenizer.BYTES);
+        new SimEngineSettings(
+            host,
+            port,
+            model,
+            kvEvents,
+            replay,
+            topic,
+            encoding,
+            replayLayout,
+            bufferSteps,
+            dpRank,
+            engineConfig,
+            SimTokenizer.BYTES);
     // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
     // the registry lives as long as the engine.
     TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());
     settings = settings.withTokenizer(ModelSimTokenizer.forModel(registry, model));
     SimEngine engine = SimEngine.start(settings);
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      engine.close();
-      stopped.countDown();
-    }, "sim-engine-shutdown"));
-    System.out.println("kvrouter sim-engine: model " + model + " at " + engine.baseUrl()
-        + (engine.kvEventsEndpoint() == null ? ", no KV events"
-            : ", KV events " + engine.kvEventsEndpoint())
-        + (engine.replayEndpoint() == null ? "" : ", replay " + engine.replayEndpoint()));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  engine.close();
+                  stopped.countDown();
+                },
+                "sim-engine-shutdown"));
+    System.out.println(
+        "kvrouter sim-engine: model "
+            + model
+            + " at "
+            + engine.baseUrl()
+            + (engine.kvEventsEndpoint() == null
+                ? ", no KV events"
+                : ", KV events " + engine.kvEventsEndpoint())
+            + (engine.replayEndpoint() == null ? "" : ", replay " + engine.replayEndpoint()));
     System.out.flush();
     stopped.await();
     return 0;

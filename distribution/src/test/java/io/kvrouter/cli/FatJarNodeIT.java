@@ -18,7 +18,9 @@ import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
 
-/** Starts a node the way users do, {@code java -jar kvrouter-all.jar agent ...}, and sees it join. */
+/**
+ * Starts a node the way users do, {@code java -jar kvrouter-all.jar agent ...}, and sees it join.
+ */
 class FatJarNodeIT {
 
   static Path fatJar() {
@@ -44,15 +46,30 @@ class FatJarNodeIT {
   @Test
   void agentProcessFromFatJar_joinsTheClusterFormedByTheTest() throws Exception {
     ActorSystem<Void> seed =
-        NodeBootstrap.start(NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), List.of()), Map.of());
+        NodeBootstrap.start(
+            NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), List.of()), Map.of());
     Path log = Files.createTempFile("kvrouter-agent", ".log");
     Process agent = null;
     try {
       String seedAddress = Cluster.get(seed).selfMember().address().toString();
       agent =
           startJava(
-              log, "agent", "--profile", "dev", "--host", "127.0.0.1", "--port", "0",
-              "--seed-nodes", seedAddress, "--sim", "1", "--sim-http-base", "0", "--sim-zmq-base", "0");
+              log,
+              "agent",
+              "--profile",
+              "dev",
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--seed-nodes",
+              seedAddress,
+              "--sim",
+              "1",
+              "--sim-http-base",
+              "0",
+              "--sim-zmq-base",
+              "0");
       Process running = agent;
       ActorTestKit kit = ActorTestKit.create(seed);
       kit.createTestProbe()
@@ -83,7 +100,9 @@ class FatJarNodeIT {
   }
 
   private static Iterable<Member> members(ActorSystem<?> system) {
-    return () -> StreamSupport.stream(Cluster.get(system).state().getMembers().spliterator(), false).iterator();
+    return () ->
+        StreamSupport.stream(Cluster.get(system).state().getMembers().spliterator(), false)
+            .iterator();
   }
 
   private static String read(Path log) {
@@ -93,5 +112,4 @@ class FatJarNodeIT {
       return "(unreadable: " + e + ")";
     }
   }
-
 }

@@ -21,13 +21,14 @@ import org.junit.jupiter.api.Test;
 /**
  * kvrouter as users run it on several machines, here as separate {@code java} processes from the
  * fat jar: two ingress nodes and one agent node with two simulated engines. Traffic goes to both
- * ingresses; one is killed with SIGKILL; the survivor keeps serving and the cluster view
- * converges again.
+ * ingresses; one is killed with SIGKILL; the survivor keeps serving and the cluster view converges
+ * again.
  */
 class MultiProcessClusterIT {
 
   static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
   private final List<Process> processes = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
   private ActorTestKit kit;
@@ -61,7 +62,10 @@ class MultiProcessClusterIT {
     for (Path l : logs) {
       try {
         String text = Files.readString(l);
-        out.append("==== ").append(l).append('\n').append(text.length() > 4000 ? text.substring(text.length() - 4000) : text);
+        out.append("==== ")
+            .append(l)
+            .append('\n')
+            .append(text.length() > 4000 ? text.substring(text.length() - 4000) : text);
       } catch (Exception e) {
         out.append(e);
       }
@@ -70,59 +74,125 @@ class MultiProcessClusterIT {
   }
 
   static HttpResponse<String> complete(String ingress, int i) throws Exception {
-    String body = "{\"model\":\"kvrouter-demo\",\"prompt\":\"request " + i + " of a shared prefix that is long enough"
-        + " to fill a couple of blocks of sixteen tokens each, on and on\",\"max_tokens\":4}";
-    return HTTP.send(HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
-            .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+    String body =
+        "{\"model\":\"kvrouter-demo\",\"prompt\":\"request "
+            + i
+            + " of a shared prefix that is long enough"
+            + " to fill a couple of blocks of sixteen tokens each, on and on\",\"max_tokens\":4}";
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
+            .timeout(Duration.ofSeconds(30))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   static JsonNode get(String url) throws Exception {
-    return JSON.readTree(HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
-        HttpResponse.BodyHandlers.ofString()).body());
+    return JSON.readTree(
+        HTTP.send(
+                HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body());
   }
 
   @Test
-  void twoIngressProcessesAndAnAgent_survivorServesAfterSigkill_andTheViewConverges() throws Exception {
+  void twoIngressProcessesAndAnAgent_survivorServesAfterSigkill_andTheViewConverges()
+      throws Exception {
     int seedPort = freePort();
     int secondPort = freePort();
     int agentPort = freePort();
     int http1 = freePort();
     int http2 = freePort();
     String seed = "pekko://kvrouter@127.0.0.1:" + seedPort;
-    start("ingress-1", "ingress", "--profile", "dev", "--host", "127.0.0.1", "--port", "" + seedPort,
-        "--seed-nodes", seed, "--http-host", "127.0.0.1", "--http-port", "" + http1);
-    Process second = start("ingress-2", "ingress", "--profile", "dev", "--host", "127.0.0.1", "--port", "" + secondPort,
-        "--seed-nodes", seed, "--http-host", "127.0.0.1", "--http-port", "" + http2);
-    start("agent", "agent", "--profile", "dev", "--host", "127.0.0.1", "--port", "" + agentPort,
-        "--seed-nodes", seed, "--sim", "2", "--sim-http-base", "0", "--sim-zmq-base", "0", "--sim-speedup", "20");
+    start(
+        "ingress-1",
+        "ingress",
+        "--profile",
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "" + seedPort,
+        "--seed-nodes",
+        seed,
+        "--http-host",
+        "127.0.0.1",
+        "--http-port",
+        "" + http1);
+    Process second =
+        start(
+            "ingress-2",
+            "ingress",
+            "--profile",
+            "dev",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "" + secondPort,
+            "--seed-nodes",
+            seed,
+            "--http-host",
+            "127.0.0.1",
+            "--http-port",
+            "" + http2);
+    start(
+        "agent",
+        "agent",
+        "--profile",
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "" + agentPort,
+        "--seed-nodes",
+        seed,
+        "--sim",
+        "2",
+        "--sim-http-base",
+        "0",
+        "--sim-zmq-base",
+        "0",
+        "--sim-speedup",
+        "20");
     String survivor = "http://127.0.0.1:" + http1;
     String victim = "http://127.0.0.1:" + http2;
 
     kit = ActorTestKit.create();
-    kit.createTestProbe().awaitAssert(Duration.ofSeconds(90), Duration.ofMillis(500), () -> {
-      for (Process p : processes) {
-        assertThat(p.isAlive()).as(logs()).isTrue();
-      }
-      for (String ingress : List.of(survivor, victim)) {
-        assertThat(get(ingress + "/admin/replicas").size()).as(ingress).isEqualTo(2);
-        assertThat(HTTP.send(HttpRequest.newBuilder(URI.create(ingress + "/ready")).build(),
-            HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(200);
-      }
-      return null;
-    });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(90),
+            Duration.ofMillis(500),
+            () -> {
+              for (Process p : processes) {
+                assertThat(p.isAlive()).as(logs()).isTrue();
+              }
+              for (String ingress : List.of(survivor, victim)) {
+                assertThat(get(ingress + "/admin/replicas").size()).as(ingress).isEqualTo(2);
+                assertThat(
+                        HTTP.send(
+                                HttpRequest.newBuilder(URI.create(ingress + "/ready")).build(),
+                                HttpResponse.BodyHandlers.discarding())
+                            .statusCode())
+                    .isEqualTo(200);
+              }
+              return null;
+            });
 
     for (int i = 0; i < 20; i++) {
       HttpResponse<String> r = complete(i % 2 == 0 ? survivor : victim, i);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
-    kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(500), () -> {
-      JsonNode view = get(survivor + "/admin/consistency");
-      assertThat(view.path("trackers").size()).isEqualTo(2);
-      assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
-      return null;
-    });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(30),
+            Duration.ofMillis(500),
+            () -> {
+              JsonNode view = get(survivor + "/admin/consistency");
+              assertThat(view.path("trackers").size()).isEqualTo(2);
+              assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
+              return null;
+            });
 
     second.destroyForcibly(); // SIGKILL
     assertThat(second.waitFor()).isNotZero();
@@ -131,12 +201,18 @@ class MultiProcessClusterIT {
       HttpResponse<String> r = complete(survivor, i);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
-    kit.createTestProbe().awaitAssert(Duration.ofSeconds(60), Duration.ofMillis(500), () -> {
-      JsonNode view = get(survivor + "/admin/consistency");
-      assertThat(view.path("trackers").size()).as("the killed tracker left the view").isEqualTo(1);
-      assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
-      return null;
-    });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(60),
+            Duration.ofMillis(500),
+            () -> {
+              JsonNode view = get(survivor + "/admin/consistency");
+              assertThat(view.path("trackers").size())
+                  .as("the killed tracker left the view")
+                  .isEqualTo(1);
+              assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
+              return null;
+            });
     HttpResponse<String> after = complete(survivor, 99);
     assertThat(after.statusCode()).isEqualTo(200);
   }

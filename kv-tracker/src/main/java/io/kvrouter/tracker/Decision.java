@@ -11,8 +11,8 @@ import java.util.List;
  * @param ranked every candidate, best first (the chosen one first); retry down this list
  * @param reserved the reservation this tracker recorded, to broadcast to peers; {@code null} when
  *     nothing was chosen
- * @param busy true when nothing was chosen because every candidate is over its busy threshold
- *     (only for requests asking for admission)
+ * @param busy true when nothing was chosen because every candidate is over its busy threshold (only
+ *     for requests asking for admission)
  */
 public record Decision(
     String requestId, String chosen, List<Candidate> ranked, Reserved reserved, boolean busy) {

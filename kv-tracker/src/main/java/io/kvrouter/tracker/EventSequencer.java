@@ -15,8 +15,8 @@ import java.util.Map;
  *   <li>{@link Outcome#DUPLICATE}: already applied; ignore;
  *   <li>{@link Outcome#STALE}: from an earlier epoch; ignore;
  *   <li>{@link Outcome#GAP}: later than the next one (or a later epoch not starting at 0): ignore
- *       and ask the agent to replay from {@link Verdict#expectedSeq()} (the event plane's job).
- *       A gap in a later epoch also clears the replica: the old epoch's state is void.
+ *       and ask the agent to replay from {@link Verdict#expectedSeq()} (the event plane's job). A
+ *       gap in a later epoch also clears the replica: the old epoch's state is void.
  * </ul>
  *
  * Cost: one HashMap lookup per batch. Not thread-safe.
@@ -24,7 +24,13 @@ import java.util.Map;
 public final class EventSequencer {
 
   /** What to do with a batch. */
-  public enum Outcome { APPLY, NEW_EPOCH, DUPLICATE, STALE, GAP }
+  public enum Outcome {
+    APPLY,
+    NEW_EPOCH,
+    DUPLICATE,
+    STALE,
+    GAP
+  }
 
   /**
    * The verdict, the seq expected next (after the batch if it was applied), and whether the

@@ -9,15 +9,12 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
-import io.kvrouter.tracker.sync.PeerSequencer;
-import io.kvrouter.tracker.sync.OwnReservationLog;
-import io.kvrouter.tracker.sync.BatchReorderBuffer;
-import io.kvrouter.protocol.TrackerView;
-import io.kvrouter.protocol.ReservationMark;
-import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.index.ReplicaIds;
@@ -27,6 +24,9 @@ import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
+import io.kvrouter.tracker.sync.BatchReorderBuffer;
+import io.kvrouter.tracker.sync.OwnReservationLog;
+import io.kvrouter.tracker.sync.PeerSequencer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -35,17 +35,17 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * The tracker: one prefix index, one load ledger and one policy over the replicas it knows,
- * behind the operations the {@code KvTracker} actor (or the policy lab) calls. Plain Java; time
- * is passed in, so it runs in virtual time too.
+ * The tracker: one prefix index, one load ledger and one policy over the replicas it knows, behind
+ * the operations the {@code KvTracker} actor (or the policy lab) calls. Plain Java; time is passed
+ * in, so it runs in virtual time too.
  *
  * <p>Contract, per operation:
  *
  * <ul>
  *   <li>{@link #replicaUp}/{@link #replicaDown}: membership. Down purges the replica from the
  *       index, the ledger, the policy and the candidate set at once.
- *   <li>{@link #apply(KvEventBatch)}: applies a batch if it is the next one of its replica
- *       ({@link EventSequencer}); returns the verdict so the caller can request a replay on a gap.
+ *   <li>{@link #apply(KvEventBatch)}: applies a batch if it is the next one of its replica ({@link
+ *       EventSequencer}); returns the verdict so the caller can request a replay on a gap.
  *   <li>{@link #selectAndReserve}: match, rank, pick, reserve, predict; returns the decision with
  *       the {@link Reserved} event to broadcast.
  *   <li>{@link #prefillCompleted}/{@link #released}: lifecycle of own requests; return the event to
@@ -81,8 +81,12 @@ public final class KvTrackerCore {
     this.index = new PrefixIndex(config.expectedBlocks());
     this.ledger = new LoadLedger(ids::idOf);
     // Seeded per ingress: routers acting on the same state must not draw the same tie-breaks.
-    this.policy = Policies.create(config.policy(), config.policyConfig(),
-        new SplittableRandom(config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
+    this.policy =
+        Policies.create(
+            config.policy(),
+            config.policyConfig(),
+            new SplittableRandom(
+                config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
   }
 
   public TrackerConfig config() {
@@ -92,10 +96,10 @@ public final class KvTrackerCore {
   // ---------------------------------------------------------------- membership
 
   /**
-   * A replica joined (or re-announced itself; then nothing changes but its info). All replicas of
-   * a model must share one block size: the first replica of a model fixes the
-   * {@link #blockKeys(String)} function, and blocks reported by replicas that disagree would
-   * simply never match.
+   * A replica joined (or re-announced itself; then nothing changes but its info). All replicas of a
+   * model must share one block size: the first replica of a model fixes the {@link
+   * #blockKeys(String)} function, and blocks reported by replicas that disagree would simply never
+   * match.
    */
   public void replicaUp(ReplicaInfo info) {
     String id = info.targetId();
@@ -125,11 +129,12 @@ public final class KvTrackerCore {
   }
 
   private void rebuildCandidates(String model) {
-    int[] c = infos.values().stream()
-        .filter(i -> i.model().equals(model))
-        .mapToInt(i -> ids.indexOf(i.targetId()))
-        .sorted()
-        .toArray();
+    int[] c =
+        infos.values().stream()
+            .filter(i -> i.model().equals(model))
+            .mapToInt(i -> ids.indexOf(i.targetId()))
+            .sorted()
+            .toArray();
     if (c.length == 0) {
       candidatesByModel.remove(model);
     } else {
@@ -167,7 +172,8 @@ public final class KvTrackerCore {
   }
 
   private static boolean applied(EventSequencer.Verdict v) {
-    return v.outcome() == EventSequencer.Outcome.APPLY || v.outcome() == EventSequencer.Outcome.NEW_EPOCH;
+    return v.outcome() == EventSequencer.Outcome.APPLY
+        || v.outcome() == EventSequencer.Outcome.NEW_EPOCH;
   }
 
   private void drainEarly(String replicaId, long epoch, long nextSeq) {
@@ -192,9 +198,9 @@ public final class KvTrackerCore {
   }
 
   /**
-   * An agent's heartbeat says its stream of the replica stands at {@code (epoch, lastSeq)}:
-   * returns the gap to repair when this tracker is behind it (lost last batches, which no later
-   * batch would reveal), or null.
+   * An agent's heartbeat says its stream of the replica stands at {@code (epoch, lastSeq)}: returns
+   * the gap to repair when this tracker is behind it (lost last batches, which no later batch would
+   * reveal), or null.
    */
   public io.kvrouter.tracker.actor.GapDetected behind(String replicaId, long epoch, long lastSeq) {
     if (lastSeq < 0) {
@@ -266,8 +272,9 @@ public final class KvTrackerCore {
     }
     BlockKeys keys = keysByModel.get(request.model());
     long[] blockKeys = request.blockKeys();
-    RouteQuery query = new RouteQuery(blockKeys, blockKeys.length, request.promptTokens(),
-        keys.blockSize(), nowMillis);
+    RouteQuery query =
+        new RouteQuery(
+            blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
     index.match(blockKeys, blockKeys.length, match);
     int[] ranked = policy.rank(query, candidates, match, ledger);
     int chosen = ranked[0];
@@ -278,18 +285,37 @@ public final class KvTrackerCore {
     long[] newKeys = Arrays.copyOfRange(blockKeys, held, blockKeys.length);
     int cached = cachedTokens(chosen, query);
     long lease = config.leaseMillis();
-    Reserved reserved = new Reserved(config.ingressId(), nextSeq++, request.requestId(),
-        ids.idOf(chosen), request.promptTokens() - cached, request.promptTokens(), anchor, newKeys,
-        lease, nowMillis);
-    ledger.reserve(config.ingressId(), request.requestId(), chosen, request.promptTokens(),
-        reserved.prefillTokens(), nowMillis + lease);
+    Reserved reserved =
+        new Reserved(
+            config.ingressId(),
+            nextSeq++,
+            request.requestId(),
+            ids.idOf(chosen),
+            request.promptTokens() - cached,
+            request.promptTokens(),
+            anchor,
+            newKeys,
+            lease,
+            nowMillis);
+    ledger.reserve(
+        config.ingressId(),
+        request.requestId(),
+        chosen,
+        request.promptTokens(),
+        reserved.prefillTokens(),
+        nowMillis + lease);
     ownLog.record(reserved);
     index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
     for (int r : ranked) {
-      out.add(new Decision.Candidate(ids.idOf(r), match.matched(r), match.gpu(r),
-          cachedTokens(r, query), ledger.inFlight(r) - (r == chosen ? 1 : 0)));
+      out.add(
+          new Decision.Candidate(
+              ids.idOf(r),
+              match.matched(r),
+              match.gpu(r),
+              cachedTokens(r, query),
+              ledger.inFlight(r) - (r == chosen ? 1 : 0)));
     }
     return new Decision(request.requestId(), ids.idOf(chosen), out, reserved);
   }
@@ -313,7 +339,9 @@ public final class KvTrackerCore {
 
   private long ttl(int replica) {
     ReplicaInfo info = infos.get(ids.idOf(replica));
-    return info != null && !info.kvEvents() ? config.approximateTtlMillis() : config.predictedTtlMillis();
+    return info != null && !info.kvEvents()
+        ? config.approximateTtlMillis()
+        : config.predictedTtlMillis();
   }
 
   /** The first token of an own request arrived; returns the event to broadcast, or null. */
@@ -337,9 +365,9 @@ public final class KvTrackerCore {
   }
 
   /**
-   * Applies a peer's reservation event: reservations enter the ledger and their new keys the
-   * index as predicted entries; lifecycle events move or return load. Own events echoed back are
-   * no-ops. Returns false when the event changed nothing (duplicate, unknown request or replica).
+   * Applies a peer's reservation event: reservations enter the ledger and their new keys the index
+   * as predicted entries; lifecycle events move or return load. Own events echoed back are no-ops.
+   * Returns false when the event changed nothing (duplicate, unknown request or replica).
    */
   public boolean applyReservation(ReservationEvent event, long nowMillis) {
     if (event instanceof Reserved r) {
@@ -347,8 +375,13 @@ public final class KvTrackerCore {
       if (replica < 0) {
         return false;
       }
-      if (!ledger.reserve(r.ingressId(), r.requestId(), replica, r.promptTokens(),
-          r.prefillTokens(), nowMillis + r.leaseMillis())) {
+      if (!ledger.reserve(
+          r.ingressId(),
+          r.requestId(),
+          replica,
+          r.promptTokens(),
+          r.prefillTokens(),
+          nowMillis + r.leaseMillis())) {
         return false;
       }
       index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
@@ -370,9 +403,9 @@ public final class KvTrackerCore {
   // ---------------------------------------------------------------- reservation plane
 
   /**
-   * Applies a peer's reservation event in its origin's seq order: returns the seq to ask the
-   * origin to replay from when earlier events are missing, or {@link PeerSequencer.Offer#NO_GAP}.
-   * Own events echoed back are ignored.
+   * Applies a peer's reservation event in its origin's seq order: returns the seq to ask the origin
+   * to replay from when earlier events are missing, or {@link PeerSequencer.Offer#NO_GAP}. Own
+   * events echoed back are ignored.
    */
   public long applyPeer(ReservationEvent event, long nowMillis) {
     if (event.ingressId().equals(config.ingressId())) {
@@ -424,8 +457,8 @@ public final class KvTrackerCore {
   }
 
   /**
-   * Debug only: forgets the replica's blocks without moving its watermark, so this tracker
-   * diverges from its peers at equal watermarks (to show that the consistency view catches it).
+   * Debug only: forgets the replica's blocks without moving its watermark, so this tracker diverges
+   * from its peers at equal watermarks (to show that the consistency view catches it).
    */
   public void debugDiverge(String replicaId) {
     int replica = ids.indexOf(replicaId);
@@ -438,8 +471,12 @@ public final class KvTrackerCore {
   public TrackerView view(long nowMillis, boolean ready) {
     TrackerDigests d = digests();
     List<TrackerView.ReplicaMark> replicas = new ArrayList<>();
-    d.replicas().forEach((id, st) -> replicas.add(new TrackerView.ReplicaMark(
-        id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
+    d.replicas()
+        .forEach(
+            (id, st) ->
+                replicas.add(
+                    new TrackerView.ReplicaMark(
+                        id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
     java.util.Set<String> origins = new java.util.TreeSet<>(peers.origins());
     origins.addAll(d.origins().keySet());
     origins.add(config.ingressId());
@@ -449,8 +486,12 @@ public final class KvTrackerCore {
       io.kvrouter.tracker.ledger.ReservationDigest rd = ledger.digest(o);
       marks.add(new TrackerView.OriginMark(o, seq, rd.count(), rd.sum()));
     }
-    return new TrackerView(config.ingressId(), nowMillis,
-        replicas.toArray(TrackerView.ReplicaMark[]::new), marks.toArray(TrackerView.OriginMark[]::new), ready);
+    return new TrackerView(
+        config.ingressId(),
+        nowMillis,
+        replicas.toArray(TrackerView.ReplicaMark[]::new),
+        marks.toArray(TrackerView.OriginMark[]::new),
+        ready);
   }
 
   /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
@@ -473,8 +514,15 @@ public final class KvTrackerCore {
     for (int r = 0; r < ids.capacity(); r++) {
       String id = ids.idOf(r);
       if (id != null) {
-        out.put(id, new ReplicaLoadSnapshot(ledger.inFlight(r), ledger.prefillTokens(r),
-            ledger.decodeTokens(r), ledger.waiting(r), ledger.running(r), ledger.kvUsage(r)));
+        out.put(
+            id,
+            new ReplicaLoadSnapshot(
+                ledger.inFlight(r),
+                ledger.prefillTokens(r),
+                ledger.decodeTokens(r),
+                ledger.waiting(r),
+                ledger.running(r),
+                ledger.kvUsage(r)));
       }
     }
     return out;
@@ -487,8 +535,10 @@ public final class KvTrackerCore {
       String id = ids.idOf(r);
       if (id != null) {
         EventSequencer.Watermark w = sequencer.watermark(id);
-        replicas.put(id, new TrackerDigests.ReplicaState(
-            w == null ? -1 : w.epoch(), w == null ? -1 : w.seq(), index.digest(r)));
+        replicas.put(
+            id,
+            new TrackerDigests.ReplicaState(
+                w == null ? -1 : w.epoch(), w == null ? -1 : w.seq(), index.digest(r)));
       }
     }
     return new TrackerDigests(replicas, ledger.digests());

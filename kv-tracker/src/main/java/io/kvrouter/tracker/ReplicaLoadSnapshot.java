@@ -11,4 +11,9 @@ package io.kvrouter.tracker;
  * @param kvUsage engine-reported KV usage, 0 to 1
  */
 public record ReplicaLoadSnapshot(
-    int inFlight, long prefillTokens, long decodeTokens, int waiting, int running, double kvUsage) {}
+    int inFlight,
+    long prefillTokens,
+    long decodeTokens,
+    int waiting,
+    int running,
+    double kvUsage) {}

@@ -5,13 +5,13 @@ import java.util.Set;
 
 /**
  * A request to place: its id (unique per ingress), the model it asks for, and its prompt's router
- * block keys computed with {@code BlockKeys.of(model, blockSize)} (see
- * {@link KvTrackerCore#blockKeys(String)}). The array is never mutated after the record is built.
+ * block keys computed with {@code BlockKeys.of(model, blockSize)} (see {@link
+ * KvTrackerCore#blockKeys(String)}). The array is never mutated after the record is built.
  *
  * @param excluded replicas not to choose (already tried by this request and failed)
  * @param admission when true and every remaining replica is over its busy threshold, nothing is
- *     reserved and the decision says {@link Decision#busy()} (the ingress queues the request);
- *     when false the least bad busy replica is chosen (the policy lab's behaviour)
+ *     reserved and the decision says {@link Decision#busy()} (the ingress queues the request); when
+ *     false the least bad busy replica is chosen (the policy lab's behaviour)
  */
 public record RouteRequest(
     String requestId,
@@ -49,12 +49,21 @@ public record RouteRequest(
 
   @Override
   public int hashCode() {
-    return Objects.hash(requestId, model, promptTokens, excluded, java.util.Arrays.hashCode(blockKeys));
+    return Objects.hash(
+        requestId, model, promptTokens, excluded, java.util.Arrays.hashCode(blockKeys));
   }
 
   @Override
   public String toString() {
-    return "RouteRequest[" + requestId + ", " + model + ", blocks=" + blockKeys.length
-        + ", tokens=" + promptTokens + (excluded.isEmpty() ? "" : ", excluded=" + excluded) + "]";
+    return "RouteRequest["
+        + requestId
+        + ", "
+        + model
+        + ", blocks="
+        + blockKeys.length
+        + ", tokens="
+        + promptTokens
+        + (excluded.isEmpty() ? "" : ", excluded=" + excluded)
+        + "]";
   }
 }

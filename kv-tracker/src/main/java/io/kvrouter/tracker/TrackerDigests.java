@@ -5,11 +5,12 @@ import io.kvrouter.tracker.ledger.ReservationDigest;
 import java.util.Map;
 
 /**
- * A tracker's digests at one moment: per replica its watermark and block digest, per origin
- * ingress its reservation digest. Two trackers at equal watermarks must report equal replica
- * digests (ARCHITECTURE.md, Consistency).
+ * A tracker's digests at one moment: per replica its watermark and block digest, per origin ingress
+ * its reservation digest. Two trackers at equal watermarks must report equal replica digests
+ * (ARCHITECTURE.md, Consistency).
  */
-public record TrackerDigests(Map<String, ReplicaState> replicas, Map<String, ReservationDigest> origins) {
+public record TrackerDigests(
+    Map<String, ReplicaState> replicas, Map<String, ReservationDigest> origins) {
 
   public TrackerDigests {
     replicas = Map.copyOf(replicas);

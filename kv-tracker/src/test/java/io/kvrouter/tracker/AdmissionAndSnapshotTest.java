@@ -56,7 +56,8 @@ class AdmissionAndSnapshotTest {
     assertThat(t.openReservations()).isZero();
 
     // Without admission (the lab) the least bad busy replica is still used.
-    assertThat(t.selectAndReserve(new RouteRequest("q2", MODEL, new long[0], 4), 0).placed()).isTrue();
+    assertThat(t.selectAndReserve(new RouteRequest("q2", MODEL, new long[0], 4), 0).placed())
+        .isTrue();
 
     t.loadReported(new ReplicaLoad("b", 1, 1, 0, 0.1, 0, 0, 1));
     Decision placed =
@@ -72,8 +73,13 @@ class AdmissionAndSnapshotTest {
     long[] fresh = KEYS.keys(tokens(64, 2));
     long[] hashes = Arrays.stream(fresh).map(k -> ~k).toArray();
     ReplicaSnapshot snapshot =
-        new ReplicaSnapshot("a", 1, 7, new KvEvent[] {
-            new ReplicaCleared(), new BlocksStored(BlocksStored.ROOT, hashes, fresh, Tier.GPU)});
+        new ReplicaSnapshot(
+            "a",
+            1,
+            7,
+            new KvEvent[] {
+              new ReplicaCleared(), new BlocksStored(BlocksStored.ROOT, hashes, fresh, Tier.GPU)
+            });
 
     t.installSnapshot(snapshot);
 

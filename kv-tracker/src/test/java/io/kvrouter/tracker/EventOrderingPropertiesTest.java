@@ -93,7 +93,8 @@ class EventOrderingPropertiesTest {
       boolean done = true;
       for (int i = 0; i < REPLICAS.length; i++) {
         EventSequencer.Watermark w =
-            new EventSequencer.Watermark(messy.digests().replicas().get(REPLICAS[i]).epoch(),
+            new EventSequencer.Watermark(
+                messy.digests().replicas().get(REPLICAS[i]).epoch(),
                 messy.digests().replicas().get(REPLICAS[i]).seq());
         done &= w.seq() == streams.get(i).size() - 1;
       }

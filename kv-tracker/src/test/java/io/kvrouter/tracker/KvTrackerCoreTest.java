@@ -23,8 +23,8 @@ class KvTrackerCoreTest {
   static final BlockKeys KEYS = BlockKeys.of(MODEL, 16);
 
   static ReplicaInfo replica(String id, boolean kvEvents) {
-    return new ReplicaInfo(id, 0, MODEL, "http://" + id, 16, List.of(Tier.GPU), "both", kvEvents,
-        true);
+    return new ReplicaInfo(
+        id, 0, MODEL, "http://" + id, 16, List.of(Tier.GPU), "both", kvEvents, true);
   }
 
   static KvTrackerCore tracker(String ingress, String... replicas) {
@@ -49,8 +49,8 @@ class KvTrackerCoreTest {
     for (int i = 0; i < blocks; i++) {
       h[i] = k[i] ^ replica.hashCode();
     }
-    return new KvEventBatch(replica, 1, seq,
-        new KvEvent[] {new BlocksStored(BlocksStored.ROOT, h, k, Tier.GPU)});
+    return new KvEventBatch(
+        replica, 1, seq, new KvEvent[] {new BlocksStored(BlocksStored.ROOT, h, k, Tier.GPU)});
   }
 
   @Test
@@ -62,7 +62,9 @@ class KvTrackerCoreTest {
     Decision d = t.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 165), 1_000);
 
     assertThat(d.chosen()).isEqualTo("b");
-    assertThat(d.ranked()).extracting(Decision.Candidate::replicaId).startsWith("b")
+    assertThat(d.ranked())
+        .extracting(Decision.Candidate::replicaId)
+        .startsWith("b")
         .containsExactlyInAnyOrder("a", "b", "c");
     assertThat(d.ranked().get(0).matchedBlocks()).isEqualTo(6);
     assertThat(d.ranked().get(0).cachedTokens()).isEqualTo(96);
@@ -136,8 +138,12 @@ class KvTrackerCoreTest {
     for (int i = 0; i < 4; i++) {
       hashes[i] = prompt[i] ^ chosen.hashCode();
     }
-    t.apply(new KvEventBatch(chosen, 1, 1,
-        new KvEvent[] {new BlocksRemoved(Arrays.copyOfRange(hashes, 2, 4), Tier.GPU)}));
+    t.apply(
+        new KvEventBatch(
+            chosen,
+            1,
+            1,
+            new KvEvent[] {new BlocksRemoved(Arrays.copyOfRange(hashes, 2, 4), Tier.GPU)}));
     assertThat(t.matchedBlocks(prompt)).containsEntry(chosen, 2);
   }
 
@@ -174,9 +180,14 @@ class KvTrackerCoreTest {
     long[] one = KEYS.keys(tokens(64, 7));
     long[] two = KEYS.keys(tokens(64, 8));
     t.apply(stored("a", 0, one, 4));
-    KvEventBatch restart = new KvEventBatch("a", 2, 0,
-        new KvEvent[] {new BlocksStored(BlocksStored.ROOT, new long[] {9}, new long[] {two[0]},
-            Tier.GPU)});
+    KvEventBatch restart =
+        new KvEventBatch(
+            "a",
+            2,
+            0,
+            new KvEvent[] {
+              new BlocksStored(BlocksStored.ROOT, new long[] {9}, new long[] {two[0]}, Tier.GPU)
+            });
     assertThat(t.apply(restart).outcome()).isEqualTo(EventSequencer.Outcome.NEW_EPOCH);
     assertThat(t.matchedBlocks(one)).isEmpty();
     assertThat(t.matchedBlocks(two)).containsEntry("a", 1);
@@ -192,8 +203,7 @@ class KvTrackerCoreTest {
     assertThat(gap.outcome()).isEqualTo(EventSequencer.Outcome.GAP);
     assertThat(gap.expectedSeq()).isEqualTo(1);
     assertThat(t.matchedBlocks(p)).containsEntry("a", 1);
-    assertThat(t.apply(stored("a", 0, p, 4)).outcome())
-        .isEqualTo(EventSequencer.Outcome.DUPLICATE);
+    assertThat(t.apply(stored("a", 0, p, 4)).outcome()).isEqualTo(EventSequencer.Outcome.DUPLICATE);
     assertThat(t.matchedBlocks(p)).containsEntry("a", 1);
   }
 

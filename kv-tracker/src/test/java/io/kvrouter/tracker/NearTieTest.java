@@ -14,9 +14,17 @@ class NearTieTest {
     Set<String> chosen = new HashSet<>();
     for (int router = 0; router < 20; router++) {
       // Twenty routers on the same (empty) state each place one request.
-      KvTrackerCore t = new KvTrackerCore(new TrackerConfig(
-          "in-" + router, config.policy(), config.policyConfig(), config.seed(), config.leaseMillis(),
-          config.predictedTtlMillis(), config.approximateTtlMillis(), config.expectedBlocks()));
+      KvTrackerCore t =
+          new KvTrackerCore(
+              new TrackerConfig(
+                  "in-" + router,
+                  config.policy(),
+                  config.policyConfig(),
+                  config.seed(),
+                  config.leaseMillis(),
+                  config.predictedTtlMillis(),
+                  config.approximateTtlMillis(),
+                  config.expectedBlocks()));
       for (String r : new String[] {"a", "b", "c", "d"}) {
         t.replicaUp(replica(r, true));
       }
@@ -30,7 +38,11 @@ class NearTieTest {
     TrackerConfig on = TrackerConfig.defaults("x");
     TrackerConfig off = on.withPolicyConfig(on.policyConfig().withoutNearTieRandomisation());
 
-    assertThat(firstChoices(on)).as("randomised near-ties spread the first picks").hasSizeGreaterThan(1);
-    assertThat(firstChoices(off)).as("without randomisation every router picks the same").hasSize(1);
+    assertThat(firstChoices(on))
+        .as("randomised near-ties spread the first picks")
+        .hasSizeGreaterThan(1);
+    assertThat(firstChoices(off))
+        .as("without randomisation every router picks the same")
+        .hasSize(1);
   }
 }

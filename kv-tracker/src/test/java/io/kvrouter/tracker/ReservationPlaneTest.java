@@ -24,8 +24,11 @@ class ReservationPlaneTest {
   static List<ReservationEvent> originEvents(KvTrackerCore origin) {
     List<ReservationEvent> out = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      out.add(origin.selectAndReserve(
-          new RouteRequest("q" + i, MODEL, KEYS.keys(tokens(64, i + 1)), 64), 0).reserved());
+      out.add(
+          origin
+              .selectAndReserve(
+                  new RouteRequest("q" + i, MODEL, KEYS.keys(tokens(64, i + 1)), 64), 0)
+              .reserved());
     }
     out.add(origin.prefillCompleted("q0"));
     out.add(origin.released("q1"));
@@ -45,7 +48,8 @@ class ReservationPlaneTest {
       peer.applyPeer(e, 0); // duplicates change nothing
     }
 
-    assertThat(peer.digests().origins().get("in-1")).isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
     assertThat(peer.peerBehind(origin.ownMark())).isEqualTo(PeerSequencer.Offer.NO_GAP);
   }
 
@@ -63,7 +67,8 @@ class ReservationPlaneTest {
     assertThat(replay.snapshot()).isFalse();
     peer.applyPeerReplay(replay, 0);
 
-    assertThat(peer.digests().origins().get("in-1")).isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
   }
 
   @Test
@@ -103,10 +108,12 @@ class ReservationPlaneTest {
     KvTrackerCore late = tracker("in-3", "a", "b");
 
     late.applyPeerReplay(
-        new ReservationReplay("in-1", true, origin.ownMark().nextSeq(),
-            origin.ownReplay(Long.MIN_VALUE).events()), 0);
+        new ReservationReplay(
+            "in-1", true, origin.ownMark().nextSeq(), origin.ownReplay(Long.MIN_VALUE).events()),
+        0);
 
-    assertThat(late.digests().origins().get("in-1")).isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(late.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
     assertThat(late.peerBehind(origin.ownMark())).isEqualTo(PeerSequencer.Offer.NO_GAP);
   }
 
@@ -115,7 +122,8 @@ class ReservationPlaneTest {
     KvTrackerCore t = tracker("in-1", "a");
     long[] prompt = KEYS.keys(tokens(64, 1));
     assertThat(t.apply(stored("a", 1, prompt, 4)).outcome()).isEqualTo(EventSequencer.Outcome.GAP);
-    assertThat(t.apply(stored("a", 0, prompt, 2)).outcome()).isEqualTo(EventSequencer.Outcome.APPLY);
+    assertThat(t.apply(stored("a", 0, prompt, 2)).outcome())
+        .isEqualTo(EventSequencer.Outcome.APPLY);
 
     assertThat(t.digests().replicas().get("a").seq()).isEqualTo(1);
     assertThat(t.matchedBlocks(prompt)).containsEntry("a", 4);

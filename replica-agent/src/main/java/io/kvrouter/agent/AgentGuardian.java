@@ -32,9 +32,11 @@ public final class AgentGuardian {
           ActorRef<Topic.Command<ReplicaLoad>> load =
               ctx.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
           for (ReplicaSpec spec : settings.replicas()) {
-            ctx.spawn(ReplicaAgent.create(spec, settings, events, load),
-                "replica-" + java.net.URLEncoder.encode(spec.info().targetId(),
-                    java.nio.charset.StandardCharsets.UTF_8));
+            ctx.spawn(
+                ReplicaAgent.create(spec, settings, events, load),
+                "replica-"
+                    + java.net.URLEncoder.encode(
+                        spec.info().targetId(), java.nio.charset.StandardCharsets.UTF_8));
           }
           return Behaviors.empty();
         });

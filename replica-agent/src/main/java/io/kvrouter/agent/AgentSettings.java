@@ -26,8 +26,7 @@ public record AgentSettings(
 
   /** One-second heartbeats, dead after 3 failures, 10,000 batches of replay, XXH3 keys. */
   public static AgentSettings of(List<ReplicaSpec> replicas) {
-    return new AgentSettings(replicas, Duration.ofSeconds(1), 3, 10_000,
-        TrackerRouterKeys::new);
+    return new AgentSettings(replicas, Duration.ofSeconds(1), 3, 10_000, TrackerRouterKeys::new);
   }
 
   public AgentSettings withHeartbeat(Duration interval, int deadAfter) {

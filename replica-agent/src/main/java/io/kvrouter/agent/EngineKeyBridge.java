@@ -13,8 +13,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Translates one replica's engine events into router events and keeps what the replica holds,
- * so it can produce a snapshot.
+ * Translates one replica's engine events into router events and keeps what the replica holds, so it
+ * can produce a snapshot.
  *
  * <p>Contract ({@code shared/specs/vllm-kv-events.md} §3 and §7, the engine-agnostic mode that
  * llm-d and Dynamo use):
@@ -22,9 +22,9 @@ import java.util.Map;
  * <ul>
  *   <li>BlockStored: the parent's router key comes from the engine parent hash (ROOT when nil);
  *       keys are chained from the event's {@code token_ids} with the {@link RouterKeyFunction};
- *       with empty token ids (offload connectors) keys are reused when every hash is already
- *       known; a run whose parent or tokens cannot be resolved is dropped (a wrong key is worse
- *       than a missing one) and counted in {@link #unresolved()}; an unknown medium is skipped;
+ *       with empty token ids (offload connectors) keys are reused when every hash is already known;
+ *       a run whose parent or tokens cannot be resolved is dropped (a wrong key is worse than a
+ *       missing one) and counted in {@link #unresolved()}; an unknown medium is skipped;
  *   <li>BlockRemoved: passed through by engine hash (trackers bridge removals themselves);
  *   <li>AllBlocksCleared: {@link ReplicaCleared}.
  * </ul>
@@ -32,11 +32,11 @@ import java.util.Map;
  * <p>Cost: O(blocks) per event; per held block one map entry (~100 bytes), plus a bounded map of
  * recently seen engine hashes (for parents of later runs). Not thread-safe.
  *
- * <p>Implementation notes: {@code held} is one insertion-ordered map per tier, so a snapshot
- * lists parents before children; {@code known} is an access-ordered LRU map capped at
- * {@code knownCapacity}, kept apart from {@code held} because a parent may be looked up after its
- * block left the tier (vLLM never evicts a referenced parent, but an agent that joined late or
- * another tier may).
+ * <p>Implementation notes: {@code held} is one insertion-ordered map per tier, so a snapshot lists
+ * parents before children; {@code known} is an access-ordered LRU map capped at {@code
+ * knownCapacity}, kept apart from {@code held} because a parent may be looked up after its block
+ * left the tier (vLLM never evicts a referenced parent, but an agent that joined late or another
+ * tier may).
  */
 public final class EngineKeyBridge {
 
@@ -144,8 +144,8 @@ public final class EngineKeyBridge {
   }
 
   /**
-   * Events that rebuild the replica's current state from nothing: {@link ReplicaCleared}, then
-   * one single-block {@link BlocksStored} per held block, parents first. Cost O(held blocks).
+   * Events that rebuild the replica's current state from nothing: {@link ReplicaCleared}, then one
+   * single-block {@link BlocksStored} per held block, parents first. Cost O(held blocks).
    */
   public KvEvent[] snapshot() {
     List<KvEvent> out = new ArrayList<>();

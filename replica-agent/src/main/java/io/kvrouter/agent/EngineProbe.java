@@ -11,9 +11,9 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Asynchronous health check and load scrape of one engine over HTTP: {@code GET /health} and
- * {@code GET /metrics} (vLLM names; TGI's {@code tgi_cache_*} as fallback for the prefix
- * counters). Non-blocking (java.net.http async); thread-safe.
+ * Asynchronous health check and load scrape of one engine over HTTP: {@code GET /health} and {@code
+ * GET /metrics} (vLLM names; TGI's {@code tgi_cache_*} as fallback for the prefix counters).
+ * Non-blocking (java.net.http async); thread-safe.
  */
 public final class EngineProbe {
 
@@ -44,17 +44,17 @@ public final class EngineProbe {
               if (r.statusCode() != 200) {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
-              return toLoad(replicaId, epoch, PrometheusText.parse(r.body()),
-                  System.currentTimeMillis());
+              return toLoad(
+                  replicaId, epoch, PrometheusText.parse(r.body()), System.currentTimeMillis());
             });
   }
 
   /** Maps scraped metrics to a heartbeat (missing metrics read as 0). */
   static ReplicaLoad toLoad(String replicaId, long epoch, Map<String, Double> m, long now) {
-    double queries = m.getOrDefault("vllm:prefix_cache_queries_total",
-        m.getOrDefault("tgi_cache_total", 0.0));
-    double hits = m.getOrDefault("vllm:prefix_cache_hits_total",
-        m.getOrDefault("tgi_cache_hit", 0.0));
+    double queries =
+        m.getOrDefault("vllm:prefix_cache_queries_total", m.getOrDefault("tgi_cache_total", 0.0));
+    double hits =
+        m.getOrDefault("vllm:prefix_cache_hits_total", m.getOrDefault("tgi_cache_hit", 0.0));
     return new ReplicaLoad(
         replicaId,
         epoch,

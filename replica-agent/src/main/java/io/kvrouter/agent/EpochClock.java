@@ -3,9 +3,9 @@ package io.kvrouter.agent;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Hands out epochs: strictly increasing within the JVM and, being wall-clock milliseconds at
- * least, larger after an agent restart than before (unless the clock went back by more than the
- * restart took). Thread-safe.
+ * Hands out epochs: strictly increasing within the JVM and, being wall-clock milliseconds at least,
+ * larger after an agent restart than before (unless the clock went back by more than the restart
+ * took). Thread-safe.
  */
 public final class EpochClock {
 

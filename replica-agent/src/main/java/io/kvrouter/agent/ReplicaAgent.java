@@ -3,12 +3,11 @@ package io.kvrouter.agent;
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
-import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.Replayed;
-import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.KvEventBatch;
-import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -25,9 +24,9 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY},
- * answers {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the
- * replica while its engine fails health checks.
+ * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY}, answers
+ * {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica
+ * while its engine fails health checks.
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
@@ -69,16 +68,22 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
    * @param eventsTopic topic {@code kvrouter-kv-events}
    * @param loadTopic topic {@code kvrouter-replica-load}
    */
-  public static Behavior<AgentRequest> create(ReplicaSpec spec, AgentSettings settings,
+  public static Behavior<AgentRequest> create(
+      ReplicaSpec spec,
+      AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
     return Behaviors.setup(
-        ctx -> Behaviors.withTimers(
-            timers -> new ReplicaAgent(ctx, timers, spec, settings, eventsTopic, loadTopic)));
+        ctx ->
+            Behaviors.withTimers(
+                timers -> new ReplicaAgent(ctx, timers, spec, settings, eventsTopic, loadTopic)));
   }
 
-  private ReplicaAgent(ActorContext<AgentRequest> ctx, TimerScheduler<AgentRequest> timers,
-      ReplicaSpec spec, AgentSettings settings,
+  private ReplicaAgent(
+      ActorContext<AgentRequest> ctx,
+      TimerScheduler<AgentRequest> timers,
+      ReplicaSpec spec,
+      AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
     super(ctx);
@@ -89,11 +94,20 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     if (spec.kvEvents()) {
       BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));
       this.pipeline =
-          new ReplicaEventPipeline(spec.info().targetId(), settings.keyFunctions().apply(spec.model()),
-              spec.blockSize(), settings.ringCapacity(), sink);
+          new ReplicaEventPipeline(
+              spec.info().targetId(),
+              settings.keyFunctions().apply(spec.model()),
+              spec.blockSize(),
+              settings.ringCapacity(),
+              sink);
       this.subscriber =
-          new KvEventSubscriber(spec.kvEventsEndpoint(), spec.replayEndpoint(), spec.topicFilter(),
-              pipeline, "kv-events-" + spec.info().targetId()).start();
+          new KvEventSubscriber(
+                  spec.kvEventsEndpoint(),
+                  spec.replayEndpoint(),
+                  spec.topicFilter(),
+                  pipeline,
+                  "kv-events-" + spec.info().targetId())
+              .start();
     } else {
       this.pipeline = null;
       this.subscriber = null;
@@ -128,7 +142,8 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     if (batches.isPresent()) {
       // A bounded reply keeps each message well under the remoting frame size; a tracker still
       // behind asks again (its next batch or heartbeat shows the remaining gap).
-      List<KvEventBatch> first = batches.get().subList(0, Math.min(MAX_REPLAY_BATCHES, batches.get().size()));
+      List<KvEventBatch> first =
+          batches.get().subList(0, Math.min(MAX_REPLAY_BATCHES, batches.get().size()));
       m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), first.toArray(KvEventBatch[]::new)));
     } else {
       m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
@@ -149,12 +164,16 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         register();
       }
       long epoch = pipeline == null ? 0 : pipeline.epoch();
-      getContext().pipeToSelf(probe.load(spec.info().targetId(), epoch),
-          (load, e) -> new LoadScraped(load));
+      getContext()
+          .pipeToSelf(
+              probe.load(spec.info().targetId(), epoch), (load, e) -> new LoadScraped(load));
     } else if (++failures >= settings.deadAfterFailures() && registered) {
-      getContext().getLog().warn("replica {} failed {} health checks: deregistering",
-          spec.replicaId(), failures);
-      getContext().getSystem().receptionist()
+      getContext()
+          .getLog()
+          .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
+      getContext()
+          .getSystem()
+          .receptionist()
           .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
       registered = false;
     }
@@ -171,7 +190,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private void register() {
-    getContext().getSystem().receptionist()
+    getContext()
+        .getSystem()
+        .receptionist()
         .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
     registered = true;
   }

@@ -1,14 +1,12 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.protocol.ReplicaLoad;
-
-import io.kvrouter.protocol.ReplicaSnapshot;
-
 import io.kvrouter.agent.kvevents.EngineEventBatch;
 import io.kvrouter.agent.kvevents.EngineStreamHandler;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReplicaSnapshot;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -20,14 +18,13 @@ import org.slf4j.LoggerFactory;
  * stamped by a {@link StampedEventLog} after an {@link EngineKeyBridge} translated them.
  *
  * <p>Contract: each epoch opens with a batch {@code [ReplicaCleared]} at seq 0 (so trackers drop
- * what an earlier agent or engine told them); an engine restart or an unrecoverable gap opens a
- * new epoch (the agent's picture is rebuilt from the engine's next events); engine batches that
+ * what an earlier agent or engine told them); an engine restart or an unrecoverable gap opens a new
+ * epoch (the agent's picture is rebuilt from the engine's next events); engine batches that
  * translate to nothing are not stamped. {@link #replay} serves the ring or returns empty, and
  * {@link #snapshot} gives the fallback.
  *
- * <p>All methods are synchronized: the subscriber thread feeds it and the agent actor reads
- * replays and snapshots; each call is short and does no I/O. Cost per batch: that of the bridge
- * plus O(1).
+ * <p>All methods are synchronized: the subscriber thread feeds it and the agent actor reads replays
+ * and snapshots; each call is short and does no I/O. Cost per batch: that of the bridge plus O(1).
  */
 public final class ReplicaEventPipeline implements EngineStreamHandler {
 
@@ -47,8 +44,8 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
    * @param ringCapacity stamped batches kept for replay
    * @param sink where stamped batches go
    */
-  public ReplicaEventPipeline(String replicaId, RouterKeyFunction keys, int blockSize,
-      int ringCapacity, BatchSink sink) {
+  public ReplicaEventPipeline(
+      String replicaId, RouterKeyFunction keys, int blockSize, int ringCapacity, BatchSink sink) {
     this.bridge = new EngineKeyBridge(keys, blockSize, 1 << 20);
     this.stamps = new StampedEventLog(replicaId, EpochClock.next(), ringCapacity);
     this.sink = sink;
@@ -73,14 +70,17 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
   @Override
   public synchronized void onUnrecoverableGap(long fromSeq, long toSeq) {
     lostBatches += toSeq - fromSeq;
-    log.warn("{}: engine batches [{}, {}) lost; starting a new epoch", stamps.replicaId(),
-        fromSeq, toSeq);
+    log.warn(
+        "{}: engine batches [{}, {}) lost; starting a new epoch",
+        stamps.replicaId(),
+        fromSeq,
+        toSeq);
     restartEpoch();
   }
 
   /**
-   * Opens a new epoch and forgets the replica's blocks: for an engine restart seen some other
-   * way (health check), or an agent-side reset.
+   * Opens a new epoch and forgets the replica's blocks: for an engine restart seen some other way
+   * (health check), or an agent-side reset.
    */
   public synchronized void restartEpoch() {
     bridge.clear();
@@ -99,8 +99,8 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
 
   /** The replica's whole state as of the last stamped batch. */
   public synchronized ReplicaSnapshot snapshot() {
-    return new ReplicaSnapshot(stamps.replicaId(), stamps.epoch(), stamps.nextSeq() - 1,
-        bridge.snapshot());
+    return new ReplicaSnapshot(
+        stamps.replicaId(), stamps.epoch(), stamps.nextSeq() - 1, bridge.snapshot());
   }
 
   public synchronized long epoch() {
@@ -109,8 +109,15 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
 
   /** The heartbeat's view of the stream: {@code load} stamped with this epoch and last seq. */
   public synchronized ReplicaLoad stamp(ReplicaLoad load) {
-    return new ReplicaLoad(load.replicaId(), stamps.epoch(), load.running(), load.waiting(),
-        load.kvUsage(), load.prefixQueries(), load.prefixHits(), load.timestampMillis(),
+    return new ReplicaLoad(
+        load.replicaId(),
+        stamps.epoch(),
+        load.running(),
+        load.waiting(),
+        load.kvUsage(),
+        load.prefixQueries(),
+        load.prefixHits(),
+        load.timestampMillis(),
         stamps.nextSeq() - 1);
   }
 

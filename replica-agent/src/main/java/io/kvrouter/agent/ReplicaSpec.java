@@ -42,7 +42,7 @@ public record ReplicaSpec(
 
   /** What the agent announces for this replica. */
   public ReplicaInfo info() {
-    return new ReplicaInfo(replicaId, dpRank, model, baseUrl, blockSize, List.of(Tier.GPU), "both",
-        kvEvents(), true);
+    return new ReplicaInfo(
+        replicaId, dpRank, model, baseUrl, blockSize, List.of(Tier.GPU), "both", kvEvents(), true);
   }
 }

@@ -1,9 +1,9 @@
 package io.kvrouter.agent;
 
 /**
- * Computes router block keys from token ids: the agent's bridge from the engine's hash space to
- * the router's. The tracker's own function (kv-tracker {@code BlockKeys}) will be swapped in by
- * the lead; this module does not depend on kv-tracker.
+ * Computes router block keys from token ids: the agent's bridge from the engine's hash space to the
+ * router's. The tracker's own function (kv-tracker {@code BlockKeys}) will be swapped in by the
+ * lead; this module does not depend on kv-tracker.
  */
 @FunctionalInterface
 public interface RouterKeyFunction {

@@ -30,8 +30,9 @@ public final class SimFleet implements AutoCloseable {
    * @param zmqBase first ZMQ port, 0 for free ports
    * @param template settings shared by all (host, model, engine shape, encoding)
    */
-  public static SimFleet start(int n, String idPrefix, int httpBase, int zmqBase,
-      SimEngineSettings template) throws IOException {
+  public static SimFleet start(
+      int n, String idPrefix, int httpBase, int zmqBase, SimEngineSettings template)
+      throws IOException {
     List<SimEngine> engines = new ArrayList<>();
     List<ReplicaSpec> specs = new ArrayList<>();
     try {
@@ -43,8 +44,16 @@ public final class SimFleet implements AutoCloseable {
         SimEngine e =
             SimEngine.start(template.withEndpoints(httpBase == 0 ? 0 : httpBase + i, pub, replay));
         engines.add(e);
-        specs.add(new ReplicaSpec(idPrefix + "-" + i, 0, template.model(), e.baseUrl(),
-            template.engine().blockSize(), e.kvEventsEndpoint(), e.replayEndpoint(), ""));
+        specs.add(
+            new ReplicaSpec(
+                idPrefix + "-" + i,
+                0,
+                template.model(),
+                e.baseUrl(),
+                template.engine().blockSize(),
+                e.kvEventsEndpoint(),
+                e.replayEndpoint(),
+                ""));
       }
     } catch (IOException | RuntimeException e) {
       engines.forEach(SimEngine::close);

@@ -8,15 +8,15 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Stamps one replica's event batches with {@code (replicaId, epoch, seq)} and keeps the last
- * {@code capacity} of them for replay.
+ * Stamps one replica's event batches with {@code (replicaId, epoch, seq)} and keeps the last {@code
+ * capacity} of them for replay.
  *
- * <p>Contract: seq runs 0, 1, 2, ... without gaps within an epoch; {@link #newEpoch} starts over
- * at 0 and forgets the ring; {@link #replay} answers only for the current epoch and only when
- * every batch from {@code fromSeq} on is still held (otherwise the caller sends a snapshot).
+ * <p>Contract: seq runs 0, 1, 2, ... without gaps within an epoch; {@link #newEpoch} starts over at
+ * 0 and forgets the ring; {@link #replay} answers only for the current epoch and only when every
+ * batch from {@code fromSeq} on is still held (otherwise the caller sends a snapshot).
  *
- * <p>Cost: O(1) per append, O(returned) per replay; one reference per held batch. Not
- * thread-safe (its owner serialises access).
+ * <p>Cost: O(1) per append, O(returned) per replay; one reference per held batch. Not thread-safe
+ * (its owner serialises access).
  *
  * <p>Implementation notes: an {@link ArrayDeque} ring; the seq of its first element is {@code
  * nextSeq − size}, so lookups index arithmetically.
@@ -40,7 +40,8 @@ public final class StampedEventLog {
 
   /** Stamps and keeps a batch of events (not copied; the caller hands them over). */
   public KvEventBatch append(KvEvent[] events) {
-    KvEventBatch b = new KvEventBatch(replicaId, epoch, nextSeq++, events, System.currentTimeMillis());
+    KvEventBatch b =
+        new KvEventBatch(replicaId, epoch, nextSeq++, events, System.currentTimeMillis());
     ring.addLast(b);
     if (ring.size() > capacity) {
       ring.removeFirst();

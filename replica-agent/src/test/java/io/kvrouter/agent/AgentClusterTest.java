@@ -1,9 +1,5 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.protocol.AgentRequest;
-import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.SnapshotReply;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
@@ -12,10 +8,13 @@ import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
+import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -36,9 +35,9 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two cluster nodes in one JVM: an agent node started through NodeBootstrap with the
- * AgentGuardian, and a listener node that subscribes to the agent's topics, finds the agent
- * through the Receptionist and asks it for a replay across the wire (Kryo).
+ * Two cluster nodes in one JVM: an agent node started through NodeBootstrap with the AgentGuardian,
+ * and a listener node that subscribes to the agent's topics, finds the agent through the
+ * Receptionist and asks it for a replay across the wire (Kryo).
  */
 class AgentClusterTest {
 
@@ -46,44 +45,67 @@ class AgentClusterTest {
 
   /** The listener node's guardian: forwards everything it receives to {@link #SEEN}. */
   private static Behavior<?> listener() {
-    return Behaviors.<Object>setup(ctx -> {
-      ActorRef<Topic.Command<KvEventBatch>> events =
-          ctx.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC), "events");
-      ActorRef<Topic.Command<ReplicaLoad>> load =
-          ctx.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC), "load");
-      events.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
-      load.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
-      ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(Receptionist.Listing.class, l -> l);
-      ctx.getSystem().receptionist().tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listings));
-      return Behaviors.receiveMessage(msg -> {
-        if (msg instanceof Receptionist.Listing l) {
-          for (ActorRef<AgentRequest> agent : l.getServiceInstances(ReplicaAgent.SERVICE_KEY)) {
-            agent.tell(new RequestReplay("sim-0", Long.MIN_VALUE, 0,
-                ctx.getSelf().unsafeUpcast().narrow()));
-          }
-        }
-        SEEN.add(msg);
-        return Behaviors.same();
-      });
-    });
+    return Behaviors.<Object>setup(
+        ctx -> {
+          ActorRef<Topic.Command<KvEventBatch>> events =
+              ctx.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC), "events");
+          ActorRef<Topic.Command<ReplicaLoad>> load =
+              ctx.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC), "load");
+          events.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
+          load.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
+          ActorRef<Receptionist.Listing> listings =
+              ctx.messageAdapter(Receptionist.Listing.class, l -> l);
+          ctx.getSystem()
+              .receptionist()
+              .tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listings));
+          return Behaviors.receiveMessage(
+              msg -> {
+                if (msg instanceof Receptionist.Listing l) {
+                  for (ActorRef<AgentRequest> agent :
+                      l.getServiceInstances(ReplicaAgent.SERVICE_KEY)) {
+                    agent.tell(
+                        new RequestReplay(
+                            "sim-0", Long.MIN_VALUE, 0, ctx.getSelf().unsafeUpcast().narrow()));
+                  }
+                }
+                SEEN.add(msg);
+                return Behaviors.same();
+              });
+        });
   }
 
   @Test
   void batchesLoadAndReplayCrossTheClusterFromAnAgentNode() throws Exception {
-    SimEngine engine = SimEngine.start(SimEngineSettings.loopback().withEngine(
-        SimEngineConfig.defaults().withNumBlocks(128).withTiming(new MockerTimingModel(50))));
-    ReplicaSpec spec = new ReplicaSpec("sim-0", 0, "sim-model", engine.baseUrl(), 16,
-        engine.kvEventsEndpoint(), engine.replayEndpoint(), "");
-    AgentSettings settings = AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(300), 3);
-    ActorSystem<Void> agentNode = NodeBootstrap.start(
-        NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of()),
-        Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(settings)));
+    SimEngine engine =
+        SimEngine.start(
+            SimEngineSettings.loopback()
+                .withEngine(
+                    SimEngineConfig.defaults()
+                        .withNumBlocks(128)
+                        .withTiming(new MockerTimingModel(50))));
+    ReplicaSpec spec =
+        new ReplicaSpec(
+            "sim-0",
+            0,
+            "sim-model",
+            engine.baseUrl(),
+            16,
+            engine.kvEventsEndpoint(),
+            engine.replayEndpoint(),
+            "");
+    AgentSettings settings =
+        AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(300), 3);
+    ActorSystem<Void> agentNode =
+        NodeBootstrap.start(
+            NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of()),
+            Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(settings)));
     ActorSystem<Void> listenerNode = null;
     try {
       String seed = Cluster.get(agentNode).selfMember().address().toString();
-      listenerNode = NodeBootstrap.start(
-          NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), List.of(seed)),
-          Map.of(NodeSettings.ROLE_INGRESS, AgentClusterTest::listener));
+      listenerNode =
+          NodeBootstrap.start(
+              NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), List.of(seed)),
+              Map.of(NodeSettings.ROLE_INGRESS, AgentClusterTest::listener));
 
       // an unknown epoch is answered with a snapshot, which crossed the wire
       SnapshotReply snap = poll(SnapshotReply.class, 30);
@@ -138,12 +160,15 @@ class AgentClusterTest {
   }
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
-    HttpResponse<String> r = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(
-                "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}"))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

@@ -67,10 +67,11 @@ class EventPlaneUnitTest {
     assertThat(removed).singleElement().isEqualTo(new BlocksRemoved(new long[] {3}, Tier.GPU));
     KvEvent[] snap = bridge.snapshot();
     long[] expected = keys.keys(0, tokens, 16, null);
-    assertThat(snap).containsExactly(
-        new ReplicaCleared(),
-        new BlocksStored(0, new long[] {1}, new long[] {expected[0]}, Tier.GPU),
-        new BlocksStored(expected[0], new long[] {2}, new long[] {expected[1]}, Tier.GPU));
+    assertThat(snap)
+        .containsExactly(
+            new ReplicaCleared(),
+            new BlocksStored(0, new long[] {1}, new long[] {expected[0]}, Tier.GPU),
+            new BlocksStored(expected[0], new long[] {2}, new long[] {expected[1]}, Tier.GPU));
     assertThat(bridge.translate(List.of(new EngineEvent.AllBlocksCleared())))
         .containsExactly(new ReplicaCleared());
     assertThat(bridge.snapshot()).containsExactly(new ReplicaCleared());
@@ -85,7 +86,9 @@ class EventPlaneUnitTest {
       assertThat(b.epoch()).isEqualTo(5);
       assertThat(b.replicaId()).isEqualTo("r");
     }
-    assertThat(log.replay(5, 2).orElseThrow()).extracting(KvEventBatch::seq).containsExactly(2L, 3L, 4L);
+    assertThat(log.replay(5, 2).orElseThrow())
+        .extracting(KvEventBatch::seq)
+        .containsExactly(2L, 3L, 4L);
     assertThat(log.replay(5, 5).orElseThrow()).isEmpty();
     assertThat(log.replay(5, 1)).isEmpty(); // too old: snapshot
     assertThat(log.replay(4, 3)).isEmpty(); // other epoch
@@ -98,7 +101,8 @@ class EventPlaneUnitTest {
   void pipeline_opensEachEpochWithReplicaClearedAndNewEpochOnRestart() {
     List<KvEventBatch> sunk = new ArrayList<>();
     ReplicaEventPipeline p = new ReplicaEventPipeline("r", keys, 16, 100, sunk::add);
-    p.onBatch(0, new EngineEventBatch(0, List.of(stored(new long[] {1}, null, new int[16], null)), 0));
+    p.onBatch(
+        0, new EngineEventBatch(0, List.of(stored(new long[] {1}, null, new int[16], null)), 0));
     p.onBatch(1, new EngineEventBatch(0, List.of(), 0)); // translates to nothing: not stamped
     long firstEpoch = p.epoch();
     p.onEngineRestart(1, 0);
@@ -110,8 +114,8 @@ class EventPlaneUnitTest {
     assertThat(p.replay(firstEpoch, 0)).isEmpty();
   }
 
-  private static EngineEvent.BlockStored stored(long[] hashes, Long parent, int[] toks,
-      String medium) {
+  private static EngineEvent.BlockStored stored(
+      long[] hashes, Long parent, int[] toks, String medium) {
     return new EngineEvent.BlockStored(hashes, parent, toks, 16, null, medium);
   }
 }

@@ -1,20 +1,19 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.protocol.GetInfo;
-import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.Replayed;
-import io.kvrouter.protocol.SnapshotReply;
-import io.kvrouter.protocol.ReplayReply;
-import io.kvrouter.protocol.ReplicaSnapshot;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.config.serialization.KryoSerializer;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplayReply;
+import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.ReplicaSnapshot;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
@@ -47,8 +46,7 @@ class ReplayProtocolSerializationTest {
   void replayRequestsAndRepliesRoundTripThroughKryo() {
     TestProbe<ReplayReply> replies = testKit.createTestProbe();
     TestProbe<ReplicaInfo> infos = testKit.createTestProbe();
-    RequestReplay req =
-        new RequestReplay("r1", 42, 7, replies.getRef());
+    RequestReplay req = new RequestReplay("r1", 42, 7, replies.getRef());
     assertThat(roundTrip(req)).isEqualTo(req);
     GetInfo info = new GetInfo(infos.getRef());
     assertThat(roundTrip(info)).isEqualTo(info);
@@ -58,8 +56,7 @@ class ReplayProtocolSerializationTest {
     Replayed replayed =
         new Replayed("r1", 42, new KvEventBatch[] {new KvEventBatch("r1", 42, 7, events)});
     assertThat(roundTrip(replayed)).isEqualTo(replayed);
-    SnapshotReply snap =
-        new SnapshotReply(new ReplicaSnapshot("r1", 42, 6, events));
+    SnapshotReply snap = new SnapshotReply(new ReplicaSnapshot("r1", 42, 6, events));
     assertThat(roundTrip(snap)).isEqualTo(snap);
   }
 }

@@ -1,23 +1,22 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.protocol.AgentRequest;
-import io.kvrouter.protocol.GetInfo;
-import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.Replayed;
-import io.kvrouter.protocol.SnapshotReply;
-import io.kvrouter.protocol.ReplayReply;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplayReply;
+import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,11 +46,24 @@ class ReplicaAgentTest {
   void agentRegistersPublishesStampedBatchesAndLoad_answersReplay_andDeregistersADeadEngine()
       throws Exception {
     SimEngine engine =
-        SimEngine.start(SimEngineSettings.loopback().withModel("m").withEngine(
-            SimEngineConfig.defaults().withNumBlocks(128).withTiming(new MockerTimingModel(50))));
+        SimEngine.start(
+            SimEngineSettings.loopback()
+                .withModel("m")
+                .withEngine(
+                    SimEngineConfig.defaults()
+                        .withNumBlocks(128)
+                        .withTiming(new MockerTimingModel(50))));
     try {
-      ReplicaSpec spec = new ReplicaSpec("sim-0", 0, "m", engine.baseUrl(), 16,
-          engine.kvEventsEndpoint(), engine.replayEndpoint(), "");
+      ReplicaSpec spec =
+          new ReplicaSpec(
+              "sim-0",
+              0,
+              "m",
+              engine.baseUrl(),
+              16,
+              engine.kvEventsEndpoint(),
+              engine.replayEndpoint(),
+              "");
       AgentSettings settings =
           AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(200), 2);
       TestProbe<KvEventBatch> events = testKit.createTestProbe();
@@ -69,12 +81,17 @@ class ReplicaAgentTest {
 
       // registered with the receptionist, and says what it serves
       TestProbe<Receptionist.Listing> listing = testKit.createTestProbe();
-      testKit.system().receptionist()
+      testKit
+          .system()
+          .receptionist()
           .tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listing.getRef()));
-      listing.fishForMessage(Duration.ofSeconds(5), l ->
-          l.getServiceInstances(ReplicaAgent.SERVICE_KEY).contains(agent)
-              ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
-              : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      listing.fishForMessage(
+          Duration.ofSeconds(5),
+          l ->
+              l.getServiceInstances(ReplicaAgent.SERVICE_KEY).contains(agent)
+                  ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+                  : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes
+                      .continueAndIgnore());
       TestProbe<ReplicaInfo> info = testKit.createTestProbe();
       agent.tell(new GetInfo(info.getRef()));
       ReplicaInfo i = info.receiveMessage();
@@ -93,9 +110,16 @@ class ReplicaAgentTest {
       assertThat(Arrays.stream(stored.events()).anyMatch(e -> e instanceof BlocksStored)).isTrue();
 
       // load heartbeats come from the engine's /metrics
-      ReplicaLoad load = loads.fishForMessage(Duration.ofSeconds(5), l -> l.prefixQueries() > 0
-          ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
-          : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore()).get(0);
+      ReplicaLoad load =
+          loads
+              .fishForMessage(
+                  Duration.ofSeconds(5),
+                  l ->
+                      l.prefixQueries() > 0
+                          ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+                          : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes
+                              .continueAndIgnore())
+              .get(0);
       assertThat(load.replicaId()).isEqualTo("sim-0");
       assertThat(load.epoch()).isEqualTo(opening.epoch());
 
@@ -104,46 +128,54 @@ class ReplicaAgentTest {
       agent.tell(new RequestReplay("sim-0", opening.epoch(), 0, replies.getRef()));
       Replayed replayed = (Replayed) replies.receiveMessage();
       assertThat(replayed.batches()).extracting(KvEventBatch::seq).startsWith(0L, 1L);
-      agent.tell(new RequestReplay("sim-0", opening.epoch() - 1, 0,
-          replies.getRef()));
+      agent.tell(new RequestReplay("sim-0", opening.epoch() - 1, 0, replies.getRef()));
       SnapshotReply snap = (SnapshotReply) replies.receiveMessage();
       assertThat(snap.snapshot().events()[0]).isEqualTo(new ReplicaCleared());
-      assertThat(snap.snapshot().events().length - 1)
-          .isEqualTo(engine.cachedBlockHashes().length);
+      assertThat(snap.snapshot().events().length - 1).isEqualTo(engine.cachedBlockHashes().length);
 
       // the engine dies: after two failed health checks the replica leaves the listing
       engine.close();
-      listing.fishForMessage(Duration.ofSeconds(10), l ->
-          l.getServiceInstances(ReplicaAgent.SERVICE_KEY).isEmpty()
-              ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
-              : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.continueAndIgnore());
+      listing.fishForMessage(
+          Duration.ofSeconds(10),
+          l ->
+              l.getServiceInstances(ReplicaAgent.SERVICE_KEY).isEmpty()
+                  ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
+                  : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes
+                      .continueAndIgnore());
       testKit.stop(agent);
     } finally {
       engine.close();
     }
   }
 
-  private static void awaitSubscribers(ActorRef<Topic.Command<KvEventBatch>> a,
-      ActorRef<Topic.Command<ReplicaLoad>> b) {
+  private static void awaitSubscribers(
+      ActorRef<Topic.Command<KvEventBatch>> a, ActorRef<Topic.Command<ReplicaLoad>> b) {
     TestProbe<Topic.TopicStats> stats = testKit.createTestProbe();
-    for (ActorRef<? extends Topic.Command<?>> t : List.<ActorRef<? extends Topic.Command<?>>>of(a, b)) {
-      stats.awaitAssert(Duration.ofSeconds(5), () -> {
-        @SuppressWarnings("unchecked")
-        ActorRef<Topic.Command<Object>> topic = (ActorRef<Topic.Command<Object>>) (ActorRef<?>) t;
-        topic.tell(Topic.getTopicStats(stats.getRef()));
-        assertThat(stats.receiveMessage().localSubscriberCount()).isEqualTo(1);
-        return null;
-      });
+    for (ActorRef<? extends Topic.Command<?>> t :
+        List.<ActorRef<? extends Topic.Command<?>>>of(a, b)) {
+      stats.awaitAssert(
+          Duration.ofSeconds(5),
+          () -> {
+            @SuppressWarnings("unchecked")
+            ActorRef<Topic.Command<Object>> topic =
+                (ActorRef<Topic.Command<Object>>) (ActorRef<?>) t;
+            topic.tell(Topic.getTopicStats(stats.getRef()));
+            assertThat(stats.receiveMessage().localSubscriberCount()).isEqualTo(1);
+            return null;
+          });
     }
   }
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
-    HttpResponse<String> r = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-            .POST(HttpRequest.BodyPublishers.ofString(
-                "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}"))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofString(
+                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

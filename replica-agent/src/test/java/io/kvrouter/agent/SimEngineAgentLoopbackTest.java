@@ -1,10 +1,10 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.protocol.ReplicaSnapshot;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
+import io.kvrouter.agent.kvevents.ReplayLayout;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
@@ -14,6 +14,7 @@ import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaSnapshot;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,8 +26,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
-import io.kvrouter.agent.kvevents.EventEncoding;
-import io.kvrouter.agent.kvevents.ReplayLayout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -107,8 +106,14 @@ class SimEngineAgentLoopbackTest {
   }
 
   private String complete(SimEngine engine, String prompt, int maxTokens) throws Exception {
-    String body = "{\"model\":\"" + MODEL + "\",\"prompt\":\"" + prompt + "\",\"max_tokens\":"
-        + maxTokens + "}";
+    String body =
+        "{\"model\":\""
+            + MODEL
+            + "\",\"prompt\":\""
+            + prompt
+            + "\",\"max_tokens\":"
+            + maxTokens
+            + "}";
     HttpResponse<String> r =
         http.send(
             HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
@@ -151,7 +156,7 @@ class SimEngineAgentLoopbackTest {
     String pubEp = engine.kvEventsEndpoint();
     String replayEp = engine.replayEndpoint();
     try (KvEventSubscriber sub =
-            new KvEventSubscriber(pubEp, replayEp, "", pipeline, "kv-sub-r1").start()) {
+        new KvEventSubscriber(pubEp, replayEp, "", pipeline, "kv-sub-r1").start()) {
       // 1. fill and overflow the cache: 48 blocks of 16 tokens; 12 prompts of 130 tokens
       for (int i = 0; i < 12; i++) {
         complete(engine, prompt(i, 130), 8);
@@ -167,8 +172,10 @@ class SimEngineAgentLoopbackTest {
       assertThat(model.keys()).containsAll(set(expectedKeys));
       assertThat(set(expectedKeys)).doesNotContainAnyElementsOf(model.hashes());
       long evictions =
-          sunk.stream().flatMap(b -> java.util.Arrays.stream(b.events()))
-              .filter(ev -> ev instanceof BlocksRemoved).count();
+          sunk.stream()
+              .flatMap(b -> java.util.Arrays.stream(b.events()))
+              .filter(ev -> ev instanceof BlocksRemoved)
+              .count();
       assertThat(evictions).as("the small cache evicted").isPositive();
       long epoch1 = pipeline.epoch();
 

@@ -27,7 +27,9 @@ class TrackerRouterKeysTest {
   void differentModelsOrAdapters_giveDifferentKeys() {
     int[] block = IntStream.range(0, 16).toArray();
     long plain = new TrackerRouterKeys("m").keys(BlockKeys.ROOT, block, 16, null)[0];
-    assertThat(new TrackerRouterKeys("other").keys(BlockKeys.ROOT, block, 16, null)[0]).isNotEqualTo(plain);
-    assertThat(new TrackerRouterKeys("m").keys(BlockKeys.ROOT, block, 16, "lora-a")[0]).isNotEqualTo(plain);
+    assertThat(new TrackerRouterKeys("other").keys(BlockKeys.ROOT, block, 16, null)[0])
+        .isNotEqualTo(plain);
+    assertThat(new TrackerRouterKeys("m").keys(BlockKeys.ROOT, block, 16, "lora-a")[0])
+        .isNotEqualTo(plain);
   }
 }

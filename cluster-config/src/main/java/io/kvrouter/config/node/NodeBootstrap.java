@@ -8,9 +8,9 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
 
 /**
- * Starts one kvrouter cluster node: an ActorSystem with its roles, the guardian of each role,
- * and the join (seed nodes from configuration, or self-join to form a new cluster). Several
- * nodes may run in one JVM on different ports; the demo and the tests do this.
+ * Starts one kvrouter cluster node: an ActorSystem with its roles, the guardian of each role, and
+ * the join (seed nodes from configuration, or self-join to form a new cluster). Several nodes may
+ * run in one JVM on different ports; the demo and the tests do this.
  */
 public final class NodeBootstrap {
 
@@ -20,11 +20,12 @@ public final class NodeBootstrap {
    * Starts a node.
    *
    * @param settings address, roles, seeds, profile
-   * @param guardians the guardian of each role; roles the node does not play are ignored, a
-   *     role without a guardian gets none (the node still joins with that role)
+   * @param guardians the guardian of each role; roles the node does not play are ignored, a role
+   *     without a guardian gets none (the node still joins with that role)
    * @return the running node's actor system
    */
-  public static ActorSystem<Void> start(NodeSettings settings, Map<String, RoleGuardian> guardians) {
+  public static ActorSystem<Void> start(
+      NodeSettings settings, Map<String, RoleGuardian> guardians) {
     Config config = settings.toConfig();
     Map<String, RoleGuardian> mine = new LinkedHashMap<>();
     for (String role : settings.roles()) {

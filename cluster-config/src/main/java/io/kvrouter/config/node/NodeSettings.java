@@ -10,8 +10,8 @@ import java.util.Objects;
 /**
  * How one cluster node starts: its address, roles, seeds and configuration profile.
  *
- * @param profile {@code dev}, {@code multi-node} or {@code kubernetes} (a file in
- *     {@code kvrouter/profiles/}), or {@code null} for none
+ * @param profile {@code dev}, {@code multi-node} or {@code kubernetes} (a file in {@code
+ *     kvrouter/profiles/}), or {@code null} for none
  * @param hostname address other nodes reach this one at; {@code null} keeps the profile's
  * @param port Artery port; 0 picks a free one; {@code -1} keeps the profile's
  * @param roles {@code ingress}, {@code agent}
@@ -48,14 +48,14 @@ public record NodeSettings(
 
   /** The same settings with more configuration on top. */
   public NodeSettings withOverrides(Config more) {
-    return new NodeSettings(profile, hostname, port, roles, seedNodes, more.withFallback(overrides));
+    return new NodeSettings(
+        profile, hostname, port, roles, seedNodes, more.withFallback(overrides));
   }
 
   /**
-   * The full configuration of this node: JVM system properties, overrides, then the values of
-   * this record, then the
-   * profile, then {@code kvrouter/node.conf}, then the application's and libraries'
-   * configuration ({@code application.conf}, {@code reference.conf}).
+   * The full configuration of this node: JVM system properties, overrides, then the values of this
+   * record, then the profile, then {@code kvrouter/node.conf}, then the application's and
+   * libraries' configuration ({@code application.conf}, {@code reference.conf}).
    */
   public Config toConfig() {
     Map<String, Object> values = new HashMap<>();

@@ -3,8 +3,8 @@ package io.kvrouter.config.node;
 import org.apache.pekko.actor.typed.Behavior;
 
 /**
- * Creates the guardian of one node role ({@code ingress}, {@code agent}). The module that owns
- * the role supplies it; {@link NodeBootstrap} spawns it when the node has that role.
+ * Creates the guardian of one node role ({@code ingress}, {@code agent}). The module that owns the
+ * role supplies it; {@link NodeBootstrap} spawns it when the node has that role.
  */
 @FunctionalInterface
 public interface RoleGuardian {

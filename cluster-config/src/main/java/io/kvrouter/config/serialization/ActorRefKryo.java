@@ -4,9 +4,9 @@ import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Registration;
 
 /**
- * A {@link Kryo} that resolves every implementation of Pekko's {@code ActorRef} (typed and
- * classic: local, remote, adapters, promise refs) to one registration each, so a record field
- * declared as {@code ActorRef<T>} needs no per-implementation entry.
+ * A {@link Kryo} that resolves every implementation of Pekko's {@code ActorRef} (typed and classic:
+ * local, remote, adapters, promise refs) to one registration each, so a record field declared as
+ * {@code ActorRef<T>} needs no per-implementation entry.
  */
 final class ActorRefKryo extends Kryo {
 

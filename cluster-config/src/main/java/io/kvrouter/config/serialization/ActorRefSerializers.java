@@ -11,9 +11,8 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.serialization.Serialization;
 
 /**
- * Kryo serializers for actor references: written as their full serialization path (with the
- * node's address), read back through the actor system's resolver, as Pekko's own serializers
- * do.
+ * Kryo serializers for actor references: written as their full serialization path (with the node's
+ * address), read back through the actor system's resolver, as Pekko's own serializers do.
  */
 final class ActorRefSerializers {
 

@@ -2,41 +2,42 @@ package io.kvrouter.config.serialization;
 
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplayReservations;
+import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReplicaSnapshot;
-import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.Reserved;
-import io.kvrouter.protocol.SnapshotReply;
-import io.kvrouter.protocol.Tier;
-import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
-import io.kvrouter.protocol.ReplayReservations;
+import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerView;
-import io.kvrouter.protocol.GetTrackerView;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The Kryo wire contract: every class that may cross the wire through {@link KryoSerializer},
- * each with a fixed registration id.
+ * The Kryo wire contract: every class that may cross the wire through {@link KryoSerializer}, each
+ * with a fixed registration id.
  *
- * <p><b>Ids are append-only.</b> Nodes of two releases talk to each other during a rolling
- * upgrade; changing or reusing an id makes one of them read a different class than the other
- * wrote. Add a class with the next free id of its range and never remove a line: retire it by
- * leaving the id unused. {@code KryoRegistrationsTest} pins the table.
+ * <p><b>Ids are append-only.</b> Nodes of two releases talk to each other during a rolling upgrade;
+ * changing or reusing an id makes one of them read a different class than the other wrote. Add a
+ * class with the next free id of its range and never remove a line: retire it by leaving the id
+ * unused. {@code KryoRegistrationsTest} pins the table.
  *
  * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
- * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode gates, 10000 and above extra registrations from
- * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode
+ * gates, 10000 and above extra registrations from configuration ({@code
+ * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
 

@@ -12,17 +12,17 @@ import org.apache.pekko.actor.ExtendedActorSystem;
 import org.apache.pekko.serialization.JSerializer;
 
 /**
- * Pekko serializer for the high-rate planes: Kryo with registration required, so the wire
- * carries small integer class ids from {@link KryoRegistrations} instead of class names, and an
+ * Pekko serializer for the high-rate planes: Kryo with registration required, so the wire carries
+ * small integer class ids from {@link KryoRegistrations} instead of class names, and an
  * unregistered class fails with {@link UnregisteredClassException} instead of being sent.
  *
- * <p>Bound to {@link io.kvrouter.protocol.KryoWire} in {@code reference.conf}. Kryo instances
- * are not thread-safe, so each call borrows one from a {@link Pool}.
+ * <p>Bound to {@link io.kvrouter.protocol.KryoWire} in {@code reference.conf}. Kryo instances are
+ * not thread-safe, so each call borrows one from a {@link Pool}.
  *
- * <p>Wire layout of one message: Kryo's varint class id (id + 2) followed by the object as
- * Kryo's record serializer writes it: components in alphabetical order of their names, so
- * renaming a record component changes the wire format as much as changing its type. The identifier
- * {@value #IDENTIFIER} is part of the contract too.
+ * <p>Wire layout of one message: Kryo's varint class id (id + 2) followed by the object as Kryo's
+ * record serializer writes it: components in alphabetical order of their names, so renaming a
+ * record component changes the wire format as much as changing its type. The identifier {@value
+ * #IDENTIFIER} is part of the contract too.
  */
 public final class KryoSerializer extends JSerializer {
 
@@ -114,7 +114,12 @@ public final class KryoSerializer extends JSerializer {
       int id = extras.getInt("\"" + className + "\"");
       if (id < KryoRegistrations.FIRST_EXTRA_ID) {
         throw new IllegalArgumentException(
-            path + ": id " + id + " for " + className + " must be >= "
+            path
+                + ": id "
+                + id
+                + " for "
+                + className
+                + " must be >= "
                 + KryoRegistrations.FIRST_EXTRA_ID);
       }
       try {

@@ -1,9 +1,9 @@
 package io.kvrouter.config.serialization;
 
 /**
- * Thrown when a message (or a value inside it) has a class that kvrouter's Kryo wire contract
- * does not list. Nothing is sent: silently serializing unknown classes would make the wire
- * format depend on class names and break rolling upgrades.
+ * Thrown when a message (or a value inside it) has a class that kvrouter's Kryo wire contract does
+ * not list. Nothing is sent: silently serializing unknown classes would make the wire format depend
+ * on class names and break rolling upgrades.
  */
 public final class UnregisteredClassException extends IllegalArgumentException {
 

@@ -58,7 +58,8 @@ class ClusterFormationTest {
           FORMATION,
           () -> {
             for (ActorSystem<Void> s : List.of(a, b)) {
-              assertThat(upMembers(s)).containsExactlyInAnyOrder(TestNodes.address(a), TestNodes.address(b));
+              assertThat(upMembers(s))
+                  .containsExactlyInAnyOrder(TestNodes.address(a), TestNodes.address(b));
               assertThat(Cluster.get(s).state().getMembers())
                   .noneMatch(m -> m.address().equals(downed));
             }
@@ -71,8 +72,7 @@ class ClusterFormationTest {
   void kryoMessageWithTypedActorRefAndLongArray_crossesNodesAndIsAnswered() {
     try (TestNodes nodes = new TestNodes()) {
       ActorSystem<Void> client = nodes.start(List.of("ingress"), Map.of());
-      ActorSystem<Void> server =
-          nodes.start(List.of("agent"), Map.of("agent", Echo::create));
+      ActorSystem<Void> server = nodes.start(List.of("agent"), Map.of("agent", Echo::create));
       ActorTestKit kit = ActorTestKit.create(client);
       TestProbe<Object> waiter = kit.createTestProbe();
       waiter.awaitAssert(

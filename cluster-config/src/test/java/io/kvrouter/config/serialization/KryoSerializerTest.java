@@ -1,7 +1,6 @@
 package io.kvrouter.config.serialization;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -62,7 +61,8 @@ class KryoSerializerTest {
             7,
             42,
             new KvEvent[] {
-              new BlocksStored(BlocksStored.ROOT, new long[] {-1L, 5L}, new long[] {11L, 12L}, Tier.GPU),
+              new BlocksStored(
+                  BlocksStored.ROOT, new long[] {-1L, 5L}, new long[] {11L, 12L}, Tier.GPU),
               new BlocksRemoved(new long[] {Long.MIN_VALUE}, Tier.CPU),
               new ReplicaCleared()
             });
@@ -111,12 +111,15 @@ class KryoSerializerTest {
   @Test
   void controlMessages_goThroughJacksonCbor() {
     ReplicaInfo info =
-        new ReplicaInfo("r1", 1, "m", "http://127.0.0.1:8000", 16, List.of(Tier.GPU), "both", true, true);
+        new ReplicaInfo(
+            "r1", 1, "m", "http://127.0.0.1:8000", 16, List.of(Tier.GPU), "both", true, true);
     var serializer = serialization.findSerializerFor(info);
     assertThat(serializer.getClass().getName()).contains("JacksonCborSerializer");
     byte[] bytes = serialization.serialize(info).get();
     Object back =
-        serialization.deserialize(bytes, serializer.identifier(), ReplicaInfo.class.getName()).get();
+        serialization
+            .deserialize(bytes, serializer.identifier(), ReplicaInfo.class.getName())
+            .get();
     assertThat(back).isEqualTo(info);
     assertThat(info.targetId()).isEqualTo("r1#1");
   }

@@ -10,12 +10,12 @@ import java.util.List;
  * Translates OpenAI chat completions (what engines speak) into Anthropic Messages API responses
  * (what {@code /v1/messages} clients expect), whole or streamed.
  *
- * <p>Follows Anthropic's published Messages API and streaming reference: a stream is
- * {@code message_start}, {@code content_block_start}, {@code ping}, any number of
- * {@code content_block_delta} ({@code text_delta}), {@code content_block_stop},
- * {@code message_delta} (stop reason, output tokens), {@code message_stop}; each as an SSE event
- * with an {@code event:} line. Finish reasons map {@code stop}→{@code end_turn},
- * {@code length}→{@code max_tokens}. One translator per streamed response; not thread-safe.
+ * <p>Follows Anthropic's published Messages API and streaming reference: a stream is {@code
+ * message_start}, {@code content_block_start}, {@code ping}, any number of {@code
+ * content_block_delta} ({@code text_delta}), {@code content_block_stop}, {@code message_delta}
+ * (stop reason, output tokens), {@code message_stop}; each as an SSE event with an {@code event:}
+ * line. Finish reasons map {@code stop}→{@code end_turn}, {@code length}→{@code max_tokens}. One
+ * translator per streamed response; not thread-safe.
  */
 public final class AnthropicTranslator {
 
@@ -32,8 +32,8 @@ public final class AnthropicTranslator {
 
   /**
    * @param model the model name to report
-   * @param inputTokens the prompt's token count as the router counted it (the stream reports it
-   *     in {@code message_start}, before the engine's usage arrives)
+   * @param inputTokens the prompt's token count as the router counted it (the stream reports it in
+   *     {@code message_start}, before the engine's usage arrives)
    */
   public AnthropicTranslator(String model, int inputTokens) {
     this.model = model;

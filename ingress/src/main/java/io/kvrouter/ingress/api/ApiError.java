@@ -6,10 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * An error answered to a client, in the shape the official SDKs parse.
  *
- * <p>OpenAI: {@code {"error":{"message","type","param","code"}}}. Anthropic (for
- * {@code /v1/messages}): {@code {"type":"error","error":{"type","message"}}} with Anthropic's
- * type names (see docs.anthropic.com "Errors": invalid_request_error, not_found_error,
- * request_too_large, rate_limit_error, api_error, overloaded_error).
+ * <p>OpenAI: {@code {"error":{"message","type","param","code"}}}. Anthropic (for {@code
+ * /v1/messages}): {@code {"type":"error","error":{"type","message"}}} with Anthropic's type names
+ * (see docs.anthropic.com "Errors": invalid_request_error, not_found_error, request_too_large,
+ * rate_limit_error, api_error, overloaded_error).
  *
  * @param status HTTP status code
  * @param message what went wrong, for a person
@@ -50,12 +50,14 @@ public record ApiError(
 
   /** 429 when every replica is busy and the router queue is full. */
   public static ApiError overloaded(String message, int retryAfterSeconds) {
-    return new ApiError(429, message, "rate_limit_error", null, "rate_limit_exceeded", retryAfterSeconds);
+    return new ApiError(
+        429, message, "rate_limit_error", null, "rate_limit_exceeded", retryAfterSeconds);
   }
 
   /** 503 when no replica can take the request at all. */
   public static ApiError unavailable(String message, int retryAfterSeconds) {
-    return new ApiError(503, message, "server_error", null, "service_unavailable", retryAfterSeconds);
+    return new ApiError(
+        503, message, "server_error", null, "service_unavailable", retryAfterSeconds);
   }
 
   /** 502 when every attempt at a replica failed before it answered. */

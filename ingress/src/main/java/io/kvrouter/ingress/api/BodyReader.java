@@ -10,8 +10,8 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Turns the raw bytes of a request body into JSON: strict UTF-8 (invalid sequences are an
- * error, never replaced), then one JSON value with nothing after it.
+ * Turns the raw bytes of a request body into JSON: strict UTF-8 (invalid sequences are an error,
+ * never replaced), then one JSON value with nothing after it.
  */
 public final class BodyReader {
 
@@ -45,7 +45,10 @@ public final class BodyReader {
       String where =
           e.getLocation() == null
               ? ""
-              : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+              : " at line "
+                  + e.getLocation().getLineNr()
+                  + ", column "
+                  + e.getLocation().getColumnNr();
       throw new ApiException(
           ApiError.invalid(
               "The request body is not valid JSON" + where + ": " + e.getOriginalMessage(),

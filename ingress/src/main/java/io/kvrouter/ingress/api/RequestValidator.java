@@ -11,21 +11,22 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Checks the shape of an inference request body and turns it into an {@link InferenceRequest},
- * or throws {@link ApiException} with an OpenAI-style error naming the offending field.
+ * Checks the shape of an inference request body and turns it into an {@link InferenceRequest}, or
+ * throws {@link ApiException} with an OpenAI-style error naming the offending field.
  *
  * <p>It checks what the router itself relies on (model, prompt or messages, stream flag, token
- * limits); sampling parameters pass through to the engine untouched and the engine validates
- * them. Anthropic Messages requests are translated to OpenAI chat here (system prompt to a
- * system message, content blocks to text, {@code stop_sequences} to {@code stop}), following
- * Anthropic's published Messages API reference.
+ * limits); sampling parameters pass through to the engine untouched and the engine validates them.
+ * Anthropic Messages requests are translated to OpenAI chat here (system prompt to a system
+ * message, content blocks to text, {@code stop_sequences} to {@code stop}), following Anthropic's
+ * published Messages API reference.
  */
 public final class RequestValidator {
 
   /** Hard ceiling on {@code max_tokens}, whatever the model: anything above is absurd. */
   public static final int MAX_TOKENS_CEILING = 1 << 20;
 
-  private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant", "tool");
+  private static final Set<String> ROLES =
+      Set.of("system", "developer", "user", "assistant", "tool");
 
   private final ObjectMapper mapper;
 
@@ -54,7 +55,9 @@ public final class RequestValidator {
     if (prompt == null || prompt.isNull()) {
       throw fail("'prompt' is required.", "prompt", "missing_required_parameter");
     }
-    if (prompt.isArray() && prompt.size() == 1 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
+    if (prompt.isArray()
+        && prompt.size() == 1
+        && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
       prompt = prompt.get(0); // a batch of one is the same request
     }
     if (prompt.isTextual()) {
@@ -62,7 +65,16 @@ public final class RequestValidator {
         throw fail("'prompt' must not be empty.", "prompt", "empty_prompt");
       }
       return new InferenceRequest(
-          Endpoint.COMPLETIONS, model, stream, maxTokens, prompt.asText(), null, null, null, Map.of(), obj);
+          Endpoint.COMPLETIONS,
+          model,
+          stream,
+          maxTokens,
+          prompt.asText(),
+          null,
+          null,
+          null,
+          Map.of(),
+          obj);
     }
     if (prompt.isArray()) {
       if (prompt.isEmpty()) {
@@ -73,7 +85,9 @@ public final class RequestValidator {
         JsonNode t = prompt.get(i);
         if (t.isTextual() || t.isArray()) {
           throw fail(
-              "Batched prompts are not supported; send one prompt per request.", "prompt", "unsupported_batch");
+              "Batched prompts are not supported; send one prompt per request.",
+              "prompt",
+              "unsupported_batch");
         }
         if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0) {
           throw fail("'prompt' token ids must be non-negative integers.", "prompt", "invalid_type");
@@ -97,11 +111,13 @@ public final class RequestValidator {
     JsonNode k = obj.get("chat_template_kwargs");
     if (k != null && !k.isNull()) {
       if (!k.isObject()) {
-        throw fail("'chat_template_kwargs' must be an object.", "chat_template_kwargs", "invalid_type");
+        throw fail(
+            "'chat_template_kwargs' must be an object.", "chat_template_kwargs", "invalid_type");
       }
       kwargs = toMap(k);
     }
-    return new InferenceRequest(Endpoint.CHAT, model, stream, maxTokens, null, null, messages, tools, kwargs, obj);
+    return new InferenceRequest(
+        Endpoint.CHAT, model, stream, maxTokens, null, null, messages, tools, kwargs, obj);
   }
 
   private InferenceRequest anthropic(ObjectNode obj, String model, boolean stream) {
@@ -109,7 +125,10 @@ public final class RequestValidator {
     ArrayNode chatMessages = JsonNodeFactory.instance.arrayNode();
     JsonNode system = obj.get("system");
     if (system != null && !system.isNull()) {
-      chatMessages.addObject().put("role", "system").put("content", anthropicText(system, "system"));
+      chatMessages
+          .addObject()
+          .put("role", "system")
+          .put("content", anthropicText(system, "system"));
     }
     JsonNode messages = obj.get("messages");
     if (messages == null || !messages.isArray() || messages.isEmpty()) {
@@ -122,14 +141,25 @@ public final class RequestValidator {
         throw fail("'" + where + "' must be an object.", where, "invalid_type");
       }
       JsonNode role = m.get("role");
-      if (role == null || !role.isTextual() || !Set.of("user", "assistant").contains(role.asText())) {
-        throw fail("'" + where + ".role' must be 'user' or 'assistant'.", where + ".role", "invalid_value");
+      if (role == null
+          || !role.isTextual()
+          || !Set.of("user", "assistant").contains(role.asText())) {
+        throw fail(
+            "'" + where + ".role' must be 'user' or 'assistant'.",
+            where + ".role",
+            "invalid_value");
       }
       JsonNode content = m.get("content");
       if (content == null || content.isNull()) {
-        throw fail("'" + where + ".content' is required.", where + ".content", "missing_required_parameter");
+        throw fail(
+            "'" + where + ".content' is required.",
+            where + ".content",
+            "missing_required_parameter");
       }
-      chatMessages.addObject().put("role", role.asText()).put("content", anthropicText(content, where + ".content"));
+      chatMessages
+          .addObject()
+          .put("role", role.asText())
+          .put("content", anthropicText(content, where + ".content"));
     }
     ObjectNode chatBody = JsonNodeFactory.instance.objectNode();
     chatBody.put("model", model);
@@ -167,7 +197,9 @@ public final class RequestValidator {
     if (content.isArray()) {
       StringBuilder text = new StringBuilder();
       for (JsonNode block : content) {
-        if (!block.isObject() || !"text".equals(block.path("type").asText()) || !block.path("text").isTextual()) {
+        if (!block.isObject()
+            || !"text".equals(block.path("type").asText())
+            || !block.path("text").isTextual()) {
           throw fail(
               "'" + where + "' supports text blocks only ({\"type\":\"text\",\"text\":...}).",
               where,
@@ -177,7 +209,8 @@ public final class RequestValidator {
       }
       return text.toString();
     }
-    throw fail("'" + where + "' must be a string or an array of text blocks.", where, "invalid_type");
+    throw fail(
+        "'" + where + "' must be a string or an array of text blocks.", where, "invalid_type");
   }
 
   private List<Map<String, Object>> messages(JsonNode messages, String param) {
@@ -199,23 +232,32 @@ public final class RequestValidator {
       }
       JsonNode role = m.get("role");
       if (role == null || !role.isTextual() || !ROLES.contains(role.asText())) {
-        throw fail("'" + where + ".role' must be one of " + ROLES + ".", where + ".role", "invalid_value");
+        throw fail(
+            "'" + where + ".role' must be one of " + ROLES + ".", where + ".role", "invalid_value");
       }
       JsonNode content = m.get("content");
       boolean hasToolCalls = m.path("tool_calls").isArray();
       if (content == null || content.isNull()) {
         if (!hasToolCalls) {
-          throw fail("'" + where + ".content' is required.", where + ".content", "missing_required_parameter");
+          throw fail(
+              "'" + where + ".content' is required.",
+              where + ".content",
+              "missing_required_parameter");
         }
       } else if (content.isArray()) {
         for (JsonNode part : content) {
           if (!"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
             throw fail(
-                "'" + where + ".content' supports text parts only.", where + ".content", "unsupported_content");
+                "'" + where + ".content' supports text parts only.",
+                where + ".content",
+                "unsupported_content");
           }
         }
       } else if (!content.isTextual()) {
-        throw fail("'" + where + ".content' must be a string or an array of parts.", where + ".content", "invalid_type");
+        throw fail(
+            "'" + where + ".content' must be a string or an array of parts.",
+            where + ".content",
+            "invalid_type");
       }
       result.add(toMap(m));
     }
@@ -282,7 +324,13 @@ public final class RequestValidator {
     }
     if (!v.canConvertToLong() || v.asLong() < 1 || v.asLong() > MAX_TOKENS_CEILING) {
       throw fail(
-          "'" + field + "' must be between 1 and " + MAX_TOKENS_CEILING + ", was " + v.asText() + ".",
+          "'"
+              + field
+              + "' must be between 1 and "
+              + MAX_TOKENS_CEILING
+              + ", was "
+              + v.asText()
+              + ".",
           field,
           "invalid_value");
     }

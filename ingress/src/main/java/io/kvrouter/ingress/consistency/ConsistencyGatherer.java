@@ -18,8 +18,8 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
  * Asks every tracker in the cluster for its view (in parallel, each with a timeout; one that does
- * not answer counts as unreachable) and builds the {@link ConsistencyReport}. Used by the HTTP
- * edge for {@code GET /admin/consistency}.
+ * not answer counts as unreachable) and builds the {@link ConsistencyReport}. Used by the HTTP edge
+ * for {@code GET /admin/consistency}.
  */
 public final class ConsistencyGatherer {
 
@@ -28,7 +28,8 @@ public final class ConsistencyGatherer {
   private final Duration timeout;
   private final IngressMetrics metrics;
 
-  public ConsistencyGatherer(PeerDirectory peers, Scheduler scheduler, Duration timeout, IngressMetrics metrics) {
+  public ConsistencyGatherer(
+      PeerDirectory peers, Scheduler scheduler, Duration timeout, IngressMetrics metrics) {
     this.peers = peers;
     this.scheduler = scheduler;
     this.timeout = timeout;
@@ -40,14 +41,18 @@ public final class ConsistencyGatherer {
     List<CompletableFuture<ConsistencyReport.Answer>> asks = new ArrayList<>();
     for (Map.Entry<String, ActorRef<TrackerRequest>> peer : peers.all().entrySet()) {
       asks.add(
-          AskPattern.<TrackerRequest, TrackerView>ask(peer.getValue(), GetTrackerView::new, timeout, scheduler)
+          AskPattern.<TrackerRequest, TrackerView>ask(
+                  peer.getValue(), GetTrackerView::new, timeout, scheduler)
               .toCompletableFuture()
-              .handle((view, error) -> new ConsistencyReport.Answer(peer.getKey(), error == null ? view : null)));
+              .handle(
+                  (view, error) ->
+                      new ConsistencyReport.Answer(peer.getKey(), error == null ? view : null)));
     }
     return CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
         .thenApply(
             done -> {
-              List<ConsistencyReport.Answer> answers = asks.stream().map(CompletableFuture::join).toList();
+              List<ConsistencyReport.Answer> answers =
+                  asks.stream().map(CompletableFuture::join).toList();
               ConsistencyReport report = ConsistencyReport.of(answers);
               JsonNode json = report.toJson(System.currentTimeMillis());
               if (report.divergedCells() > 0) {

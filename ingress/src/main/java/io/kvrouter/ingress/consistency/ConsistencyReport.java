@@ -13,10 +13,10 @@ import java.util.TreeSet;
 
 /**
  * The cluster-wide consistency view, computed from every tracker's {@link TrackerView}
- * (ARCHITECTURE.md, "Consistency, stated"): for each replica (and each origin ingress's
- * reservation stream), trackers at the newest watermark are <em>converged</em> when their digests
- * agree; trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers
- * at an equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
+ * (ARCHITECTURE.md, "Consistency, stated"): for each replica (and each origin ingress's reservation
+ * stream), trackers at the newest watermark are <em>converged</em> when their digests agree;
+ * trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at an
+ * equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
  * converged when every reachable tracker is at the newest watermark of every stream with equal
  * digests and no tracker is unreachable.
  *
@@ -28,7 +28,11 @@ public final class ConsistencyReport {
   public record Answer(String ingressId, TrackerView view) {}
 
   /** A cell's state. */
-  public enum State { CONVERGED, LAGGING, DIVERGED }
+  public enum State {
+    CONVERGED,
+    LAGGING,
+    DIVERGED
+  }
 
   private record Mark(long epoch, long seq, long count, long digest) {
     boolean sameWatermark(Mark o) {
@@ -101,16 +105,24 @@ public final class ConsistencyReport {
         State st = replicaStates.get(a.ingressId()).get(r);
         lagging |= st == State.LAGGING;
         diverged |= st == State.DIVERGED;
-        cell(rs.putObject(r), replicaMarks.get(a.ingressId()).getOrDefault(r, NONE), st,
-            newest(replicaMarks, r), true);
+        cell(
+            rs.putObject(r),
+            replicaMarks.get(a.ingressId()).getOrDefault(r, NONE),
+            st,
+            newest(replicaMarks, r),
+            true);
       }
       ObjectNode os = t.putObject("origins");
       for (String o : origins) {
         State st = originStates.get(a.ingressId()).get(o);
         lagging |= st == State.LAGGING;
         diverged |= st == State.DIVERGED;
-        cell(os.putObject(o), originMarks.get(a.ingressId()).getOrDefault(o, NONE), st,
-            newest(originMarks, o), false);
+        cell(
+            os.putObject(o),
+            originMarks.get(a.ingressId()).getOrDefault(o, NONE),
+            st,
+            newest(originMarks, o),
+            false);
       }
     }
     root.put("converged", !lagging && !diverged && !unreachable);
@@ -136,7 +148,8 @@ public final class ConsistencyReport {
     c.put("lag_seq", m.epoch() == newest.epoch() ? newest.seq() - m.seq() : -1);
   }
 
-  private Map<String, Map<String, State>> states(TreeSet<String> streams, Map<String, Map<String, Mark>> marks) {
+  private Map<String, Map<String, State>> states(
+      TreeSet<String> streams, Map<String, Map<String, Mark>> marks) {
     Map<String, Map<String, State>> out = new HashMap<>();
     for (Answer a : answers) {
       out.put(a.ingressId(), new HashMap<>());
@@ -151,13 +164,16 @@ public final class ConsistencyReport {
           continue;
         }
         Mark m = marks.get(a.ingressId()).getOrDefault(stream, NONE);
-        byWatermark.computeIfAbsent(m.epoch() + ":" + m.seq(), k -> new ArrayList<>()).add(a.ingressId());
+        byWatermark
+            .computeIfAbsent(m.epoch() + ":" + m.seq(), k -> new ArrayList<>())
+            .add(a.ingressId());
       }
       for (List<String> group : byWatermark.values()) {
         Mark first = marks.get(group.get(0)).getOrDefault(stream, NONE);
-        boolean agree = group.stream()
-            .map(id -> marks.get(id).getOrDefault(stream, NONE))
-            .allMatch(m -> m.count() == first.count() && m.digest() == first.digest());
+        boolean agree =
+            group.stream()
+                .map(id -> marks.get(id).getOrDefault(stream, NONE))
+                .allMatch(m -> m.count() == first.count() && m.digest() == first.digest());
         for (String id : group) {
           Mark m = marks.get(id).getOrDefault(stream, NONE);
           State st = !agree ? State.DIVERGED : m.before(newest) ? State.LAGGING : State.CONVERGED;

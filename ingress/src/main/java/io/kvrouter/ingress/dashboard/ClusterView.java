@@ -14,7 +14,8 @@ import org.apache.pekko.cluster.ClusterEvent.CurrentClusterState;
 import org.apache.pekko.cluster.Member;
 
 /**
- * The cluster as this node sees it, as JSON for the dashboard ({@code GET /dashboard/cluster.json}):
+ * The cluster as this node sees it, as JSON for the dashboard ({@code GET
+ * /dashboard/cluster.json}):
  *
  * <pre>{@code
  * {"cluster": true, "self": "pekko://kvrouter@127.0.0.1:2551", "leader": "pekko://...",
@@ -26,8 +27,8 @@ import org.apache.pekko.cluster.Member;
  * Members are sorted by address; data-centre roles ({@code dc-*}) are left out. On a node that is
  * not a cluster node, {@code cluster} is false and {@code members} is empty.
  *
- * <p>Reads {@link Cluster#state()}, a snapshot the cluster extension keeps current; cost O(members).
- * Thread-safe.
+ * <p>Reads {@link Cluster#state()}, a snapshot the cluster extension keeps current; cost
+ * O(members). Thread-safe.
  */
 public final class ClusterView {
 
@@ -42,7 +43,8 @@ public final class ClusterView {
     ObjectNode out = mapper.createObjectNode();
     out.put("generated_at_ms", System.currentTimeMillis());
     boolean clustered =
-        system instanceof ExtendedActorSystem ext && ext.provider() instanceof ClusterActorRefProvider;
+        system instanceof ExtendedActorSystem ext
+            && ext.provider() instanceof ClusterActorRefProvider;
     out.put("cluster", clustered);
     ArrayNode members = out.putArray("members");
     if (!clustered) {
@@ -57,7 +59,8 @@ public final class ClusterView {
       out.put("leader", leader.toString());
     }
     Set<Member> unreachable = state.getUnreachable();
-    TreeSet<Member> sorted = new TreeSet<>((a, b) -> a.address().toString().compareTo(b.address().toString()));
+    TreeSet<Member> sorted =
+        new TreeSet<>((a, b) -> a.address().toString().compareTo(b.address().toString()));
     state.getMembers().forEach(sorted::add);
     for (Member m : sorted) {
       ObjectNode node = members.addObject();

@@ -13,9 +13,7 @@ import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -27,11 +25,10 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
 
 /**
- * The request path of one inference call: read the body (size limit, strict UTF-8, JSON),
- * validate, tokenize with the model's template, check the context length, then route and
- * forward through the {@link ProxyService}. Every failure becomes the protocol's error object
- * with its status; nothing reaches a replica, and no reservation is made, before validation
- * passed.
+ * The request path of one inference call: read the body (size limit, strict UTF-8, JSON), validate,
+ * tokenize with the model's template, check the context length, then route and forward through the
+ * {@link ProxyService}. Every failure becomes the protocol's error object with its status; nothing
+ * reaches a replica, and no reservation is made, before validation passed.
  */
 public final class InferenceHandler {
 
@@ -70,7 +67,8 @@ public final class InferenceHandler {
         .toStrict(settings.bodyReadTimeout().toMillis(), materializer)
         .thenCompose(
             strict -> {
-              InferenceRequest request = validator.validate(endpoint, reader.read(strict.getData().toArray()));
+              InferenceRequest request =
+                  validator.validate(endpoint, reader.read(strict.getData().toArray()));
               model[0] = request.model();
               int[] tokens = tokenize(request);
               return proxy.forward(request, tokens, "req-" + UUID.randomUUID());
@@ -92,27 +90,41 @@ public final class InferenceHandler {
     try {
       if (request.isChat()) {
         tokens =
-            tokenizer.encodeChat(request.messages(), request.tools(), true, request.templateKwargs());
+            tokenizer.encodeChat(
+                request.messages(), request.tools(), true, request.templateKwargs());
       } else if (request.promptTokenIds() != null) {
         tokens = request.promptTokenIds();
       } else {
         tokens = tokenizer.encodePrompt(request.promptText());
       }
     } catch (ChatTemplateException e) {
-      throw new ApiException(ApiError.invalid("The chat template rejected the messages: " + e.getMessage(), "messages", "invalid_messages"));
+      throw new ApiException(
+          ApiError.invalid(
+              "The chat template rejected the messages: " + e.getMessage(),
+              "messages",
+              "invalid_messages"));
     }
     if (tokens.length == 0) {
-      throw new ApiException(ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));
+      throw new ApiException(
+          ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));
     }
     int limit = tokenizer.maxModelLen();
     int requested = tokens.length + Math.max(request.maxTokens(), 1);
     if (requested > limit) {
       throw new ApiException(
           ApiError.invalid(
-              "This model's maximum context length is " + limit + " tokens. However, you requested "
-                  + requested + " tokens (" + tokens.length + " in the prompt, "
-                  + Math.max(request.maxTokens(), 1) + " in the completion).",
-              request.maxTokens() > limit ? "max_tokens" : (request.isChat() ? "messages" : "prompt"),
+              "This model's maximum context length is "
+                  + limit
+                  + " tokens. However, you requested "
+                  + requested
+                  + " tokens ("
+                  + tokens.length
+                  + " in the prompt, "
+                  + Math.max(request.maxTokens(), 1)
+                  + " in the completion).",
+              request.maxTokens() > limit
+                  ? "max_tokens"
+                  : (request.isChat() ? "messages" : "prompt"),
               "context_length_exceeded"));
     }
     return tokens;
@@ -158,7 +170,8 @@ public final class InferenceHandler {
   }
 
   static HttpResponse errorResponse(Endpoint endpoint, ApiError error) {
-    String body = (endpoint == Endpoint.MESSAGES ? error.toAnthropic() : error.toOpenAi()).toString();
+    String body =
+        (endpoint == Endpoint.MESSAGES ? error.toAnthropic() : error.toOpenAi()).toString();
     HttpResponse response =
         HttpResponse.create()
             .withStatus(error.status())
@@ -168,6 +181,4 @@ public final class InferenceHandler {
     }
     return response;
   }
-
-
 }

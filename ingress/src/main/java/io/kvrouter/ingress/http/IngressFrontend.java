@@ -11,8 +11,8 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.stream.Materializer;
 
 /**
- * Assembles the ingress's HTTP front from its parts (settings, tokenizers, router, metrics,
- * admin view) and binds it. The ingress guardian and the tests build it the same way.
+ * Assembles the ingress's HTTP front from its parts (settings, tokenizers, router, metrics, admin
+ * view) and binds it. The ingress guardian and the tests build it the same way.
  */
 public final class IngressFrontend {
 
@@ -30,8 +30,15 @@ public final class IngressFrontend {
     ProxyService proxy = new ProxyService(system, router, mapper, settings.proxy(), metrics);
     InferenceHandler handler =
         new InferenceHandler(
-            settings, mapper, tokenizers, router, proxy, metrics, Materializer.matFromSystem(system));
-    IngressRoutes routes = new IngressRoutes(settings, handler, router, tokenizers, metrics, admin, mapper);
+            settings,
+            mapper,
+            tokenizers,
+            router,
+            proxy,
+            metrics,
+            Materializer.matFromSystem(system));
+    IngressRoutes routes =
+        new IngressRoutes(settings, handler, router, tokenizers, metrics, admin, mapper);
     return IngressHttpServer.start(system, routes.routes(), settings);
   }
 }

@@ -18,9 +18,9 @@ import org.apache.pekko.http.javadsl.server.AllDirectives;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * The ingress's HTTP surface: OpenAI and Anthropic inference endpoints, models, health,
- * readiness, Prometheus metrics and the admin endpoints (bearer token when one is configured).
- * Anything else gets a 404 in OpenAI's error form.
+ * The ingress's HTTP surface: OpenAI and Anthropic inference endpoints, models, health, readiness,
+ * Prometheus metrics and the admin endpoints (bearer token when one is configured). Anything else
+ * gets a 404 in OpenAI's error form.
  */
 public final class IngressRoutes extends AllDirectives {
 
@@ -53,19 +53,47 @@ public final class IngressRoutes extends AllDirectives {
   public Route routes() {
     return concat(
         path(segment("v1").slash("completions"), () -> post(() -> inference(Endpoint.COMPLETIONS))),
-        path(segment("v1").slash("chat").slash("completions"), () -> post(() -> inference(Endpoint.CHAT))),
+        path(
+            segment("v1").slash("chat").slash("completions"),
+            () -> post(() -> inference(Endpoint.CHAT))),
         path(segment("v1").slash("messages"), () -> post(() -> inference(Endpoint.MESSAGES))),
         path(segment("v1").slash("models"), () -> get(this::models)),
         path("health", () -> get(() -> json(200, "{\"status\":\"ok\"}"))),
         path("ready", () -> get(this::ready)),
-        path("metrics", () -> get(() -> complete(
-            HttpResponse.create().withEntity(
-                HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape()))))),
-        pathPrefix("admin", () -> authorized(() -> concat(
-            path("replicas", () -> get(() -> onSuccess(admin.replicas(), node -> json(200, node.toString())))),
-            path("consistency", () -> get(() -> onSuccess(admin.consistency(), node -> json(200, node.toString())))),
-            pathPrefix("debug", this::debug),
-            notFound()))),
+        path(
+            "metrics",
+            () ->
+                get(
+                    () ->
+                        complete(
+                            HttpResponse.create()
+                                .withEntity(
+                                    HttpEntities.create(
+                                        ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape()))))),
+        pathPrefix(
+            "admin",
+            () ->
+                authorized(
+                    () ->
+                        concat(
+                            path(
+                                "replicas",
+                                () ->
+                                    get(
+                                        () ->
+                                            onSuccess(
+                                                admin.replicas(),
+                                                node -> json(200, node.toString())))),
+                            path(
+                                "consistency",
+                                () ->
+                                    get(
+                                        () ->
+                                            onSuccess(
+                                                admin.consistency(),
+                                                node -> json(200, node.toString())))),
+                            pathPrefix("debug", this::debug),
+                            notFound()))),
         new io.kvrouter.ingress.dashboard.DashboardRoutes(settings.adminToken(), mapper).routes(),
         notFound());
   }
@@ -75,19 +103,31 @@ public final class IngressRoutes extends AllDirectives {
     if (!settings.debugEndpoints()) {
       return notFound();
     }
-    return post(() -> concat(
-        path("pause-events", () -> {
-          admin.pauseEvents(true);
-          return json(200, "{\"events\":\"paused\"}");
-        }),
-        path("resume-events", () -> {
-          admin.pauseEvents(false);
-          return json(200, "{\"events\":\"resumed\"}");
-        }),
-        path("diverge", () -> parameter("replica", replica -> {
-          admin.diverge(replica);
-          return json(200, "{\"diverged\":\"" + replica.replace("\"", "") + "\"}");
-        }))));
+    return post(
+        () ->
+            concat(
+                path(
+                    "pause-events",
+                    () -> {
+                      admin.pauseEvents(true);
+                      return json(200, "{\"events\":\"paused\"}");
+                    }),
+                path(
+                    "resume-events",
+                    () -> {
+                      admin.pauseEvents(false);
+                      return json(200, "{\"events\":\"resumed\"}");
+                    }),
+                path(
+                    "diverge",
+                    () ->
+                        parameter(
+                            "replica",
+                            replica -> {
+                              admin.diverge(replica);
+                              return json(
+                                  200, "{\"diverged\":\"" + replica.replace("\"", "") + "\"}");
+                            }))));
   }
 
   private Route inference(Endpoint endpoint) {
@@ -123,28 +163,49 @@ public final class IngressRoutes extends AllDirectives {
       return inner.get();
     }
     String expected = "Bearer " + settings.adminToken();
-    return optionalHeaderValueByName("Authorization", header -> {
-      if (header.isPresent() && java.security.MessageDigest.isEqual(
-          header.get().getBytes(java.nio.charset.StandardCharsets.UTF_8),
-          expected.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
-        return inner.get();
-      }
-      return complete(
-          HttpResponse.create()
-              .withStatus(401)
-              .addHeader(org.apache.pekko.http.javadsl.model.headers.RawHeader.create(
-                  "WWW-Authenticate", "Bearer realm=\"kvrouter-admin\""))
-              .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON,
-                  new ApiError(401, "This endpoint needs the admin bearer token.", "invalid_request_error",
-                      null, "unauthorized", 0).toOpenAi().toString())));
-    });
+    return optionalHeaderValueByName(
+        "Authorization",
+        header -> {
+          if (header.isPresent()
+              && java.security.MessageDigest.isEqual(
+                  header.get().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                  expected.getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+            return inner.get();
+          }
+          return complete(
+              HttpResponse.create()
+                  .withStatus(401)
+                  .addHeader(
+                      org.apache.pekko.http.javadsl.model.headers.RawHeader.create(
+                          "WWW-Authenticate", "Bearer realm=\"kvrouter-admin\""))
+                  .withEntity(
+                      HttpEntities.create(
+                          ContentTypes.APPLICATION_JSON,
+                          new ApiError(
+                                  401,
+                                  "This endpoint needs the admin bearer token.",
+                                  "invalid_request_error",
+                                  null,
+                                  "unauthorized",
+                                  0)
+                              .toOpenAi()
+                              .toString())));
+        });
   }
 
   private Route notFound() {
-    return extractUri(uri -> complete(
-        InferenceHandler.errorResponse(
-            Endpoint.CHAT,
-            new ApiError(404, "No route for " + uri.path() + ".", "invalid_request_error", null, "not_found", 0))));
+    return extractUri(
+        uri ->
+            complete(
+                InferenceHandler.errorResponse(
+                    Endpoint.CHAT,
+                    new ApiError(
+                        404,
+                        "No route for " + uri.path() + ".",
+                        "invalid_request_error",
+                        null,
+                        "not_found",
+                        0))));
   }
 
   private Route json(int status, String body) {

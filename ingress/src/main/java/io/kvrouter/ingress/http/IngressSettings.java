@@ -50,6 +50,13 @@ public record IngressSettings(
   /** The same settings on another port. */
   public IngressSettings withPort(int newPort) {
     return new IngressSettings(
-        host, newPort, maxBodyBytes, bodyReadTimeout, proxy, adminToken, defaultModel, debugEndpoints);
+        host,
+        newPort,
+        maxBodyBytes,
+        bodyReadTimeout,
+        proxy,
+        adminToken,
+        defaultModel,
+        debugEndpoints);
   }
 }

@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       {@code kvrouter_engine_cached_tokens_total}: token counts of routed requests
  *   <li>{@code kvrouter_prediction_error_tokens{replica}}: |predicted − engine-reported| cached
  *       tokens per request (histogram)
- *   <li>{@code kvrouter_replica_inflight{replica}}: in-flight requests per replica, as this
- *       node's tracker sees them
+ *   <li>{@code kvrouter_replica_inflight{replica}}: in-flight requests per replica, as this node's
+ *       tracker sees them
  *   <li>{@code kvrouter_retries_total}, {@code kvrouter_rejected_total{reason}}
  *   <li>{@code kvrouter_prediction_mismatch_ratio{replica}}, {@code
  *       kvrouter_prediction_mismatch_alert{replica}}: index accuracy ({@link PredictionAccuracy})
@@ -33,7 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class IngressMetrics implements ProxyListener {
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Timer decision;
   private final Counter promptTokens;
   private final Counter predictedCached;
@@ -53,7 +54,10 @@ public final class IngressMetrics implements ProxyListener {
             .minimumExpectedValue(Duration.ofNanos(1_000))
             .maximumExpectedValue(Duration.ofSeconds(1))
             .register(registry);
-    promptTokens = Counter.builder("kvrouter.prompt.tokens").description("Prompt tokens routed").register(registry);
+    promptTokens =
+        Counter.builder("kvrouter.prompt.tokens")
+            .description("Prompt tokens routed")
+            .register(registry);
     predictedCached =
         Counter.builder("kvrouter.predicted.cached.tokens")
             .description("Prompt tokens the tracker predicted cached on the chosen replica")
@@ -62,19 +66,32 @@ public final class IngressMetrics implements ProxyListener {
         Counter.builder("kvrouter.engine.cached.tokens")
             .description("Prompt tokens the engines reported cached (usage.prompt_tokens_details)")
             .register(registry);
-    retries = Counter.builder("kvrouter.retries").description("Attempts retried on another replica").register(registry);
+    retries =
+        Counter.builder("kvrouter.retries")
+            .description("Attempts retried on another replica")
+            .register(registry);
     // Export the consistency meters from the start, so dashboards see zeros rather than nothing.
     for (String plane : new String[] {"events", "reservations"}) {
-      Counter.builder("kvrouter.event.gaps").description("Gaps found in an event stream, by plane")
-          .tag("plane", plane).register(registry);
-      Counter.builder("kvrouter.replays").description("Replays asked for, by plane")
-          .tag("plane", plane).register(registry);
-      Counter.builder("kvrouter.snapshots").description("Snapshots installed, by plane")
-          .tag("plane", plane).register(registry);
+      Counter.builder("kvrouter.event.gaps")
+          .description("Gaps found in an event stream, by plane")
+          .tag("plane", plane)
+          .register(registry);
+      Counter.builder("kvrouter.replays")
+          .description("Replays asked for, by plane")
+          .tag("plane", plane)
+          .register(registry);
+      Counter.builder("kvrouter.snapshots")
+          .description("Snapshots installed, by plane")
+          .tag("plane", plane)
+          .register(registry);
     }
     counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks");
-    lagTimer("kvrouter.event.lag", "Time from an agent publishing a KV event batch to this tracker receiving it");
-    lagTimer("kvrouter.reservation.propagation", "Time from a peer tracker's reservation to this tracker receiving it");
+    lagTimer(
+        "kvrouter.event.lag",
+        "Time from an agent publishing a KV event batch to this tracker receiving it");
+    lagTimer(
+        "kvrouter.reservation.propagation",
+        "Time from a peer tracker's reservation to this tracker receiving it");
   }
 
   // ---------------------------------------------------------------- consistency (event planes)
@@ -94,37 +111,51 @@ public final class IngressMetrics implements ProxyListener {
 
   /** A KV event batch arrived {@code millis} after its agent published it. */
   public void eventLag(long millis) {
-    lagTimer("kvrouter.event.lag", "Time from an agent publishing a KV event batch to this tracker receiving it")
+    lagTimer(
+            "kvrouter.event.lag",
+            "Time from an agent publishing a KV event batch to this tracker receiving it")
         .record(Duration.ofMillis(Math.max(0, millis)));
   }
 
   /** A peer's reservation arrived {@code millis} after its tracker made it. */
   public void reservationPropagation(long millis) {
-    lagTimer("kvrouter.reservation.propagation", "Time from a peer tracker's reservation to this tracker receiving it")
+    lagTimer(
+            "kvrouter.reservation.propagation",
+            "Time from a peer tracker's reservation to this tracker receiving it")
         .record(Duration.ofMillis(Math.max(0, millis)));
   }
 
   /** This tracker found a gap in a replica's KV events or a peer's reservation events. */
   public void gap(String plane) {
-    Counter.builder("kvrouter.event.gaps").description("Gaps found in an event stream, by plane")
-        .tag("plane", plane).register(registry).increment();
+    Counter.builder("kvrouter.event.gaps")
+        .description("Gaps found in an event stream, by plane")
+        .tag("plane", plane)
+        .register(registry)
+        .increment();
   }
 
   /** This tracker asked for a replay (of a replica's batches or a peer's reservations). */
   public void replay(String plane) {
-    Counter.builder("kvrouter.replays").description("Replays asked for, by plane")
-        .tag("plane", plane).register(registry).increment();
+    Counter.builder("kvrouter.replays")
+        .description("Replays asked for, by plane")
+        .tag("plane", plane)
+        .register(registry)
+        .increment();
   }
 
   /** This tracker installed a snapshot (of a replica or of a peer's reservations). */
   public void snapshot(String plane) {
-    Counter.builder("kvrouter.snapshots").description("Snapshots installed, by plane")
-        .tag("plane", plane).register(registry).increment();
+    Counter.builder("kvrouter.snapshots")
+        .description("Snapshots installed, by plane")
+        .tag("plane", plane)
+        .register(registry)
+        .increment();
   }
 
   /** The consistency view found {@code cells} tracker cells diverged at equal watermarks. */
   public void digestMismatches(int cells) {
-    counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks").increment(cells);
+    counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks")
+        .increment(cells);
   }
 
   /** The Prometheus text exposition of every metric. */
@@ -144,11 +175,14 @@ public final class IngressMetrics implements ProxyListener {
   public void request(String model, int status) {
     String m = model == null ? "" : model;
     requestCounters
-        .computeIfAbsent(m + '\u0000' + status, k -> Counter.builder("kvrouter.requests")
-            .description("Requests answered, by model and HTTP status")
-            .tag("model", m)
-            .tag("status", Integer.toString(status))
-            .register(registry))
+        .computeIfAbsent(
+            m + '\u0000' + status,
+            k ->
+                Counter.builder("kvrouter.requests")
+                    .description("Requests answered, by model and HTTP status")
+                    .tag("model", m)
+                    .tag("status", Integer.toString(status))
+                    .register(registry))
         .increment();
   }
 
@@ -183,18 +217,25 @@ public final class IngressMetrics implements ProxyListener {
 
   @Override
   public void answered(
-      String model, String replicaId, int prompt, int predictedCachedTokens, int reportedCachedTokens) {
+      String model,
+      String replicaId,
+      int prompt,
+      int predictedCachedTokens,
+      int reportedCachedTokens) {
     promptTokens.increment(prompt);
     predictedCached.increment(Math.max(0, predictedCachedTokens));
     if (reportedCachedTokens >= 0) {
       engineCached.increment(reportedCachedTokens);
       predictionErrors
-          .computeIfAbsent(replicaId, r -> DistributionSummary.builder("kvrouter.prediction.error.tokens")
-              .description("|predicted - engine-reported| cached prompt tokens per request")
-              .baseUnit("tokens")
-              .tag("replica", r)
-              .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
-              .register(registry))
+          .computeIfAbsent(
+              replicaId,
+              r ->
+                  DistributionSummary.builder("kvrouter.prediction.error.tokens")
+                      .description("|predicted - engine-reported| cached prompt tokens per request")
+                      .baseUnit("tokens")
+                      .tag("replica", r)
+                      .serviceLevelObjectives(1, 16, 64, 256, 1024, 4096, 16384)
+                      .register(registry))
           .record(Math.abs(predictedCachedTokens - reportedCachedTokens));
       accuracy.record(replicaId, prompt, predictedCachedTokens, reportedCachedTokens);
     }

@@ -14,19 +14,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Exported per replica as the gauges {@code kvrouter_prediction_mismatch_ratio{replica}} (the
  * share, 0..1) and {@code kvrouter_prediction_mismatch_alert{replica}} (1 while alerting). A
- * replica starts alerting, with one WARN log line, when the share exceeds {@link #ALERT_SHARE}
- * over at least {@code minSamples} requests; it stops, with one INFO line, when the share falls
- * to {@link #RECOVER_SHARE} or below (hysteresis, so a share hovering at the threshold does not
- * flood the log). A silent mismatch (wrong block size, tokenizer or hash seed) makes nearly every
+ * replica starts alerting, with one WARN log line, when the share exceeds {@link #ALERT_SHARE} over
+ * at least {@code minSamples} requests; it stops, with one INFO line, when the share falls to
+ * {@link #RECOVER_SHARE} or below (hysteresis, so a share hovering at the threshold does not flood
+ * the log). A silent mismatch (wrong block size, tokenizer or hash seed) makes nearly every
  * repeated prompt disagree, so it trips within {@code minSamples} requests.
  *
- * <p>Thread-safe. Cost: O(1) per {@link #record} (one map lookup and a short lock on that
- * replica's window); memory {@code window} bytes per replica.
+ * <p>Thread-safe. Cost: O(1) per {@link #record} (one map lookup and a short lock on that replica's
+ * window); memory {@code window} bytes per replica.
  */
 public final class PredictionAccuracy {
 
   /** Share of disagreeing requests above which a replica alerts. */
   public static final double ALERT_SHARE = 0.5;
+
   /** Share at or below which an alerting replica recovers. */
   public static final double RECOVER_SHARE = 0.25;
 
@@ -44,11 +45,16 @@ public final class PredictionAccuracy {
    * @param minSamples requests needed before a replica may alert
    * @param minToleranceTokens smallest disagreement that counts (one block)
    */
-  public PredictionAccuracy(MeterRegistry registry, int window, int minSamples, int minToleranceTokens) {
+  public PredictionAccuracy(
+      MeterRegistry registry, int window, int minSamples, int minToleranceTokens) {
     if (window < 1 || minSamples < 1 || minSamples > window || minToleranceTokens < 0) {
       throw new IllegalArgumentException(
-          "need 1 <= minSamples <= window and minToleranceTokens >= 0, got window=" + window
-              + " minSamples=" + minSamples + " minToleranceTokens=" + minToleranceTokens);
+          "need 1 <= minSamples <= window and minToleranceTokens >= 0, got window="
+              + window
+              + " minSamples="
+              + minSamples
+              + " minToleranceTokens="
+              + minToleranceTokens);
     }
     this.registry = registry;
     this.window = window;
@@ -94,7 +100,8 @@ public final class PredictionAccuracy {
   private Window newWindow(String replica) {
     Window w = new Window(window);
     Gauge.builder("kvrouter.prediction.mismatch.ratio", w, Window::ratio)
-        .description("Share of the last requests where predicted and engine-reported cached tokens disagree")
+        .description(
+            "Share of the last requests where predicted and engine-reported cached tokens disagree")
         .tag("replica", replica)
         .register(registry);
     Gauge.builder("kvrouter.prediction.mismatch.alert", w, x -> x.alerting() ? 1 : 0)
@@ -135,10 +142,16 @@ public final class PredictionAccuracy {
         LOG.warn(
             "Index accuracy: replica {} disagrees with the tracker on {} of the last {} requests "
                 + "(predicted vs engine-reported cached tokens); check its block size, tokenizer and hash seed",
-            replica, missCount, size);
+            replica,
+            missCount,
+            size);
       } else if (alerting && share <= RECOVER_SHARE) {
         alerting = false;
-        LOG.info("Index accuracy: replica {} recovered ({} of the last {} requests disagree)", replica, missCount, size);
+        LOG.info(
+            "Index accuracy: replica {} recovered ({} of the last {} requests disagree)",
+            replica,
+            missCount,
+            size);
       }
     }
 

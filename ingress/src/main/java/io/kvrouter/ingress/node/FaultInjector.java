@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * Drops, duplicates and reorders a random share of the messages a tracker receives from the
- * cluster topics, to prove that sequencing, replay and snapshots repair any of it (tests and
- * chaos runs; off by default). Reordering holds one message back and delivers it after the next.
+ * Drops, duplicates and reorders a random share of the messages a tracker receives from the cluster
+ * topics, to prove that sequencing, replay and snapshots repair any of it (tests and chaos runs;
+ * off by default). Reordering holds one message back and delivers it after the next.
  *
  * <p>Cost: one random draw per message. Not thread-safe (one per feeding actor).
  */
@@ -31,7 +31,10 @@ final class FaultInjector<T> {
   static <T> FaultInjector<T> fromConfig(Config config, long salt) {
     Config c = config.getConfig("kvrouter.tracker.fault-injection");
     return new FaultInjector<>(
-        c.getDouble("drop"), c.getDouble("duplicate"), c.getDouble("reorder"), c.getLong("seed") ^ salt);
+        c.getDouble("drop"),
+        c.getDouble("duplicate"),
+        c.getDouble("reorder"),
+        c.getLong("seed") ^ salt);
   }
 
   boolean active() {

@@ -19,8 +19,8 @@ import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.actor.ReservationGap;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -32,16 +32,23 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 
 /**
  * The guardian of an ingress node: spawns the node's {@link KvTracker}, the {@link TrackerFeeds}
- * that keep it level with the replicas and the {@link PeerSync} that keeps it level with the
- * other ingresses, and binds the HTTP front once wired. Configuration comes from the node's own
- * {@code kvrouter.ingress}, {@code kvrouter.tracker} and {@code kvrouter.models}, so several
- * ingress nodes can share a JVM.
+ * that keep it level with the replicas and the {@link PeerSync} that keeps it level with the other
+ * ingresses, and binds the HTTP front once wired. Configuration comes from the node's own {@code
+ * kvrouter.ingress}, {@code kvrouter.tracker} and {@code kvrouter.models}, so several ingress nodes
+ * can share a JVM.
  */
 public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Command> {
 
   /** The guardian's messages: what its children hand it. */
   public sealed interface Command
-      permits Outgoing, EventGap, ReservationGapFound, Bound, BindFailed, RefreshGauges, LoadsArrived, Nothing {}
+      permits Outgoing,
+          EventGap,
+          ReservationGapFound,
+          Bound,
+          BindFailed,
+          RefreshGauges,
+          LoadsArrived,
+          Nothing {}
 
   /** The tracker made a reservation event: broadcast it. */
   record Outgoing(ReservationEvent event) implements Command {}
@@ -57,11 +64,15 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   record BindFailed(Throwable error) implements Command {}
 
   /** Time to refresh the per-replica gauges. */
-  enum RefreshGauges implements Command { INSTANCE }
+  enum RefreshGauges implements Command {
+    INSTANCE
+  }
 
   record LoadsArrived(KvTracker.Loads loads) implements Command {}
 
-  enum Nothing implements Command { INSTANCE }
+  enum Nothing implements Command {
+    INSTANCE
+  }
 
   private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
 
@@ -77,8 +88,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   /**
-   * The same, telling {@code onBound} where the HTTP API listens once bound (with
-   * {@code kvrouter.ingress.http.port = 0} that is how to learn the port).
+   * The same, telling {@code onBound} where the HTTP API listens once bound (with {@code
+   * kvrouter.ingress.http.port = 0} that is how to learn the port).
    */
   public static RoleGuardian roleGuardian(Consumer<InetSocketAddress> onBound) {
     return () -> create(onBound);
@@ -90,11 +101,12 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   static Behavior<Command> create(Consumer<InetSocketAddress> onBound) {
     return Behaviors.setup(
-        ctx -> Behaviors.withTimers(
-            timers -> {
-              timers.startTimerWithFixedDelay(RefreshGauges.INSTANCE, Duration.ofSeconds(1));
-              return new IngressGuardian(ctx, onBound);
-            }));
+        ctx ->
+            Behaviors.withTimers(
+                timers -> {
+                  timers.startTimerWithFixedDelay(RefreshGauges.INSTANCE, Duration.ofSeconds(1));
+                  return new IngressGuardian(ctx, onBound);
+                }));
   }
 
   private final Consumer<InetSocketAddress> onBound;
@@ -109,14 +121,20 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     TrackerConfig trackerConfig =
         TrackerConfig.defaults(ingressId).withPolicy(config.getString("kvrouter.tracker.policy"));
     if (!config.getBoolean("kvrouter.tracker.near-tie-randomisation")) {
-      trackerConfig = trackerConfig.withPolicyConfig(trackerConfig.policyConfig().withoutNearTieRandomisation());
+      trackerConfig =
+          trackerConfig.withPolicyConfig(
+              trackerConfig.policyConfig().withoutNearTieRandomisation());
     }
-    StrictGate gate = switch (config.getString("kvrouter.consistency")) {
-      case "broadcast" -> null;
-      case "strict" -> new StrictGate(ctx.getSystem(), ASK_TIMEOUT, trackerConfig.leaseMillis());
-      default -> throw new IllegalArgumentException(
-          "kvrouter.consistency must be broadcast or strict, was " + config.getString("kvrouter.consistency"));
-    };
+    StrictGate gate =
+        switch (config.getString("kvrouter.consistency")) {
+          case "broadcast" -> null;
+          case "strict" ->
+              new StrictGate(ctx.getSystem(), ASK_TIMEOUT, trackerConfig.leaseMillis());
+          default ->
+              throw new IllegalArgumentException(
+                  "kvrouter.consistency must be broadcast or strict, was "
+                      + config.getString("kvrouter.consistency"));
+        };
     metrics = new IngressMetrics();
 
     tracker =
@@ -135,22 +153,43 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     int salt = ingressId.hashCode();
     feeds =
         ctx.spawn(
-            TrackerFeeds.create(tracker, directory, metrics, replicasCaughtUp,
+            TrackerFeeds.create(
+                tracker,
+                directory,
+                metrics,
+                replicasCaughtUp,
                 FaultInjector.<KvEventBatch>fromConfig(config, salt)),
             "feeds");
     PeerDirectory peers = new PeerDirectory();
     peerSync =
         ctx.spawn(
-            PeerSync.create(tracker, ingressId, peers, metrics, replicasCaughtUp, caughtUp,
+            PeerSync.create(
+                tracker,
+                ingressId,
+                peers,
+                metrics,
+                replicasCaughtUp,
+                caughtUp,
                 FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
             "peer-sync");
 
     TrackerRouter router =
-        new TrackerRouter(tracker, ctx.getSystem().scheduler(), ASK_TIMEOUT, directory, tokenizers, metrics, gate);
+        new TrackerRouter(
+            tracker,
+            ctx.getSystem().scheduler(),
+            ASK_TIMEOUT,
+            directory,
+            tokenizers,
+            metrics,
+            gate);
     NodeAdminView admin =
         new NodeAdminView(
-            ctx.getSystem(), tracker, feeds, directory,
-            new ConsistencyGatherer(peers, ctx.getSystem().scheduler(), Duration.ofSeconds(2), metrics),
+            ctx.getSystem(),
+            tracker,
+            feeds,
+            directory,
+            new ConsistencyGatherer(
+                peers, ctx.getSystem().scheduler(), Duration.ofSeconds(2), metrics),
             () -> bound.get() && caughtUp.get());
     ctx.pipeToSelf(
         IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
@@ -160,18 +199,24 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(Outgoing.class, m -> {
-          peerSync.tell(new PeerSync.Outgoing(m.event()));
-          return this;
-        })
-        .onMessage(EventGap.class, m -> {
-          feeds.tell(new TrackerFeeds.Gap(m.gap()));
-          return this;
-        })
-        .onMessage(ReservationGapFound.class, m -> {
-          peerSync.tell(new PeerSync.Gap(m.gap()));
-          return this;
-        })
+        .onMessage(
+            Outgoing.class,
+            m -> {
+              peerSync.tell(new PeerSync.Outgoing(m.event()));
+              return this;
+            })
+        .onMessage(
+            EventGap.class,
+            m -> {
+              feeds.tell(new TrackerFeeds.Gap(m.gap()));
+              return this;
+            })
+        .onMessage(
+            ReservationGapFound.class,
+            m -> {
+              peerSync.tell(new PeerSync.Gap(m.gap()));
+              return this;
+            })
         .onMessage(Bound.class, this::onBound)
         .onMessage(BindFailed.class, this::onBindFailed)
         .onMessageEquals(RefreshGauges.INSTANCE, this::onRefreshGauges)
@@ -181,8 +226,13 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   private Behavior<Command> onRefreshGauges() {
-    getContext().ask(KvTracker.Loads.class, tracker, ASK_TIMEOUT, KvTracker.GetLoads::new,
-        (loads, error) -> loads == null ? Nothing.INSTANCE : new LoadsArrived(loads));
+    getContext()
+        .ask(
+            KvTracker.Loads.class,
+            tracker,
+            ASK_TIMEOUT,
+            KvTracker.GetLoads::new,
+            (loads, error) -> loads == null ? Nothing.INSTANCE : new LoadsArrived(loads));
     return this;
   }
 
@@ -194,8 +244,12 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   private Behavior<Command> onBound(Bound m) {
     bound.set(true);
     onBound.accept(m.binding().localAddress());
-    getContext().getLog().info("kvrouter ingress listening on http://{}:{}",
-        m.binding().localAddress().getHostString(), m.binding().localAddress().getPort());
+    getContext()
+        .getLog()
+        .info(
+            "kvrouter ingress listening on http://{}:{}",
+            m.binding().localAddress().getHostString(),
+            m.binding().localAddress().getPort());
     return this;
   }
 

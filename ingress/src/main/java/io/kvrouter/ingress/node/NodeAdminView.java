@@ -51,33 +51,35 @@ final class NodeAdminView implements AdminView {
         AskPattern.ask(tracker, KvTracker.GetLoads::new, ASK_TIMEOUT, system.scheduler());
     return AskPattern.<KvTracker.Command, TrackerDigests>ask(
             tracker, KvTracker.GetDigests::new, ASK_TIMEOUT, system.scheduler())
-        .thenCombine(loadsAsked, (digests, loads) -> {
-          ArrayNode list = JsonNodeFactory.instance.arrayNode();
-          for (ReplicaInfo info : directory.all()) {
-            ObjectNode r = list.addObject();
-            r.put("replica", info.targetId());
-            r.put("model", info.model());
-            r.put("url", info.baseUrl());
-            r.put("block_size", info.blockSize());
-            r.put("kv_events", info.kvEvents());
-            TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
-            if (state != null) {
-              r.put("blocks", state.digest().count());
-              r.put("epoch", state.epoch());
-              r.put("seq", state.seq());
-            }
-            ReplicaLoadSnapshot load = loads.byReplica().get(info.targetId());
-            if (load != null) {
-              r.put("in_flight", load.inFlight());
-              r.put("prefill_tokens", load.prefillTokens());
-              r.put("decode_tokens", load.decodeTokens());
-              r.put("waiting", load.waiting());
-              r.put("running", load.running());
-              r.put("kv_usage", load.kvUsage());
-            }
-          }
-          return (JsonNode) list;
-        });
+        .thenCombine(
+            loadsAsked,
+            (digests, loads) -> {
+              ArrayNode list = JsonNodeFactory.instance.arrayNode();
+              for (ReplicaInfo info : directory.all()) {
+                ObjectNode r = list.addObject();
+                r.put("replica", info.targetId());
+                r.put("model", info.model());
+                r.put("url", info.baseUrl());
+                r.put("block_size", info.blockSize());
+                r.put("kv_events", info.kvEvents());
+                TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
+                if (state != null) {
+                  r.put("blocks", state.digest().count());
+                  r.put("epoch", state.epoch());
+                  r.put("seq", state.seq());
+                }
+                ReplicaLoadSnapshot load = loads.byReplica().get(info.targetId());
+                if (load != null) {
+                  r.put("in_flight", load.inFlight());
+                  r.put("prefill_tokens", load.prefillTokens());
+                  r.put("decode_tokens", load.decodeTokens());
+                  r.put("waiting", load.waiting());
+                  r.put("running", load.running());
+                  r.put("kv_usage", load.kvUsage());
+                }
+              }
+              return (JsonNode) list;
+            });
   }
 
   @Override

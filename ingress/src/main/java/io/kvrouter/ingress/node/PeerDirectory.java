@@ -6,9 +6,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
- * The tracker endpoints of every ingress in the cluster (this one included), by ingress id, as
- * the Receptionist lists them. Written by {@link PeerSync}, read by the consistency view;
- * thread-safe.
+ * The tracker endpoints of every ingress in the cluster (this one included), by ingress id, as the
+ * Receptionist lists them. Written by {@link PeerSync}, read by the consistency view; thread-safe.
  */
 public final class PeerDirectory {
 

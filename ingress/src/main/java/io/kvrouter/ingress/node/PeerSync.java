@@ -29,9 +29,9 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 /**
  * The reservation plane of one ingress, and its tracker's endpoint for peers: broadcasts the
  * tracker's reservation events and, every second, its next seq; feeds peers' events and marks to
- * the tracker; when the tracker finds a gap in a peer's events, asks that peer to replay (its
- * log, or a snapshot of its open reservations); answers peers' replay and view requests by
- * handing them to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ * the tracker; when the tracker finds a gap in a peer's events, asks that peer to replay (its log,
+ * or a snapshot of its open reservations); answers peers' replay and view requests by handing them
+ * to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
@@ -64,10 +64,14 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReplayFailed(String origin) implements Internal {}
 
-  private enum Tick implements Internal { INSTANCE }
+  private enum Tick implements Internal {
+    INSTANCE
+  }
 
   /** An ask that came back empty: nothing to do. */
-  private enum Nothing implements Internal { INSTANCE }
+  private enum Nothing implements Internal {
+    INSTANCE
+  }
 
   private final ActorRef<KvTracker.Command> tracker;
   private final String selfIngressId;
@@ -94,8 +98,19 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       AtomicBoolean ready,
       FaultInjector<ReservationEvent> faults) {
     return Behaviors.setup(
-        ctx -> Behaviors.withTimers(
-            timers -> new PeerSync(ctx, timers, tracker, selfIngressId, directory, metrics, replicasReady, ready, faults)));
+        ctx ->
+            Behaviors.withTimers(
+                timers ->
+                    new PeerSync(
+                        ctx,
+                        timers,
+                        tracker,
+                        selfIngressId,
+                        directory,
+                        metrics,
+                        replicasReady,
+                        ready,
+                        faults)));
   }
 
   private PeerSync(
@@ -116,15 +131,20 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     this.replicasReady = replicasReady;
     this.ready = ready;
     this.faults = faults;
-    this.events = ctx.spawn(Topic.create(ReservationEvent.class, RESERVATIONS_TOPIC), "reservations-topic");
+    this.events =
+        ctx.spawn(Topic.create(ReservationEvent.class, RESERVATIONS_TOPIC), "reservations-topic");
     this.marks = ctx.spawn(Topic.create(ReservationMark.class, MARKS_TOPIC), "marks-topic");
     events.tell(Topic.subscribe(ctx.messageAdapter(ReservationEvent.class, EventArrived::new)));
     marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
-    ctx.getSystem().receptionist().tell(Receptionist.register(TrackerRequest.SERVICE_KEY, ctx.getSelf()));
     ctx.getSystem()
         .receptionist()
-        .tell(Receptionist.subscribe(
-            TrackerRequest.SERVICE_KEY, ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
+        .tell(Receptionist.register(TrackerRequest.SERVICE_KEY, ctx.getSelf()));
+    ctx.getSystem()
+        .receptionist()
+        .tell(
+            Receptionist.subscribe(
+                TrackerRequest.SERVICE_KEY,
+                ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
     timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofSeconds(1));
   }
 
@@ -132,23 +152,30 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
         .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(ready.get(), m.replyTo())))
-        .onMessage(ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
-        .onMessage(Outgoing.class, m -> {
-          events.tell(Topic.publish(m.event()));
-          return this;
-        })
+        .onMessage(
+            ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
+        .onMessage(
+            Outgoing.class,
+            m -> {
+              events.tell(Topic.publish(m.event()));
+              return this;
+            })
         .onMessage(EventArrived.class, this::onEvent)
         .onMessage(MarkArrived.class, this::onMark)
-        .onMessage(OwnMark.class, m -> {
-          marks.tell(Topic.publish(m.mark()));
-          return this;
-        })
+        .onMessage(
+            OwnMark.class,
+            m -> {
+              marks.tell(Topic.publish(m.mark()));
+              return this;
+            })
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
-        .onMessage(ReplayFailed.class, m -> {
-          replaying.remove(m.origin());
-          return this;
-        })
+        .onMessage(
+            ReplayFailed.class,
+            m -> {
+              replaying.remove(m.origin());
+              return this;
+            })
         .onMessage(ListingChanged.class, this::onListing)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
@@ -189,12 +216,14 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       return this; // not listed yet, or a replay is already under way
     }
     metrics.replay("reservations");
-    getContext().ask(
-        ReservationReplay.class,
-        peer,
-        ASK_TIMEOUT,
-        replyTo -> new ReplayReservations(origin, m.gap().fromSeq(), replyTo),
-        (replay, error) -> replay == null ? new ReplayFailed(origin) : new ReplayArrived(replay));
+    getContext()
+        .ask(
+            ReservationReplay.class,
+            peer,
+            ASK_TIMEOUT,
+            replyTo -> new ReplayReservations(origin, m.gap().fromSeq(), replyTo),
+            (replay, error) ->
+                replay == null ? new ReplayFailed(origin) : new ReplayArrived(replay));
     return this;
   }
 
@@ -209,7 +238,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private Behavior<TrackerRequest> onListing(ListingChanged m) {
     Map<String, ActorRef<TrackerRequest>> now = new HashMap<>();
-    for (ActorRef<TrackerRequest> ref : m.listing().getServiceInstances(TrackerRequest.SERVICE_KEY)) {
+    for (ActorRef<TrackerRequest> ref :
+        m.listing().getServiceInstances(TrackerRequest.SERVICE_KEY)) {
       var address = ref.path().address();
       now.put(address.hasGlobalScope() ? address.toString() : selfIngressId, ref);
     }
@@ -220,8 +250,13 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   }
 
   private Behavior<TrackerRequest> onTick() {
-    getContext().ask(ReservationMark.class, tracker, ASK_TIMEOUT, KvTracker.GetOwnMark::new,
-        (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
+    getContext()
+        .ask(
+            ReservationMark.class,
+            tracker,
+            ASK_TIMEOUT,
+            KvTracker.GetOwnMark::new,
+            (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
     Set<String> peers = new HashSet<>(directory.all().keySet());
     peers.remove(selfIngressId);
     ready.set(replicasReady.get() && replaying.isEmpty() && marksSeen.containsAll(peers));

@@ -32,11 +32,11 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
- * The replica side of one ingress's tracker: KV event batches and load heartbeats from the
- * agents' topics, replicas coming and going through the Receptionist, ingress nodes leaving the
- * cluster; and it repairs the gaps the tracker reports by asking the replica's agent to replay
- * (or for a snapshot). A replica that joins is bootstrapped from its agent's snapshot; the node
- * counts as caught up on this side once every known replica's bootstrap and replay is done.
+ * The replica side of one ingress's tracker: KV event batches and load heartbeats from the agents'
+ * topics, replicas coming and going through the Receptionist, ingress nodes leaving the cluster;
+ * and it repairs the gaps the tracker reports by asking the replica's agent to replay (or for a
+ * snapshot). A replica that joins is bootstrapped from its agent's snapshot; the node counts as
+ * caught up on this side once every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -50,8 +50,17 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
 
   /** What the feeds receive. */
   public sealed interface Command
-      permits BatchArrived, LoadArrived, ListingChanged, InfoArrived, MemberLeft, Gap, ReplayArrived,
-          ReplayFailed, PauseEvents, InfoFailed, Nothing {}
+      permits BatchArrived,
+          LoadArrived,
+          ListingChanged,
+          InfoArrived,
+          MemberLeft,
+          Gap,
+          ReplayArrived,
+          ReplayFailed,
+          PauseEvents,
+          InfoFailed,
+          Nothing {}
 
   record BatchArrived(KvEventBatch batch) implements Command {}
 
@@ -75,7 +84,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   /** Debug: stop (or resume) applying KV event batches, to make this tracker lag on purpose. */
   public record PauseEvents(boolean paused) implements Command {}
 
-  enum Nothing implements Command { INSTANCE }
+  enum Nothing implements Command {
+    INSTANCE
+  }
 
   private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -112,13 +123,16 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     context
         .getSystem()
         .receptionist()
-        .tell(Receptionist.subscribe(
-            AgentRequest.SERVICE_KEY, context.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
+        .tell(
+            Receptionist.subscribe(
+                AgentRequest.SERVICE_KEY,
+                context.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
     Cluster.get(context.getSystem())
         .subscriptions()
-        .tell(Subscribe.create(
-            context.messageAdapter(ClusterEvent.MemberRemoved.class, MemberLeft::new),
-            ClusterEvent.MemberRemoved.class));
+        .tell(
+            Subscribe.create(
+                context.messageAdapter(ClusterEvent.MemberRemoved.class, MemberLeft::new),
+                ClusterEvent.MemberRemoved.class));
   }
 
   /**
@@ -130,7 +144,8 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       IngressMetrics metrics,
       AtomicBoolean caughtUp,
       FaultInjector<KvEventBatch> faults) {
-    return Behaviors.setup(ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, caughtUp, faults));
+    return Behaviors.setup(
+        ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, caughtUp, faults));
   }
 
   @Override
@@ -140,21 +155,28 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         .onMessage(LoadArrived.class, m -> forward(new KvTracker.LoadReported(m.load())))
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(InfoArrived.class, this::onInfo)
-        .onMessage(InfoFailed.class, m -> {
-          // Not known as a replica until the agent re-registers (its listing changes again).
-          getContext().getLog().warn("agent {} did not say what it serves", m.agent());
-          agents.remove(m.agent());
-          return updateCaughtUp();
-        })
+        .onMessage(
+            InfoFailed.class,
+            m -> {
+              // Not known as a replica until the agent re-registers (its listing changes again).
+              getContext().getLog().warn("agent {} did not say what it serves", m.agent());
+              agents.remove(m.agent());
+              return updateCaughtUp();
+            })
         .onMessage(MemberLeft.class, this::onMemberLeft)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
         .onMessage(ReplayFailed.class, m -> done(m.replicaId()))
-        .onMessage(PauseEvents.class, m -> {
-          paused = m.paused();
-          getContext().getLog().warn("KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
-          return this;
-        })
+        .onMessage(
+            PauseEvents.class,
+            m -> {
+              paused = m.paused();
+              getContext()
+                  .getLog()
+                  .warn(
+                      "KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
+              return this;
+            })
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
@@ -183,8 +205,14 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     for (ActorRef<AgentRequest> agent : now) {
       if (!agents.containsKey(agent)) {
         agents.put(agent, null);
-        getContext().ask(ReplicaInfo.class, agent, ASK_TIMEOUT, GetInfo::new,
-            (info, error) -> info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
+        getContext()
+            .ask(
+                ReplicaInfo.class,
+                agent,
+                ASK_TIMEOUT,
+                GetInfo::new,
+                (info, error) ->
+                    info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
       }
     }
     for (ActorRef<AgentRequest> gone : Set.copyOf(agents.keySet())) {
@@ -213,7 +241,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     agentOf.put(targetId, m.agent());
     directory.put(m.info());
     tracker.tell(new KvTracker.ReplicaUp(m.info()));
-    getContext().getLog().info("replica {} joined: {} at {}", targetId, m.info().model(), m.info().baseUrl());
+    getContext()
+        .getLog()
+        .info("replica {} joined: {} at {}", targetId, m.info().model(), m.info().baseUrl());
     // Bootstrap from the agent: a snapshot brings this tracker level with batches it missed.
     return requestReplay(targetId, Long.MIN_VALUE, 0);
   }
@@ -236,9 +266,14 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       return updateCaughtUp(); // unknown yet (its listing will come) or a replay is under way
     }
     metrics.replay("events");
-    getContext().ask(ReplayReply.class, agent, ASK_TIMEOUT,
-        replyTo -> new RequestReplay(replicaId, epoch, fromSeq, replyTo),
-        (reply, error) -> reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
+    getContext()
+        .ask(
+            ReplayReply.class,
+            agent,
+            ASK_TIMEOUT,
+            replyTo -> new RequestReplay(replicaId, epoch, fromSeq, replyTo),
+            (reply, error) ->
+                reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
     return updateCaughtUp();
   }
 

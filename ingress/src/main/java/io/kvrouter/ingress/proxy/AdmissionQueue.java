@@ -7,11 +7,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The bounded router queue for requests that arrive while every replica is over its busy
- * threshold. A request takes a place ({@link #tryEnter}), waits for a wake-up
- * ({@link #await}), asks the router again, and leaves ({@link #leave}) when it is placed or
- * gives up. Wake-ups come from releases on this node ({@link #signal}, oldest waiter first) and,
- * because load also falls when other ingresses' requests end, from a periodic recheck.
+ * The bounded router queue for requests that arrive while every replica is over its busy threshold.
+ * A request takes a place ({@link #tryEnter}), waits for a wake-up ({@link #await}), asks the
+ * router again, and leaves ({@link #leave}) when it is placed or gives up. Wake-ups come from
+ * releases on this node ({@link #signal}, oldest waiter first) and, because load also falls when
+ * other ingresses' requests end, from a periodic recheck.
  *
  * <p>Thread-safe and lock-free; each operation is O(1).
  */
@@ -21,7 +21,8 @@ public final class AdmissionQueue {
   private final Duration maxWait;
   private final Duration recheck;
   private final AtomicInteger queued = new AtomicInteger();
-  private final ConcurrentLinkedQueue<CompletableFuture<Void>> waiters = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<CompletableFuture<Void>> waiters =
+      new ConcurrentLinkedQueue<>();
 
   /**
    * @param capacity requests that may wait at once; the next one gets 429

@@ -9,11 +9,15 @@ public interface ProxyListener {
   /**
    * A response (or its stream) finished.
    *
-   * @param reportedCachedTokens the engine's {@code usage.prompt_tokens_details.cached_tokens},
-   *     or -1 when the response did not say
+   * @param reportedCachedTokens the engine's {@code usage.prompt_tokens_details.cached_tokens}, or
+   *     -1 when the response did not say
    */
   default void answered(
-      String model, String replicaId, int promptTokens, int predictedCachedTokens, int reportedCachedTokens) {}
+      String model,
+      String replicaId,
+      int promptTokens,
+      int predictedCachedTokens,
+      int reportedCachedTokens) {}
 
   /** No listener. */
   ProxyListener NONE = new ProxyListener() {};

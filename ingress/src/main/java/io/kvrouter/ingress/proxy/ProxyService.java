@@ -46,12 +46,12 @@ import org.apache.pekko.util.ByteString;
  *
  * <p>Per attempt: select-and-reserve (excluding replicas already tried), send, and wait for the
  * first byte of the answer. A connection failure, a 5xx, a timeout or an empty body before that
- * first byte releases the reservation and tries the next replica, up to
- * {@link ProxySettings#maxAttempts()}. Once the first byte is in, the response is committed:
- * streams are relayed chunk by chunk with backpressure, and a failure later in the stream
- * reaches the client as an error frame in the protocol's own form (OpenAI
- * {@code data: {"error":...}}, Anthropic {@code event: error}). The first byte marks prefill
- * completed; end, error, timeout or client disconnect releases, exactly once.
+ * first byte releases the reservation and tries the next replica, up to {@link
+ * ProxySettings#maxAttempts()}. Once the first byte is in, the response is committed: streams are
+ * relayed chunk by chunk with backpressure, and a failure later in the stream reaches the client as
+ * an error frame in the protocol's own form (OpenAI {@code data: {"error":...}}, Anthropic {@code
+ * event: error}). The first byte marks prefill completed; end, error, timeout or client disconnect
+ * releases, exactly once.
  */
 public final class ProxyService {
 
@@ -73,7 +73,9 @@ public final class ProxyService {
       ProxyListener listener) {
     this.http = Http.get(system);
     this.materializer = Materializer.matFromSystem(system);
-    this.admission = new AdmissionQueue(settings.queueCapacity(), settings.queueMaxWait(), settings.queueRecheck());
+    this.admission =
+        new AdmissionQueue(
+            settings.queueCapacity(), settings.queueMaxWait(), settings.queueRecheck());
     this.router = new SignallingRouter(router, admission);
     this.mapper = mapper;
     this.settings = settings;
@@ -94,7 +96,8 @@ public final class ProxyService {
    *
    * @param queuedSinceNanos when it entered the admission queue, or -1 when it holds no place
    */
-  private record Job(InferenceRequest request, int[] tokenIds, String requestId, long queuedSinceNanos) {
+  private record Job(
+      InferenceRequest request, int[] tokenIds, String requestId, long queuedSinceNanos) {
     Job queued(long now) {
       return new Job(request, tokenIds, requestId, now);
     }
@@ -105,16 +108,21 @@ public final class ProxyService {
   }
 
   /** Routes and forwards {@code request}, whose prompt tokenized to {@code tokenIds}. */
-  public CompletionStage<Result> forward(InferenceRequest request, int[] tokenIds, String requestId) {
+  public CompletionStage<Result> forward(
+      InferenceRequest request, int[] tokenIds, String requestId) {
     return attempt(new Job(request, tokenIds, requestId, -1), 1, Set.of(), null);
   }
 
-  private CompletionStage<Result> attempt(Job job, int attempt, Set<String> excluded, String lastFailure) {
+  private CompletionStage<Result> attempt(
+      Job job, int attempt, Set<String> excluded, String lastFailure) {
     if (attempt > settings.maxAttempts()) {
       return done(
           new Result.Failed(
               ApiError.upstream(
-                  "No replica answered after " + settings.maxAttempts() + " attempts; last: " + lastFailure)));
+                  "No replica answered after "
+                      + settings.maxAttempts()
+                      + " attempts; last: "
+                      + lastFailure)));
     }
     RouteQuery query =
         new RouteQuery(
@@ -147,8 +155,8 @@ public final class ProxyService {
   }
 
   /**
-   * Every replica is busy: wait in the bounded admission queue and ask again, or answer 429
-   * when the queue is full or the wait is over.
+   * Every replica is busy: wait in the bounded admission queue and ask again, or answer 429 when
+   * the queue is full or the wait is over.
    */
   private CompletionStage<Result> queue(
       Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome.Busy busy) {
@@ -156,14 +164,23 @@ public final class ProxyService {
     Job waiting = job;
     if (job.queuedSinceNanos() < 0) {
       if (!admission.tryEnter()) {
-        return done(new Result.Failed(ApiError.overloaded(
-            busy.reason() + "; the router queue is full (" + admission.size() + " waiting)", 1)));
+        return done(
+            new Result.Failed(
+                ApiError.overloaded(
+                    busy.reason() + "; the router queue is full (" + admission.size() + " waiting)",
+                    1)));
       }
       waiting = job.queued(now);
     } else if (now - job.queuedSinceNanos() > admission.maxWait().toNanos()) {
       admission.leave();
-      return done(new Result.Failed(ApiError.overloaded(
-          busy.reason() + "; waited " + admission.maxWait().toMillis() + " ms in the router queue", 1)));
+      return done(
+          new Result.Failed(
+              ApiError.overloaded(
+                  busy.reason()
+                      + "; waited "
+                      + admission.maxWait().toMillis()
+                      + " ms in the router queue",
+                  1)));
     }
     Job next = waiting;
     return admission.await().thenCompose(v -> attempt(next, attempt, excluded, lastFailure));
@@ -175,7 +192,8 @@ public final class ProxyService {
     ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
     HttpRequest engineRequest =
         HttpRequest.POST(target.baseUrl() + job.request().endpoint().enginePath())
-            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, engineBody(job, target)));
+            .withEntity(
+                HttpEntities.create(ContentTypes.APPLICATION_JSON, engineBody(job, target)));
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =
@@ -192,7 +210,8 @@ public final class ProxyService {
             r -> {
               if (r.status().intValue() >= 500) {
                 r.discardEntityBytes(materializer);
-                throw new AttemptFailed("replica " + target.replicaId() + " answered " + r.status().intValue());
+                throw new AttemptFailed(
+                    "replica " + target.replicaId() + " answered " + r.status().intValue());
               }
               return job.request().stream()
                   ? stream(job, routed, lifecycle, r)
@@ -229,9 +248,12 @@ public final class ProxyService {
               int cached = body == null ? -1 : cachedTokens(body);
               report(job, routed, cached);
               lifecycle.release();
-              if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess() && body != null) {
+              if (job.request().endpoint() == Endpoint.MESSAGES
+                  && r.status().isSuccess()
+                  && body != null) {
                 JsonNode message =
-                    new AnthropicTranslator(job.request().model(), job.tokenIds().length).message(body);
+                    new AnthropicTranslator(job.request().model(), job.tokenIds().length)
+                        .message(body);
                 return new Result.Answered(json(r.status().intValue(), message.toString()));
               }
               return new Result.Answered(
@@ -258,47 +280,71 @@ public final class ProxyService {
                       });
                   return mat;
                 });
-    Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>> run =
-        upstream
-            .viaMat(KillSwitches.single(), Keep.right())
-            .prefixAndTail(1)
-            .toMat(Sink.head(), Keep.both())
-            .run(materializer);
+    Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
+        run =
+            upstream
+                .viaMat(KillSwitches.single(), Keep.right())
+                .prefixAndTail(1)
+                .toMat(Sink.head(), Keep.both())
+                .run(materializer);
     CompletableFuture<Pair<List<ByteString>, Source<ByteString, NotUsed>>> first =
-        run.second().toCompletableFuture().copy()
+        run.second()
+            .toCompletableFuture()
+            .copy()
             .orTimeout(settings.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    return first.thenApply(
-        pair -> {
-          if (pair.first().isEmpty()) {
-            throw new AttemptFailed("replica " + routed.target().replicaId() + " sent an empty stream");
-          }
-          lifecycle.firstByte();
-          Source<ByteString, NotUsed> body =
-              Source.from(pair.first())
-                  .concat(pair.second())
-                  .map(
-                      bytes -> {
-                        usage.feed(bytes.toArray());
-                        return bytes;
-                      });
-          if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess()) {
-            body = anthropic(body, new AnthropicTranslator(job.request().model(), job.tokenIds().length));
-          } else {
-            body = body.recoverWithRetries(1, new PFBuilder<Throwable, Source<ByteString, NotUsed>>()
-                .matchAny(e -> Source.single(ByteString.fromString(
-                    Sse.frame(ApiError.upstream("stream from replica failed: " + e.getMessage()).toOpenAi().toString())
-                        + Sse.frame(Sse.DONE))))
-                .build());
-          }
-          return (Result) new Result.Answered(
-              HttpResponse.create()
-                  .withStatus(r.status())
-                  .withEntity(HttpEntities.create(MediaTypes.TEXT_EVENT_STREAM.toContentType(), body)));
-        })
+    return first
+        .thenApply(
+            pair -> {
+              if (pair.first().isEmpty()) {
+                throw new AttemptFailed(
+                    "replica " + routed.target().replicaId() + " sent an empty stream");
+              }
+              lifecycle.firstByte();
+              Source<ByteString, NotUsed> body =
+                  Source.from(pair.first())
+                      .concat(pair.second())
+                      .map(
+                          bytes -> {
+                            usage.feed(bytes.toArray());
+                            return bytes;
+                          });
+              if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess()) {
+                body =
+                    anthropic(
+                        body,
+                        new AnthropicTranslator(job.request().model(), job.tokenIds().length));
+              } else {
+                body =
+                    body.recoverWithRetries(
+                        1,
+                        new PFBuilder<Throwable, Source<ByteString, NotUsed>>()
+                            .matchAny(
+                                e ->
+                                    Source.single(
+                                        ByteString.fromString(
+                                            Sse.frame(
+                                                    ApiError.upstream(
+                                                            "stream from replica failed: "
+                                                                + e.getMessage())
+                                                        .toOpenAi()
+                                                        .toString())
+                                                + Sse.frame(Sse.DONE))))
+                            .build());
+              }
+              return (Result)
+                  new Result.Answered(
+                      HttpResponse.create()
+                          .withStatus(r.status())
+                          .withEntity(
+                              HttpEntities.create(
+                                  MediaTypes.TEXT_EVENT_STREAM.toContentType(), body)));
+            })
         .whenComplete(
             (ok, e) -> {
               if (e != null) {
-                run.first().abort(e instanceof TimeoutException ? e : new AttemptFailed(String.valueOf(e)));
+                run.first()
+                    .abort(
+                        e instanceof TimeoutException ? e : new AttemptFailed(String.valueOf(e)));
               }
             });
   }
@@ -306,7 +352,8 @@ public final class ProxyService {
   /** Marks the end of the engine's stream inside the translation (a frame no engine sends). */
   private static final ByteString END_OF_STREAM = ByteString.fromString("\u0000end\u0000");
 
-  private Source<ByteString, NotUsed> anthropic(Source<ByteString, NotUsed> body, AnthropicTranslator translator) {
+  private Source<ByteString, NotUsed> anthropic(
+      Source<ByteString, NotUsed> body, AnthropicTranslator translator) {
     // The end marker is a plain element, not a lazily computed source: concat pulls its second
     // source eagerly, which would run the closing events before the first chunk.
     return body.via(
@@ -329,13 +376,19 @@ public final class ProxyService {
                 return List.<String>of();
               }
               if (chunk.has("error")) {
-                return List.of(translator.onError(chunk.path("error").path("message").asText("engine error")));
+                return List.of(
+                    translator.onError(chunk.path("error").path("message").asText("engine error")));
               }
               return translator.onChunk(chunk);
             })
-        .recoverWithRetries(1, new PFBuilder<Throwable, Source<String, NotUsed>>()
-            .matchAny(e -> Source.single(translator.onError("stream from replica failed: " + e.getMessage())))
-            .build())
+        .recoverWithRetries(
+            1,
+            new PFBuilder<Throwable, Source<String, NotUsed>>()
+                .matchAny(
+                    e ->
+                        Source.single(
+                            translator.onError("stream from replica failed: " + e.getMessage())))
+                .build())
         .map(ByteString::fromString);
   }
 
@@ -397,7 +450,12 @@ public final class ProxyService {
     if (cause instanceof TimeoutException) {
       return "replica " + target.replicaId() + " timed out before the first byte";
     }
-    return "replica " + target.replicaId() + ": " + cause.getClass().getSimpleName() + " " + cause.getMessage();
+    return "replica "
+        + target.replicaId()
+        + ": "
+        + cause.getClass().getSimpleName()
+        + " "
+        + cause.getMessage();
   }
 
   private static <T> CompletionStage<T> done(T value) {

@@ -6,8 +6,8 @@ import java.time.Duration;
  * How the proxy talks to replicas.
  *
  * @param maxAttempts replicas tried per request before giving up (1 = no retry)
- * @param firstByteTimeout how long a replica may take to answer (status and first body byte)
- *     before the attempt counts as failed and the next replica is tried
+ * @param firstByteTimeout how long a replica may take to answer (status and first body byte) before
+ *     the attempt counts as failed and the next replica is tried
  * @param requestTimeout how long a whole non-streaming response may take
  * @param queueCapacity requests that may wait while every replica is busy; beyond: 429
  * @param queueMaxWait how long one request may wait in that queue before 429

@@ -4,9 +4,9 @@ import io.kvrouter.ingress.routing.Router;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Guards one reservation's lifecycle so the tracker hears {@code prefillCompleted} at most once
- * and {@code released} exactly once, whichever of completion, error, timeout or client
- * disconnect comes first (and whatever thread it comes on).
+ * Guards one reservation's lifecycle so the tracker hears {@code prefillCompleted} at most once and
+ * {@code released} exactly once, whichever of completion, error, timeout or client disconnect comes
+ * first (and whatever thread it comes on).
  */
 final class ReservationLifecycle {
 

@@ -21,8 +21,8 @@ final class Sse {
   }
 
   /**
-   * The data of one SSE event (the lines starting with {@code data:} joined by newlines), or
-   * {@code null} when it has none (comments, keep-alives).
+   * The data of one SSE event (the lines starting with {@code data:} joined by newlines), or {@code
+   * null} when it has none (comments, keep-alives).
    */
   static String data(String event) {
     StringBuilder out = null;

@@ -5,11 +5,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Finds the engine's usage numbers in a streamed OpenAI response without parsing every chunk:
- * it scans a sliding window of the bytes for {@code "cached_tokens":N} and
- * {@code "prompt_tokens":N} (the usage chunk that {@code stream_options.include_usage} adds).
- * Cost: one regex scan over each chunk plus a window of 64 characters carried across chunks.
- * Not thread-safe; a stream's elements arrive in order.
+ * Finds the engine's usage numbers in a streamed OpenAI response without parsing every chunk: it
+ * scans a sliding window of the bytes for {@code "cached_tokens":N} and {@code "prompt_tokens":N}
+ * (the usage chunk that {@code stream_options.include_usage} adds). Cost: one regex scan over each
+ * chunk plus a window of 64 characters carried across chunks. Not thread-safe; a stream's elements
+ * arrive in order.
  */
 final class UsageSniffer {
 

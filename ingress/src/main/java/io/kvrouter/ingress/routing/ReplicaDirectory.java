@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
- * The replicas this ingress can forward to, by target id, as the cluster announced them. Written
- * by the node's membership listener, read by every request; thread-safe, O(1) per lookup.
+ * The replicas this ingress can forward to, by target id, as the cluster announced them. Written by
+ * the node's membership listener, read by every request; thread-safe, O(1) per lookup.
  */
 public final class ReplicaDirectory {
 
@@ -32,12 +32,15 @@ public final class ReplicaDirectory {
 
   /** Where to send a request for {@code targetId}, if it is still known. */
   public Optional<Target> target(String targetId) {
-    return get(targetId).map(i -> new Target(i.targetId(), trimSlash(i.baseUrl()), i.acceptsTokenIds()));
+    return get(targetId)
+        .map(i -> new Target(i.targetId(), trimSlash(i.baseUrl()), i.acceptsTokenIds()));
   }
 
   /** Models some replica serves. */
   public Set<String> models() {
-    return replicas.values().stream().map(ReplicaInfo::model).collect(Collectors.toUnmodifiableSet());
+    return replicas.values().stream()
+        .map(ReplicaInfo::model)
+        .collect(Collectors.toUnmodifiableSet());
   }
 
   /** Every replica known now. */

@@ -9,7 +9,8 @@ public sealed interface RouteOutcome {
    * @param reservationId the id the lifecycle calls must use
    * @param predictedCachedTokens prompt tokens the tracker expects the replica to have cached
    */
-  record Routed(String reservationId, Target target, int predictedCachedTokens) implements RouteOutcome {}
+  record Routed(String reservationId, Target target, int predictedCachedTokens)
+      implements RouteOutcome {}
 
   /** No replica serves the model (or every one was excluded): 503 or 404. */
   record NoReplica(String reason) implements RouteOutcome {}

@@ -4,9 +4,9 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The ingress's view of its tracker: one select-and-reserve per attempt, then the lifecycle of
- * that reservation. Each reservation must see {@link #released} exactly once, and
- * {@link #prefillCompleted} at most once before it.
+ * The ingress's view of its tracker: one select-and-reserve per attempt, then the lifecycle of that
+ * reservation. Each reservation must see {@link #released} exactly once, and {@link
+ * #prefillCompleted} at most once before it.
  */
 public interface Router {
 

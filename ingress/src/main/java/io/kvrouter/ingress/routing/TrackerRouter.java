@@ -10,8 +10,8 @@ import io.kvrouter.tracker.keys.BlockKeys;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -19,16 +19,16 @@ import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
- * The ingress's {@link Router} over its node's {@link KvTracker}: hashes the prompt into block
- * keys here, on the request's thread, so the tracker actor only matches, scores and reserves;
- * one ask per attempt (the HTTP edge is where asking belongs), then tells for the lifecycle.
+ * The ingress's {@link Router} over its node's {@link KvTracker}: hashes the prompt into block keys
+ * here, on the request's thread, so the tracker actor only matches, scores and reserves; one ask
+ * per attempt (the HTTP edge is where asking belongs), then tells for the lifecycle.
  *
- * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen
- * replica's sharded gate, which serialises decisions across every ingress: when another ingress
- * got there first, the reservation is given back and the tracker decides again without that
- * replica; when every candidate turned it away, it starts another round over all of them (by
- * then it has seen more of the other ingresses' reservations), and after three rounds its last
- * candidate admits it regardless.
+ * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen replica's
+ * sharded gate, which serialises decisions across every ingress: when another ingress got there
+ * first, the reservation is given back and the tracker decides again without that replica; when
+ * every candidate turned it away, it starts another round over all of them (by then it has seen
+ * more of the other ingresses' reservations), and after three rounds its last candidate admits it
+ * regardless.
  */
 public final class TrackerRouter implements Router {
 
@@ -69,19 +69,29 @@ public final class TrackerRouter implements Router {
     long[] blockKeys = keysFor(query.model()).keys(query.tokenIds());
     RouteRequest request =
         new RouteRequest(
-            query.requestId(), query.model(), blockKeys, query.tokenIds().length, query.excluded(), true);
+            query.requestId(),
+            query.model(),
+            blockKeys,
+            query.tokenIds().length,
+            query.excluded(),
+            true);
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
-            tracker, replyTo -> new KvTracker.SelectAndReserve(request, replyTo), askTimeout, scheduler)
+            tracker,
+            replyTo -> new KvTracker.SelectAndReserve(request, replyTo),
+            askTimeout,
+            scheduler)
         .thenCompose(decision -> outcome(query, decision, start));
   }
 
   private CompletionStage<RouteOutcome> outcome(RouteQuery query, Decision decision, long start) {
     metrics.decision(System.nanoTime() - start);
     if (!decision.placed()) {
-      return CompletableFuture.completedFuture(decision.busy()
-          ? new RouteOutcome.Busy("every replica serving '" + query.model() + "' is over its busy threshold")
-          : new RouteOutcome.NoReplica("no replica serves '" + query.model() + "' right now"));
+      return CompletableFuture.completedFuture(
+          decision.busy()
+              ? new RouteOutcome.Busy(
+                  "every replica serving '" + query.model() + "' is over its busy threshold")
+              : new RouteOutcome.NoReplica("no replica serves '" + query.model() + "' right now"));
     }
     var target = directory.target(decision.chosen());
     if (target.isEmpty()) {
@@ -91,10 +101,12 @@ public final class TrackerRouter implements Router {
       Set<String> excluded = new HashSet<>(query.excluded());
       excluded.add(decision.chosen());
       return selectAndReserve(
-          new RouteQuery(query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
+          new RouteQuery(
+              query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
-    RouteOutcome.Routed routed = new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
+    RouteOutcome.Routed routed =
+        new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
     if (gate == null) {
       return CompletableFuture.completedFuture(routed);
     }
@@ -104,29 +116,31 @@ public final class TrackerRouter implements Router {
     boolean force = last && round >= GATE_ROUNDS;
     int expected = force ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
     return gate.admit(decision.chosen(), id, expected)
-        .thenCompose(admission -> {
-          if (admission.admitted()) {
-            gated.put(id, decision.chosen());
-            gateRejected.remove(id);
-            gateRounds.remove(id);
-            return CompletableFuture.completedFuture(routed);
-          }
-          released(id);
-          Set<String> rejected = gateRejected.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
-          Set<String> excluded = new HashSet<>(query.excluded());
-          if (last) {
-            // Every candidate turned this request away: start another round over all of them,
-            // by now with more of the other ingresses' reservations seen.
-            excluded.removeAll(rejected);
-            rejected.clear();
-            gateRounds.merge(id, 1, Integer::sum);
-          } else {
-            rejected.add(decision.chosen());
-            excluded.add(decision.chosen());
-          }
-          return selectAndReserve(
-              new RouteQuery(id, query.model(), query.tokenIds(), query.maxTokens(), excluded));
-        });
+        .thenCompose(
+            admission -> {
+              if (admission.admitted()) {
+                gated.put(id, decision.chosen());
+                gateRejected.remove(id);
+                gateRounds.remove(id);
+                return CompletableFuture.completedFuture(routed);
+              }
+              released(id);
+              Set<String> rejected =
+                  gateRejected.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
+              Set<String> excluded = new HashSet<>(query.excluded());
+              if (last) {
+                // Every candidate turned this request away: start another round over all of them,
+                // by now with more of the other ingresses' reservations seen.
+                excluded.removeAll(rejected);
+                rejected.clear();
+                gateRounds.merge(id, 1, Integer::sum);
+              } else {
+                rejected.add(decision.chosen());
+                excluded.add(decision.chosen());
+              }
+              return selectAndReserve(
+                  new RouteQuery(id, query.model(), query.tokenIds(), query.maxTokens(), excluded));
+            });
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */
@@ -135,7 +149,10 @@ public final class TrackerRouter implements Router {
         model,
         m -> {
           int blockSize =
-              tokenizers.find(m).map(t -> t.blockSize()).orElseGet(() -> directory.blockSize(m, BlockKeys.DEFAULT_BLOCK_SIZE));
+              tokenizers
+                  .find(m)
+                  .map(t -> t.blockSize())
+                  .orElseGet(() -> directory.blockSize(m, BlockKeys.DEFAULT_BLOCK_SIZE));
           return BlockKeys.of(m, blockSize);
         });
   }

@@ -7,12 +7,12 @@ import java.util.Map;
 /**
  * The authoritative count of one replica's admitted requests in strict mode, with leases.
  * Optimistic admission: a tracker that decided on the replica while seeing {@code expected} other
- * requests there is admitted only if the replica holds at most that many; otherwise another
- * ingress got there first and the tracker decides again. This serialises decisions on one
- * replica across all ingresses, so simultaneous routers cannot herd onto it.
+ * requests there is admitted only if the replica holds at most that many; otherwise another ingress
+ * got there first and the tracker decides again. This serialises decisions on one replica across
+ * all ingresses, so simultaneous routers cannot herd onto it.
  *
- * <p>Cost: O(1) per admit and leave, plus O(n) lease sweeping per admit for n held requests.
- * Not thread-safe (one per gate entity).
+ * <p>Cost: O(1) per admit and leave, plus O(n) lease sweeping per admit for n held requests. Not
+ * thread-safe (one per gate entity).
  */
 public final class GateLedger {
 

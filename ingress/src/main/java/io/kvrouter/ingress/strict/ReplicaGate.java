@@ -17,16 +17,24 @@ public final class ReplicaGate {
   public static Behavior<GateCommand> create() {
     GateLedger ledger = new GateLedger();
     return Behaviors.receive(GateCommand.class)
-        .onMessage(GateCommand.Admit.class, m -> {
-          boolean admitted =
-              ledger.admit(m.requestId(), m.expectedInFlight(), m.leaseMillis(), System.currentTimeMillis());
-          m.replyTo().tell(new GateCommand.Admission(admitted, ledger.inFlight()));
-          return Behaviors.same();
-        })
-        .onMessage(GateCommand.Leave.class, m -> {
-          ledger.leave(m.requestId());
-          return Behaviors.same();
-        })
+        .onMessage(
+            GateCommand.Admit.class,
+            m -> {
+              boolean admitted =
+                  ledger.admit(
+                      m.requestId(),
+                      m.expectedInFlight(),
+                      m.leaseMillis(),
+                      System.currentTimeMillis());
+              m.replyTo().tell(new GateCommand.Admission(admitted, ledger.inFlight()));
+              return Behaviors.same();
+            })
+        .onMessage(
+            GateCommand.Leave.class,
+            m -> {
+              ledger.leave(m.requestId());
+              return Behaviors.same();
+            })
         .build();
   }
 }

@@ -25,10 +25,13 @@ public final class StrictGate {
   }
 
   /** Asks {@code replica}'s gate to admit {@code requestId} given what the tracker saw there. */
-  public CompletionStage<GateCommand.Admission> admit(String replica, String requestId, int expectedInFlight) {
+  public CompletionStage<GateCommand.Admission> admit(
+      String replica, String requestId, int expectedInFlight) {
     return sharding
         .entityRefFor(ReplicaGate.TYPE_KEY, replica)
-        .ask(replyTo -> new GateCommand.Admit(requestId, expectedInFlight, leaseMillis, replyTo), timeout);
+        .ask(
+            replyTo -> new GateCommand.Admit(requestId, expectedInFlight, leaseMillis, replyTo),
+            timeout);
   }
 
   /** The request left {@code replica}. */

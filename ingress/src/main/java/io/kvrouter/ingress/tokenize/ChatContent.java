@@ -8,31 +8,32 @@ import java.util.regex.Pattern;
 
 /**
  * Message content in the two shapes OpenAI clients send it: a string, or a list of content parts
- * ({@code [{"type":"text","text":"..."}, {"type":"image_url",...}]}). Most chat templates expect
- * a string; vLLM flattens the text parts of such a list with {@code "\n"} between them before
- * rendering a string-content template, and passes the list through to templates that loop over
- * the parts ({@code vllm/entrypoints/chat_utils.py}, content format {@code "string"} versus
- * {@code "openai"}, detected from the template). kvrouter does the same so that its prompt, and
- * therefore its block keys, match the engine's.
+ * ({@code [{"type":"text","text":"..."}, {"type":"image_url",...}]}). Most chat templates expect a
+ * string; vLLM flattens the text parts of such a list with {@code "\n"} between them before
+ * rendering a string-content template, and passes the list through to templates that loop over the
+ * parts ({@code vllm/entrypoints/chat_utils.py}, content format {@code "string"} versus {@code
+ * "openai"}, detected from the template). kvrouter does the same so that its prompt, and therefore
+ * its block keys, match the engine's.
  *
  * <p>Stateless and thread-safe; cost is linear in the size of the messages.
  */
 public final class ChatContent {
 
   /**
-   * A {@code for} loop over a message's content ({@code for part in message['content']},
-   * {@code for c in m.content}): such templates take the list of parts as it is. A textual
-   * approximation of vLLM's AST check.
+   * A {@code for} loop over a message's content ({@code for part in message['content']}, {@code for
+   * c in m.content}): such templates take the list of parts as it is. A textual approximation of
+   * vLLM's AST check.
    */
-  private static final Pattern LOOPS_OVER_CONTENT = Pattern.compile(
-      "\\{%-?\\s*for\\s+\\w+\\s+in\\s+\\w+\\s*(?:\\.\\s*content|\\[\\s*['\"]content['\"]\\s*\\])"
-          + "\\s*(?:-?%\\}|\\||if\\b)");
+  private static final Pattern LOOPS_OVER_CONTENT =
+      Pattern.compile(
+          "\\{%-?\\s*for\\s+\\w+\\s+in\\s+\\w+\\s*(?:\\.\\s*content|\\[\\s*['\"]content['\"]\\s*\\])"
+              + "\\s*(?:-?%\\}|\\||if\\b)");
 
   private ChatContent() {}
 
   /**
-   * The text of message content: a string as it is, {@code null} as empty, a list of parts as
-   * the {@code text} of its text parts joined with {@code "\n"} (other parts dropped).
+   * The text of message content: a string as it is, {@code null} as empty, a list of parts as the
+   * {@code text} of its text parts joined with {@code "\n"} (other parts dropped).
    */
   public static String text(Object content) {
     if (content == null) {

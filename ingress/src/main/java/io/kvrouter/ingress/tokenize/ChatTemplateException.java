@@ -2,8 +2,8 @@ package io.kvrouter.ingress.tokenize;
 
 /**
  * A chat template could not be rendered: the template called {@code raise_exception} (usually
- * because the conversation breaks its rules, e.g. roles out of order) or failed to evaluate.
- * The HTTP layer should answer 400 with {@link #getMessage()}.
+ * because the conversation breaks its rules, e.g. roles out of order) or failed to evaluate. The
+ * HTTP layer should answer 400 with {@link #getMessage()}.
  */
 public final class ChatTemplateException extends RuntimeException {
   private static final long serialVersionUID = 1L;

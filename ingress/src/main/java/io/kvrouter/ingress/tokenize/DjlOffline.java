@@ -13,6 +13,7 @@ final class DjlOffline {
 
   /** The system property DJL reads to decide offline mode. */
   static final String OFFLINE_PROPERTY = "ai.djl.offline";
+
   /** The system property (also accepted as an environment variable) that turns tracking off. */
   static final String TRACKING_PROPERTY = "OPT_OUT_TRACKING";
 

@@ -8,19 +8,18 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * A Hugging Face {@code tokenizer.json} run in-process by DJL's binding of the Rust
- * {@code tokenizers} library, so ids match what vLLM and SGLang compute from the same file.
+ * A Hugging Face {@code tokenizer.json} run in-process by DJL's binding of the Rust {@code
+ * tokenizers} library, so ids match what vLLM and SGLang compute from the same file.
  *
  * <p>Loaded with truncation and padding off (a prompt longer than the model accepts must be
- * rejected by the caller with its full length, never cut silently) and always offline
- * ({@link DjlOffline}); the file is read from disk, never fetched.
+ * rejected by the caller with its full length, never cut silently) and always offline ({@link
+ * DjlOffline}); the file is read from disk, never fetched.
  *
- * <p>Thread-safe: the Rust tokenizer is immutable after loading and DJL's {@code encode}
- * passes only the native handle (checked by a concurrency test). Cost: a few hundred thousand
- * tokens per second per thread on one long string (about 0.5 M measured with Qwen3, see
- * {@code TokenizerThroughput} in the tests);
- * loading the 11 MB Qwen3 {@code tokenizer.json} takes about half a second.
- * {@link #close()} frees the native tokenizer; encoding after close fails.
+ * <p>Thread-safe: the Rust tokenizer is immutable after loading and DJL's {@code encode} passes
+ * only the native handle (checked by a concurrency test). Cost: a few hundred thousand tokens per
+ * second per thread on one long string (about 0.5 M measured with Qwen3, see {@code
+ * TokenizerThroughput} in the tests); loading the 11 MB Qwen3 {@code tokenizer.json} takes about
+ * half a second. {@link #close()} frees the native tokenizer; encoding after close fails.
  */
 public final class HfPromptTokenizer implements PromptTokenizer, AutoCloseable {
 
@@ -43,13 +42,14 @@ public final class HfPromptTokenizer implements PromptTokenizer, AutoCloseable {
     if (!Files.isRegularFile(tokenizerJson)) {
       throw new TokenizerConfigException("tokenizer file not found: " + tokenizerJson);
     }
-    Map<String, String> options = Map.of(
-        "addSpecialTokens", "true",
-        "truncation", "false",
-        "padding", "false");
+    Map<String, String> options =
+        Map.of(
+            "addSpecialTokens", "true",
+            "truncation", "false",
+            "padding", "false");
     try {
-      return new HfPromptTokenizer(HuggingFaceTokenizer.newInstance(tokenizerJson, options),
-          "hf:" + tokenizerJson);
+      return new HfPromptTokenizer(
+          HuggingFaceTokenizer.newInstance(tokenizerJson, options), "hf:" + tokenizerJson);
     } catch (IOException | RuntimeException e) {
       throw new TokenizerConfigException(
           "cannot load tokenizer " + tokenizerJson + ": " + e.getMessage(), e);

@@ -15,10 +15,10 @@ import java.util.Map;
  * source and the special tokens transformers passes to it as variables.
  *
  * <p>{@code chat_template} may be a string or a list of {@code {name, template}} (transformers'
- * named templates), of which the one named {@code default} is used. Special tokens
- * ({@code bos_token}, {@code eos_token}, {@code unk_token}, {@code pad_token}) may be strings or
- * {@code {"content": ...}} objects; {@code additional_special_tokens} becomes a list of strings.
- * A template in a separate file ({@code chat_template.jinja} next to the config, as newer
+ * named templates), of which the one named {@code default} is used. Special tokens ({@code
+ * bos_token}, {@code eos_token}, {@code unk_token}, {@code pad_token}) may be strings or {@code
+ * {"content": ...}} objects; {@code additional_special_tokens} becomes a list of strings. A
+ * template in a separate file ({@code chat_template.jinja} next to the config, as newer
  * transformers writes it) is read by {@link #template(Path)} instead.
  *
  * @param chatTemplate the Jinja source, or {@code null} if the file has none
@@ -43,8 +43,8 @@ record HfTokenizerConfig(String chatTemplate, Map<String, Object> specialTokens)
     try {
       root = JSON.readTree(file.toFile());
     } catch (IOException e) {
-      throw new TokenizerConfigException("cannot read tokenizer config " + file + ": "
-          + e.getMessage(), e);
+      throw new TokenizerConfigException(
+          "cannot read tokenizer config " + file + ": " + e.getMessage(), e);
     }
     if (root == null || !root.isObject()) {
       throw new TokenizerConfigException("tokenizer config " + file + " is not a JSON object");
@@ -59,20 +59,21 @@ record HfTokenizerConfig(String chatTemplate, Map<String, Object> specialTokens)
     JsonNode extra = root.get("additional_special_tokens");
     if (extra != null && extra.isArray()) {
       List<String> list = new ArrayList<>();
-      extra.forEach(t -> {
-        String s = tokenText(t);
-        if (s != null) {
-          list.add(s);
-        }
-      });
+      extra.forEach(
+          t -> {
+            String s = tokenText(t);
+            if (s != null) {
+              list.add(s);
+            }
+          });
       tokens.put("additional_special_tokens", List.copyOf(list));
     }
     return new HfTokenizerConfig(template(root.get("chat_template")), Map.copyOf(tokens));
   }
 
   /**
-   * Reads a bare template file ({@code .jinja}); special tokens come from a
-   * {@code tokenizer_config.json} in the same directory if there is one.
+   * Reads a bare template file ({@code .jinja}); special tokens come from a {@code
+   * tokenizer_config.json} in the same directory if there is one.
    *
    * @throws TokenizerConfigException if the file is missing or unreadable
    */
@@ -88,8 +89,8 @@ record HfTokenizerConfig(String chatTemplate, Map<String, Object> specialTokens)
     try {
       return new HfTokenizerConfig(Files.readString(jinjaFile), tokens);
     } catch (IOException e) {
-      throw new TokenizerConfigException("cannot read chat template " + jinjaFile + ": "
-          + e.getMessage(), e);
+      throw new TokenizerConfigException(
+          "cannot read chat template " + jinjaFile + ": " + e.getMessage(), e);
     }
   }
 

@@ -10,18 +10,18 @@ import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
- * A Hugging Face chat template (the Jinja source of {@code chat_template} in
- * {@code tokenizer_config.json}) rendered with jinjava through the Python compatibility layer
- * ({@link HfJinjava}, {@link JinjaSourceRewriter}), so the output matches Python jinja2 as
- * transformers runs it, byte for byte.
+ * A Hugging Face chat template (the Jinja source of {@code chat_template} in {@code
+ * tokenizer_config.json}) rendered with jinjava through the Python compatibility layer ({@link
+ * HfJinjava}, {@link JinjaSourceRewriter}), so the output matches Python jinja2 as transformers
+ * runs it, byte for byte.
  *
- * <p>Variables, as in transformers' {@code apply_chat_template}: {@code messages},
- * {@code tools} (absent when there are none), {@code add_generation_prompt}, the tokenizer's
- * special tokens ({@code bos_token}, {@code eos_token}, ...), then the caller's {@code kwargs},
- * which win on a clash.
+ * <p>Variables, as in transformers' {@code apply_chat_template}: {@code messages}, {@code tools}
+ * (absent when there are none), {@code add_generation_prompt}, the tokenizer's special tokens
+ * ({@code bos_token}, {@code eos_token}, ...), then the caller's {@code kwargs}, which win on a
+ * clash.
  *
- * <p>Content given as a list of parts is flattened to text first ({@link ChatContent}), unless
- * the template loops over the parts itself, as vLLM decides.
+ * <p>Content given as a list of parts is flattened to text first ({@link ChatContent}), unless the
+ * template loops over the parts itself, as vLLM decides.
  *
  * <p>Thread-safe: the template source is rewritten once at construction; each render parses it
  * again in a fresh jinjava interpreter (about 0.1-1 ms for a typical template, linear in
@@ -49,8 +49,11 @@ public final class JinjaChatTemplate implements ChatTemplate {
   }
 
   @Override
-  public String render(List<Map<String, Object>> messages, List<Map<String, Object>> tools,
-      boolean addGenerationPrompt, Map<String, Object> kwargs) {
+  public String render(
+      List<Map<String, Object>> messages,
+      List<Map<String, Object>> tools,
+      boolean addGenerationPrompt,
+      Map<String, Object> kwargs) {
     if (messages == null || messages.isEmpty()) {
       throw new ChatTemplateException("messages must not be empty");
     }
@@ -71,9 +74,10 @@ public final class JinjaChatTemplate implements ChatTemplate {
     } catch (RuntimeException e) {
       throw new ChatTemplateException("chat template failed: " + e.getMessage(), e);
     }
-    List<TemplateError> fatal = result.getErrors().stream()
-        .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL)
-        .collect(Collectors.toList());
+    List<TemplateError> fatal =
+        result.getErrors().stream()
+            .filter(e -> e.getSeverity() == TemplateError.ErrorType.FATAL)
+            .collect(Collectors.toList());
     if (!fatal.isEmpty()) {
       for (TemplateError e : fatal) {
         ChatTemplateException raised = raisedBy(e.getException());
@@ -81,9 +85,11 @@ public final class JinjaChatTemplate implements ChatTemplate {
           throw raised;
         }
       }
-      throw new ChatTemplateException("chat template failed: " + fatal.stream()
-          .map(e -> e.getMessage() + " (line " + e.getLineno() + ")")
-          .collect(Collectors.joining("; ")));
+      throw new ChatTemplateException(
+          "chat template failed: "
+              + fatal.stream()
+                  .map(e -> e.getMessage() + " (line " + e.getLineno() + ")")
+                  .collect(Collectors.joining("; ")));
     }
     return result.getOutput();
   }

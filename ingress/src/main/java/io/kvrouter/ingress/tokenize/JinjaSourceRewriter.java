@@ -8,15 +8,15 @@ import java.util.Deque;
  * Python's jinja2 does. Text outside tags, comments and {@code raw} blocks is copied unchanged.
  *
  * <ul>
- *   <li><b>Slices</b>: a subscript whose brackets hold a top-level colon, {@code x[a:b:c]}
- *       (any part may be empty), becomes {@code py_slice(x, a, b, c)} with empty parts as
- *       {@code null}. jinjava's own range bracket knows no step, so {@code messages[::-1]} (Qwen3,
- *       DeepSeek, ...) fails to parse otherwise. {@link TemplateFunctions#pySlice} implements the
- *       Python semantics (negative indices, negative steps, clamping).</li>
- *   <li><b>Keyword arguments</b>: in a call, {@code name=expr} becomes {@code name=(expr)}.
- *       jinjava binds {@code =} tighter than arithmetic, so {@code namespace(n=messages|length - 1)}
- *       would otherwise subtract 1 from the named parameter object, whereas jinja2 parses the
- *       whole {@code expr} as the value (jinja2 {@code Parser.parse_call_args}).</li>
+ *   <li><b>Slices</b>: a subscript whose brackets hold a top-level colon, {@code x[a:b:c]} (any
+ *       part may be empty), becomes {@code py_slice(x, a, b, c)} with empty parts as {@code null}.
+ *       jinjava's own range bracket knows no step, so {@code messages[::-1]} (Qwen3, DeepSeek, ...)
+ *       fails to parse otherwise. {@link TemplateFunctions#pySlice} implements the Python semantics
+ *       (negative indices, negative steps, clamping).
+ *   <li><b>Keyword arguments</b>: in a call, {@code name=expr} becomes {@code name=(expr)}. jinjava
+ *       binds {@code =} tighter than arithmetic, so {@code namespace(n=messages|length - 1)} would
+ *       otherwise subtract 1 from the named parameter object, whereas jinja2 parses the whole
+ *       {@code expr} as the value (jinja2 {@code Parser.parse_call_args}).
  * </ul>
  *
  * <p>Macro and call-block signatures ({@code {% macro f(a=1) %}}) are left alone: jinjava parses
@@ -124,8 +124,10 @@ final class JinjaSourceRewriter {
 
   private static String firstWord(String body) {
     int i = 0;
-    while (i < body.length() && (body.charAt(i) == '-' || body.charAt(i) == '+'
-        || Character.isWhitespace(body.charAt(i)))) {
+    while (i < body.length()
+        && (body.charAt(i) == '-'
+            || body.charAt(i) == '+'
+            || Character.isWhitespace(body.charAt(i)))) {
       i++;
     }
     int start = i;
@@ -207,8 +209,9 @@ final class JinjaSourceRewriter {
         }
         case '=' -> {
           Frame f = frames.peek();
-          boolean comparison = (i + 1 < n && expr.charAt(i + 1) == '=')
-              || (i > 0 && "=!<>".indexOf(expr.charAt(i - 1)) >= 0);
+          boolean comparison =
+              (i + 1 < n && expr.charAt(i + 1) == '=')
+                  || (i > 0 && "=!<>".indexOf(expr.charAt(i - 1)) >= 0);
           if (comparison) {
             out.append(c);
             if (i + 1 < n && expr.charAt(i + 1) == '=') {
@@ -258,8 +261,8 @@ final class JinjaSourceRewriter {
   }
 
   /**
-   * Replaces {@code operand \0 a \1 b \1 c} at the end of {@code out} with
-   * {@code py_slice(operand, a, b, c)}.
+   * Replaces {@code operand \0 a \1 b \1 c} at the end of {@code out} with {@code py_slice(operand,
+   * a, b, c)}.
    */
   private static void closeSlice(StringBuilder out, Frame f) {
     String inner = out.substring(f.outStart + 1);
@@ -279,7 +282,9 @@ final class JinjaSourceRewriter {
     out.append(')');
   }
 
-  /** Start of the primary expression (name, attribute chain, call, subscript) ending {@code out}. */
+  /**
+   * Start of the primary expression (name, attribute chain, call, subscript) ending {@code out}.
+   */
   private static int operandStart(StringBuilder out) {
     int i = out.length() - 1;
     while (i >= 0) {
@@ -330,8 +335,8 @@ final class JinjaSourceRewriter {
       return false;
     }
     int start = out.length();
-    while (start > 0 && (Character.isLetterOrDigit(out.charAt(start - 1))
-        || out.charAt(start - 1) == '_')) {
+    while (start > 0
+        && (Character.isLetterOrDigit(out.charAt(start - 1)) || out.charAt(start - 1) == '_')) {
       start--;
     }
     String word = out.substring(start);

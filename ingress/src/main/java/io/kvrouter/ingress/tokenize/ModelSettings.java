@@ -25,13 +25,15 @@ import com.typesafe.config.ConfigException;
  * @param blockSize tokens per KV block, positive
  * @param maxModelLen the longest prompt plus completion the model accepts, positive
  */
-public record ModelSettings(String name, String tokenizer, String chatTemplate, int blockSize,
-    int maxModelLen) {
+public record ModelSettings(
+    String name, String tokenizer, String chatTemplate, int blockSize, int maxModelLen) {
 
   /** The chat-template value that selects {@link ChatMlTemplate}. */
   public static final String CHATML = "chatml";
+
   /** The block size used when a model sets none. */
   public static final int DEFAULT_BLOCK_SIZE = 16;
+
   /** The context length used when a model sets none. */
   public static final int DEFAULT_MAX_MODEL_LEN = 32768;
 
@@ -69,7 +71,8 @@ public record ModelSettings(String name, String tokenizer, String chatTemplate, 
    */
   public static ModelSettings fromConfig(String name, Config block) {
     try {
-      return new ModelSettings(name,
+      return new ModelSettings(
+          name,
           block.hasPath("tokenizer") ? block.getString("tokenizer") : null,
           block.hasPath("chat-template") ? block.getString("chat-template") : CHATML,
           block.hasPath("block-size") ? block.getInt("block-size") : DEFAULT_BLOCK_SIZE,

@@ -15,10 +15,10 @@ import java.util.Map;
  * insertion order, separators default to {@code ", "} and {@code ": "}, and nothing is
  * HTML-escaped. Token ids of tool definitions depend on every byte of this text.
  *
- * <p>Maps become objects (keys converted as Python does: strings as they are, {@code true},
- * {@code false}, {@code null} and numbers as their JSON text), lists, collections and arrays
- * become arrays, floats use Python's {@code repr} ({@code 1.0}, {@code 1e-05},
- * {@code 1e+16}), anything else is written as the string of its {@code toString()}.
+ * <p>Maps become objects (keys converted as Python does: strings as they are, {@code true}, {@code
+ * false}, {@code null} and numbers as their JSON text), lists, collections and arrays become
+ * arrays, floats use Python's {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1e+16}), anything
+ * else is written as the string of its {@code toString()}.
  *
  * <p>Stateless and thread-safe; cost is linear in the size of the value.
  */
@@ -27,7 +27,11 @@ final class PythonJson {
   private PythonJson() {}
 
   /** {@code json.dumps} options that templates pass to {@code tojson}. */
-  record Options(Integer indent, String itemSeparator, String keySeparator, boolean sortKeys,
+  record Options(
+      Integer indent,
+      String itemSeparator,
+      String keySeparator,
+      boolean sortKeys,
       boolean ensureAscii) {
 
     /** The options of {@code tojson} with no arguments. */
@@ -137,8 +141,11 @@ final class PythonJson {
     if (num instanceof BigDecimal bd) {
       return pythonFloat(bd.doubleValue());
     }
-    if (num instanceof BigInteger || num instanceof Long || num instanceof Integer
-        || num instanceof Short || num instanceof Byte) {
+    if (num instanceof BigInteger
+        || num instanceof Long
+        || num instanceof Integer
+        || num instanceof Short
+        || num instanceof Byte) {
       return num.toString();
     }
     return pythonFloat(num.doubleValue());
@@ -160,8 +167,8 @@ final class PythonJson {
     int exponent = digits.length() - 1 - bd.scale();
     String sign = d < 0 ? "-" : "";
     if (exponent < -4 || exponent >= 16) {
-      String mantissa = digits.length() == 1 ? digits
-          : digits.charAt(0) + "." + digits.substring(1);
+      String mantissa =
+          digits.length() == 1 ? digits : digits.charAt(0) + "." + digits.substring(1);
       String exp = String.format("%02d", Math.abs(exponent));
       return sign + mantissa + "e" + (exponent < 0 ? "-" : "+") + exp;
     }

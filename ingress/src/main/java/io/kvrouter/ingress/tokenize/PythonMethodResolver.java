@@ -11,25 +11,25 @@ import jinjava.javax.el.ELResolver;
 
 /**
  * An EL resolver that answers Python {@code str} and {@code dict} method calls in template
- * expressions, so {@code message.content.startswith('<tool_response>')} or
- * {@code content.split('</think>')[-1].lstrip('\n')} behave as in Python instead of failing
- * (no such Java method) or silently differing (Java's {@code split} takes a regex and drops
- * trailing empty strings).
+ * expressions, so {@code message.content.startswith('<tool_response>')} or {@code
+ * content.split('</think>')[-1].lstrip('\n')} behave as in Python instead of failing (no such Java
+ * method) or silently differing (Java's {@code split} takes a regex and drops trailing empty
+ * strings).
  *
- * <p>String methods: {@code startswith}, {@code endswith} (a string or a list of prefixes),
- * {@code strip}, {@code lstrip}, {@code rstrip} (optional character set), {@code split}
- * (optional separator and maxsplit), {@code upper}, {@code lower}, {@code replace} (optional
- * count), {@code join}. Dict methods: {@code get(key, default)}. Semantics follow the Python
- * documentation of {@code str} and {@code dict}; whitespace is Python's {@code str.isspace}.
- * Any other call is left to the next resolver (jinjava's own).
+ * <p>String methods: {@code startswith}, {@code endswith} (a string or a list of prefixes), {@code
+ * strip}, {@code lstrip}, {@code rstrip} (optional character set), {@code split} (optional
+ * separator and maxsplit), {@code upper}, {@code lower}, {@code replace} (optional count), {@code
+ * join}. Dict methods: {@code get(key, default)}. Semantics follow the Python documentation of
+ * {@code str} and {@code dict}; whitespace is Python's {@code str.isspace}. Any other call is left
+ * to the next resolver (jinjava's own).
  *
  * <p>Stateless and thread-safe; each call costs O(length of the string).
  */
 final class PythonMethodResolver extends ELResolver {
 
   @Override
-  public Object invoke(ELContext context, Object base, Object method, Class<?>[] paramTypes,
-      Object[] params) {
+  public Object invoke(
+      ELContext context, Object base, Object method, Class<?>[] paramTypes, Object[] params) {
     if (base == null || method == null) {
       return null;
     }
@@ -65,7 +65,9 @@ final class PythonMethodResolver extends ELResolver {
       case "rstrip":
         return strip(s, charsArg(args), false, true);
       case "split":
-        return split(s, args.length > 0 ? args[0] : null,
+        return split(
+            s,
+            args.length > 0 ? args[0] : null,
             args.length > 1 ? ((Number) args[1]).intValue() : -1);
       case "upper":
         return args.length == 0 ? s.toUpperCase(java.util.Locale.ROOT) : NOT_HANDLED;
@@ -75,7 +77,10 @@ final class PythonMethodResolver extends ELResolver {
         if (args.length < 2) {
           return NOT_HANDLED;
         }
-        return replace(s, String.valueOf(args[0]), String.valueOf(args[1]),
+        return replace(
+            s,
+            String.valueOf(args[0]),
+            String.valueOf(args[1]),
             args.length > 2 ? ((Number) args[2]).intValue() : -1);
       case "join":
         return args.length == 1 ? join(s, args[0]) : NOT_HANDLED;
@@ -130,7 +135,10 @@ final class PythonMethodResolver extends ELResolver {
     return Character.isWhitespace(cp) || Character.isSpaceChar(cp) || cp == 0x85;
   }
 
-  /** Python {@code str.split}: literal separator, keeps empty parts; no separator splits runs of space. */
+  /**
+   * Python {@code str.split}: literal separator, keeps empty parts; no separator splits runs of
+   * space.
+   */
   static List<String> split(String s, Object sep, int maxSplit) {
     List<String> out = new ArrayList<>();
     if (sep == null) {

@@ -6,11 +6,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The {@code tojson} filter as Hugging Face transformers defines it for chat templates
- * ({@code json.dumps} with {@code ensure_ascii=False}; see {@link PythonJson}), replacing
- * jinjava's compact one. Accepts transformers' parameters positionally or by name:
- * {@code ensure_ascii}, {@code indent}, {@code separators} (a two-element list),
- * {@code sort_keys}.
+ * The {@code tojson} filter as Hugging Face transformers defines it for chat templates ({@code
+ * json.dumps} with {@code ensure_ascii=False}; see {@link PythonJson}), replacing jinjava's compact
+ * one. Accepts transformers' parameters positionally or by name: {@code ensure_ascii}, {@code
+ * indent}, {@code separators} (a two-element list), {@code sort_keys}.
  *
  * <p>Stateless and thread-safe; cost is linear in the size of the value.
  */
@@ -25,8 +24,8 @@ final class PythonToJsonFilter implements AdvancedFilter {
   }
 
   @Override
-  public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args,
-      Map<String, Object> kwargs) {
+  public Object filter(
+      Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
     Object[] values = new Object[PARAMS.size()];
     for (int i = 0; args != null && i < args.length && i < values.length; i++) {
       values[i] = args[i];

@@ -3,28 +3,28 @@ package io.kvrouter.ingress.tokenize;
 import java.lang.reflect.Array;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.Locale;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 
 /**
- * Global functions that Hugging Face chat templates call and jinjava lacks, registered by
- * {@link HfJinjava}: {@code raise_exception(message)} (transformers defines it for templates to
- * reject bad input) and {@code strftime_now(format)} (Llama 3 templates print today's date with
- * it), both from {@code transformers.utils.chat_template_utils}; and {@code py_slice}, the target
- * of {@link JinjaSourceRewriter}'s slice rewrite.
+ * Global functions that Hugging Face chat templates call and jinjava lacks, registered by {@link
+ * HfJinjava}: {@code raise_exception(message)} (transformers defines it for templates to reject bad
+ * input) and {@code strftime_now(format)} (Llama 3 templates print today's date with it), both from
+ * {@code transformers.utils.chat_template_utils}; and {@code py_slice}, the target of {@link
+ * JinjaSourceRewriter}'s slice rewrite.
  *
- * <p>Static methods because jinjava binds functions to static methods. Thread-safe; each call
- * costs O(size of its result).
+ * <p>Static methods because jinjava binds functions to static methods. Thread-safe; each call costs
+ * O(size of its result).
  */
 final class TemplateFunctions {
 
   private TemplateFunctions() {}
 
   /**
-   * Aborts rendering; {@link JinjaChatTemplate} reports the message as a
-   * {@link ChatTemplateException}.
+   * Aborts rendering; {@link JinjaChatTemplate} reports the message as a {@link
+   * ChatTemplateException}.
    *
    * @throws ChatTemplateException always
    */
@@ -51,23 +51,24 @@ final class TemplateFunctions {
         continue;
       }
       char d = format.charAt(++i);
-      String pattern = switch (d) {
-        case 'd' -> "dd";
-        case 'm' -> "MM";
-        case 'y' -> "yy";
-        case 'Y' -> "yyyy";
-        case 'H' -> "HH";
-        case 'I' -> "hh";
-        case 'M' -> "mm";
-        case 'S' -> "ss";
-        case 'p' -> "a";
-        case 'b' -> "MMM";
-        case 'B' -> "MMMM";
-        case 'a' -> "EEE";
-        case 'A' -> "EEEE";
-        case 'j' -> "DDD";
-        default -> null;
-      };
+      String pattern =
+          switch (d) {
+            case 'd' -> "dd";
+            case 'm' -> "MM";
+            case 'y' -> "yy";
+            case 'Y' -> "yyyy";
+            case 'H' -> "HH";
+            case 'I' -> "hh";
+            case 'M' -> "mm";
+            case 'S' -> "ss";
+            case 'p' -> "a";
+            case 'b' -> "MMM";
+            case 'B' -> "MMMM";
+            case 'a' -> "EEE";
+            case 'A' -> "EEEE";
+            case 'j' -> "DDD";
+            default -> null;
+          };
       if (d == '%') {
         sb.append('%');
       } else if (pattern == null) {
@@ -81,8 +82,8 @@ final class TemplateFunctions {
 
   /**
    * Python's {@code seq[start:stop:step]} on a list, array or string; {@code null} bounds mean
-   * "omitted". Negative indices count from the end; out-of-range bounds are clamped, as
-   * {@code slice.indices} does.
+   * "omitted". Negative indices count from the end; out-of-range bounds are clamped, as {@code
+   * slice.indices} does.
    *
    * @return a new list (for list or array input) or string; {@code null} for {@code null} input
    * @throws IllegalArgumentException if step is zero or the value cannot be sliced
@@ -141,9 +142,10 @@ final class TemplateFunctions {
       lo = start == null ? length - 1 : clamp(toInt(start, "start"), length, -1, length - 1);
       hi = stop == null ? -1 : clamp(toInt(stop, "stop"), length, -1, length - 1);
     }
-    int count = step > 0
-        ? Math.max(0, (hi - lo + step - 1) / step)
-        : Math.max(0, (lo - hi + (-step) - 1) / (-step));
+    int count =
+        step > 0
+            ? Math.max(0, (hi - lo + step - 1) / step)
+            : Math.max(0, (lo - hi + (-step) - 1) / (-step));
     int[] out = new int[count];
     for (int k = 0, i = lo; k < count; k++, i += step) {
       out[k] = i;

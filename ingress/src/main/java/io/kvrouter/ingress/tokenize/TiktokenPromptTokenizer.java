@@ -10,18 +10,18 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * An OpenAI tiktoken encoding ({@code o200k_base}, {@code cl100k_base}, ...) through jtokkit,
- * whose vocabularies ship inside its jar: needs no files and no network, which makes it the
- * tokenizer of the default demo model.
+ * An OpenAI tiktoken encoding ({@code o200k_base}, {@code cl100k_base}, ...) through jtokkit, whose
+ * vocabularies ship inside its jar: needs no files and no network, which makes it the tokenizer of
+ * the default demo model.
  *
- * <p>All text is encoded as ordinary text: special-token markup in a prompt (such as
- * {@code <|endoftext|>}) is split into ordinary tokens instead of being rejected or turned into a
- * control token, and there are no BOS/EOS tokens to add, so {@code addSpecialTokens} has no
- * effect. (tiktoken's {@code encode_ordinary}.)
+ * <p>All text is encoded as ordinary text: special-token markup in a prompt (such as {@code
+ * <|endoftext|>}) is split into ordinary tokens instead of being rejected or turned into a control
+ * token, and there are no BOS/EOS tokens to add, so {@code addSpecialTokens} has no effect.
+ * (tiktoken's {@code encode_ordinary}.)
  *
- * <p>Thread-safe: jtokkit encodings are immutable. Cost: measured about 2.6 M tokens/s for
- * o200k and 4.6 M for cl100k on one thread (DEPENDENCIES.md); loading an encoding takes a few
- * hundred milliseconds the first time per JVM.
+ * <p>Thread-safe: jtokkit encodings are immutable. Cost: measured about 2.6 M tokens/s for o200k
+ * and 4.6 M for cl100k on one thread (DEPENDENCIES.md); loading an encoding takes a few hundred
+ * milliseconds the first time per JVM.
  */
 public final class TiktokenPromptTokenizer implements PromptTokenizer {
 
@@ -45,9 +45,13 @@ public final class TiktokenPromptTokenizer implements PromptTokenizer {
         return new TiktokenPromptTokenizer(REGISTRY.getEncoding(type));
       }
     }
-    throw new TokenizerConfigException("unknown tiktoken encoding '" + name + "'; known: "
-        + Arrays.stream(EncodingType.values()).map(EncodingType::getName)
-            .collect(Collectors.joining(", ")));
+    throw new TokenizerConfigException(
+        "unknown tiktoken encoding '"
+            + name
+            + "'; known: "
+            + Arrays.stream(EncodingType.values())
+                .map(EncodingType::getName)
+                .collect(Collectors.joining(", ")));
   }
 
   @Override
@@ -66,8 +70,8 @@ public final class TiktokenPromptTokenizer implements PromptTokenizer {
     } catch (IllegalArgumentException e) {
       throw e;
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("token id outside the " + encoding.getName()
-          + " vocabulary", e);
+      throw new IllegalArgumentException(
+          "token id outside the " + encoding.getName() + " vocabulary", e);
     }
   }
 

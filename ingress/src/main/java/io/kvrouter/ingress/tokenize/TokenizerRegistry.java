@@ -18,11 +18,11 @@ import java.util.Set;
 
 /**
  * The tokenizer and chat template of every model this ingress serves, built once at start-up from
- * {@code kvrouter.models} (see {@link ModelSettings} for the keys; {@code reference.conf}
- * defines the file-less demo model {@value #DEMO_MODEL}).
+ * {@code kvrouter.models} (see {@link ModelSettings} for the keys; {@code reference.conf} defines
+ * the file-less demo model {@value #DEMO_MODEL}).
  *
- * <p>Every model is loaded eagerly, so a missing or broken file stops the node at start-up with
- * a {@link TokenizerConfigException} naming the model and file, not at the first request.
+ * <p>Every model is loaded eagerly, so a missing or broken file stops the node at start-up with a
+ * {@link TokenizerConfigException} naming the model and file, not at the first request.
  *
  * <p>Thread-safe after construction: lookups read an immutable map. Cost: loading takes about a
  * second per Hugging Face tokenizer; {@link #get} is one hash lookup. {@link #close()} frees the
@@ -32,6 +32,7 @@ public final class TokenizerRegistry implements AutoCloseable {
 
   /** The model defined by {@code reference.conf}: o200k_base and ChatML, no files needed. */
   public static final String DEMO_MODEL = "kvrouter-demo";
+
   /** The HOCON path of the model table. */
   public static final String CONFIG_PATH = "kvrouter.models";
 
@@ -62,8 +63,12 @@ public final class TokenizerRegistry implements AutoCloseable {
     List<ModelSettings> settings = new ArrayList<>();
     for (Map.Entry<String, ConfigValue> e : table.entrySet()) {
       if (e.getValue().valueType() != ConfigValueType.OBJECT) {
-        throw new TokenizerConfigException(CONFIG_PATH + ".\"" + e.getKey()
-            + "\" must be an object, got " + e.getValue().valueType());
+        throw new TokenizerConfigException(
+            CONFIG_PATH
+                + ".\""
+                + e.getKey()
+                + "\" must be an object, got "
+                + e.getValue().valueType());
       }
       settings.add(ModelSettings.fromConfig(e.getKey(), ((ConfigObject) e.getValue()).toConfig()));
     }
@@ -115,8 +120,11 @@ public final class TokenizerRegistry implements AutoCloseable {
         case "tiktoken":
           return TiktokenPromptTokenizer.forEncoding(rest);
         default:
-          throw new TokenizerConfigException("tokenizer must be 'hf:<path to tokenizer.json>' or "
-              + "'tiktoken:<encoding>', got '" + spec + "'");
+          throw new TokenizerConfigException(
+              "tokenizer must be 'hf:<path to tokenizer.json>' or "
+                  + "'tiktoken:<encoding>', got '"
+                  + spec
+                  + "'");
       }
     } catch (TokenizerConfigException e) {
       throw new TokenizerConfigException("model '" + s.name() + "': " + e.getMessage(), e);
@@ -131,19 +139,23 @@ public final class TokenizerRegistry implements AutoCloseable {
     try {
       Path path = Path.of(spec);
       String file = path.getFileName() == null ? "" : path.getFileName().toString();
-      HfTokenizerConfig hf = file.endsWith(".jinja") || file.endsWith(".j2")
-          ? HfTokenizerConfig.template(path)
-          : HfTokenizerConfig.read(path);
+      HfTokenizerConfig hf =
+          file.endsWith(".jinja") || file.endsWith(".j2")
+              ? HfTokenizerConfig.template(path)
+              : HfTokenizerConfig.read(path);
       if (hf.chatTemplate() == null) {
-        throw new TokenizerConfigException(path + " has no chat_template; set chat-template = "
-            + ModelSettings.CHATML + " to use ChatML");
+        throw new TokenizerConfigException(
+            path
+                + " has no chat_template; set chat-template = "
+                + ModelSettings.CHATML
+                + " to use ChatML");
       }
       return new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
     } catch (TokenizerConfigException e) {
       throw new TokenizerConfigException("model '" + s.name() + "': " + e.getMessage(), e);
     } catch (IllegalArgumentException e) {
-      throw new TokenizerConfigException("model '" + s.name() + "': broken chat template "
-          + spec + ": " + e.getMessage(), e);
+      throw new TokenizerConfigException(
+          "model '" + s.name() + "': broken chat template " + spec + ": " + e.getMessage(), e);
     }
   }
 
@@ -156,8 +168,8 @@ public final class TokenizerRegistry implements AutoCloseable {
   public ModelTokenizer get(String model) {
     ModelTokenizer m = models.get(model);
     if (m == null) {
-      throw new TokenizerConfigException("unknown model '" + model + "'; configured: "
-          + String.join(", ", models.keySet()));
+      throw new TokenizerConfigException(
+          "unknown model '" + model + "'; configured: " + String.join(", ", models.keySet()));
     }
     return m;
   }

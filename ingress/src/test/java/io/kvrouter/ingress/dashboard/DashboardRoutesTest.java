@@ -46,19 +46,24 @@ class DashboardRoutesTest {
                 .withFallback(ConfigFactory.load()));
     Cluster cluster = Cluster.get(kit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    kit.createTestProbe().awaitAssert(
-        Duration.ofSeconds(20),
-        () -> {
-          assertThat(cluster.selfMember().status()).isEqualTo(MemberStatus.up());
-          return null;
-        });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(20),
+            () -> {
+              assertThat(cluster.selfMember().status()).isEqualTo(MemberStatus.up());
+              return null;
+            });
     open = bind(new DashboardRoutes("", JSON));
     locked = bind(new DashboardRoutes("s3cret", JSON));
   }
 
   static String bind(DashboardRoutes routes) throws Exception {
     ServerBinding b =
-        Http.get(kit.system()).newServerAt("127.0.0.1", 0).bind(routes.routes()).toCompletableFuture().get();
+        Http.get(kit.system())
+            .newServerAt("127.0.0.1", 0)
+            .bind(routes.routes())
+            .toCompletableFuture()
+            .get();
     return "http://127.0.0.1:" + b.localAddress().getPort();
   }
 
@@ -80,7 +85,8 @@ class DashboardRoutesTest {
     for (String path : List.of("/dashboard", "/dashboard/")) {
       HttpResponse<String> page = get(open + path);
       assertThat(page.statusCode()).isEqualTo(200);
-      assertThat(page.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/html"));
+      assertThat(page.headers().firstValue("content-type"))
+          .hasValueSatisfying(v -> assertThat(v).startsWith("text/html"));
       assertThat(page.body()).contains("id=\"matrix-replicas\"").contains("id=\"overall\"");
     }
     String html = get(open + "/dashboard").body();
@@ -89,12 +95,19 @@ class DashboardRoutesTest {
     while (m.find()) {
       assets.add(m.group(1));
     }
-    assertThat(assets).contains("/dashboard/dashboard.js", "/dashboard/charts.js", "/dashboard/prom.js", "/dashboard/dashboard.css");
+    assertThat(assets)
+        .contains(
+            "/dashboard/dashboard.js",
+            "/dashboard/charts.js",
+            "/dashboard/prom.js",
+            "/dashboard/dashboard.css");
     for (String asset : assets) {
       assertThat(asset).as("no CDN, no internet").startsWith("/dashboard/");
       HttpResponse<String> r = get(open + asset);
       assertThat(r.statusCode()).as(asset).isEqualTo(200);
-      assertThat(r.body()).as("%s has no absolute URLs", asset).doesNotContainPattern("https?://(?!www\\.w3\\.org/2000/svg)");
+      assertThat(r.body())
+          .as("%s has no absolute URLs", asset)
+          .doesNotContainPattern("https?://(?!www\\.w3\\.org/2000/svg)");
       String type = r.headers().firstValue("content-type").orElse("");
       assertThat(type).as(asset).contains(asset.endsWith(".css") ? "text/css" : "javascript");
     }
@@ -125,8 +138,12 @@ class DashboardRoutesTest {
   @Test
   void clusterJson_requiresTheAdminToken_whenOneIsConfigured_butThePageDoesNot() throws Exception {
     assertThat(get(locked + "/dashboard/cluster.json").statusCode()).isEqualTo(401);
-    assertThat(get(locked + "/dashboard/cluster.json", "Authorization", "Bearer wrong").statusCode()).isEqualTo(401);
-    assertThat(get(locked + "/dashboard/cluster.json", "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);
+    assertThat(
+            get(locked + "/dashboard/cluster.json", "Authorization", "Bearer wrong").statusCode())
+        .isEqualTo(401);
+    assertThat(
+            get(locked + "/dashboard/cluster.json", "Authorization", "Bearer s3cret").statusCode())
+        .isEqualTo(200);
     assertThat(get(locked + "/dashboard").statusCode()).isEqualTo(200);
   }
 }

@@ -17,31 +17,50 @@ import org.junit.jupiter.api.Test;
 class AdminTokenTest {
 
   @Test
-  void adminEndpoints_requireTheConfiguredBearerToken_andDebugEndpointsAreOffByDefault() throws Exception {
+  void adminEndpoints_requireTheConfiguredBearerToken_andDebugEndpointsAreOffByDefault()
+      throws Exception {
     ActorTestKit kit = ActorTestKit.create();
-    Config config = ConfigFactory.parseString(
-            "kvrouter.ingress { http.host = 127.0.0.1, admin-token = s3cret }")
-        .withFallback(ConfigFactory.load());
+    Config config =
+        ConfigFactory.parseString(
+                "kvrouter.ingress { http.host = 127.0.0.1, admin-token = s3cret }")
+            .withFallback(ConfigFactory.load());
     try (TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(config)) {
       ServerBinding binding =
-          IngressFrontend.start(kit.system(), IngressSettings.fromConfig(config).withPort(0), tokenizers,
-                  new FakeRouter(), new IngressMetrics(), new StaticAdminView())
-              .toCompletableFuture().get();
+          IngressFrontend.start(
+                  kit.system(),
+                  IngressSettings.fromConfig(config).withPort(0),
+                  tokenizers,
+                  new FakeRouter(),
+                  new IngressMetrics(),
+                  new StaticAdminView())
+              .toCompletableFuture()
+              .get();
       String base = "http://127.0.0.1:" + binding.localAddress().getPort();
       HttpClient client = HttpClient.newHttpClient();
 
-      HttpResponse<String> anonymous = client.send(
-          HttpRequest.newBuilder(URI.create(base + "/admin/replicas")).build(), HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> wrong = client.send(
-          HttpRequest.newBuilder(URI.create(base + "/admin/replicas")).header("Authorization", "Bearer nope").build(),
-          HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> right = client.send(
-          HttpRequest.newBuilder(URI.create(base + "/admin/replicas")).header("Authorization", "Bearer s3cret").build(),
-          HttpResponse.BodyHandlers.ofString());
-      HttpResponse<String> debug = client.send(
-          HttpRequest.newBuilder(URI.create(base + "/admin/debug/pause-events"))
-              .header("Authorization", "Bearer s3cret").POST(HttpRequest.BodyPublishers.noBody()).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> anonymous =
+          client.send(
+              HttpRequest.newBuilder(URI.create(base + "/admin/replicas")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> wrong =
+          client.send(
+              HttpRequest.newBuilder(URI.create(base + "/admin/replicas"))
+                  .header("Authorization", "Bearer nope")
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> right =
+          client.send(
+              HttpRequest.newBuilder(URI.create(base + "/admin/replicas"))
+                  .header("Authorization", "Bearer s3cret")
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> debug =
+          client.send(
+              HttpRequest.newBuilder(URI.create(base + "/admin/debug/pause-events"))
+                  .header("Authorization", "Bearer s3cret")
+                  .POST(HttpRequest.BodyPublishers.noBody())
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
 
       assertThat(anonymous.statusCode()).isEqualTo(401);
       assertThat(wrong.statusCode()).isEqualTo(401);

@@ -21,7 +21,9 @@ final class FakeEngine implements AutoCloseable {
     CLOSE,
     /** Streams two chunks, then drops the connection. */
     BREAK_MID_STREAM,
-    /** Streams a chunk every 20 ms for up to 30 s, like a long generation, until the reader goes. */
+    /**
+     * Streams a chunk every 20 ms for up to 30 s, like a long generation, until the reader goes.
+     */
     DRIP
   }
 
@@ -78,8 +80,12 @@ final class FakeEngine implements AutoCloseable {
     for (int i = 0; i < words.length; i++) {
       String chunk =
           chat
-              ? "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + words[i] + "\"},\"finish_reason\":null}]}"
-              : "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"" + words[i] + "\",\"finish_reason\":null}]}";
+              ? "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+                  + words[i]
+                  + "\"},\"finish_reason\":null}]}"
+              : "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\""
+                  + words[i]
+                  + "\",\"finish_reason\":null}]}";
       out.write(("data: " + chunk + "\n\n").getBytes(StandardCharsets.UTF_8));
       out.flush();
       if (mode == Mode.DRIP) {
@@ -96,7 +102,9 @@ final class FakeEngine implements AutoCloseable {
             ? "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}"
             : "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"stop\"}]}";
     out.write(("data: " + finish + "\n\n").getBytes(StandardCharsets.UTF_8));
-    out.write(("data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n").getBytes(StandardCharsets.UTF_8));
+    out.write(
+        ("data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n")
+            .getBytes(StandardCharsets.UTF_8));
     out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
     out.close();
     exchange.close();
@@ -105,7 +113,9 @@ final class FakeEngine implements AutoCloseable {
   private void drip(OutputStream out, HttpExchange exchange) {
     try {
       for (int n = 0; n < 1500 && release.getCount() > 0; n++) {
-        out.write("data: {\"choices\":[{\"index\":0,\"text\":\" more\"}]}\n\n".getBytes(StandardCharsets.UTF_8));
+        out.write(
+            "data: {\"choices\":[{\"index\":0,\"text\":\" more\"}]}\n\n"
+                .getBytes(StandardCharsets.UTF_8));
         out.flush();
         release.await(20, TimeUnit.MILLISECONDS);
       }

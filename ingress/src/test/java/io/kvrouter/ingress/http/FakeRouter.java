@@ -33,7 +33,8 @@ final class FakeRouter implements Router {
         return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), t, 0));
       }
     }
-    return CompletableFuture.completedFuture(new RouteOutcome.NoReplica("no replica serves " + query.model()));
+    return CompletableFuture.completedFuture(
+        new RouteOutcome.NoReplica("no replica serves " + query.model()));
   }
 
   @Override

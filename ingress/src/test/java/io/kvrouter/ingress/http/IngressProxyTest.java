@@ -99,9 +99,12 @@ class IngressProxyTest {
     try (FakeEngine engine = new FakeEngine(FakeEngine.Mode.OK)) {
       router.targets.add(new Target("r0", engine.url(), true));
       HttpResponse<String> r =
-          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello there\",\"max_tokens\":4}");
+          post(
+              "/v1/completions",
+              "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello there\",\"max_tokens\":4}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-      assertThat(JSON.readTree(r.body()).path("choices").path(0).path("text").asText()).isEqualTo("hello world");
+      assertThat(JSON.readTree(r.body()).path("choices").path(0).path("text").asText())
+          .isEqualTo("hello world");
       JsonNode sent = JSON.readTree(engine.bodies.get(0));
       assertThat(sent.get("prompt").isArray()).as("token ids forwarded").isTrue();
       int[] expected = tokenizers.get("kvrouter-demo").encodePrompt("Hello there");
@@ -116,8 +119,11 @@ class IngressProxyTest {
   void textPrompt_staysTextForReplicasWithoutTokenIdSupport() throws Exception {
     try (FakeEngine engine = new FakeEngine(FakeEngine.Mode.OK)) {
       router.targets.add(new Target("r0", engine.url(), false));
-      post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello there\",\"max_tokens\":4}");
-      assertThat(JSON.readTree(engine.bodies.get(0)).get("prompt").asText()).isEqualTo("Hello there");
+      post(
+          "/v1/completions",
+          "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello there\",\"max_tokens\":4}");
+      assertThat(JSON.readTree(engine.bodies.get(0)).get("prompt").asText())
+          .isEqualTo("Hello there");
     }
   }
 
@@ -131,7 +137,10 @@ class IngressProxyTest {
               "{\"model\":\"kvrouter-demo\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(r.headers().firstValue("content-type").orElse("")).startsWith("text/event-stream");
-      assertThat(r.body()).contains("\"hello\"").contains("\" world\"").endsWith("data: [DONE]\n\n");
+      assertThat(r.body())
+          .contains("\"hello\"")
+          .contains("\" world\"")
+          .endsWith("data: [DONE]\n\n");
       awaitNoOpenReservations();
       assertThat(router.releases).hasSize(1);
       assertThat(router.prefills).hasSize(1);
@@ -146,7 +155,9 @@ class IngressProxyTest {
       router.targets.add(new Target("bad", bad.url(), true));
       router.targets.add(new Target("good", good.url(), true));
       HttpResponse<String> r =
-          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"max_tokens\":4}");
+          post(
+              "/v1/completions",
+              "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"max_tokens\":4}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(router.queries).hasSize(2);
       assertThat(router.releases).hasSize(2);
@@ -162,7 +173,9 @@ class IngressProxyTest {
       router.targets.add(new Target("dead", dead.url(), true));
       router.targets.add(new Target("good", good.url(), true));
       HttpResponse<String> r =
-          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"stream\":true}");
+          post(
+              "/v1/completions",
+              "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"stream\":true}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(r.body()).endsWith("data: [DONE]\n\n");
       awaitNoOpenReservations();
@@ -179,7 +192,8 @@ class IngressProxyTest {
       HttpResponse<String> r =
           post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
       assertThat(r.statusCode()).isIn(502, 503);
-      assertThat(JSON.readTree(r.body()).path("error").path("type").asText()).isEqualTo("server_error");
+      assertThat(JSON.readTree(r.body()).path("error").path("type").asText())
+          .isEqualTo("server_error");
       assertThat(router.open).isEmpty();
     }
   }
@@ -189,7 +203,9 @@ class IngressProxyTest {
     try (FakeEngine engine = new FakeEngine(FakeEngine.Mode.BREAK_MID_STREAM)) {
       router.targets.add(new Target("r0", engine.url(), true));
       HttpResponse<String> r =
-          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"stream\":true}");
+          post(
+              "/v1/completions",
+              "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"stream\":true}");
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(r.body()).contains("\"hello\"").contains("\"error\"");
       awaitNoOpenReservations();
@@ -203,10 +219,15 @@ class IngressProxyTest {
       router.targets.add(new Target("r0", engine.url(), true));
       String body = "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\",\"stream\":true}";
       try (Socket socket = new Socket("127.0.0.1", binding.localAddress().getPort())) {
-        socket.getOutputStream().write(
-            ("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: " + body.length() + "\r\n\r\n" + body)
-                .getBytes(StandardCharsets.UTF_8));
+        socket
+            .getOutputStream()
+            .write(
+                ("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: "
+                        + body.length()
+                        + "\r\n\r\n"
+                        + body)
+                    .getBytes(StandardCharsets.UTF_8));
         InputStream in = socket.getInputStream();
         String seen = "";
         while (!seen.contains("hello")) {
@@ -262,7 +283,8 @@ class IngressProxyTest {
         post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
     assertThat(r.statusCode()).isEqualTo(429);
     assertThat(r.headers().firstValue("retry-after")).isPresent();
-    assertThat(JSON.readTree(r.body()).path("error").path("code").asText()).isEqualTo("rate_limit_exceeded");
+    assertThat(JSON.readTree(r.body()).path("error").path("code").asText())
+        .isEqualTo("rate_limit_exceeded");
     assertThat(router.queries.size()).as("asked again while queued").isGreaterThan(2);
   }
 
@@ -274,13 +296,18 @@ class IngressProxyTest {
       CompletableFuture<HttpResponse<String>> first =
           client.sendAsync(
               HttpRequest.newBuilder(URI.create(url("/v1/completions")))
-                  .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(5), () -> {
-        assertThat(router.queries.size()).isGreaterThanOrEqualTo(2);
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(5),
+              () -> {
+                assertThat(router.queries.size()).isGreaterThanOrEqualTo(2);
+                return null;
+              });
       HttpResponse<String> second =
           post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
       assertThat(second.statusCode()).isEqualTo(429);
@@ -304,19 +331,32 @@ class IngressProxyTest {
   void modelsHealthMetricsAndUnknownRoutes() throws Exception {
     router.targets.add(new Target("r0", "http://127.0.0.1:9", true));
     HttpResponse<String> models =
-        client.send(HttpRequest.newBuilder(URI.create(url("/v1/models"))).build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(JSON.readTree(models.body()).path("data").path(0).path("id").asText()).isEqualTo("kvrouter-demo");
+        client.send(
+            HttpRequest.newBuilder(URI.create(url("/v1/models"))).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(JSON.readTree(models.body()).path("data").path(0).path("id").asText())
+        .isEqualTo("kvrouter-demo");
     HttpResponse<String> health =
-        client.send(HttpRequest.newBuilder(URI.create(url("/health"))).build(), HttpResponse.BodyHandlers.ofString());
+        client.send(
+            HttpRequest.newBuilder(URI.create(url("/health"))).build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(health.statusCode()).isEqualTo(200);
     HttpResponse<String> nope =
-        client.send(HttpRequest.newBuilder(URI.create(url("/v2/nothing"))).build(), HttpResponse.BodyHandlers.ofString());
+        client.send(
+            HttpRequest.newBuilder(URI.create(url("/v2/nothing"))).build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(nope.statusCode()).isEqualTo(404);
-    assertThat(JSON.readTree(nope.body()).path("error").path("code").asText()).isEqualTo("not_found");
+    assertThat(JSON.readTree(nope.body()).path("error").path("code").asText())
+        .isEqualTo("not_found");
     String metricsText =
-        client.send(HttpRequest.newBuilder(URI.create(url("/metrics"))).build(), HttpResponse.BodyHandlers.ofString())
+        client
+            .send(
+                HttpRequest.newBuilder(URI.create(url("/metrics"))).build(),
+                HttpResponse.BodyHandlers.ofString())
             .body();
-    assertThat(metricsText).contains("kvrouter_decision_seconds").contains("kvrouter_retries_total");
+    assertThat(metricsText)
+        .contains("kvrouter_decision_seconds")
+        .contains("kvrouter_retries_total");
     assertThat(StandardCharsets.UTF_8).isNotNull();
   }
 }

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 class PredictionAccuracyTest {
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final PredictionAccuracy accuracy = new PredictionAccuracy(registry, 10, 4, 16);
   private final ListAppender<ILoggingEvent> log = new ListAppender<>();
   private Logger logger;
@@ -73,7 +74,9 @@ class PredictionAccuracyTest {
       accuracy.record("bad", 1000, 0, 992);
     }
     assertThat(lines(Level.WARN)).hasSize(1);
-    assertThat(lines(Level.WARN).get(0).getFormattedMessage()).contains("replica bad").contains("block size");
+    assertThat(lines(Level.WARN).get(0).getFormattedMessage())
+        .contains("replica bad")
+        .contains("block size");
     assertThat(accuracy.alerting("good")).isFalse();
 
     String scrape = registry.scrape();
@@ -93,10 +96,14 @@ class PredictionAccuracyTest {
       accuracy.record("r", 1000, 992, 992);
     }
     assertThat(accuracy.mismatchRatio("r")).isEqualTo(0.3);
-    assertThat(accuracy.alerting("r")).as("hysteresis: 0.3 is still above the recovery share").isTrue();
+    assertThat(accuracy.alerting("r"))
+        .as("hysteresis: 0.3 is still above the recovery share")
+        .isTrue();
     accuracy.record("r", 1000, 992, 992);
     assertThat(accuracy.alerting("r")).isFalse();
-    assertThat(lines(Level.INFO)).singleElement().satisfies(e -> assertThat(e.getFormattedMessage()).contains("recovered"));
+    assertThat(lines(Level.INFO))
+        .singleElement()
+        .satisfies(e -> assertThat(e.getFormattedMessage()).contains("recovered"));
     assertThat(lines(Level.WARN)).hasSize(1);
   }
 
@@ -106,11 +113,13 @@ class PredictionAccuracyTest {
     for (int i = 0; i < 25; i++) {
       metrics.answered("m", "sim-3", 2000, 0, 1984);
     }
-    assertThat(metrics.scrape()).contains("kvrouter_prediction_mismatch_alert{replica=\"sim-3\"} 1.0");
+    assertThat(metrics.scrape())
+        .contains("kvrouter_prediction_mismatch_alert{replica=\"sim-3\"} 1.0");
   }
 
   @Test
   void badSettings_areRejected() {
-    assertThatThrownBy(() -> new PredictionAccuracy(registry, 10, 11, 16)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new PredictionAccuracy(registry, 10, 11, 16))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }

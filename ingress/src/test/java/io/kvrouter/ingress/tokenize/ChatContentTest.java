@@ -8,10 +8,11 @@ import org.junit.jupiter.api.Test;
 
 class ChatContentTest {
 
-  private static final List<Object> PARTS = List.of(
-      Map.of("type", "text", "text", "first"),
-      Map.of("type", "image_url", "image_url", Map.of("url", "data:...")),
-      Map.of("type", "text", "text", "second"));
+  private static final List<Object> PARTS =
+      List.of(
+          Map.of("type", "text", "text", "first"),
+          Map.of("type", "image_url", "image_url", Map.of("url", "data:...")),
+          Map.of("type", "text", "text", "second"));
 
   @Test
   void textParts_joinWithNewline_likeVllm_andOtherPartsDrop() {
@@ -36,12 +37,18 @@ class ChatContentTest {
 
   @Test
   void templatesThatLoopOverParts_areRecognized() {
-    assertThat(ChatContent.templateLoopsOverContent(
-        "{% for c in message['content'] %}{{ c.text }}{% endfor %}")).isTrue();
-    assertThat(ChatContent.templateLoopsOverContent(
-        "{%- for part in m.content if part.type == 'text' -%}")).isTrue();
-    assertThat(ChatContent.templateLoopsOverContent(
-        "{{ message.content }}{% for m in messages %}{% endfor %}")).isFalse();
+    assertThat(
+            ChatContent.templateLoopsOverContent(
+                "{% for c in message['content'] %}{{ c.text }}{% endfor %}"))
+        .isTrue();
+    assertThat(
+            ChatContent.templateLoopsOverContent(
+                "{%- for part in m.content if part.type == 'text' -%}"))
+        .isTrue();
+    assertThat(
+            ChatContent.templateLoopsOverContent(
+                "{{ message.content }}{% for m in messages %}{% endfor %}"))
+        .isFalse();
   }
 
   @Test
@@ -49,19 +56,21 @@ class ChatContentTest {
     HfTokenizerConfig hf = HfTokenizerConfig.read(Qwen3Files.tokenizerConfig());
     JinjaChatTemplate qwen3 = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
 
-    String withParts = qwen3.render(List.of(Map.of("role", "user", "content", PARTS)), null, true,
-        Map.of());
-    String withString = qwen3.render(List.of(Map.of("role", "user", "content", "first\nsecond")),
-        null, true, Map.of());
+    String withParts =
+        qwen3.render(List.of(Map.of("role", "user", "content", PARTS)), null, true, Map.of());
+    String withString =
+        qwen3.render(
+            List.of(Map.of("role", "user", "content", "first\nsecond")), null, true, Map.of());
 
     assertThat(withParts).isEqualTo(withString).contains("first\nsecond");
   }
 
   @Test
   void templateThatLoopsOverParts_seesTheList() {
-    JinjaChatTemplate t = new JinjaChatTemplate(
-        "{% for m in messages %}{% for p in m.content %}[{{ p.type }}]{% endfor %}{% endfor %}",
-        Map.of());
+    JinjaChatTemplate t =
+        new JinjaChatTemplate(
+            "{% for m in messages %}{% for p in m.content %}[{{ p.type }}]{% endfor %}{% endfor %}",
+            Map.of());
 
     assertThat(t.render(List.of(Map.of("role", "user", "content", PARTS)), null, false, Map.of()))
         .isEqualTo("[text][image_url][text]");

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Smoke test for the thread-safety the HTTP layer relies on: many threads encoding and rendering
- * at once get exactly what one thread gets.
+ * Smoke test for the thread-safety the HTTP layer relies on: many threads encoding and rendering at
+ * once get exactly what one thread gets.
  */
 class ConcurrentEncodeTest {
 
@@ -59,10 +59,16 @@ class ConcurrentEncodeTest {
 
   @Test
   void jinjaTemplate_rendersConcurrently_likeSequentially() throws Exception {
-    assertConcurrentEqualsSequential(text -> qwen3Template.render(List.of(
-        Map.of("role", "user", "content", text),
-        Map.of("role", "assistant", "content", "<think>\nhm\n</think>\n\nok"),
-        Map.of("role", "user", "content", text.substring(0, 10))), null, true, Map.of()));
+    assertConcurrentEqualsSequential(
+        text ->
+            qwen3Template.render(
+                List.of(
+                    Map.of("role", "user", "content", text),
+                    Map.of("role", "assistant", "content", "<think>\nhm\n</think>\n\nok"),
+                    Map.of("role", "user", "content", text.substring(0, 10))),
+                null,
+                true,
+                Map.of()));
   }
 
   private interface Work {
@@ -81,14 +87,15 @@ class ConcurrentEncodeTest {
       List<Future<List<Object>>> futures = new ArrayList<>();
       for (int i = 0; i < THREADS; i++) {
         int offset = i;
-        Callable<List<Object>> task = () -> {
-          start.await();
-          List<Object> results = new ArrayList<>();
-          for (int r = 0; r < ROUNDS; r++) {
-            results.add(work.apply(texts.get((offset + r) % texts.size())));
-          }
-          return results;
-        };
+        Callable<List<Object>> task =
+            () -> {
+              start.await();
+              List<Object> results = new ArrayList<>();
+              for (int r = 0; r < ROUNDS; r++) {
+                results.add(work.apply(texts.get((offset + r) % texts.size())));
+              }
+              return results;
+            };
         futures.add(pool.submit(task));
       }
       start.countDown();

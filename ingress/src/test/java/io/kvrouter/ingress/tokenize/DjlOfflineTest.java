@@ -13,10 +13,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /**
- * DJL must never reach the network. It calls home synchronously inside
- * {@code HuggingFaceTokenizer.newInstance} (through {@code HttpURLConnection}, which consults the
- * default {@link ProxySelector} first) unless offline mode is on; a recording selector therefore
- * sees any attempt, and points it at a closed local port so nothing leaves the machine.
+ * DJL must never reach the network. It calls home synchronously inside {@code
+ * HuggingFaceTokenizer.newInstance} (through {@code HttpURLConnection}, which consults the default
+ * {@link ProxySelector} first) unless offline mode is on; a recording selector therefore sees any
+ * attempt, and points it at a closed local port so nothing leaves the machine.
  */
 class DjlOfflineTest {
 

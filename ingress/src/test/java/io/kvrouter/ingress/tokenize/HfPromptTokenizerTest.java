@@ -52,6 +52,7 @@ class HfPromptTokenizerTest {
   @Test
   void directoryInsteadOfFile_isAConfigError() {
     assertThatThrownBy(() -> HfPromptTokenizer.load(Qwen3Files.dir()))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("not found");
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("not found");
   }
 }

@@ -16,9 +16,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The Python compatibility layer against Python jinja2 itself: {@code tokenize/jinja2-cases.json}
  * holds templates and conversations rendered by jinja2 3.1.6 configured as transformers does
- * ({@code tokenize/make-jinja2-cases.py}). Beyond the shared reference, it covers each idiom on
- * its own and Qwen3 conversations the reference lacks (reasoning_content, parallel and string
- * tool-call arguments, multi-step tool use).
+ * ({@code tokenize/make-jinja2-cases.py}). Beyond the shared reference, it covers each idiom on its
+ * own and Qwen3 conversations the reference lacks (reasoning_content, parallel and string tool-call
+ * arguments, multi-step tool use).
  */
 class JinjaCompatibilityTest {
 
@@ -52,18 +52,23 @@ class JinjaCompatibilityTest {
     HfTokenizerConfig hf = HfTokenizerConfig.read(Qwen3Files.tokenizerConfig());
     JinjaChatTemplate template = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
 
-    String out = template.render(Qwen3Files.plain(c.get("messages")),
-        c.has("tools") ? Qwen3Files.plain(c.get("tools")) : null,
-        c.get("add_generation_prompt").asBoolean(), Qwen3Files.kwargs(c));
+    String out =
+        template.render(
+            Qwen3Files.plain(c.get("messages")),
+            c.has("tools") ? Qwen3Files.plain(c.get("tools")) : null,
+            c.get("add_generation_prompt").asBoolean(),
+            Qwen3Files.kwargs(c));
 
     assertThat(out).isEqualTo(c.get("rendered").asText());
   }
 
   @Test
   void raiseException_surfacesTheTemplatesMessage() {
-    JinjaChatTemplate template = new JinjaChatTemplate(
-        "{% if messages[0].role != 'system' %}{{ raise_exception('System first, please') }}"
-            + "{% endif %}ok", Map.of());
+    JinjaChatTemplate template =
+        new JinjaChatTemplate(
+            "{% if messages[0].role != 'system' %}{{ raise_exception('System first, please') }}"
+                + "{% endif %}ok",
+            Map.of());
 
     assertThatThrownBy(() -> template.render(ONE_MESSAGE, null, true, Map.of()))
         .isInstanceOf(ChatTemplateException.class)
@@ -76,15 +81,17 @@ class JinjaCompatibilityTest {
 
     assertThat(template.render(ONE_MESSAGE, null, false, Map.of()))
         .matches("\\d{2} [A-Z][a-z]{2} \\d{4}");
-    assertThat(TemplateFunctions.strftime(java.time.LocalDateTime.of(2024, 7, 5, 14, 3, 9),
-        "%d %b %Y|%B %A %a|%H:%M:%S %I%p|%y-%m %j|%% %Q"))
+    assertThat(
+            TemplateFunctions.strftime(
+                java.time.LocalDateTime.of(2024, 7, 5, 14, 3, 9),
+                "%d %b %Y|%B %A %a|%H:%M:%S %I%p|%y-%m %j|%% %Q"))
         .isEqualTo("05 Jul 2024|July Friday Fri|14:03:09 02PM|24-07 187|% %Q");
   }
 
   @Test
   void evaluationError_isReportedWithItsLine() {
-    JinjaChatTemplate template = new JinjaChatTemplate("line one\n{{ messages[0].content.nosuchmethod(1) }}",
-        Map.of());
+    JinjaChatTemplate template =
+        new JinjaChatTemplate("line one\n{{ messages[0].content.nosuchmethod(1) }}", Map.of());
 
     assertThatThrownBy(() -> template.render(ONE_MESSAGE, null, true, Map.of()))
         .isInstanceOf(ChatTemplateException.class)
@@ -93,8 +100,9 @@ class JinjaCompatibilityTest {
 
   @Test
   void specialTokens_areTemplateVariables_andKwargsOverrideThem() {
-    JinjaChatTemplate template = new JinjaChatTemplate("{{ bos_token }}|{{ eos_token }}",
-        Map.of("bos_token", "<s>", "eos_token", "</s>"));
+    JinjaChatTemplate template =
+        new JinjaChatTemplate(
+            "{{ bos_token }}|{{ eos_token }}", Map.of("bos_token", "<s>", "eos_token", "</s>"));
 
     assertThat(template.render(ONE_MESSAGE, null, false, Map.of())).isEqualTo("<s>|</s>");
     assertThat(template.render(ONE_MESSAGE, null, false, Map.of("eos_token", "E")))
@@ -110,8 +118,8 @@ class JinjaCompatibilityTest {
 
   @Test
   void emptyTools_areAbsent_soIfToolsIsFalse() {
-    JinjaChatTemplate template = new JinjaChatTemplate("{% if tools %}T{% else %}F{% endif %}",
-        Map.of());
+    JinjaChatTemplate template =
+        new JinjaChatTemplate("{% if tools %}T{% else %}F{% endif %}", Map.of());
 
     assertThat(template.render(ONE_MESSAGE, List.of(), false, Map.of())).isEqualTo("F");
     assertThat(template.render(ONE_MESSAGE, List.of(Map.of("type", "function")), false, Map.of()))

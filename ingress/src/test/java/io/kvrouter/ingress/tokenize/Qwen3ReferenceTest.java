@@ -16,9 +16,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The done-when of issue 5: every chat case and encode case of
- * {@code shared/fixtures/qwen3/reference.json} (Python jinja2 + HF tokenizers) is reproduced
- * exactly, text and token ids, through the same {@link TokenizerRegistry} path production uses.
+ * The done-when of issue 5: every chat case and encode case of {@code
+ * shared/fixtures/qwen3/reference.json} (Python jinja2 + HF tokenizers) is reproduced exactly, text
+ * and token ids, through the same {@link TokenizerRegistry} path production uses.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class Qwen3ReferenceTest {
@@ -28,8 +28,15 @@ class Qwen3ReferenceTest {
 
   @BeforeAll
   void load() {
-    registry = TokenizerRegistry.fromSettings(List.of(new ModelSettings("Qwen/Qwen3-0.6B",
-        "hf:" + Qwen3Files.tokenizerJson(), Qwen3Files.tokenizerConfig().toString(), 16, 40960)));
+    registry =
+        TokenizerRegistry.fromSettings(
+            List.of(
+                new ModelSettings(
+                    "Qwen/Qwen3-0.6B",
+                    "hf:" + Qwen3Files.tokenizerJson(),
+                    Qwen3Files.tokenizerConfig().toString(),
+                    16,
+                    40960)));
     qwen3 = registry.get("Qwen/Qwen3-0.6B");
   }
 
@@ -64,10 +71,12 @@ class Qwen3ReferenceTest {
     List<Map<String, Object>> messages = Qwen3Files.plain(c.get("messages"));
     List<Map<String, Object>> tools = c.has("tools") ? Qwen3Files.plain(c.get("tools")) : null;
 
-    String rendered = qwen3.renderChat(messages, tools,
-        c.get("add_generation_prompt").asBoolean(), Qwen3Files.kwargs(c));
-    int[] ids = qwen3.encodeChat(messages, tools, c.get("add_generation_prompt").asBoolean(),
-        Qwen3Files.kwargs(c));
+    String rendered =
+        qwen3.renderChat(
+            messages, tools, c.get("add_generation_prompt").asBoolean(), Qwen3Files.kwargs(c));
+    int[] ids =
+        qwen3.encodeChat(
+            messages, tools, c.get("add_generation_prompt").asBoolean(), Qwen3Files.kwargs(c));
 
     assertThat(rendered).isEqualTo(c.get("rendered").asText());
     assertThat(ids).containsExactly(Qwen3Files.ids(c.get("token_ids")));

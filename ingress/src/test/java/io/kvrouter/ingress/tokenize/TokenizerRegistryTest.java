@@ -18,11 +18,11 @@ class TokenizerRegistryTest {
   private static final List<Map<String, Object>> HELLO =
       List.of(Map.of("role", "user", "content", "Hello"));
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private static Config models(String hocon) {
-    return ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference())
+    return ConfigFactory.parseString(hocon)
+        .withFallback(ConfigFactory.defaultReference())
         .resolve();
   }
 
@@ -48,9 +48,13 @@ class TokenizerRegistryTest {
 
   @Test
   void hfModel_fromHocon_withQuotedNameAndDefaults() {
-    Config config = models("kvrouter.models { \"Qwen/Qwen3-0.6B\" { tokenizer = "
-        + q("hf:" + Qwen3Files.tokenizerJson()) + ", chat-template = "
-        + q(Qwen3Files.tokenizerConfig()) + " } }");
+    Config config =
+        models(
+            "kvrouter.models { \"Qwen/Qwen3-0.6B\" { tokenizer = "
+                + q("hf:" + Qwen3Files.tokenizerJson())
+                + ", chat-template = "
+                + q(Qwen3Files.tokenizerConfig())
+                + " } }");
 
     try (TokenizerRegistry registry = TokenizerRegistry.fromConfig(config)) {
       ModelTokenizer qwen = registry.get("Qwen/Qwen3-0.6B");
@@ -60,17 +64,25 @@ class TokenizerRegistryTest {
       assertThat(qwen.maxModelLen()).isEqualTo(ModelSettings.DEFAULT_MAX_MODEL_LEN);
       // Qwen3's vocabulary has <|im_start|> as one special token (151644), tiktoken does not.
       assertThat(qwen.encodeChat(HELLO, null, true, Map.of()))
-          .startsWith(151644, 872, 198).endsWith(151644, 77091, 198);
+          .startsWith(151644, 872, 198)
+          .endsWith(151644, 77091, 198);
     }
   }
 
   @Test
   void jinjaFileTemplate_takesSpecialTokensFromSiblingConfig() throws IOException {
-    Files.writeString(tmp.resolve("chat_template.jinja"), "{{ eos_token }}{{ messages[0].content }}");
+    Files.writeString(
+        tmp.resolve("chat_template.jinja"), "{{ eos_token }}{{ messages[0].content }}");
     Files.copy(Qwen3Files.tokenizerConfig(), tmp.resolve("tokenizer_config.json"));
 
-    ModelTokenizer m = TokenizerRegistry.load(new ModelSettings("m", "tiktoken:cl100k_base",
-        tmp.resolve("chat_template.jinja").toString(), 16, 1024));
+    ModelTokenizer m =
+        TokenizerRegistry.load(
+            new ModelSettings(
+                "m",
+                "tiktoken:cl100k_base",
+                tmp.resolve("chat_template.jinja").toString(),
+                16,
+                1024));
 
     assertThat(m.renderChat(HELLO, null, false, Map.of())).isEqualTo("<|im_end|>Hello");
   }
@@ -89,8 +101,7 @@ class TokenizerRegistryTest {
   @Test
   void missingTokenizerFile_failsAtStartup_namingModelAndFile() {
     Path missing = tmp.resolve("nope/tokenizer.json");
-    Config config = models("kvrouter.models { broken { tokenizer = " + q("hf:" + missing)
-        + " } }");
+    Config config = models("kvrouter.models { broken { tokenizer = " + q("hf:" + missing) + " } }");
 
     assertThatThrownBy(() -> TokenizerRegistry.fromConfig(config))
         .isInstanceOf(TokenizerConfigException.class)
@@ -103,8 +114,8 @@ class TokenizerRegistryTest {
     Path bad = tmp.resolve("tokenizer.json");
     Files.writeString(bad, "{\"not\": \"a tokenizer\"");
 
-    assertThatThrownBy(() -> TokenizerRegistry.load(
-        new ModelSettings("bad", "hf:" + bad, "chatml", 16, 1024)))
+    assertThatThrownBy(
+            () -> TokenizerRegistry.load(new ModelSettings("bad", "hf:" + bad, "chatml", 16, 1024)))
         .isInstanceOf(TokenizerConfigException.class)
         .hasMessageContaining("model 'bad'")
         .hasMessageContaining("cannot load tokenizer");
@@ -117,41 +128,69 @@ class TokenizerRegistryTest {
     Path broken = tmp.resolve("broken.jinja");
     Files.writeString(broken, "{% for m in messages %}{{ m.content ");
 
-    assertThatThrownBy(() -> TokenizerRegistry.load(new ModelSettings("a", "tiktoken:o200k_base",
-        tmp.resolve("absent.json").toString(), 16, 1024)))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("not found");
-    assertThatThrownBy(() -> TokenizerRegistry.load(new ModelSettings("b", "tiktoken:o200k_base",
-        noTemplate.toString(), 16, 1024)))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("no chat_template");
-    assertThatThrownBy(() -> TokenizerRegistry.load(new ModelSettings("c", "tiktoken:o200k_base",
-        broken.toString(), 16, 1024)))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("broken chat template");
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.load(
+                    new ModelSettings(
+                        "a",
+                        "tiktoken:o200k_base",
+                        tmp.resolve("absent.json").toString(),
+                        16,
+                        1024)))
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("not found");
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.load(
+                    new ModelSettings("b", "tiktoken:o200k_base", noTemplate.toString(), 16, 1024)))
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("no chat_template");
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.load(
+                    new ModelSettings("c", "tiktoken:o200k_base", broken.toString(), 16, 1024)))
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("broken chat template");
   }
 
   @Test
   void badValues_areRejectedWithTheKeyAndModel() {
-    assertThatThrownBy(() -> TokenizerRegistry.fromConfig(
-        models("kvrouter.models { m { tokenizer = \"sentencepiece:x\" } }")))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("'hf:<path");
-    assertThatThrownBy(() -> TokenizerRegistry.fromConfig(
-        models("kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", block-size = 0 } }")))
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.fromConfig(
+                    models("kvrouter.models { m { tokenizer = \"sentencepiece:x\" } }")))
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("'hf:<path");
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.fromConfig(
+                    models(
+                        "kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", block-size = 0 } }")))
         .isInstanceOf(TokenizerConfigException.class)
         .hasMessageContaining("model 'm': block-size must be positive");
-    assertThatThrownBy(() -> TokenizerRegistry.fromConfig(
-        models("kvrouter.models { m { chat-template = chatml } }")))
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.fromConfig(
+                    models("kvrouter.models { m { chat-template = chatml } }")))
         .isInstanceOf(TokenizerConfigException.class)
         .hasMessageContaining("model 'm': tokenizer is required");
-    assertThatThrownBy(() -> TokenizerRegistry.fromConfig(
-        models("kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", max-model-len = lots } }")))
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.fromConfig(
+                    models(
+                        "kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", max-model-len = lots } }")))
         .isInstanceOf(TokenizerConfigException.class)
-        .hasMessageContaining("model 'm'").hasMessageContaining("max-model-len");
+        .hasMessageContaining("model 'm'")
+        .hasMessageContaining("max-model-len");
     assertThatThrownBy(() -> TokenizerRegistry.fromConfig(models("kvrouter.models { m = 3 }")))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("must be an object");
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("must be an object");
   }
 
   @Test
   void missingModelsSection_isAConfigError() {
     assertThatThrownBy(() -> TokenizerRegistry.fromConfig(ConfigFactory.empty()))
-        .isInstanceOf(TokenizerConfigException.class).hasMessageContaining("kvrouter.models");
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("kvrouter.models");
   }
 }

@@ -6,8 +6,8 @@ import java.util.Map;
 
 /**
  * Prints single-thread encode throughput (tokens/s) on one long text for the Qwen3 Hugging Face
- * tokenizer and the jtokkit encodings, plus the time to render a chat with the Qwen3 template.
- * A measurement, not a test: nothing is asserted. Run (after {@code test-compile}):
+ * tokenizer and the jtokkit encodings, plus the time to render a chat with the Qwen3 template. A
+ * measurement, not a test: nothing is asserted. Run (after {@code test-compile}):
  *
  * <pre>
  * mvn -B -o -q -pl ingress dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
@@ -21,8 +21,9 @@ public final class TokenizerThroughput {
 
   public static void main(String[] args) {
     Path dir = Path.of(args.length > 0 ? args[0] : "ingress/target/test-tokenizers/qwen3");
-    String unit = "The router hashes every full block of sixteen tokens; Grüße aus Köln, "
-        + "東京は晴れ 🌞. def f(x): return x * 2  # doubles\n";
+    String unit =
+        "The router hashes every full block of sixteen tokens; Grüße aus Köln, "
+            + "東京は晴れ 🌞. def f(x): return x * 2  # doubles\n";
     String text = unit.repeat(4000);
     try (HfPromptTokenizer qwen3 = HfPromptTokenizer.load(dir.resolve("tokenizer.json"))) {
       measure("qwen3 (DJL HF tokenizers)", qwen3, text);
@@ -32,11 +33,12 @@ public final class TokenizerThroughput {
 
     HfTokenizerConfig hf = HfTokenizerConfig.read(dir.resolve("tokenizer_config.json"));
     JinjaChatTemplate template = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
-    List<Map<String, Object>> chat = List.of(
-        Map.of("role", "system", "content", "You are a helpful assistant."),
-        Map.of("role", "user", "content", "Name a prime."),
-        Map.of("role", "assistant", "content", "<think>\nsmall\n</think>\n\n7"),
-        Map.of("role", "user", "content", "Another one?"));
+    List<Map<String, Object>> chat =
+        List.of(
+            Map.of("role", "system", "content", "You are a helpful assistant."),
+            Map.of("role", "user", "content", "Name a prime."),
+            Map.of("role", "assistant", "content", "<think>\nsmall\n</think>\n\n7"),
+            Map.of("role", "user", "content", "Another one?"));
     int renders = 2000;
     for (int i = 0; i < renders; i++) {
       template.render(chat, null, true, Map.of());
@@ -45,7 +47,8 @@ public final class TokenizerThroughput {
     for (int i = 0; i < renders; i++) {
       template.render(chat, null, true, Map.of());
     }
-    System.out.printf("qwen3 chat template render: %.1f us per 4-message chat%n",
+    System.out.printf(
+        "qwen3 chat template render: %.1f us per 4-message chat%n",
         (System.nanoTime() - t0) / 1e3 / renders);
   }
 
@@ -60,7 +63,8 @@ public final class TokenizerThroughput {
       tokenizer.encode(text, true);
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
-    System.out.printf("%-28s %,d chars -> %,d tokens; %,.0f tokens/s (1 thread)%n",
+    System.out.printf(
+        "%-28s %,d chars -> %,d tokens; %,.0f tokens/s (1 thread)%n",
         name, text.length(), tokens, tokens * (double) rounds / seconds);
   }
 }

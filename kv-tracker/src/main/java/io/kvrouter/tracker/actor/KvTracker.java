@@ -5,18 +5,18 @@ import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
-import io.kvrouter.tracker.sync.PeerSequencer;
-import io.kvrouter.protocol.TrackerView;
-import io.kvrouter.protocol.ReservationMark;
-import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.ReservationMark;
+import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.EventSequencer;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.TrackerDigests;
+import io.kvrouter.tracker.sync.PeerSequencer;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -33,16 +33,33 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * messages to calls and results to replies.
  *
  * <p>Outputs for the event plane (another issue): every reservation event this node originates
- * (Reserved, PrefillCompleted, Released) goes to {@code reservationsOut} to be broadcast, and
- * every refused batch with a gap goes to {@code gapsOut} to trigger a replay. Ordering of peers'
+ * (Reserved, PrefillCompleted, Released) goes to {@code reservationsOut} to be broadcast, and every
+ * refused batch with a gap goes to {@code gapsOut} to trigger a replay. Ordering of peers'
  * reservation events per origin is the event plane's job; this actor applies them as they come.
  */
 public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /** Everything the tracker understands. */
   public sealed interface Command
-      permits ApplyBatch, InstallSnapshot, ApplyPeerReplay, PeerMark, ReplayOwn, GetView, GetOwnMark, DebugDiverge, SelectAndReserve, PrefillDone, Release, ApplyReservation, ReplicaUp,
-          ReplicaDown, LoadReported, IngressLeft, GetDigests, GetLoads, Tick {}
+      permits ApplyBatch,
+          InstallSnapshot,
+          ApplyPeerReplay,
+          PeerMark,
+          ReplayOwn,
+          GetView,
+          GetOwnMark,
+          DebugDiverge,
+          SelectAndReserve,
+          PrefillDone,
+          Release,
+          ApplyReservation,
+          ReplicaUp,
+          ReplicaDown,
+          LoadReported,
+          IngressLeft,
+          GetDigests,
+          GetLoads,
+          Tick {}
 
   /** A replica's KV event batch from the event plane. */
   public record ApplyBatch(KvEventBatch batch) implements Command {}
@@ -103,7 +120,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   public record Loads(java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica) {}
 
   /** Lease and prediction expiry. */
-  enum Tick implements Command { INSTANCE }
+  enum Tick implements Command {
+    INSTANCE
+  }
 
   private final KvTrackerCore core;
   private final LongSupplier clock;
@@ -140,7 +159,13 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       ActorRef<GapDetected> gapsOut) {
     return Behaviors.setup(
         context ->
-            create(config, clock, tickInterval, reservationsOut, gapsOut, context.getSystem().ignoreRef()));
+            create(
+                config,
+                clock,
+                tickInterval,
+                reservationsOut,
+                gapsOut,
+                context.getSystem().ignoreRef()));
   }
 
   /**
@@ -153,11 +178,19 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut,
       ActorRef<ReservationGap> reservationGapsOut) {
-    return Behaviors.setup(context -> Behaviors.withTimers(timers -> {
-      timers.startTimerWithFixedDelay(Tick.INSTANCE, tickInterval);
-      return new KvTracker(
-          context, new KvTrackerCore(config), clock, reservationsOut, gapsOut, reservationGapsOut);
-    }));
+    return Behaviors.setup(
+        context ->
+            Behaviors.withTimers(
+                timers -> {
+                  timers.startTimerWithFixedDelay(Tick.INSTANCE, tickInterval);
+                  return new KvTracker(
+                      context,
+                      new KvTrackerCore(config),
+                      clock,
+                      reservationsOut,
+                      gapsOut,
+                      reservationGapsOut);
+                }));
   }
 
   @Override
@@ -169,15 +202,21 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(PeerMark.class, this::onPeerMark)
         .onMessage(ReplayOwn.class, this::onReplayOwn)
         .onMessage(GetView.class, this::onGetView)
-        .onMessage(DebugDiverge.class, m -> {
-          getContext().getLog().warn("debug: diverging this tracker's state of {}", m.replicaId());
-          core.debugDiverge(m.replicaId());
-          return this;
-        })
-        .onMessage(GetOwnMark.class, m -> {
-          m.replyTo().tell(core.ownMark());
-          return this;
-        })
+        .onMessage(
+            DebugDiverge.class,
+            m -> {
+              getContext()
+                  .getLog()
+                  .warn("debug: diverging this tracker's state of {}", m.replicaId());
+              core.debugDiverge(m.replicaId());
+              return this;
+            })
+        .onMessage(
+            GetOwnMark.class,
+            m -> {
+              m.replyTo().tell(core.ownMark());
+              return this;
+            })
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)

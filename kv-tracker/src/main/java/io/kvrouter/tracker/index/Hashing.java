@@ -4,10 +4,10 @@ package io.kvrouter.tracker.index;
  * Mixing and slot arithmetic shared by the open-addressing tables of this package.
  *
  * <p>Implementation notes: slots are chosen by Fibonacci hashing (multiply by 2^64/phi, keep the
- * high bits; Knuth, TAOCP vol. 3, 6.4) followed by Lemire's multiply-shift range reduction
- * ("A fast alternative to the modulo reduction", 2016), which lets a table have any capacity, so
- * tables grow by 1.5x instead of 2x and waste less memory. {@link #mix64} is the 64-bit finaliser
- * of MurmurHash3 (Austin Appleby, public domain constants), a bijection with full avalanche.
+ * high bits; Knuth, TAOCP vol. 3, 6.4) followed by Lemire's multiply-shift range reduction ("A fast
+ * alternative to the modulo reduction", 2016), which lets a table have any capacity, so tables grow
+ * by 1.5x instead of 2x and waste less memory. {@link #mix64} is the 64-bit finaliser of
+ * MurmurHash3 (Austin Appleby, public domain constants), a bijection with full avalanche.
  */
 final class Hashing {
 

@@ -1,14 +1,14 @@
 package io.kvrouter.tracker.index;
 
 /**
- * A map from {@code long} to {@code long} without boxing, for the per-replica bridge from
- * engine block hashes to router keys.
+ * A map from {@code long} to {@code long} without boxing, for the per-replica bridge from engine
+ * block hashes to router keys.
  *
- * <p>Contract: every {@code long} is a valid key (engine hashes may be 0); {@code get} returns
- * the caller's {@code missing} value for absent keys. Not thread-safe.
+ * <p>Contract: every {@code long} is a valid key (engine hashes may be 0); {@code get} returns the
+ * caller's {@code missing} value for absent keys. Not thread-safe.
  *
- * <p>Cost: expected O(1) per operation, no allocation except when growing; 16 bytes per slot,
- * load between 0.53 and 0.8, so 20 to 30 bytes per entry.
+ * <p>Cost: expected O(1) per operation, no allocation except when growing; 16 bytes per slot, load
+ * between 0.53 and 0.8, so 20 to 30 bytes per entry.
  *
  * <p>Implementation notes: linear probing over parallel {@code long[]} arrays with backward-shift
  * deletion (Knuth, TAOCP vol. 3, algorithm R), so there are no tombstones and lookups stay short

@@ -3,14 +3,14 @@ package io.kvrouter.tracker.index;
 import java.util.Arrays;
 
 /**
- * What {@link PrefixIndex#match} found for one prompt: per replica, how many leading blocks of
- * the prompt it holds, and in which tier each of those blocks is best held.
+ * What {@link PrefixIndex#match} found for one prompt: per replica, how many leading blocks of the
+ * prompt it holds, and in which tier each of those blocks is best held.
  *
  * <p>For replica {@code r}, {@link #matched(int)} is the length of the longest run of leading
  * blocks that {@code r} holds in any tier (GPU, CPU, disk, or predicted); that run splits by the
- * best tier of each block (GPU, then predicted, then CPU, then disk) into {@link #gpu},
- * {@link #predicted}, {@link #cpu} and {@link #disk}. {@link #gpuLeading(int)} is the run held
- * on GPU by confirmed engine events alone: the blocks a reservation need not predict.
+ * best tier of each block (GPU, then predicted, then CPU, then disk) into {@link #gpu}, {@link
+ * #predicted}, {@link #cpu} and {@link #disk}. {@link #gpuLeading(int)} is the run held on GPU by
+ * confirmed engine events alone: the blocks a reservation need not predict.
  *
  * <p>A reusable scratch object: {@code match} resets it and touches only replicas that hold the
  * first block, so a match costs nothing per replica that holds nothing. Not thread-safe.
@@ -93,8 +93,7 @@ public final class MatchResult {
    * true when that extends its leading run.
    */
   /**
-   * A predicted run of {@code replica} covers the prompt's blocks up to (excluding)
-   * {@code until}.
+   * A predicted run of {@code replica} covers the prompt's blocks up to (excluding) {@code until}.
    */
   void cover(int replica, int until) {
     int base = replica * STRIDE;

@@ -6,15 +6,15 @@ import java.util.PriorityQueue;
 /**
  * Predicted entries as runs: each reservation predicts that one replica will hold a run of
  * consecutive prompt blocks (the keys of the {@code Reserved} event, in prompt order) until a
- * deadline. Runs are found by their first key; {@link PrefixIndex#match} follows a run by
- * comparing the prompt's keys with the run's, one array element after the other.
+ * deadline. Runs are found by their first key; {@link PrefixIndex#match} follows a run by comparing
+ * the prompt's keys with the run's, one array element after the other.
  *
- * <p>Contract: a run covers, for a prompt walk that reaches its first key with the replica still
- * in the run, the longest common prefix of the prompt's remaining keys and the run's keys. A run
- * ends at its deadline ({@link #expire}) or when its replica is dropped. Adding a run identical to
- * a live one of the same replica extends that one's deadline; adding one that extends a live run
- * (the live one is a prefix of it) with a deadline no earlier replaces it. Both leave what is
- * covered, at every future time, exactly as keeping the runs apart would.
+ * <p>Contract: a run covers, for a prompt walk that reaches its first key with the replica still in
+ * the run, the longest common prefix of the prompt's remaining keys and the run's keys. A run ends
+ * at its deadline ({@link #expire}) or when its replica is dropped. Adding a run identical to a
+ * live one of the same replica extends that one's deadline; adding one that extends a live run (the
+ * live one is a prefix of it) with a deadline no earlier replaces it. Both leave what is covered,
+ * at every future time, exactly as keeping the runs apart would.
  *
  * <p>Cost: add O(run length) for the comparison with runs of the same start (sequential memory);
  * expiry O(log runs) per run; lookup by start key O(1) expected. Memory: about 80 bytes per run

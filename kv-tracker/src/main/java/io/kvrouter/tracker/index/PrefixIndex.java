@@ -5,15 +5,15 @@ import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.Tier;
 
 /**
- * The prefix index: which replicas hold which prompt blocks, in which tier, plus predicted
- * entries with a deadline, plus a per-replica bridge from engine hashes to router keys and a
- * per-replica digest.
+ * The prefix index: which replicas hold which prompt blocks, in which tier, plus predicted entries
+ * with a deadline, plus a per-replica bridge from engine hashes to router keys and a per-replica
+ * digest.
  *
- * <p><b>Contract.</b> Replicas are small ints in {@code [0, MAX_REPLICAS)} (see
- * {@link ReplicaIds}). A router key names a block together with its whole prefix, so the tree of
- * prefixes is represented as a map from key to holders: a prompt's keys walk that tree from the
- * root. Every mutation is idempotent: applying the same store, remove, clear or drop twice in a
- * row leaves the state as applying it once.
+ * <p><b>Contract.</b> Replicas are small ints in {@code [0, MAX_REPLICAS)} (see {@link
+ * ReplicaIds}). A router key names a block together with its whole prefix, so the tree of prefixes
+ * is represented as a map from key to holders: a prompt's keys walk that tree from the root. Every
+ * mutation is idempotent: applying the same store, remove, clear or drop twice in a row leaves the
+ * state as applying it once.
  *
  * <ul>
  *   <li>{@link #store}: the replica holds the blocks in the tier; the bridge learns engine hash to
@@ -26,9 +26,9 @@ import io.kvrouter.protocol.Tier;
  *       entries and the bridge: the replica left.
  *   <li>{@link #predict}/{@link #expirePredicted}: predicted runs ({@link PredictedRuns}): a
  *       reservation's new keys, live until the deadline. A block a replica holds by engine events
- *       counts in its real tier; a predicted run only adds blocks the replica does not hold (it
- *       is not removed when the engine confirms its blocks, and its TTL bounds how long it can
- *       outlive an eviction).
+ *       counts in its real tier; a predicted run only adds blocks the replica does not hold (it is
+ *       not removed when the engine confirms its blocks, and its TTL bounds how long it can outlive
+ *       an eviction).
  *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds (by engine events or
  *       predicted runs); O(prompt blocks x holders per block), stopping at the first block no
  *       replica still in the run holds.
@@ -41,14 +41,14 @@ import io.kvrouter.protocol.Tier;
  * block). Predict and expiry: O(1) table work per reservation (plus a sequential comparison with
  * live runs of the same first key). Match: one table probe per prompt block plus one run-table
  * probe while runs exist. Clear and drop: O(index capacity), a scan: they follow engine restarts
- * and membership changes, rare next to block events.
- * Memory per indexed block held by one replica: 16 bytes per node slot at load 0.53 to 0.8 (20 to
- * 30 bytes per block) plus 16 bytes per bridge slot at the same load (20 to 30 bytes); a block
- * held by more than four replicas adds an overflow array of 2 bytes per holder (plus a 16-byte
- * array header). Measured (HeapPerBlock, 1,048,576 blocks over 8 replicas, bridges included):
- * 40.3 bytes per block when the index is sized up front ({@code expectedBlocks}), 49.2 bytes when
- * it grew to that size (the node table then sits at load 0.55). Match: one table probe per prompt
- * block, about 18 ns per block on a 1M-block tree (memory latency, partly overlapped).
+ * and membership changes, rare next to block events. Memory per indexed block held by one replica:
+ * 16 bytes per node slot at load 0.53 to 0.8 (20 to 30 bytes per block) plus 16 bytes per bridge
+ * slot at the same load (20 to 30 bytes); a block held by more than four replicas adds an overflow
+ * array of 2 bytes per holder (plus a 16-byte array header). Measured (HeapPerBlock, 1,048,576
+ * blocks over 8 replicas, bridges included): 40.3 bytes per block when the index is sized up front
+ * ({@code expectedBlocks}), 49.2 bytes when it grew to that size (the node table then sits at load
+ * 0.55). Match: one table probe per prompt block, about 18 ns per block on a 1M-block tree (memory
+ * latency, partly overlapped).
  *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */
@@ -142,8 +142,8 @@ public final class PrefixIndex {
   // ---------------------------------------------------------------- engine events
 
   /**
-   * Applies a {@link BlocksStored} of {@code replica}; returns how many (block, tier) holdings
-   * are new. The parent key is implied by the chained keys and not checked.
+   * Applies a {@link BlocksStored} of {@code replica}; returns how many (block, tier) holdings are
+   * new. The parent key is implied by the chained keys and not checked.
    */
   public int store(int replica, BlocksStored event) {
     checkReplica(replica);
@@ -206,7 +206,8 @@ public final class PrefixIndex {
       int s = 0;
       while (s < capacity) {
         long key = table[2 * s];
-        if (key != 0L && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0
+        if (key != 0L
+            && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0
             && table[2 * s] != key) {
           continue; // the slot was deleted and refilled by backward shift: look at it again
         }
@@ -237,9 +238,9 @@ public final class PrefixIndex {
 
   /**
    * Predicts that {@code replica} will hold the consecutive prompt blocks {@code keys[from, to)}
-   * until {@code deadline}. Keeps a reference to {@code keys}, which must not be mutated
-   * afterwards (the arrays of protocol records never are). O(1) table work, plus a comparison with
-   * live runs of the same first key.
+   * until {@code deadline}. Keeps a reference to {@code keys}, which must not be mutated afterwards
+   * (the arrays of protocol records never are). O(1) table work, plus a comparison with live runs
+   * of the same first key.
    */
   public void predict(int replica, long[] keys, int from, int to, long deadline) {
     checkReplica(replica);
@@ -254,7 +255,9 @@ public final class PrefixIndex {
     runs.add(replica, keys, from, to, deadline);
   }
 
-  /** Ends every predicted run whose deadline is at or before {@code nowMillis}; returns how many. */
+  /**
+   * Ends every predicted run whose deadline is at or before {@code nowMillis}; returns how many.
+   */
   public int expirePredicted(long nowMillis) {
     return runs.expire(nowMillis);
   }
@@ -485,7 +488,10 @@ public final class PrefixIndex {
     return update(key, replica, set, clear, 0);
   }
 
-  /** As {@link #update(long, int, int, int)}, but changes nothing if any bit of {@code unless} is set. */
+  /**
+   * As {@link #update(long, int, int, int)}, but changes nothing if any bit of {@code unless} is
+   * set.
+   */
   private int update(long key, int replica, int set, int clear, int unless) {
     int s = set != 0 ? findOrInsert(key) : find(key);
     return s < 0 ? 0 : updateAt(s, replica, set, clear, unless);

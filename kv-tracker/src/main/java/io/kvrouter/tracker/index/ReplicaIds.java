@@ -5,13 +5,13 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Interns replica target ids ({@code ReplicaInfo.targetId()}) to small ints in
- * {@code [0, PrefixIndex.MAX_REPLICAS)}, the form every table of the tracker uses.
+ * Interns replica target ids ({@code ReplicaInfo.targetId()}) to small ints in {@code [0,
+ * PrefixIndex.MAX_REPLICAS)}, the form every table of the tracker uses.
  *
- * <p>Contract: an id keeps its index until {@link #release}; a released index is reused by the
- * next new id (lowest first), so tables sized by {@link #capacity()} stay dense. Not thread-safe.
- * Cost: O(1) expected per lookup (one {@code HashMap} probe on the id string; never on the
- * per-block path).
+ * <p>Contract: an id keeps its index until {@link #release}; a released index is reused by the next
+ * new id (lowest first), so tables sized by {@link #capacity()} stay dense. Not thread-safe. Cost:
+ * O(1) expected per lookup (one {@code HashMap} probe on the id string; never on the per-block
+ * path).
  */
 public final class ReplicaIds {
 

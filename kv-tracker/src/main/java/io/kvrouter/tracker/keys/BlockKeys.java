@@ -5,10 +5,10 @@ import net.openhft.hashing.LongHashFunction;
 
 /**
  * Router block keys for one (model, block size): a chained 64-bit hash over the full blocks of a
- * prompt's token ids. Key {@code i} identifies block {@code i} together with everything before
- * it, so two prompts share key {@code i} exactly when they share their first {@code i + 1} blocks
- * (up to 64-bit collisions). The replica agent, the ingress and the tracker all call this class,
- * so it is the one definition of a router key.
+ * prompt's token ids. Key {@code i} identifies block {@code i} together with everything before it,
+ * so two prompts share key {@code i} exactly when they share their first {@code i + 1} blocks (up
+ * to 64-bit collisions). The replica agent, the ingress and the tracker all call this class, so it
+ * is the one definition of a router key.
  *
  * <p>Definition (pinned by test vectors in {@code BlockKeysTest}):
  *
@@ -21,13 +21,13 @@ import net.openhft.hashing.LongHashFunction;
  *
  * The shape follows Dynamo's router-side hashing ({@code seq[i] = XXH3(seq[i-1] || local[i])},
  * ai-dynamo/dynamo lib/kv-router, summarised in {@code shared/specs/vllm-kv-events.md} §5), with
- * the model and block size folded into the seed so that keys of different models never meet in
- * one index, and with the first block chained to ROOT so that every key, including the first,
- * goes through the same chaining step.
+ * the model and block size folded into the seed so that keys of different models never meet in one
+ * index, and with the first block chained to ROOT so that every key, including the first, goes
+ * through the same chaining step.
  *
- * <p>Cost: one XXH3 pass over {@code 4 * blockSize} bytes plus one over 16 bytes per block
- * (about 15-25 ns per 16-token block). {@link #keysInto} and {@link #chain} allocate nothing.
- * Instances are immutable and thread-safe.
+ * <p>Cost: one XXH3 pass over {@code 4 * blockSize} bytes plus one over 16 bytes per block (about
+ * 15-25 ns per 16-token block). {@link #keysInto} and {@link #chain} allocate nothing. Instances
+ * are immutable and thread-safe.
  */
 public final class BlockKeys {
 

@@ -9,15 +9,16 @@ import net.openhft.hashing.LongHashFunction;
  * block), the cache salt (first block only, as vLLM's {@code cache_salt}) and multimodal items
  * (each item enters every block its placeholder tokens overlap).
  *
- * <p>Strings are hashed once, at construction, each under its own domain seed so that a LoRA
- * name and a salt with the same text never produce the same extra key (vLLM issue #44701 shows
- * the untagged form colliding; see {@code shared/specs/vllm-kv-events.md} §2). Immutable; the
- * arrays are copied in.
+ * <p>Strings are hashed once, at construction, each under its own domain seed so that a LoRA name
+ * and a salt with the same text never produce the same extra key (vLLM issue #44701 shows the
+ * untagged form colliding; see {@code shared/specs/vllm-kv-events.md} §2). Immutable; the arrays
+ * are copied in.
  */
 public final class ExtraKeys {
 
   /** No LoRA, no salt, no multimodal items: the common case. */
-  public static final ExtraKeys NONE = new ExtraKeys(null, null, new long[0], new int[0], new int[0]);
+  public static final ExtraKeys NONE =
+      new ExtraKeys(null, null, new long[0], new int[0], new int[0]);
 
   private static final LongHashFunction LORA = LongHashFunction.xx3(0x4c6f5241L);
   private static final LongHashFunction SALT = LongHashFunction.xx3(0x53616c74L);
@@ -31,7 +32,8 @@ public final class ExtraKeys {
   private final int[] mmStart;
   private final int[] mmLength;
 
-  private ExtraKeys(String loraName, String cacheSalt, long[] mmHashes, int[] mmStart, int[] mmLength) {
+  private ExtraKeys(
+      String loraName, String cacheSalt, long[] mmHashes, int[] mmStart, int[] mmLength) {
     this.loraName = loraName;
     this.cacheSalt = cacheSalt;
     this.loraKey = loraName == null ? 0L : LORA.hashChars(loraName);
@@ -127,7 +129,12 @@ public final class ExtraKeys {
 
   @Override
   public String toString() {
-    return "ExtraKeys[lora=" + loraName + ", salt=" + (cacheSalt == null ? "none" : "set")
-        + ", media=" + mmHashes.length + "]";
+    return "ExtraKeys[lora="
+        + loraName
+        + ", salt="
+        + (cacheSalt == null ? "none" : "set")
+        + ", media="
+        + mmHashes.length
+        + "]";
   }
 }

@@ -8,9 +8,9 @@ import java.util.PriorityQueue;
 import net.openhft.hashing.LongHashFunction;
 
 /**
- * The load ledger: per replica, what reservations claim (in-flight requests, prefill tokens not
- * yet prefilled, decode tokens) and what the engine last reported (queue depth, running, KV
- * usage); per request, the reservation with its lease; per origin ingress, a digest.
+ * The load ledger: per replica, what reservations claim (in-flight requests, prefill tokens not yet
+ * prefilled, decode tokens) and what the engine last reported (queue depth, running, KV usage); per
+ * request, the reservation with its lease; per origin ingress, a digest.
  *
  * <p>Contract: every lifecycle call is idempotent and keyed by (origin, request id): a second
  * {@link #reserve} of the same request is ignored, {@link #prefillCompleted} moves the
@@ -48,7 +48,9 @@ public final class LoadLedger implements LoadView {
   private int[] running = new int[16];
   private double[] kvUsage = new double[16];
 
-  /** @param names replica index to target id (for {@link #id} and digests) */
+  /**
+   * @param names replica index to target id (for {@link #id} and digests)
+   */
   public LoadLedger(java.util.function.IntFunction<String> names) {
     this.names = names;
   }
@@ -72,7 +74,11 @@ public final class LoadLedger implements LoadView {
 
   /** Records a reservation; returns false (and changes nothing) if the request already has one. */
   public boolean reserve(
-      String origin, String requestId, int replica, int promptTokens, int prefillTokens,
+      String origin,
+      String requestId,
+      int replica,
+      int promptTokens,
+      int prefillTokens,
       long leaseDeadline) {
     if (replica < 0 || promptTokens < 0 || prefillTokens < 0) {
       throw new IllegalArgumentException("negative replica or token count");
@@ -82,9 +88,15 @@ public final class LoadLedger implements LoadView {
       return false;
     }
     ensure(replica);
-    Reservation r = new Reservation(
-        origin, requestId, replica, promptTokens, Math.min(prefillTokens, promptTokens), false,
-        leaseDeadline);
+    Reservation r =
+        new Reservation(
+            origin,
+            requestId,
+            replica,
+            promptTokens,
+            Math.min(prefillTokens, promptTokens),
+            false,
+            leaseDeadline);
     reservations.put(key, r);
     leases.add(new Lease(leaseDeadline, key));
     inFlight[replica]++;
@@ -101,9 +113,15 @@ public final class LoadLedger implements LoadView {
     if (r == null || r.decoding()) {
       return false;
     }
-    Reservation next = new Reservation(
-        r.origin(), r.requestId(), r.replica(), r.promptTokens(), r.prefillTokens(), true,
-        r.leaseDeadline());
+    Reservation next =
+        new Reservation(
+            r.origin(),
+            r.requestId(),
+            r.replica(),
+            r.promptTokens(),
+            r.prefillTokens(),
+            true,
+            r.leaseDeadline());
     reservations.put(key, next);
     prefill[r.replica()] -= r.prefillTokens();
     decode[r.replica()] += r.promptTokens();
@@ -206,11 +224,12 @@ public final class LoadLedger implements LoadView {
   /** Digests of every origin with open reservations. */
   public Map<String, ReservationDigest> digests() {
     Map<String, ReservationDigest> out = new HashMap<>();
-    originDigests.forEach((o, d) -> {
-      if (d[0] != 0) {
-        out.put(o, new ReservationDigest(d[0], d[1]));
-      }
-    });
+    originDigests.forEach(
+        (o, d) -> {
+          if (d[0] != 0) {
+            out.put(o, new ReservationDigest(d[0], d[1]));
+          }
+        });
     return out;
   }
 

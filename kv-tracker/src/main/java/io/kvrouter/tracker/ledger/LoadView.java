@@ -1,9 +1,9 @@
 package io.kvrouter.tracker.ledger;
 
 /**
- * Read-only view of each replica's load, as policies see it. Replicas are the small ints of
- * {@code ReplicaIds}. Counts of this router's own and its peers' reservations come from the
- * ledger; {@code waiting}, {@code running} and {@code kvUsage} are the engine's last report.
+ * Read-only view of each replica's load, as policies see it. Replicas are the small ints of {@code
+ * ReplicaIds}. Counts of this router's own and its peers' reservations come from the ledger; {@code
+ * waiting}, {@code running} and {@code kvUsage} are the engine's last report.
  */
 public interface LoadView {
 

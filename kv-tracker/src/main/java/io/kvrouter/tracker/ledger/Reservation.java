@@ -1,8 +1,8 @@
 package io.kvrouter.tracker.ledger;
 
 /**
- * One request's claim on one replica, from select-and-reserve (or a peer's {@code Reserved})
- * until released or its lease ends.
+ * One request's claim on one replica, from select-and-reserve (or a peer's {@code Reserved}) until
+ * released or its lease ends.
  *
  * @param origin the ingress that made the decision
  * @param requestId unique per origin

@@ -6,10 +6,10 @@ import java.util.Arrays;
 import net.openhft.hashing.LongHashFunction;
 
 /**
- * {@code chwbl}: consistent hashing with bounded loads, as KubeAI's prefix-hash load balancer
- * uses it (kubeai docs "load balancing"; the algorithm is Mirrokni, Thorup and Zadimoghaddam,
- * "Consistent Hashing with Bounded Loads", SODA 2018; summarised in
- * {@code shared/specs/peer-policies.md}).
+ * {@code chwbl}: consistent hashing with bounded loads, as KubeAI's prefix-hash load balancer uses
+ * it (kubeai docs "load balancing"; the algorithm is Mirrokni, Thorup and Zadimoghaddam,
+ * "Consistent Hashing with Bounded Loads", SODA 2018; summarised in {@code
+ * shared/specs/peer-policies.md}).
  *
  * <p>The request hashes onto a ring of {@code chwblVirtualNodes} points per replica by its first
  * {@code chwblPrefixBlocks} prompt blocks (KubeAI hashes the first N characters; we hash the router
@@ -61,7 +61,8 @@ final class ChwblPolicy implements Policy {
     for (int i = 0; i < points.length; i++) {
       order[i] = ((long) i);
     }
-    Arrays.sort(order, (a, b) -> Long.compareUnsigned(points[(int) (long) a], points[(int) (long) b]));
+    Arrays.sort(
+        order, (a, b) -> Long.compareUnsigned(points[(int) (long) a], points[(int) (long) b]));
     ringPoints = new long[points.length];
     ringReplicas = new int[points.length];
     for (int i = 0; i < points.length; i++) {
@@ -74,9 +75,11 @@ final class ChwblPolicy implements Policy {
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     ensureRing(candidates, load);
-    long point = query.keyCount() == 0
-        ? HASH.hashInt(query.promptTokens())
-        : HASH.hashLong(query.keys()[Math.min(config.chwblPrefixBlocks(), query.keyCount()) - 1]);
+    long point =
+        query.keyCount() == 0
+            ? HASH.hashInt(query.promptTokens())
+            : HASH.hashLong(
+                query.keys()[Math.min(config.chwblPrefixBlocks(), query.keyCount()) - 1]);
     int start = 0;
     while (start < ringPoints.length && Long.compareUnsigned(ringPoints[start], point) < 0) {
       start++;

@@ -16,9 +16,9 @@ import java.util.random.RandomGenerator;
  *   decode_blocks  = the worker's active KV blocks, including this request's ("potential active")
  * </pre>
  *
- * Exact overlap comes from the event-fed index. With {@code router_temperature} 0 the minimum
- * wins (ties at random); above 0 a worker is sampled with softmax over −cost / temperature, the
- * costs first divided by the largest so the temperature is scale-free.
+ * Exact overlap comes from the event-fed index. With {@code router_temperature} 0 the minimum wins
+ * (ties at random); above 0 a worker is sampled with softmax over −cost / temperature, the costs
+ * first divided by the largest so the temperature is scale-free.
  */
 final class DynamoKvPolicy implements Policy {
 
@@ -44,8 +44,8 @@ final class DynamoKvPolicy implements Policy {
     double max = 0;
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
-      double prefillBlocks = Math.max(0, promptBlocks - config.cachedBlocks(match, r))
-          + load.prefillTokens(r) / bs;
+      double prefillBlocks =
+          Math.max(0, promptBlocks - config.cachedBlocks(match, r)) + load.prefillTokens(r) / bs;
       double decodeBlocks = load.activeTokens(r) / bs + promptBlocks;
       cost[i] = config.dynamoOverlapWeight() * prefillBlocks + decodeBlocks;
       max = Math.max(max, cost[i]);

@@ -18,18 +18,18 @@ import java.util.random.RandomGenerator;
  *   P(x)       = x · (1 + x / prefillQuadraticTokens)
  * </pre>
  *
- * The tier credits are Dynamo's (host 0.75, disk 0.25; {@code shared/specs/peer-policies.md});
- * the quadratic prefill term is the shape of the Dynamo mocker's prefill time model (same spec),
- * so a long uncached prompt costs more than its length. A replica is <em>busy</em> when its
- * reported KV usage reaches {@code busyKvUsage}, its reported queue reaches {@code busyWaiting}, or
- * its reservations reach {@code maxInFlight}; busy replicas are ranked after all others (and used
- * only if every replica is busy).
+ * The tier credits are Dynamo's (host 0.75, disk 0.25; {@code shared/specs/peer-policies.md}); the
+ * quadratic prefill term is the shape of the Dynamo mocker's prefill time model (same spec), so a
+ * long uncached prompt costs more than its length. A replica is <em>busy</em> when its reported KV
+ * usage reaches {@code busyKvUsage}, its reported queue reaches {@code busyWaiting}, or its
+ * reservations reach {@code maxInFlight}; busy replicas are ranked after all others (and used only
+ * if every replica is busy).
  *
- * <p>Near-ties: every non-busy candidate with cost within {@code max(tieAbsoluteTokens,
- * tieRelative · best)} of the best is eligible, and one is drawn with probability proportional
- * to {@code exp(−(cost − best) / (temperature · band))}. Routers that act on the same state thus
- * spread requests among equally good replicas instead of herding onto one, while a replica that is
- * clearly better (outside the band) is always chosen. The rest follow by cost.
+ * <p>Near-ties: every non-busy candidate with cost within {@code max(tieAbsoluteTokens, tieRelative
+ * · best)} of the best is eligible, and one is drawn with probability proportional to {@code
+ * exp(−(cost − best) / (temperature · band))}. Routers that act on the same state thus spread
+ * requests among equally good replicas instead of herding onto one, while a replica that is clearly
+ * better (outside the band) is always chosen. The rest follow by cost.
  */
 final class KvRouterPolicy implements Policy {
 
@@ -51,7 +51,9 @@ final class KvRouterPolicy implements Policy {
     double cached = config.cachedBlocks(match, replica) * query.blockSize();
     double uncached = Math.max(0, query.promptTokens() - cached);
     double prefill = uncached * (1 + uncached / config.prefillQuadraticTokens());
-    return prefill + load.prefillTokens(replica) + config.decodeWeight() * load.decodeTokens(replica);
+    return prefill
+        + load.prefillTokens(replica)
+        + config.decodeWeight() * load.decodeTokens(replica);
   }
 
   boolean busy(LoadView load, int replica) {

@@ -5,16 +5,16 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code llmd_precise}: the llm-d inference scheduler with its precise-prefix-cache
- * configuration (llm-d/llm-d-inference-scheduler; summarised in
- * {@code shared/specs/peer-policies.md}): a weighted sum of normalised scorers, the maximum wins.
+ * {@code llmd_precise}: the llm-d inference scheduler with its precise-prefix-cache configuration
+ * (llm-d/llm-d-inference-scheduler; summarised in {@code shared/specs/peer-policies.md}): a
+ * weighted sum of normalised scorers, the maximum wins.
  *
  * <ul>
  *   <li>precise prefix score × 2.0: leading prompt blocks the pod holds (from the event-fed index)
  *       divided by prompt blocks;
  *   <li>KV-cache utilisation score × 1.0: {@code 1 − kv_cache_usage};
- *   <li>queue score × 1.0: waiting queue sizes min-max normalised, the shortest queue scoring 1
- *       and the longest 0 (all 1 when queues are equal).
+ *   <li>queue score × 1.0: waiting queue sizes min-max normalised, the shortest queue scoring 1 and
+ *       the longest 0 (all 1 when queues are equal).
  * </ul>
  *
  * Ties are broken at random.
@@ -50,8 +50,10 @@ final class LlmdPrecisePolicy implements Policy {
       double prefix = match.matched(r) / promptBlocks;
       double kv = 1 - load.kvUsage(r);
       double queue = maxQ == minQ ? 1 : (double) (maxQ - load.waiting(r)) / (maxQ - minQ);
-      score[i] = config.llmdPrefixWeight() * prefix + config.llmdKvWeight() * kv
-          + config.llmdQueueWeight() * queue;
+      score[i] =
+          config.llmdPrefixWeight() * prefix
+              + config.llmdKvWeight() * kv
+              + config.llmdQueueWeight() * queue;
     }
     return Ranking.descending(candidates, score, random);
   }

@@ -10,9 +10,18 @@ public final class Policies {
   /** kvrouter's own policy, the default. */
   public static final String DEFAULT = "kvrouter";
 
-  private static final List<String> NAMES = List.of(
-      "kvrouter", "round_robin", "random", "least_loaded", "chwbl", "sglang_cache_aware",
-      "tgi_trie", "dynamo_kv", "llmd_precise", "preble_e2");
+  private static final List<String> NAMES =
+      List.of(
+          "kvrouter",
+          "round_robin",
+          "random",
+          "least_loaded",
+          "chwbl",
+          "sglang_cache_aware",
+          "tgi_trie",
+          "dynamo_kv",
+          "llmd_precise",
+          "preble_e2");
 
   private Policies() {}
 
@@ -41,8 +50,9 @@ public final class Policies {
       case "dynamo_kv" -> new DynamoKvPolicy(config, random);
       case "llmd_precise" -> new LlmdPrecisePolicy(config, random);
       case "preble_e2" -> new PreblePolicy(config, random);
-      default -> throw new IllegalArgumentException(
-          "unknown policy '" + name + "'; known: " + String.join(", ", NAMES));
+      default ->
+          throw new IllegalArgumentException(
+              "unknown policy '" + name + "'; known: " + String.join(", ", NAMES));
     };
   }
 }

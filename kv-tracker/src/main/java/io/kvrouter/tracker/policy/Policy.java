@@ -4,10 +4,10 @@ import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.ledger.LoadView;
 
 /**
- * A routing policy: ranks candidate replicas for one request, best first. The caller routes to
- * the first and retries down the list. Plain Java, no clocks or threads of its own: time comes in
- * the query, randomness from the {@code RandomGenerator} it was built with, so the virtual-time
- * lab can run it deterministically.
+ * A routing policy: ranks candidate replicas for one request, best first. The caller routes to the
+ * first and retries down the list. Plain Java, no clocks or threads of its own: time comes in the
+ * query, randomness from the {@code RandomGenerator} it was built with, so the virtual-time lab can
+ * run it deterministically.
  *
  * <p>Policies that keep approximate state of their own (built from routed requests, not engine
  * events) update it in {@link #onRouted}; the caller must call it once per placed request.

@@ -1,9 +1,9 @@
 package io.kvrouter.tracker.policy;
 
 /**
- * Parameters of all policies. Defaults follow each baseline's published defaults (see
- * {@code shared/specs/peer-policies.md}); those of the {@code kvrouter} policy are starting
- * points for the policy lab to tune.
+ * Parameters of all policies. Defaults follow each baseline's published defaults (see {@code
+ * shared/specs/peer-policies.md}); those of the {@code kvrouter} policy are starting points for the
+ * policy lab to tune.
  *
  * @param gpuCredit credit of a cached GPU block (1.0)
  * @param predictedCredit credit of a predicted block (reserved, not yet confirmed by the engine)
@@ -67,20 +67,14 @@ public record PolicyConfig(
   /** The defaults described above. */
   public static PolicyConfig defaults() {
     return new PolicyConfig(
-        1.0, 0.9, 0.75, 0.25,
-        36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0,
-        1.25, 4, 100,
-        32, 1.5, 0.3, 1 << 20,
-        100_000,
-        1.0, 0.0,
-        2.0, 1.0, 1.0,
-        180_000, 0.05);
+        1.0, 0.9, 0.75, 0.25, 36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0, 1.25, 4, 100, 32, 1.5,
+        0.3, 1 << 20, 100_000, 1.0, 0.0, 2.0, 1.0, 1.0, 180_000, 0.05);
   }
 
   /**
-   * Whether {@code replica} is over a busy threshold: engine-reported KV usage at
-   * {@code busyKvUsage}, engine-reported queue at {@code busyWaiting}, or reservations at
-   * {@code maxInFlight}.
+   * Whether {@code replica} is over a busy threshold: engine-reported KV usage at {@code
+   * busyKvUsage}, engine-reported queue at {@code busyWaiting}, or reservations at {@code
+   * maxInFlight}.
    */
   public boolean busy(io.kvrouter.tracker.ledger.LoadView load, int replica) {
     return load.kvUsage(replica) >= busyKvUsage
@@ -89,12 +83,39 @@ public record PolicyConfig(
   }
 
   /**
-   * The same parameters with near-tie randomisation switched off: no tie band, and exact ties
-   * go to the first candidate, so routers on the same state all pick the same replica (the
-   * herding baseline of the burst test).
+   * The same parameters with near-tie randomisation switched off: no tie band, and exact ties go to
+   * the first candidate, so routers on the same state all pick the same replica (the herding
+   * baseline of the burst test).
    */
   public PolicyConfig withoutNearTieRandomisation() {
-    return new PolicyConfig(gpuCredit, predictedCredit, cpuCredit, diskCredit, prefillQuadraticTokens, decodeWeight, busyKvUsage, busyWaiting, maxInFlight, 0.0, 0.0, 0.0, chwblLoadFactor, chwblPrefixBlocks, chwblVirtualNodes, sglangBalanceAbs, sglangBalanceRel, sglangCacheThreshold, sglangMaxBlocksPerWorker, tgiMaxPrompts, dynamoOverlapWeight, dynamoTemperature, llmdPrefixWeight, llmdKvWeight, llmdQueueWeight, prebleWindowMillis, prebleDecodeWeight);
+    return new PolicyConfig(
+        gpuCredit,
+        predictedCredit,
+        cpuCredit,
+        diskCredit,
+        prefillQuadraticTokens,
+        decodeWeight,
+        busyKvUsage,
+        busyWaiting,
+        maxInFlight,
+        0.0,
+        0.0,
+        0.0,
+        chwblLoadFactor,
+        chwblPrefixBlocks,
+        chwblVirtualNodes,
+        sglangBalanceAbs,
+        sglangBalanceRel,
+        sglangCacheThreshold,
+        sglangMaxBlocksPerWorker,
+        tgiMaxPrompts,
+        dynamoOverlapWeight,
+        dynamoTemperature,
+        llmdPrefixWeight,
+        llmdKvWeight,
+        llmdQueueWeight,
+        prebleWindowMillis,
+        prebleDecodeWeight);
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */

@@ -6,9 +6,9 @@ import java.util.ArrayDeque;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code preble_e2}: Preble's E2 scheduling (Srivatsa et al., "Preble: Efficient Distributed
- * Prompt Scheduling for LLM Serving", ICLR 2025, WukLab/preble; summarised in
- * {@code shared/specs/peer-policies.md}).
+ * {@code preble_e2}: Preble's E2 scheduling (Srivatsa et al., "Preble: Efficient Distributed Prompt
+ * Scheduling for LLM Serving", ICLR 2025, WukLab/preble; summarised in {@code
+ * shared/specs/peer-policies.md}).
  *
  * <ul>
  *   <li><b>Exploit</b> when the longest cached prefix of the prompt (over all replicas, from the
@@ -17,10 +17,10 @@ import java.util.random.RandomGenerator;
  *   <li><b>Explore</b> otherwise: the replica with the least windowed load over all.
  * </ul>
  *
- * Windowed load of a replica = prefill cost of the misses routed to it within the last
- * {@code prebleWindowMillis} (uncached prompt tokens, kept by {@link #onRouted}) plus the decode
- * cost of its active requests ({@code prebleDecodeWeight} per decode token, from the ledger).
- * Preble's cost model is in time units; ours uses prefill-token-equivalents.
+ * Windowed load of a replica = prefill cost of the misses routed to it within the last {@code
+ * prebleWindowMillis} (uncached prompt tokens, kept by {@link #onRouted}) plus the decode cost of
+ * its active requests ({@code prebleDecodeWeight} per decode token, from the ledger). Preble's cost
+ * model is in time units; ours uses prefill-token-equivalents.
  */
 final class PreblePolicy implements Policy {
 
@@ -73,9 +73,11 @@ final class PreblePolicy implements Policy {
 
   @Override
   public void onRouted(RouteQuery query, MatchResult match, int replica) {
-    long miss = Math.max(0, query.promptTokens() - (long) match.matched(replica) * query.blockSize());
+    long miss =
+        Math.max(0, query.promptTokens() - (long) match.matched(replica) * query.blockSize());
     if (replica >= windowMiss.length) {
-      windowMiss = java.util.Arrays.copyOf(windowMiss, Math.max(replica + 1, 2 * windowMiss.length));
+      windowMiss =
+          java.util.Arrays.copyOf(windowMiss, Math.max(replica + 1, 2 * windowMiss.length));
     }
     windowMiss[replica] += miss;
     history.addLast(new long[] {query.nowMillis(), replica, miss});

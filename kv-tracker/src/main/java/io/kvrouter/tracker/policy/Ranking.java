@@ -25,10 +25,12 @@ final class Ranking {
     for (int i = 0; i < n; i++) {
       idx[i] = i;
     }
-    java.util.Arrays.sort(idx, (a, b) -> {
-      int c = Double.compare(cost[a], cost[b]);
-      return c != 0 ? c : Double.compare(tie[a], tie[b]);
-    });
+    java.util.Arrays.sort(
+        idx,
+        (a, b) -> {
+          int c = Double.compare(cost[a], cost[b]);
+          return c != 0 ? c : Double.compare(tie[a], tie[b]);
+        });
     int[] out = new int[n];
     for (int i = 0; i < n; i++) {
       out[i] = candidates[idx[i]];
@@ -59,8 +61,8 @@ final class Ranking {
   }
 
   /**
-   * Samples an index with probability proportional to {@code exp(-(cost[i] - min) / scale)};
-   * {@code scale <= 0} returns the argmin (first of equals at random).
+   * Samples an index with probability proportional to {@code exp(-(cost[i] - min) / scale)}; {@code
+   * scale <= 0} returns the argmin (first of equals at random).
    */
   static int softmin(double[] cost, double scale, RandomGenerator random) {
     double min = Double.POSITIVE_INFINITY;

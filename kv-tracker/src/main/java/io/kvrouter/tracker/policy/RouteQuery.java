@@ -1,8 +1,8 @@
 package io.kvrouter.tracker.policy;
 
 /**
- * What a policy knows of the request it places: the prompt's block keys, its size and the time.
- * The keys array is not copied and must not be mutated while the query is in use.
+ * What a policy knows of the request it places: the prompt's block keys, its size and the time. The
+ * keys array is not copied and must not be mutated while the query is in use.
  *
  * @param keys the prompt's router block keys ({@code BlockKeys}), at least {@code keyCount}
  * @param keyCount how many of {@code keys} belong to the prompt
@@ -10,7 +10,8 @@ package io.kvrouter.tracker.policy;
  * @param blockSize tokens per block
  * @param nowMillis the decision time (tracker clock; virtual time in the lab)
  */
-public record RouteQuery(long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis) {
+public record RouteQuery(
+    long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis) {
 
   public RouteQuery {
     if (keyCount < 0 || keyCount > keys.length) {

@@ -8,23 +8,22 @@ import java.util.Map;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code sglang_cache_aware}: SGLang router's cache-aware policy (sgl-project/sglang
- * {@code sgl-router/src/policies/cache_aware.rs}; summarised in
- * {@code shared/specs/peer-policies.md}; thresholds of the current version: abs 32, rel 1.5,
- * cache 0.3).
+ * {@code sglang_cache_aware}: SGLang router's cache-aware policy (sgl-project/sglang {@code
+ * sgl-router/src/policies/cache_aware.rs}; summarised in {@code shared/specs/peer-policies.md};
+ * thresholds of the current version: abs 32, rel 1.5, cache 0.3).
  *
  * <ol>
- *   <li>Load = in-flight requests. If {@code max − min > balance_abs_threshold} and
- *       {@code max > balance_rel_threshold · min}, route to the least-loaded worker.
- *   <li>Otherwise, match the prompt against an <em>approximate</em> tree per worker built only
- *       from the prompts routed to it (no engine events). If the best match rate (matched /
- *       prompt length) exceeds {@code cache_threshold}, route to that worker.
+ *   <li>Load = in-flight requests. If {@code max − min > balance_abs_threshold} and {@code max >
+ *       balance_rel_threshold · min}, route to the least-loaded worker.
+ *   <li>Otherwise, match the prompt against an <em>approximate</em> tree per worker built only from
+ *       the prompts routed to it (no engine events). If the best match rate (matched / prompt
+ *       length) exceeds {@code cache_threshold}, route to that worker.
  *   <li>Otherwise route to the worker with the smallest tree.
  * </ol>
  *
  * SGLang matches characters; we match router blocks (a block stands for its whole prefix, so a
- * per-worker set of block keys is the same tree). Each worker's tree is LRU-evicted at
- * {@code sglangMaxBlocksPerWorker} blocks, as SGLang evicts its tree by size.
+ * per-worker set of block keys is the same tree). Each worker's tree is LRU-evicted at {@code
+ * sglangMaxBlocksPerWorker} blocks, as SGLang evicts its tree by size.
  */
 final class SglangCacheAwarePolicy implements Policy {
 
@@ -43,12 +42,15 @@ final class SglangCacheAwarePolicy implements Policy {
   }
 
   private LinkedHashMap<Long, Boolean> tree(int replica) {
-    return trees.computeIfAbsent(replica, r -> new LinkedHashMap<>(64, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-        return size() > config.sglangMaxBlocksPerWorker();
-      }
-    });
+    return trees.computeIfAbsent(
+        replica,
+        r ->
+            new LinkedHashMap<>(64, 0.75f, true) {
+              @Override
+              protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                return size() > config.sglangMaxBlocksPerWorker();
+              }
+            });
   }
 
   /** Leading prompt blocks in the worker's approximate tree. */
@@ -84,8 +86,10 @@ final class SglangCacheAwarePolicy implements Policy {
     double bestRate = 0;
     double[] size = new double[n];
     for (int i = 0; i < n; i++) {
-      rate[i] = query.keyCount() == 0
-          ? 0 : (double) approximateMatch(query, candidates[i]) / query.keyCount();
+      rate[i] =
+          query.keyCount() == 0
+              ? 0
+              : (double) approximateMatch(query, candidates[i]) / query.keyCount();
       bestRate = Math.max(bestRate, rate[i]);
       LinkedHashMap<Long, Boolean> tree = trees.get(candidates[i]);
       size[i] = tree == null ? 0 : tree.size();

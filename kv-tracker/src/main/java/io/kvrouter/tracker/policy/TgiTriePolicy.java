@@ -19,8 +19,8 @@ import java.util.TreeMap;
  * lexicographically) to the replica each went to. A new prompt looks at its two lexicographic
  * neighbours; if either shares at least one leading block, the one sharing more decides. If none
  * does, the prompt's position in key space (its first key as an unsigned fraction of 2^64) picks
- * the replica owning that slice, so unrelated prompts still spread evenly. The map keeps the
- * {@code tgiMaxPrompts} most recent prompts.
+ * the replica owning that slice, so unrelated prompts still spread evenly. The map keeps the {@code
+ * tgiMaxPrompts} most recent prompts.
  */
 final class TgiTriePolicy implements Policy {
 
@@ -62,8 +62,10 @@ final class TgiTriePolicy implements Policy {
     long[] prompt = Arrays.copyOf(query.keys(), query.keyCount());
     int[] sorted = candidates.clone();
     Arrays.sort(sorted);
-    int slice = prompt.length == 0
-        ? 0 : (int) Math.multiplyHigh(prompt[0] >>> 1, (long) sorted.length << 1);
+    int slice =
+        prompt.length == 0
+            ? 0
+            : (int) Math.multiplyHigh(prompt[0] >>> 1, (long) sorted.length << 1);
     slice = Math.min(Math.max(slice, 0), sorted.length - 1);
     int chosen = sorted[slice];
     int best = 0;

@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Holds a few KV event batches that arrived ahead of their turn (a reordered delivery), per
- * replica and for one epoch at a time, so they can be applied as soon as the missing ones come
- * instead of being fetched again by a replay.
+ * Holds a few KV event batches that arrived ahead of their turn (a reordered delivery), per replica
+ * and for one epoch at a time, so they can be applied as soon as the missing ones come instead of
+ * being fetched again by a replay.
  *
  * <p>Cost: O(log b) per held or taken batch, b ≤ {@code maxPerReplica}; when full, further early
  * batches are not held (the replay brings them). Not thread-safe.

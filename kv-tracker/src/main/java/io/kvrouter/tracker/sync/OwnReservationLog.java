@@ -12,13 +12,13 @@ import java.util.Map;
 
 /**
  * This tracker's own reservation events, kept so peers that missed some can catch up: the last
- * {@code capacity} events in seq order (a ring), and the reservations still open with their
- * phase. A peer asking from a seq the ring still holds gets those events; one asking from
- * further back gets a snapshot of the open reservations instead.
+ * {@code capacity} events in seq order (a ring), and the reservations still open with their phase.
+ * A peer asking from a seq the ring still holds gets those events; one asking from further back
+ * gets a snapshot of the open reservations instead.
  *
  * <p>Cost: O(1) per recorded event; a replay copies the events asked for; a snapshot copies the
- * open reservations. Memory: one reference per ring slot plus one entry per open reservation.
- * Not thread-safe (owned by the tracker actor).
+ * open reservations. Memory: one reference per ring slot plus one entry per open reservation. Not
+ * thread-safe (owned by the tracker actor).
  */
 public final class OwnReservationLog {
 

@@ -8,15 +8,15 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Puts each peer ingress's reservation events back in seq order: an event is released for
- * applying only when it is the origin's next one; a later one waits in a small buffer (a few
- * reordered messages repair themselves) and reports a gap (so the origin is asked to replay);
- * an earlier one is a duplicate and is dropped. Applying an origin's events in this order makes a
- * tracker's view of that origin a pure function of the prefix it applied.
+ * Puts each peer ingress's reservation events back in seq order: an event is released for applying
+ * only when it is the origin's next one; a later one waits in a small buffer (a few reordered
+ * messages repair themselves) and reports a gap (so the origin is asked to replay); an earlier one
+ * is a duplicate and is dropped. Applying an origin's events in this order makes a tracker's view
+ * of that origin a pure function of the prefix it applied.
  *
- * <p>Cost: O(log b) per event with b buffered events of that origin; at most
- * {@code maxBuffered} buffered per origin (beyond that the newest are dropped and recovered by
- * the replay). Not thread-safe.
+ * <p>Cost: O(log b) per event with b buffered events of that origin; at most {@code maxBuffered}
+ * buffered per origin (beyond that the newest are dropped and recovered by the replay). Not
+ * thread-safe.
  */
 public final class PeerSequencer {
 
@@ -47,7 +47,8 @@ public final class PeerSequencer {
       return new Offer(List.of(), Offer.NO_GAP);
     }
     if (event.seq() > next) {
-      TreeMap<Long, ReservationEvent> buffer = pending.computeIfAbsent(origin, o -> new TreeMap<>());
+      TreeMap<Long, ReservationEvent> buffer =
+          pending.computeIfAbsent(origin, o -> new TreeMap<>());
       if (buffer.size() < maxBuffered) {
         buffer.put(event.seq(), event);
       }
@@ -61,8 +62,8 @@ public final class PeerSequencer {
   }
 
   /**
-   * The origin said its next seq is {@code nextSeq} (a heartbeat, or a snapshot's end): returns
-   * the seq to replay from when this tracker is behind it, or {@link Offer#NO_GAP}.
+   * The origin said its next seq is {@code nextSeq} (a heartbeat, or a snapshot's end): returns the
+   * seq to replay from when this tracker is behind it, or {@link Offer#NO_GAP}.
    */
   public long behind(String origin, long nextSeq) {
     long next = expected.getOrDefault(origin, 0L);

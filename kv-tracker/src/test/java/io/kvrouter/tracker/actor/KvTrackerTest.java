@@ -45,11 +45,19 @@ class KvTrackerTest {
     manualTime = ManualTime.get(kit.system());
     reservations = kit.createTestProbe();
     gaps = kit.createTestProbe();
-    tracker = kit.spawn(KvTracker.create(TrackerConfig.defaults("in-1"), now::get, TICK,
-        reservations.getRef(), gaps.getRef()));
+    tracker =
+        kit.spawn(
+            KvTracker.create(
+                TrackerConfig.defaults("in-1"),
+                now::get,
+                TICK,
+                reservations.getRef(),
+                gaps.getRef()));
     for (String id : List.of("a", "b")) {
-      tracker.tell(new KvTracker.ReplicaUp(
-          new ReplicaInfo(id, 0, "m", "http://" + id, 16, List.of(Tier.GPU), "both", true, true)));
+      tracker.tell(
+          new KvTracker.ReplicaUp(
+              new ReplicaInfo(
+                  id, 0, "m", "http://" + id, 16, List.of(Tier.GPU), "both", true, true)));
     }
   }
 
@@ -75,12 +83,22 @@ class KvTrackerTest {
   @Test
   void selectAndReserve_repliesWithTheCachedReplica_andPublishesTheReservation() {
     long[] prompt = KEYS.keys(tokens(128));
-    tracker.tell(new KvTracker.ApplyBatch(new KvEventBatch("b", 1, 0, new KvEvent[] {
-        new BlocksStored(BlocksStored.ROOT, new long[] {1, 2, 3, 4},
-            java.util.Arrays.copyOf(prompt, 4), Tier.GPU)})));
+    tracker.tell(
+        new KvTracker.ApplyBatch(
+            new KvEventBatch(
+                "b",
+                1,
+                0,
+                new KvEvent[] {
+                  new BlocksStored(
+                      BlocksStored.ROOT,
+                      new long[] {1, 2, 3, 4},
+                      java.util.Arrays.copyOf(prompt, 4),
+                      Tier.GPU)
+                })));
     TestProbe<Decision> reply = kit.createTestProbe();
-    tracker.tell(new KvTracker.SelectAndReserve(new RouteRequest("q1", "m", prompt, 128),
-        reply.getRef()));
+    tracker.tell(
+        new KvTracker.SelectAndReserve(new RouteRequest("q1", "m", prompt, 128), reply.getRef()));
 
     Decision decision = reply.receiveMessage();
     assertThat(decision.chosen()).isEqualTo("b");
@@ -105,8 +123,9 @@ class KvTrackerTest {
 
   @Test
   void peerReservation_countsUntilItsLeaseExpiresOnTheTimer() {
-    tracker.tell(new KvTracker.ApplyReservation(
-        new Reserved("in-2", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 5_000)));
+    tracker.tell(
+        new KvTracker.ApplyReservation(
+            new Reserved("in-2", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 5_000)));
     assertThat(digests().origins()).containsKey("in-2");
 
     now.addAndGet(5_000);
@@ -116,8 +135,9 @@ class KvTrackerTest {
 
   @Test
   void ingressLeft_dropsItsReservations() {
-    tracker.tell(new KvTracker.ApplyReservation(
-        new Reserved("in-3", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 60_000)));
+    tracker.tell(
+        new KvTracker.ApplyReservation(
+            new Reserved("in-3", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 60_000)));
     tracker.tell(new KvTracker.IngressLeft("in-3"));
     assertThat(digests().origins()).isEmpty();
   }

@@ -11,10 +11,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * Builds the benchmark cluster: {@code replicas} replicas of one model and an index holding
- * {@code sequences × blocksPerSequence} blocks, each sequence cached on one replica, plus a
- * 64-block system prompt shared by all sequences and cached on every replica (so the benchmark
- * also exercises nodes with many holders).
+ * Builds the benchmark cluster: {@code replicas} replicas of one model and an index holding {@code
+ * sequences × blocksPerSequence} blocks, each sequence cached on one replica, plus a 64-block
+ * system prompt shared by all sequences and cached on every replica (so the benchmark also
+ * exercises nodes with many holders).
  */
 final class ClusterFixture {
 
@@ -28,16 +28,34 @@ final class ClusterFixture {
 
   ClusterFixture(int replicas, int sequences, int blocksPerSequence, long seed) {
     this.replicas = replicas;
-    TrackerConfig base = TrackerConfig.defaults("bench-ingress")
-        .withExpectedBlocks(sequences * blocksPerSequence + SHARED_BLOCKS);
+    TrackerConfig base =
+        TrackerConfig.defaults("bench-ingress")
+            .withExpectedBlocks(sequences * blocksPerSequence + SHARED_BLOCKS);
     // Predicted entries live 10 ms; benchmarks advance the clock 1 ms per decision, so each
     // decision's new blocks are inserted and, ten decisions later, expired: a stationary tree.
-    TrackerConfig config = new TrackerConfig(base.ingressId(), base.policy(), base.policyConfig(),
-        seed, base.leaseMillis(), 10, 10, base.expectedBlocks());
+    TrackerConfig config =
+        new TrackerConfig(
+            base.ingressId(),
+            base.policy(),
+            base.policyConfig(),
+            seed,
+            base.leaseMillis(),
+            10,
+            10,
+            base.expectedBlocks());
     tracker = new KvTrackerCore(config);
     for (int r = 0; r < replicas; r++) {
-      tracker.replicaUp(new ReplicaInfo("replica-" + r, 0, MODEL, "http://r" + r, BLOCK_SIZE,
-          List.of(Tier.GPU), "both", true, true));
+      tracker.replicaUp(
+          new ReplicaInfo(
+              "replica-" + r,
+              0,
+              MODEL,
+              "http://r" + r,
+              BLOCK_SIZE,
+              List.of(Tier.GPU),
+              "both",
+              true,
+              true));
     }
     SplittableRandom rnd = new SplittableRandom(seed);
     long[] shared = new long[SHARED_BLOCKS];
@@ -68,9 +86,14 @@ final class ClusterFixture {
     for (int i = 0; i < k.length; i++) {
       h[i] = k[i] * 0x9E3779B97F4A7C15L + replica;
     }
-    tracker.apply(new KvEventBatch("replica-" + replica, 1, seq,
-        new KvEvent[] {new BlocksStored(from == 0 ? BlocksStored.ROOT : keys[from - 1], h, k,
-            Tier.GPU)}));
+    tracker.apply(
+        new KvEventBatch(
+            "replica-" + replica,
+            1,
+            seq,
+            new KvEvent[] {
+              new BlocksStored(from == 0 ? BlocksStored.ROOT : keys[from - 1], h, k, Tier.GPU)
+            }));
   }
 
   /**

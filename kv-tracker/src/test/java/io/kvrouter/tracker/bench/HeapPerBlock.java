@@ -4,8 +4,8 @@ import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.index.PrefixIndex;
 import java.lang.management.ManagementFactory;
-import java.lang.ref.Reference;
 import java.lang.management.MemoryMXBean;
+import java.lang.ref.Reference;
 import java.util.SplittableRandom;
 
 /**

@@ -45,8 +45,12 @@ public class SelectAndReserveBenchmark {
     int blocks = promptTokens / ClusterFixture.BLOCK_SIZE;
     requests = new RouteRequest[64];
     for (int i = 0; i < requests.length; i++) {
-      requests[i] = new RouteRequest("req-" + i, ClusterFixture.MODEL,
-          cluster.prompt(i * 3, blocks, 1000 + i), promptTokens);
+      requests[i] =
+          new RouteRequest(
+              "req-" + i,
+              ClusterFixture.MODEL,
+              cluster.prompt(i * 3, blocks, 1000 + i),
+              promptTokens);
     }
   }
 

@@ -21,8 +21,15 @@ sealed interface IndexOp {
 
     @Override
     public String toString() {
-      return "Store[r=" + replica + ", keys=" + java.util.Arrays.toString(event.blockKeys())
-          + ", hashes=" + java.util.Arrays.toString(event.engineHashes()) + ", " + event.tier() + "]";
+      return "Store[r="
+          + replica
+          + ", keys="
+          + java.util.Arrays.toString(event.blockKeys())
+          + ", hashes="
+          + java.util.Arrays.toString(event.engineHashes())
+          + ", "
+          + event.tier()
+          + "]";
     }
   }
 
@@ -37,8 +44,13 @@ sealed interface IndexOp {
 
     @Override
     public String toString() {
-      return "Remove[r=" + replica + ", hashes=" + java.util.Arrays.toString(event.engineHashes())
-          + ", " + event.tier() + "]";
+      return "Remove[r="
+          + replica
+          + ", hashes="
+          + java.util.Arrays.toString(event.engineHashes())
+          + ", "
+          + event.tier()
+          + "]";
     }
   }
 
@@ -73,8 +85,13 @@ sealed interface IndexOp {
 
     @Override
     public String toString() {
-      return "Predict[r=" + replica + ", keys=" + java.util.Arrays.toString(keys) + ", until="
-          + deadline + "]";
+      return "Predict[r="
+          + replica
+          + ", keys="
+          + java.util.Arrays.toString(keys)
+          + ", until="
+          + deadline
+          + "]";
     }
   }
 

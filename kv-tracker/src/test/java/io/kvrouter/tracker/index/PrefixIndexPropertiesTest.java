@@ -17,9 +17,9 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
 /**
- * Holds {@link PrefixIndex} against {@link ReferenceIndex} under random sequences of store,
- * remove, clear, drop, predict, expire and match, with duplicated operations, and checks that
- * digests are a function of the state and tell different states apart.
+ * Holds {@link PrefixIndex} against {@link ReferenceIndex} under random sequences of store, remove,
+ * clear, drop, predict, expire and match, with duplicated operations, and checks that digests are a
+ * function of the state and tell different states apart.
  */
 class PrefixIndexPropertiesTest {
 
@@ -54,41 +54,49 @@ class PrefixIndexPropertiesTest {
             key().list().ofMinSize(1).ofMaxSize(6),
             Arbitraries.integers().between(0, 9).list().ofSize(6),
             tier())
-        .as((r, keys, variants, tier) -> {
-          long[] k = keys.stream().mapToLong(Long::longValue).toArray();
-          long[] h = new long[k.length];
-          for (int i = 0; i < k.length; i++) {
-            h[i] = engineHash(k[i], variants.get(i) == 0 ? 0 : variants.get(i) == 1 ? 1 : 2);
-          }
-          return new IndexOp.Store(r, new BlocksStored(BlocksStored.ROOT, h, k, tier));
-        });
+        .as(
+            (r, keys, variants, tier) -> {
+              long[] k = keys.stream().mapToLong(Long::longValue).toArray();
+              long[] h = new long[k.length];
+              for (int i = 0; i < k.length; i++) {
+                h[i] = engineHash(k[i], variants.get(i) == 0 ? 0 : variants.get(i) == 1 ? 1 : 2);
+              }
+              return new IndexOp.Store(r, new BlocksStored(BlocksStored.ROOT, h, k, tier));
+            });
   }
 
   private static Arbitrary<IndexOp> remove() {
     return Combinators.combine(
-            replica(), key().list().ofMinSize(1).ofMaxSize(6), Arbitraries.integers().between(0, 2), tier())
-        .as((r, keys, variant, tier) -> new IndexOp.Remove(
-            r,
-            new BlocksRemoved(
-                keys.stream().mapToLong(k -> engineHash(k, variant)).toArray(), tier)));
+            replica(),
+            key().list().ofMinSize(1).ofMaxSize(6),
+            Arbitraries.integers().between(0, 2),
+            tier())
+        .as(
+            (r, keys, variant, tier) ->
+                new IndexOp.Remove(
+                    r,
+                    new BlocksRemoved(
+                        keys.stream().mapToLong(k -> engineHash(k, variant)).toArray(), tier)));
   }
 
   private static Arbitrary<IndexOp> predict() {
     return Combinators.combine(
             replica(), key().list().ofMinSize(1).ofMaxSize(6), Arbitraries.longs().between(0, 20))
-        .as((r, keys, ttl) -> new IndexOp.Predict(
-            r, keys.stream().mapToLong(Long::longValue).toArray(), ttl));
+        .as(
+            (r, keys, ttl) ->
+                new IndexOp.Predict(r, keys.stream().mapToLong(Long::longValue).toArray(), ttl));
   }
 
   @Provide
   Arbitrary<List<IndexOp>> ops() {
-    Arbitrary<IndexOp> op = Arbitraries.frequencyOf(
-        net.jqwik.api.Tuple.of(10, store()),
-        net.jqwik.api.Tuple.of(6, remove()),
-        net.jqwik.api.Tuple.of(1, replica().map(IndexOp.Clear::new)),
-        net.jqwik.api.Tuple.of(1, replica().map(IndexOp.Drop::new)),
-        net.jqwik.api.Tuple.of(3, predict()),
-        net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 8).map(IndexOp.Expire::new)));
+    Arbitrary<IndexOp> op =
+        Arbitraries.frequencyOf(
+            net.jqwik.api.Tuple.of(10, store()),
+            net.jqwik.api.Tuple.of(6, remove()),
+            net.jqwik.api.Tuple.of(1, replica().map(IndexOp.Clear::new)),
+            net.jqwik.api.Tuple.of(1, replica().map(IndexOp.Drop::new)),
+            net.jqwik.api.Tuple.of(3, predict()),
+            net.jqwik.api.Tuple.of(2, Arbitraries.longs().between(0, 8).map(IndexOp.Expire::new)));
     return op.list().ofMaxSize(80).map(PrefixIndexPropertiesTest::withClock);
   }
 
@@ -111,9 +119,13 @@ class PrefixIndexPropertiesTest {
 
   @Provide
   Arbitrary<List<long[]>> prompts() {
-    return key().list().ofMinSize(1).ofMaxSize(8)
+    return key()
+        .list()
+        .ofMinSize(1)
+        .ofMaxSize(8)
         .map(l -> l.stream().mapToLong(Long::longValue).toArray())
-        .list().ofSize(6);
+        .list()
+        .ofSize(6);
   }
 
   @Property(tries = 400)
@@ -145,10 +157,15 @@ class PrefixIndexPropertiesTest {
     for (int r = 0; r < REPLICAS; r++) {
       int[] expected = model.match(r, prompt);
       int[] actual = {
-        match.matched(r), match.gpu(r), match.predicted(r), match.cpu(r), match.disk(r),
+        match.matched(r),
+        match.gpu(r),
+        match.predicted(r),
+        match.cpu(r),
+        match.disk(r),
         match.gpuLeading(r)
       };
-      assertThat(actual).as("replica %d on %s", r, java.util.Arrays.toString(prompt))
+      assertThat(actual)
+          .as("replica %d on %s", r, java.util.Arrays.toString(prompt))
           .containsExactly(expected);
       longest = Math.max(longest, expected[0]);
     }
@@ -158,12 +175,20 @@ class PrefixIndexPropertiesTest {
   /** A fresh index holding exactly {@code state} for replica {@code r}, built in key order. */
   private static PrefixIndex rebuilt(Map<Long, Set<Tier>> state, int r) {
     PrefixIndex fresh = new PrefixIndex(4);
-    state.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
-      for (Tier t : e.getValue()) {
-        fresh.store(r, new BlocksStored(
-            BlocksStored.ROOT, new long[] {e.getKey() * 31 + t.ordinal()}, new long[] {e.getKey()}, t));
-      }
-    });
+    state.entrySet().stream()
+        .sorted(Map.Entry.comparingByKey())
+        .forEach(
+            e -> {
+              for (Tier t : e.getValue()) {
+                fresh.store(
+                    r,
+                    new BlocksStored(
+                        BlocksStored.ROOT,
+                        new long[] {e.getKey() * 31 + t.ordinal()},
+                        new long[] {e.getKey()},
+                        t));
+              }
+            });
     return fresh;
   }
 
@@ -175,14 +200,16 @@ class PrefixIndexPropertiesTest {
     PrefixIndex ib = new PrefixIndex(4);
     ReferenceIndex ma = new ReferenceIndex();
     ReferenceIndex mb = new ReferenceIndex();
-    a.forEach(op -> {
-      op.apply(ia);
-      op.apply(ma);
-    });
-    second.forEach(op -> {
-      op.apply(ib);
-      op.apply(mb);
-    });
+    a.forEach(
+        op -> {
+          op.apply(ia);
+          op.apply(ma);
+        });
+    second.forEach(
+        op -> {
+          op.apply(ib);
+          op.apply(mb);
+        });
     for (int r = 0; r < REPLICAS; r++) {
       boolean sameState = ma.state(r).equals(mb.state(r));
       assertThat(ia.digest(r).equals(ib.digest(r))).as("replica %d", r).isEqualTo(sameState);

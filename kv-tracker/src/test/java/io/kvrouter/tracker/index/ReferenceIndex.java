@@ -16,6 +16,7 @@ final class ReferenceIndex {
 
   final Map<Integer, Map<Long, EnumSet<Tier>>> real = new HashMap<>();
   final Map<Integer, Map<Long, Long>> bridge = new HashMap<>();
+
   /** Predicted runs per replica: keys in prompt order and a deadline, never merged. */
   final Map<Integer, java.util.List<Run>> predicted = new HashMap<>();
 
@@ -80,11 +81,13 @@ final class ReferenceIndex {
   /** Real holdings of {@code r}, without empty sets, for state comparison. */
   Map<Long, Set<Tier>> state(int r) {
     Map<Long, Set<Tier>> out = new HashMap<>();
-    real.getOrDefault(r, Map.of()).forEach((k, v) -> {
-      if (!v.isEmpty()) {
-        out.put(k, EnumSet.copyOf(v));
-      }
-    });
+    real.getOrDefault(r, Map.of())
+        .forEach(
+            (k, v) -> {
+              if (!v.isEmpty()) {
+                out.put(k, EnumSet.copyOf(v));
+              }
+            });
     return out;
   }
 

@@ -139,7 +139,8 @@ class BlockKeysTest {
 
   @Property(tries = 200)
   void keys_areNeverRoot_andArePrefixStable(
-      @ForAll @Size(min = 16, max = 200) int[] tokens, @ForAll @IntRange(min = 1, max = 32) int bs) {
+      @ForAll @Size(min = 16, max = 200) int[] tokens,
+      @ForAll @IntRange(min = 1, max = 32) int bs) {
     BlockKeys keys = BlockKeys.of("m", bs);
     long[] all = keys.keys(tokens);
     assertThat(all).doesNotContain(BlockKeys.ROOT);

@@ -14,14 +14,24 @@ class PoliciesTest {
 
   @Test
   void names_listEveryPolicyWithTheDefaultFirst_andEachCanBeCreated() {
-    assertThat(Policies.names()).containsExactly(
-        "kvrouter", "round_robin", "random", "least_loaded", "chwbl", "sglang_cache_aware",
-        "tgi_trie", "dynamo_kv", "llmd_precise", "preble_e2");
+    assertThat(Policies.names())
+        .containsExactly(
+            "kvrouter",
+            "round_robin",
+            "random",
+            "least_loaded",
+            "chwbl",
+            "sglang_cache_aware",
+            "tgi_trie",
+            "dynamo_kv",
+            "llmd_precise",
+            "preble_e2");
     for (String name : Policies.names()) {
       assertThat(Fixture.policy(name, 1).name()).isEqualTo(name);
     }
     assertThatThrownBy(() -> Fixture.policy("nope", 1))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("kvrouter");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvrouter");
   }
 
   @Test

@@ -16,8 +16,6 @@ import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,13 +24,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
 
 /**
- * A whole kvrouter cluster in one JVM: N ingress nodes (each with its tracker and HTTP front)
- * and one agent node serving M simulated vLLM engines over real loopback HTTP and ZMQ. It is
- * what {@code kvrouter demo} runs, and what the end-to-end tests and load runs drive.
+ * A whole kvrouter cluster in one JVM: N ingress nodes (each with its tracker and HTTP front) and
+ * one agent node serving M simulated vLLM engines over real loopback HTTP and ZMQ. It is what
+ * {@code kvrouter demo} runs, and what the end-to-end tests and load runs drive.
  */
 public final class DemoCluster implements AutoCloseable {
 
@@ -86,8 +86,16 @@ public final class DemoCluster implements AutoCloseable {
         throw e;
       }
       ReplicaSpec s = mismatched.specs().get(0);
-      specs.add(new ReplicaSpec(s.replicaId(), s.dpRank(), s.model(), s.baseUrl(),
-          template.engine().blockSize(), s.kvEventsEndpoint(), s.replayEndpoint(), s.topicFilter()));
+      specs.add(
+          new ReplicaSpec(
+              s.replicaId(),
+              s.dpRank(),
+              s.model(),
+              s.baseUrl(),
+              template.engine().blockSize(),
+              s.kvEventsEndpoint(),
+              s.replayEndpoint(),
+              s.topicFilter()));
     }
     List<ActorSystem<Void>> ingress = new ArrayList<>();
     List<String> urls = new ArrayList<>();
@@ -99,17 +107,24 @@ public final class DemoCluster implements AutoCloseable {
         int port = o.ingressPort() == 0 ? 0 : o.ingressPort() + i;
         CompletableFuture<InetSocketAddress> bound = new CompletableFuture<>();
         NodeSettings node =
-            NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
+            NodeSettings.dev(
+                    List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
                 .withOverrides(
                     ConfigFactory.parseMap(
                         Map.of(
-                            "kvrouter.ingress.http.port", port,
-                            "kvrouter.ingress.http.host", o.host(),
-                            "kvrouter.tracker.policy", o.policy(),
+                            "kvrouter.ingress.http.port",
+                            port,
+                            "kvrouter.ingress.http.host",
+                            o.host(),
+                            "kvrouter.tracker.policy",
+                            o.policy(),
                             // The demo shows fault injection on the dashboard; never in production.
-                            "kvrouter.ingress.debug-endpoints", true)));
+                            "kvrouter.ingress.debug-endpoints",
+                            true)));
         ActorSystem<Void> system =
-            NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
+            NodeBootstrap.start(
+                node,
+                Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
         ingress.add(system);
         urls.add("http://" + o.host() + ":" + boundPort(bound));
         if (seed == null) {
@@ -174,14 +189,18 @@ public final class DemoCluster implements AutoCloseable {
       try {
         HttpResponse<String> ready =
             client.send(
-                HttpRequest.newBuilder(URI.create(url + "/ready")).timeout(Duration.ofSeconds(2)).build(),
+                HttpRequest.newBuilder(URI.create(url + "/ready"))
+                    .timeout(Duration.ofSeconds(2))
+                    .build(),
                 HttpResponse.BodyHandlers.ofString());
         if (ready.statusCode() != 200) {
           return url + "/ready answered " + ready.statusCode();
         }
         HttpResponse<String> replicas =
             client.send(
-                HttpRequest.newBuilder(URI.create(url + "/admin/replicas")).timeout(Duration.ofSeconds(2)).build(),
+                HttpRequest.newBuilder(URI.create(url + "/admin/replicas"))
+                    .timeout(Duration.ofSeconds(2))
+                    .build(),
                 HttpResponse.BodyHandlers.ofString());
         if (replicas.statusCode() != 200) {
           return url + " answered " + replicas.statusCode();
@@ -212,7 +231,10 @@ public final class DemoCluster implements AutoCloseable {
     return List.copyOf(urls);
   }
 
-  /** The regular simulated engines, in replica order (sim-0, sim-1, ...), e.g. to kill one; without the mismatched one. */
+  /**
+   * The regular simulated engines, in replica order (sim-0, sim-1, ...), e.g. to kill one; without
+   * the mismatched one.
+   */
   public SimFleet fleet() {
     return fleet;
   }
@@ -256,5 +278,4 @@ public final class DemoCluster implements AutoCloseable {
       throw new IllegalStateException("ingress HTTP did not bind within 60 s", e);
     }
   }
-
 }

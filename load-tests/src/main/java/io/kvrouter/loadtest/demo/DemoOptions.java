@@ -36,42 +36,120 @@ public record DemoOptions(
     }
     if (mismatchedBlockSize < 0 || (mismatchedBlockSize > 0 && engines < 2)) {
       throw new IllegalArgumentException(
-          "mismatchedBlockSize must be 0, or positive with at least two engines; got " + mismatchedBlockSize);
+          "mismatchedBlockSize must be 0, or positive with at least two engines; got "
+              + mismatchedBlockSize);
     }
   }
 
   /** The shape without a mismatched engine. */
   public DemoOptions(
-      int ingresses, int ingressPort, String host, int engines, int enginePort, int kvEventsPort,
-      String model, String policy, int engineBlocks, double speedup) {
-    this(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, 0);
+      int ingresses,
+      int ingressPort,
+      String host,
+      int engines,
+      int enginePort,
+      int kvEventsPort,
+      String model,
+      String policy,
+      int engineBlocks,
+      double speedup) {
+    this(
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engineBlocks,
+        speedup,
+        0);
   }
 
   /** The documented default: 2 ingresses on 8080-8081, 4 engines on 8000-8003. */
   public static DemoOptions defaults() {
-    return new DemoOptions(2, 8080, "127.0.0.1", 4, 8000, 5557, "kvrouter-demo", "kvrouter", 16_384, 1.0);
+    return new DemoOptions(
+        2, 8080, "127.0.0.1", 4, 8000, 5557, "kvrouter-demo", "kvrouter", 16_384, 1.0);
   }
 
   /** The same on free ports (tests). */
   public DemoOptions onFreePorts() {
-    return new DemoOptions(ingresses, 0, host, engines, 0, 0, model, policy, engineBlocks, speedup, mismatchedBlockSize);
+    return new DemoOptions(
+        ingresses,
+        0,
+        host,
+        engines,
+        0,
+        0,
+        model,
+        policy,
+        engineBlocks,
+        speedup,
+        mismatchedBlockSize);
   }
 
   public DemoOptions withPolicy(String p) {
-    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, p, engineBlocks, speedup, mismatchedBlockSize);
+    return new DemoOptions(
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        p,
+        engineBlocks,
+        speedup,
+        mismatchedBlockSize);
   }
 
   public DemoOptions withCounts(int ingressCount, int engineCount) {
-    return new DemoOptions(ingressCount, ingressPort, host, engineCount, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, mismatchedBlockSize);
+    return new DemoOptions(
+        ingressCount,
+        ingressPort,
+        host,
+        engineCount,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engineBlocks,
+        speedup,
+        mismatchedBlockSize);
   }
 
   public DemoOptions withSpeedup(double s) {
-    return new DemoOptions(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, s, mismatchedBlockSize);
+    return new DemoOptions(
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engineBlocks,
+        s,
+        mismatchedBlockSize);
   }
 
-  /** The same with the last engine's KV block size set to {@code blockSize} behind the router's back. */
+  /**
+   * The same with the last engine's KV block size set to {@code blockSize} behind the router's
+   * back.
+   */
   public DemoOptions withMismatchedBlockSize(int blockSize) {
     return new DemoOptions(
-        ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engineBlocks, speedup, blockSize);
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engineBlocks,
+        speedup,
+        blockSize);
   }
 }

@@ -51,10 +51,16 @@ public final class LabCharts {
       }
       data.addSeries(s);
     }
-    JFreeChart chart = ChartFactory.createXYLineChart(
-        "TTFT CDF, " + r.workload() + ", " + r.config().replicas() + " replicas",
-        "TTFT (ms, log)", "fraction of requests", data, PlotOrientation.VERTICAL, true, false,
-        false);
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "TTFT CDF, " + r.workload() + ", " + r.config().replicas() + " replicas",
+            "TTFT (ms, log)",
+            "fraction of requests",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
     XYPlot plot = chart.getXYPlot();
     LogarithmicAxis axis = new LogarithmicAxis("TTFT (ms, log)");
     axis.setAllowNegativesFlag(false);
@@ -74,9 +80,16 @@ public final class LabCharts {
       }
       data.addSeries(s);
     }
-    JFreeChart chart = ChartFactory.createXYLineChart(
-        "Uncached prefill tokens/s per replica, policy " + p.policy(), "virtual time (s)",
-        "prefill tokens/s", data, PlotOrientation.VERTICAL, true, false, false);
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "Uncached prefill tokens/s per replica, policy " + p.policy(),
+            "virtual time (s)",
+            "prefill tokens/s",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
     String name = "load_" + p.policy() + ".png";
     ChartUtils.saveChartAsPNG(out.resolve(name).toFile(), chart, WIDTH, HEIGHT);
     return name;

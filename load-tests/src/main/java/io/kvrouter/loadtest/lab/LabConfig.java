@@ -60,7 +60,8 @@ public record LabConfig(
       throw new IllegalArgumentException("drop-events must be within [0, 1], was " + dropEvents);
     }
     if (killReplica >= replicas) {
-      throw new IllegalArgumentException("kill-replica " + killReplica + " >= replicas " + replicas);
+      throw new IllegalArgumentException(
+          "kill-replica " + killReplica + " >= replicas " + replicas);
     }
     for (String p : policies) {
       if (!Policies.names().contains(p)) {
@@ -75,8 +76,8 @@ public record LabConfig(
 
   /** One router, unlimited capacity, every policy, no delay, no chaos, seed 1. */
   public static LabConfig defaults(int replicas) {
-    return new LabConfig(replicas, 1, 0, Policies.names(), 0, 1, 16, 256, 8192, -1, 0, 0, 0,
-        250_000);
+    return new LabConfig(
+        replicas, 1, 0, Policies.names(), 0, 1, 16, 256, 8192, -1, 0, 0, 0, 250_000);
   }
 
   /** Engine capacity in blocks, resolving "unlimited". */
@@ -85,38 +86,110 @@ public record LabConfig(
   }
 
   public LabConfig withPolicies(List<String> p) {
-    return new LabConfig(replicas, routers, capacityBlocks, p, propagationDelayMicros, seed,
-        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+    return new LabConfig(
+        replicas,
+        routers,
+        capacityBlocks,
+        p,
+        propagationDelayMicros,
+        seed,
+        blockSize,
+        maxNumSeqs,
+        maxBatchedTokens,
+        killReplica,
+        killAtMicros,
+        dropEvents,
+        burst,
         loadReportMicros);
   }
 
   public LabConfig withRouters(int k, long delayMicros) {
-    return new LabConfig(replicas, k, capacityBlocks, policies, delayMicros, seed, blockSize,
-        maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+    return new LabConfig(
+        replicas,
+        k,
+        capacityBlocks,
+        policies,
+        delayMicros,
+        seed,
+        blockSize,
+        maxNumSeqs,
+        maxBatchedTokens,
+        killReplica,
+        killAtMicros,
+        dropEvents,
+        burst,
         loadReportMicros);
   }
 
   public LabConfig withCapacity(long blocks) {
-    return new LabConfig(replicas, routers, blocks, policies, propagationDelayMicros, seed,
-        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+    return new LabConfig(
+        replicas,
+        routers,
+        blocks,
+        policies,
+        propagationDelayMicros,
+        seed,
+        blockSize,
+        maxNumSeqs,
+        maxBatchedTokens,
+        killReplica,
+        killAtMicros,
+        dropEvents,
+        burst,
         loadReportMicros);
   }
 
   public LabConfig withSeed(long s) {
-    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, s,
-        blockSize, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+    return new LabConfig(
+        replicas,
+        routers,
+        capacityBlocks,
+        policies,
+        propagationDelayMicros,
+        s,
+        blockSize,
+        maxNumSeqs,
+        maxBatchedTokens,
+        killReplica,
+        killAtMicros,
+        dropEvents,
+        burst,
         loadReportMicros);
   }
 
   public LabConfig withChaos(int kill, long killAt, double drop, int burstCount) {
-    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, seed,
-        blockSize, maxNumSeqs, maxBatchedTokens, kill, killAt, drop, burstCount,
+    return new LabConfig(
+        replicas,
+        routers,
+        capacityBlocks,
+        policies,
+        propagationDelayMicros,
+        seed,
+        blockSize,
+        maxNumSeqs,
+        maxBatchedTokens,
+        kill,
+        killAt,
+        drop,
+        burstCount,
         loadReportMicros);
   }
 
   public LabConfig withBlockSize(int bs) {
-    return new LabConfig(replicas, routers, capacityBlocks, policies, propagationDelayMicros, seed,
-        bs, maxNumSeqs, maxBatchedTokens, killReplica, killAtMicros, dropEvents, burst,
+    return new LabConfig(
+        replicas,
+        routers,
+        capacityBlocks,
+        policies,
+        propagationDelayMicros,
+        seed,
+        bs,
+        maxNumSeqs,
+        maxBatchedTokens,
+        killReplica,
+        killAtMicros,
+        dropEvents,
+        burst,
         loadReportMicros);
   }
 }

@@ -13,28 +13,28 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One simulated engine of the lab, in virtual time: the scheduler of the sim engine
- * ({@code io.kvrouter.agent.sim.SimEngineCore}: vLLM v1 continuous batching with chunked prefill,
- * running requests first, then waiting ones FCFS within {@code maxNumSeqs} and the token budget,
- * longest cached prefix at first admission capped at {@code promptLength − 1} tokens, recompute
- * preemption of the most recently admitted request) over a {@link LabKvCache}, timed by the sim's
- * default {@link MockerTimingModel} (the Dynamo mocker's polynomial).
+ * One simulated engine of the lab, in virtual time: the scheduler of the sim engine ({@code
+ * io.kvrouter.agent.sim.SimEngineCore}: vLLM v1 continuous batching with chunked prefill, running
+ * requests first, then waiting ones FCFS within {@code maxNumSeqs} and the token budget, longest
+ * cached prefix at first admission capped at {@code promptLength − 1} tokens, recompute preemption
+ * of the most recently admitted request) over a {@link LabKvCache}, timed by the sim's default
+ * {@link MockerTimingModel} (the Dynamo mocker's polynomial).
  *
  * <p>Why not the sim core itself: measured on this machine, {@code SimEngineCore} replays 2,000
- * conversation-trace requests over 8 engines in about 11 s (one SHA-256 per 16-token block and
- * one pass object per decode token), so all ten policies over the 12,031-request trace would take
- * about 12 minutes. This engine differs in three stated ways: (1) a block's engine hash is a
- * bijective mix of its router key instead of vLLM's SHA-256 (the router still maps removals
- * through its per-replica engine-hash bridge); (2) blocks of generated tokens are never
- * registered as cached (no trace prompt can hit them; they occupy capacity all the same);
- * (3) runs of pure decode passes (nothing waiting, every running request decoding) are taken as
- * one macro pass of k identical passes, cut short at the first pass boundary after a new
- * arrival ({@link #interrupt}), with the KV utilisation of the decode term taken at its start.
- * {@code LabEngineTest} checks it against {@code SimEngineCore} on the same requests.
+ * conversation-trace requests over 8 engines in about 11 s (one SHA-256 per 16-token block and one
+ * pass object per decode token), so all ten policies over the 12,031-request trace would take about
+ * 12 minutes. This engine differs in three stated ways: (1) a block's engine hash is a bijective
+ * mix of its router key instead of vLLM's SHA-256 (the router still maps removals through its
+ * per-replica engine-hash bridge); (2) blocks of generated tokens are never registered as cached
+ * (no trace prompt can hit them; they occupy capacity all the same); (3) runs of pure decode passes
+ * (nothing waiting, every running request decoding) are taken as one macro pass of k identical
+ * passes, cut short at the first pass boundary after a new arrival ({@link #interrupt}), with the
+ * KV utilisation of the decode term taken at its start. {@code LabEngineTest} checks it against
+ * {@code SimEngineCore} on the same requests.
  *
  * <p>Events: per pass, the newly cached runs ({@link BlocksStored} with router keys and engine
- * hashes) and evictions ({@link BlocksRemoved} by engine hash), stamped into one
- * {@link KvEventBatch} per pass with a gap-free {@code seq} (epoch 0).
+ * hashes) and evictions ({@link BlocksRemoved} by engine hash), stamped into one {@link
+ * KvEventBatch} per pass with a gap-free {@code seq} (epoch 0).
  *
  * <p>Cost per pass: O(scheduled requests + blocks allocated or registered); per macro pass
  * O(running requests + blocks allocated). Not thread-safe.
@@ -74,16 +74,24 @@ final class LabEngine {
   private long prefixHits;
   private long uncachedPrefill;
 
-  LabEngine(int replica, String replicaId, int blockSize, long capacityBlocks, int maxNumSeqs,
-      int maxBatchedTokens, Listener listener) {
+  LabEngine(
+      int replica,
+      String replicaId,
+      int blockSize,
+      long capacityBlocks,
+      int maxNumSeqs,
+      int maxBatchedTokens,
+      Listener listener) {
     this.replica = replica;
     this.replicaId = replicaId;
     this.blockSize = blockSize;
     this.maxNumSeqs = maxNumSeqs;
     this.maxBatchedTokens = maxBatchedTokens;
     this.listener = listener;
-    this.cache = new LabKvCache(capacityBlocks,
-        key -> events.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.GPU)));
+    this.cache =
+        new LabKvCache(
+            capacityBlocks,
+            key -> events.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.GPU)));
   }
 
   /** The engine's own hash of a block (SplitMix64 finaliser of the router key): not the key. */
@@ -147,15 +155,20 @@ final class LabEngine {
   void submit(LabSequence s) {
     int blocksNeeded = (s.promptLength + s.maxTokens + blockSize - 1) / blockSize;
     if (blocksNeeded > cache.capacity()) {
-      throw new IllegalArgumentException("request " + s.requestId + " needs " + blocksNeeded
-          + " blocks, more than the engine's " + cache.capacity());
+      throw new IllegalArgumentException(
+          "request "
+              + s.requestId
+              + " needs "
+              + blocksNeeded
+              + " blocks, more than the engine's "
+              + cache.capacity());
     }
     waiting.addLast(s);
   }
 
   /**
-   * A new arrival at {@code nowMicros} during a macro pass: cut it at the first pass boundary at
-   * or after now. Returns true when the pass end moved (the caller reschedules).
+   * A new arrival at {@code nowMicros} during a macro pass: cut it at the first pass boundary at or
+   * after now. Returns true when the pass end moved (the caller reschedules).
    */
   boolean interrupt(long nowMicros) {
     if (!busy || macroPasses <= 1 || nowMicros >= passEnd) {
@@ -171,8 +184,8 @@ final class LabEngine {
   }
 
   /**
-   * Plans and starts a pass at {@code nowMicros}; returns its end, or -1 when there was nothing
-   * to schedule (the engine stays idle).
+   * Plans and starts a pass at {@code nowMicros}; returns its end, or -1 when there was nothing to
+   * schedule (the engine stays idle).
    */
   long startPass(long nowMicros) {
     scheduled.clear();
@@ -249,8 +262,8 @@ final class LabEngine {
       busy = false;
       return -1;
     }
-    long duration = timing.passMicros(prefillTokens, decodeTokens, usedForTiming(),
-        totalForTiming());
+    long duration =
+        timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming());
     busy = true;
     macroPasses = 1;
     passStart = nowMicros;
@@ -378,8 +391,9 @@ final class LabEngine {
     for (int i = 0; i < hashes.length; i++) {
       hashes[i] = engineHash(routerKeys[i]);
     }
-    events.add(new BlocksStored(from == 0 ? BlocksStored.ROOT : keys[from - 1], hashes,
-        routerKeys, Tier.GPU));
+    events.add(
+        new BlocksStored(
+            from == 0 ? BlocksStored.ROOT : keys[from - 1], hashes, routerKeys, Tier.GPU));
   }
 
   private KvEventBatch drainBatch() {

@@ -3,25 +3,23 @@ package io.kvrouter.loadtest.lab;
 import java.util.Arrays;
 
 /**
- * The lab engine's paged prefix cache, with the semantics of the simulated engine's
- * {@code io.kvrouter.agent.sim.PagedKvCache} (vLLM v1 {@code block_pool.py}: reference counts,
- * unreferenced cached blocks stay reusable, least recently freed evicted first) but stored only
- * for cached blocks, so an "unlimited" engine costs memory for what it caches, not for its
- * capacity.
+ * The lab engine's paged prefix cache, with the semantics of the simulated engine's {@code
+ * io.kvrouter.agent.sim.PagedKvCache} (vLLM v1 {@code block_pool.py}: reference counts,
+ * unreferenced cached blocks stay reusable, least recently freed evicted first) but stored only for
+ * cached blocks, so an "unlimited" engine costs memory for what it caches, not for its capacity.
  *
  * <p>Contract. A block is either referenced (by one or more running requests), or free. A block
- * with a hash (a cached prefix block, named by its router key) stays findable while free, until
- * it is reallocated. Blocks without a hash (a request's partial or output blocks, or a duplicate
- * of a block cached by a concurrent request) are anonymous: counted, not stored.
+ * with a hash (a cached prefix block, named by its router key) stays findable while free, until it
+ * is reallocated. Blocks without a hash (a request's partial or output blocks, or a duplicate of a
+ * block cached by a concurrent request) are anonymous: counted, not stored.
  *
  * <ul>
  *   <li>{@link #cachedPrefix}: leading keys present, touching nothing;
  *   <li>{@link #touch}: takes a reference on the blocks {@code cachedPrefix} found;
- *   <li>{@link #allocate}: one anonymous block, taking an anonymous free block first and
- *       otherwise evicting the least recently freed cached block (reported to the
- *       {@link EvictionSink});
- *   <li>{@link #register}: an anonymous referenced block of the caller gets a hash, unless the
- *       hash is already cached (then it stays anonymous, as in the sim);
+ *   <li>{@link #allocate}: one anonymous block, taking an anonymous free block first and otherwise
+ *       evicting the least recently freed cached block (reported to the {@link EvictionSink});
+ *   <li>{@link #register}: an anonymous referenced block of the caller gets a hash, unless the hash
+ *       is already cached (then it stays anonymous, as in the sim);
  *   <li>{@link #releaseHashed}/{@link #releaseAnonymous}: drop one reference.
  * </ul>
  *
@@ -29,8 +27,8 @@ import java.util.Arrays;
  * queue; here anonymous free blocks are taken before any cached one. A cached block is therefore
  * never evicted earlier than in the sim, at most later.
  *
- * <p>Cost: expected O(1) per block for every operation; about 60 bytes per cached block (a
- * {@link LongIntMap} slot plus 20 bytes of entry arrays). Not thread-safe.
+ * <p>Cost: expected O(1) per block for every operation; about 60 bytes per cached block (a {@link
+ * LongIntMap} slot plus 20 bytes of entry arrays). Not thread-safe.
  */
 final class LabKvCache {
 
@@ -56,7 +54,9 @@ final class LabKvCache {
   private long usedHashed;
   private long usedAnonymous;
 
-  /** @param capacity blocks; {@code Long.MAX_VALUE / 4} or so for "unlimited" */
+  /**
+   * @param capacity blocks; {@code Long.MAX_VALUE / 4} or so for "unlimited"
+   */
   LabKvCache(long capacity, EvictionSink sink) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be at least 1 block, was " + capacity);

@@ -8,9 +8,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * {@code report.md}: the command, the run's settings, the single-cache bounds, the policies'
- * table (the same figures as {@code results.json}) and links to the charts. Stateless;
- * O(policies).
+ * {@code report.md}: the command, the run's settings, the single-cache bounds, the policies' table
+ * (the same figures as {@code results.json}) and links to the charts. Stateless; O(policies).
  */
 public final class LabReport {
 
@@ -22,32 +21,55 @@ public final class LabReport {
     StringBuilder sb = new StringBuilder();
     sb.append("# Policy lab: ").append(r.workload()).append("\n\n");
     sb.append("```\n").append(r.command()).append("\n```\n\n");
-    sb.append(String.format(Locale.ROOT,
-        "%d requests, %d replicas, %d router(s), capacity %s, block size %d, propagation delay"
-            + " %.1f ms, seed %d%s. Wall time %.1f s.%n%n",
-        r.requests(), c.replicas(), c.routers(),
-        c.capacityBlocks() == 0 ? "unlimited" : c.capacityBlocks() + " blocks per replica",
-        c.blockSize(), c.propagationDelayMicros() / 1000.0, c.seed(), chaos(c),
-        r.wallMillis() / 1000.0));
-    sb.append(String.format(Locale.ROOT,
-        "Single unlimited cache: hit rate %.4f (tokens, engine measure), block hit rate %.4f.%n%n",
-        r.bound().tokenRate(), r.bound().blockRate()));
-    sb.append("| policy | hit_rate | block_hit_rate | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms"
-        + " | e2e p50 ms | e2e p99 ms | throughput rps | load max/mean | decisions |\n");
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "%d requests, %d replicas, %d router(s), capacity %s, block size %d, propagation delay"
+                + " %.1f ms, seed %d%s. Wall time %.1f s.%n%n",
+            r.requests(),
+            c.replicas(),
+            c.routers(),
+            c.capacityBlocks() == 0 ? "unlimited" : c.capacityBlocks() + " blocks per replica",
+            c.blockSize(),
+            c.propagationDelayMicros() / 1000.0,
+            c.seed(),
+            chaos(c),
+            r.wallMillis() / 1000.0));
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "Single unlimited cache: hit rate %.4f (tokens, engine measure), block hit rate %.4f.%n%n",
+            r.bound().tokenRate(),
+            r.bound().blockRate()));
+    sb.append(
+        "| policy | hit_rate | block_hit_rate | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms"
+            + " | e2e p50 ms | e2e p99 ms | throughput rps | load max/mean | decisions |\n");
     sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (PolicyResult p : r.policies()) {
-      sb.append(String.format(Locale.ROOT,
-          "| %s | %.4f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f | %d |%n",
-          p.policy(), p.hitRate(),
-          p.blockHitRate() == null ? "n/a" : String.format(Locale.ROOT, "%.4f", p.blockHitRate()),
-          p.ttft().p50(), p.ttft().p90(), p.ttft().p99(), p.e2e().p50(), p.e2e().p99(),
-          p.throughputRps(), p.loadMaxOverMean(), p.decisions()));
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %.4f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f | %d |%n",
+              p.policy(),
+              p.hitRate(),
+              p.blockHitRate() == null
+                  ? "n/a"
+                  : String.format(Locale.ROOT, "%.4f", p.blockHitRate()),
+              p.ttft().p50(),
+              p.ttft().p90(),
+              p.ttft().p99(),
+              p.e2e().p50(),
+              p.e2e().p99(),
+              p.throughputRps(),
+              p.loadMaxOverMean(),
+              p.decisions()));
     }
     sb.append('\n');
-    sb.append("hit_rate: cached prompt tokens ÷ prompt tokens as the engines count them;"
-        + " block_hit_rate: leading trace blocks already held by the chosen replica ÷ trace blocks"
-        + " (the published figures' measure); load max/mean: uncached prefill tokens per replica."
-        + "\n\n");
+    sb.append(
+        "hit_rate: cached prompt tokens ÷ prompt tokens as the engines count them;"
+            + " block_hit_rate: leading trace blocks already held by the chosen replica ÷ trace blocks"
+            + " (the published figures' measure); load max/mean: uncached prefill tokens per replica."
+            + "\n\n");
     for (String chart : charts) {
       sb.append("![").append(chart).append("](").append(chart).append(")\n\n");
     }
@@ -57,12 +79,16 @@ public final class LabReport {
   private static String chaos(LabConfig c) {
     StringBuilder s = new StringBuilder();
     if (c.killReplica() >= 0) {
-      s.append(String.format(Locale.ROOT, ", replica r%d killed at %.1f s", c.killReplica(),
-          c.killAtMicros() / 1e6));
+      s.append(
+          String.format(
+              Locale.ROOT,
+              ", replica r%d killed at %.1f s",
+              c.killReplica(),
+              c.killAtMicros() / 1e6));
     }
     if (c.dropEvents() > 0) {
-      s.append(String.format(Locale.ROOT, ", %.0f%% of event batches dropped",
-          c.dropEvents() * 100));
+      s.append(
+          String.format(Locale.ROOT, ", %.0f%% of event batches dropped", c.dropEvents() * 100));
     }
     if (c.burst() > 0) {
       s.append(", burst of ").append(c.burst()).append(" requests at t=0");

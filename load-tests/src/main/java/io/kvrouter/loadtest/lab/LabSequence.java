@@ -6,9 +6,9 @@ import java.util.Arrays;
  * Engine-side state of one request in a {@link LabEngine}: progress, held blocks and what the
  * engine measured. Owned by one engine; mutable; not thread-safe.
  *
- * <p>{@code held[i]} is the router key of block i when the request references it as a cached
- * block, or 0 when the block is anonymous (partial, output, or a duplicate of a concurrent
- * request's block). {@code keys} is shared and never mutated.
+ * <p>{@code held[i]} is the router key of block i when the request references it as a cached block,
+ * or 0 when the block is anonymous (partial, output, or a duplicate of a concurrent request's
+ * block). {@code keys} is shared and never mutated.
  */
 final class LabSequence {
 
@@ -27,8 +27,14 @@ final class LabSequence {
   int cachedPromptTokens = -1;
   long firstTokenMicros = -1;
 
-  LabSequence(int requestIndex, String requestId, int router, long[] keys, int promptLength,
-      int maxTokens, long arrivalMicros) {
+  LabSequence(
+      int requestIndex,
+      String requestId,
+      int router,
+      long[] keys,
+      int promptLength,
+      int maxTokens,
+      long arrivalMicros) {
     if (promptLength < 1 || maxTokens < 1) {
       throw new IllegalArgumentException("prompt and output need at least one token");
     }

@@ -28,19 +28,18 @@ import java.util.SplittableRandom;
  *
  * <p>Events, in time order (ties in the order they were scheduled): request arrivals (request i
  * goes to router {@code i mod K}; it decides, reserves, and the engine queues the request), engine
- * pass ends (tokens, first-token and finish milestones, which the owning router turns into
- * {@code PrefillCompleted} and {@code Released}; the pass's KV-event batch), deliveries of KV
- * batches, engine load reports (every {@code loadReportMicros}) and peers' reservation events to
- * routers after the propagation delay (at once when the delay is 0), lease expiry, and the chaos
- * options (a replica killed:
- * removed from every router at once, its live requests re-decided by their routers and counted
- * from their first arrival; batches dropped on the way to a router: delivered empty, so the
- * router's sequence stays gap-free and it relies on its predicted entries).
+ * pass ends (tokens, first-token and finish milestones, which the owning router turns into {@code
+ * PrefillCompleted} and {@code Released}; the pass's KV-event batch), deliveries of KV batches,
+ * engine load reports (every {@code loadReportMicros}) and peers' reservation events to routers
+ * after the propagation delay (at once when the delay is 0), lease expiry, and the chaos options (a
+ * replica killed: removed from every router at once, its live requests re-decided by their routers
+ * and counted from their first arrival; batches dropped on the way to a router: delivered empty, so
+ * the router's sequence stays gap-free and it relies on its predicted entries).
  *
- * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a
- * {@link BlockHitCounter} fed each request's first decision counts {@code block_hit_rate} over
- * trace blocks, holding at most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks
- * per replica (LRU) when the engines' capacity is limited.
+ * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
+ * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
+ * most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks per replica (LRU) when
+ * the engines' capacity is limited.
  *
  * <p>Cost: O(arrivals × (prompt blocks + replicas)) for decisions, O(passes × running) for the
  * engines; memory: the engines' and routers' indexes of cached blocks. Single-threaded; one
@@ -61,8 +60,10 @@ public final class LabSimulation {
   private final PromptKeys keys;
   private final LabConfig config;
   private final String policy;
-  private final PriorityQueue<Ev> queue = new PriorityQueue<>(
-      (a, b) -> a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
+  private final PriorityQueue<Ev> queue =
+      new PriorityQueue<>(
+          (a, b) ->
+              a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
   private long order;
   private long pendingWork;
   private final KvTrackerCore[] routers;
@@ -97,9 +98,16 @@ public final class LabSimulation {
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
     for (int r = 0; r < routers.length; r++) {
       TrackerConfig base = TrackerConfig.defaults("ingress-" + r);
-      TrackerConfig tc = new TrackerConfig(base.ingressId(), policy, PolicyConfig.defaults(),
-          config.seed(), base.leaseMillis(), base.predictedTtlMillis(),
-          base.approximateTtlMillis(), (int) expected);
+      TrackerConfig tc =
+          new TrackerConfig(
+              base.ingressId(),
+              policy,
+              PolicyConfig.defaults(),
+              config.seed(),
+              base.leaseMillis(),
+              base.predictedTtlMillis(),
+              base.approximateTtlMillis(),
+              (int) expected);
       routers[r] = new KvTrackerCore(tc);
     }
     this.engines = new LabEngine[n];
@@ -109,20 +117,40 @@ public final class LabSimulation {
     for (int i = 0; i < n; i++) {
       String id = "r" + i;
       replicaIndex.put(id, i);
-      engines[i] = new LabEngine(i, id, config.blockSize(), config.effectiveCapacity(),
-          config.maxNumSeqs(), config.maxBatchedTokens(), listener);
-      ReplicaInfo info = new ReplicaInfo(id, 0, LabConfig.MODEL, "sim://" + id,
-          config.blockSize(), List.of(Tier.GPU), "both", true, true);
+      engines[i] =
+          new LabEngine(
+              i,
+              id,
+              config.blockSize(),
+              config.effectiveCapacity(),
+              config.maxNumSeqs(),
+              config.maxBatchedTokens(),
+              listener);
+      ReplicaInfo info =
+          new ReplicaInfo(
+              id,
+              0,
+              LabConfig.MODEL,
+              "sim://" + id,
+              config.blockSize(),
+              List.of(Tier.GPU),
+              "both",
+              true,
+              true);
       for (KvTrackerCore router : routers) {
         router.replicaUp(info);
       }
     }
-    long cap = config.capacityBlocks() == 0 ? 0
-        : Math.max(1, config.capacityBlocks() * config.blockSize()
-            / Math.max(1, workload.blockTokens()));
-    this.blockHits = workload.blockTokens() > 0
-        ? new BlockHitCounter(workload, n, (int) Math.min(Integer.MAX_VALUE, cap))
-        : null;
+    long cap =
+        config.capacityBlocks() == 0
+            ? 0
+            : Math.max(
+                1,
+                config.capacityBlocks() * config.blockSize() / Math.max(1, workload.blockTokens()));
+    this.blockHits =
+        workload.blockTokens() > 0
+            ? new BlockHitCounter(workload, n, (int) Math.min(Integer.MAX_VALUE, cap))
+            : null;
     this.chaos = new SplittableRandom(config.seed() * 31 + policy.hashCode());
     int count = workload.size();
     this.arrival = new long[count];
@@ -144,8 +172,8 @@ public final class LabSimulation {
   }
 
   /** Replays {@code workload} with {@code policy} on every router; returns what it did. */
-  public static PolicyResult run(Workload workload, PromptKeys keys, LabConfig config,
-      String policy) {
+  public static PolicyResult run(
+      Workload workload, PromptKeys keys, LabConfig config, String policy) {
     return new LabSimulation(workload, keys, config, policy).run();
   }
 
@@ -177,8 +205,8 @@ public final class LabSimulation {
         default -> throw new IllegalStateException("unknown event kind " + e.kind);
       }
     }
-    return result((System.nanoTime() - wall) / 1_000_000,
-        (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
+    return result(
+        (System.nanoTime() - wall) / 1_000_000, (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
   }
 
   /** Events that keep the run going; ticks and the load reports they send do not. */
@@ -198,15 +226,28 @@ public final class LabSimulation {
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
     WorkloadRequest r = workload.get(index);
-    decide(now, router, index, "q" + index, true, Math.max(1, r.inputLength()),
+    decide(
+        now,
+        router,
+        index,
+        "q" + index,
+        true,
+        Math.max(1, r.inputLength()),
         Math.max(1, r.outputLength()));
   }
 
-  private void decide(long now, int router, int index, String requestId, boolean first,
-      int promptLength, int outputLength) {
+  private void decide(
+      long now,
+      int router,
+      int index,
+      String requestId,
+      boolean first,
+      int promptLength,
+      int outputLength) {
     long[] k = keys.of(index);
-    Decision d = routers[router].selectAndReserve(
-        new RouteRequest(requestId, LabConfig.MODEL, k, promptLength), now / 1000);
+    Decision d =
+        routers[router].selectAndReserve(
+            new RouteRequest(requestId, LabConfig.MODEL, k, promptLength), now / 1000);
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -221,8 +262,8 @@ public final class LabSimulation {
     }
     broadcast(now, router, d.reserved());
     LabEngine engine = engines[replica];
-    engine.submit(new LabSequence(index, requestId, router, k, promptLength, outputLength,
-        arrival[index]));
+    engine.submit(
+        new LabSequence(index, requestId, router, k, promptLength, outputLength, arrival[index]));
     if (engine.busy()) {
       if (engine.interrupt(now)) {
         generation[replica]++;
@@ -323,9 +364,16 @@ public final class LabSimulation {
       if (dead[engine.replica()]) {
         continue;
       }
-      ReplicaLoad load = new ReplicaLoad(engine.replicaId(), 0, engine.runningCount(),
-          engine.waitingCount(), engine.kvUsage(), engine.prefixQueries(), engine.prefixHits(),
-          now / 1000);
+      ReplicaLoad load =
+          new ReplicaLoad(
+              engine.replicaId(),
+              0,
+              engine.runningCount(),
+              engine.waitingCount(),
+              engine.kvUsage(),
+              engine.prefixQueries(),
+              engine.prefixHits(),
+              now / 1000);
       for (int r = 0; r < routers.length; r++) {
         if (config.propagationDelayMicros() == 0) {
           routers[r].loadReported(load);
@@ -376,8 +424,7 @@ public final class LabSimulation {
     }
     for (LabSequence s : live) {
       broadcast(now, s.router, routers[s.router].released(s.requestId));
-      decide(now, s.router, s.requestIndex, s.requestId + "+", false, s.promptLength,
-          s.maxTokens);
+      decide(now, s.router, s.requestIndex, s.requestId + "+", false, s.promptLength, s.maxTokens);
     }
   }
 
@@ -409,15 +456,23 @@ public final class LabSimulation {
     long first = arrival.length == 0 ? 0 : Arrays.stream(arrival).min().getAsLong();
     double span = (lastFinish - first) / 1e6;
     Latency ttftSummary = Latency.of(ttft);
-    return new PolicyResult(policy,
+    return new PolicyResult(
+        policy,
         queries == 0 ? 0 : (double) hits / queries,
         blockHits == null ? null : blockHits.rates().blockHitRate(),
         ttftSummary,
         Latency.of(e2e),
         span <= 0 ? 0 : completed / span,
         mean == 0 ? 1 : max / mean,
-        decisions, completed, perReplicaDecisions, prefill, decisionsToKilled, ttft,
-        List.copyOf(loadSeries), loadSeconds.stream().mapToDouble(Double::doubleValue).toArray(),
-        wallMillis, cpuMillis);
+        decisions,
+        completed,
+        perReplicaDecisions,
+        prefill,
+        decisionsToKilled,
+        ttft,
+        List.copyOf(loadSeries),
+        loadSeconds.stream().mapToDouble(Double::doubleValue).toArray(),
+        wallMillis,
+        cpuMillis);
   }
 }

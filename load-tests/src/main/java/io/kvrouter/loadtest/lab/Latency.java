@@ -22,8 +22,8 @@ public record Latency(double p50, double p90, double p99, double mean) {
     for (double v : millis) {
       sum += v;
     }
-    return new Latency(rank(millis, 0.50), rank(millis, 0.90), rank(millis, 0.99),
-        sum / millis.length);
+    return new Latency(
+        rank(millis, 0.50), rank(millis, 0.90), rank(millis, 0.99), sum / millis.length);
   }
 
   private static double rank(double[] sorted, double q) {

@@ -3,18 +3,18 @@ package io.kvrouter.loadtest.lab;
 import java.util.Arrays;
 
 /**
- * A map from non-zero {@code long} keys to {@code int} values, for the lab's hot paths (an
- * engine's cached blocks, the single-cache bound).
+ * A map from non-zero {@code long} keys to {@code int} values, for the lab's hot paths (an engine's
+ * cached blocks, the single-cache bound).
  *
- * <p>Contract: keys must not be 0 (0 marks an empty slot; router block keys are never 0).
- * {@link #get} returns {@link #MISSING} for an absent key.
+ * <p>Contract: keys must not be 0 (0 marks an empty slot; router block keys are never 0). {@link
+ * #get} returns {@link #MISSING} for an absent key.
  *
- * <p>Cost: expected O(1) per operation; 12 bytes per slot at a load between 0.33 and 0.67 (18 to
- * 36 bytes per entry). No allocation except when growing. Not thread-safe.
+ * <p>Cost: expected O(1) per operation; 12 bytes per slot at a load between 0.33 and 0.67 (18 to 36
+ * bytes per entry). No allocation except when growing. Not thread-safe.
  *
  * <p>Implementation notes: open addressing with linear probing and backward-shift deletion (Knuth,
- * TAOCP vol. 3, 6.4, Algorithm R), so no tombstones; the slot is the top bits of a Fibonacci
- * hash of the key (Knuth, 6.4, multiplicative hashing).
+ * TAOCP vol. 3, 6.4, Algorithm R), so no tombstones; the slot is the top bits of a Fibonacci hash
+ * of the key (Knuth, 6.4, multiplicative hashing).
  */
 final class LongIntMap {
 
@@ -82,8 +82,8 @@ final class LongIntMap {
   }
 
   /**
-   * Puts {@code value} unless the key is present; returns the present value, or
-   * {@link #MISSING} when it inserted. One probe sequence.
+   * Puts {@code value} unless the key is present; returns the present value, or {@link #MISSING}
+   * when it inserted. One probe sequence.
    */
   int putIfAbsent(long key, int value) {
     if (key == 0) {

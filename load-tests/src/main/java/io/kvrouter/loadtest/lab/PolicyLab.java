@@ -14,9 +14,9 @@ import java.util.concurrent.Future;
  * workload once per policy ({@link LabSimulation}), policies in parallel on a small pool, and
  * optionally writes {@code results.json}, {@code report.md} and the charts.
  *
- * <p>Cost: the sum of the policies' simulations divided by the pool size, plus O(prompt blocks)
- * for the keys; memory: the keys plus, per running policy, its engines' and routers' indexes.
- * Each call is independent; thread-safe.
+ * <p>Cost: the sum of the policies' simulations divided by the pool size, plus O(prompt blocks) for
+ * the keys; memory: the keys plus, per running policy, its engines' and routers' indexes. Each call
+ * is independent; thread-safe.
  */
 public final class PolicyLab {
 
@@ -32,11 +32,14 @@ public final class PolicyLab {
     long wall = System.nanoTime();
     PromptKeys keys = PromptKeys.compute(workload, LabConfig.MODEL, config.blockSize());
     SingleCacheBound bound = SingleCacheBound.of(workload, keys);
-    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads), r -> {
-      Thread t = new Thread(r, "lab-policy");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            Math.max(1, threads),
+            r -> {
+              Thread t = new Thread(r, "lab-policy");
+              t.setDaemon(true);
+              return t;
+            });
     try {
       // Longest first (sglang_cache_aware keeps its own trees and is the slowest by far), so
       // the pool does not end on one long task.
@@ -54,13 +57,20 @@ public final class PolicyLab {
       for (Future<PolicyResult> f : futures) {
         results.add(f.get());
       }
-      return new LabResults(workload.name(), workload.size(), config, bound, results, command,
+      return new LabResults(
+          workload.name(),
+          workload.size(),
+          config,
+          bound,
+          results,
+          command,
           (System.nanoTime() - wall) / 1_000_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw new IllegalStateException("a policy's simulation failed: " + e.getCause(), e.getCause());
+      throw new IllegalStateException(
+          "a policy's simulation failed: " + e.getCause(), e.getCause());
     } finally {
       pool.shutdownNow();
     }

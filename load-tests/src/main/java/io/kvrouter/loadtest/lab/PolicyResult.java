@@ -8,8 +8,8 @@ import java.util.List;
  * @param policy policy name
  * @param hitRate cached prompt tokens ÷ prompt tokens, as the engines count them (at first
  *     admission of each attempt)
- * @param blockHitRate leading trace blocks already held by the chosen replica ÷ trace blocks
- *     (first decision of each request), or null when the workload has no trace block ids
+ * @param blockHitRate leading trace blocks already held by the chosen replica ÷ trace blocks (first
+ *     decision of each request), or null when the workload has no trace block ids
  * @param ttft time to first token, from the request's first arrival
  * @param e2e arrival to last token
  * @param throughputRps completed requests ÷ (last finish − first arrival)
@@ -18,8 +18,8 @@ import java.util.List;
  * @param completed requests that finished
  * @param perReplicaDecisions decisions per replica
  * @param perReplicaPrefillTokens uncached prefill tokens per replica
- * @param decisionsToKilledAfterKill decisions sent to the killed replica after its death (0
- *     when nothing was killed)
+ * @param decisionsToKilledAfterKill decisions sent to the killed replica after its death (0 when
+ *     nothing was killed)
  * @param ttftSortedMillis every TTFT, sorted, for the CDF chart
  * @param loadSeries per-replica uncached prefill tokens per second, one row per sample
  * @param loadSeriesSeconds sample times in seconds

@@ -13,15 +13,15 @@ import java.util.concurrent.Future;
 
 /**
  * The router block keys of every prompt of a workload, computed once per lab run with kv-tracker's
- * {@link BlockKeys} (the one definition of a router key, used both for the prompt the router
- * sees and for the blocks the engine announces) and shared read-only by every policy.
+ * {@link BlockKeys} (the one definition of a router key, used both for the prompt the router sees
+ * and for the blocks the engine announces) and shared read-only by every policy.
  *
  * <p>For a Mooncake trace (trace block ids chained, {@code blockTokens} a multiple of the block
  * size) the keys of a full trace block depend only on its id (the id stands for the block and
  * everything before it, and its tokens are a function of the id), so they are computed once per
  * distinct id and reused: the conversation trace hashes about 6 M tokens instead of 145 M. The
- * truncated last block of a prompt is hashed from its tokens. Result: exactly
- * {@code BlockKeys.keys(request.promptTokenIds())} (a test checks it).
+ * truncated last block of a prompt is hashed from its tokens. Result: exactly {@code
+ * BlockKeys.keys(request.promptTokenIds())} (a test checks it).
  *
  * <p>Cost: O(distinct tokens) hashing, 8 bytes per prompt block held (the conversation trace at
  * 16-token blocks: 9 M keys, 72 MB). Immutable after construction; thread-safe to read.
@@ -54,8 +54,12 @@ public final class PromptKeys {
     return new PromptKeys(bk, out);
   }
 
-  private static long[] traceKeys(BlockKeys bk, TokenExpander expander, Map<Long, long[]> memo,
-      int[] tokens, WorkloadRequest r) {
+  private static long[] traceKeys(
+      BlockKeys bk,
+      TokenExpander expander,
+      Map<Long, long[]> memo,
+      int[] tokens,
+      WorkloadRequest r) {
     PromptTokens p = r.prompt();
     int bs = bk.blockSize();
     long[] out = new long[r.inputLength() / bs];
@@ -91,11 +95,13 @@ public final class PromptKeys {
       Future<?>[] parts = new Future<?>[2];
       for (int t = 0; t < 2; t++) {
         int start = t;
-        parts[t] = pool.submit(() -> {
-          for (int i = start; i < out.length; i += 2) {
-            out[i] = bk.keys(workload.get(i).promptTokenIds());
-          }
-        });
+        parts[t] =
+            pool.submit(
+                () -> {
+                  for (int i = start; i < out.length; i += 2) {
+                    out[i] = bk.keys(workload.get(i).promptTokenIds());
+                  }
+                });
       }
       for (Future<?> f : parts) {
         f.get();

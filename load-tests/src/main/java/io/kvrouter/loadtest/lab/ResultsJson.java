@@ -8,13 +8,13 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * The {@code results.json} schema of issue 7: {@code workload}, {@code replicas},
- * {@code routers}, {@code capacity_blocks} (null when unlimited), {@code single_cache_hit_rate},
- * {@code single_cache_block_hit_rate}, and {@code policies}: objects with {@code policy},
- * {@code hit_rate}, {@code block_hit_rate} (null without trace block ids), {@code ttft_ms}
- * {p50,p90,p99}, {@code e2e_ms} {p50,p99}, {@code throughput_rps}, {@code load_max_over_mean},
- * {@code decisions}; plus a few more fields that help reading a run (settings, per-replica
- * decisions). Stateless; O(policies × replicas).
+ * The {@code results.json} schema of issue 7: {@code workload}, {@code replicas}, {@code routers},
+ * {@code capacity_blocks} (null when unlimited), {@code single_cache_hit_rate}, {@code
+ * single_cache_block_hit_rate}, and {@code policies}: objects with {@code policy}, {@code
+ * hit_rate}, {@code block_hit_rate} (null without trace block ids), {@code ttft_ms} {p50,p90,p99},
+ * {@code e2e_ms} {p50,p99}, {@code throughput_rps}, {@code load_max_over_mean}, {@code decisions};
+ * plus a few more fields that help reading a run (settings, per-replica decisions). Stateless;
+ * O(policies × replicas).
  */
 public final class ResultsJson {
 

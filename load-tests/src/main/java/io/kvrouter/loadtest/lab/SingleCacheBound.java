@@ -44,10 +44,11 @@ public record SingleCacheBound(double tokenRate, double blockRate) {
         cached.put(key, 1);
       }
     }
-    double blockRate = workload.blockTokens() > 0
-        ? PrefixCacheBound.singleCache(workload).blockHitRate()
-        : blocks == 0 ? 0 : (double) matchedBlocks / blocks;
-    return new SingleCacheBound(promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens,
-        blockRate);
+    double blockRate =
+        workload.blockTokens() > 0
+            ? PrefixCacheBound.singleCache(workload).blockHitRate()
+            : blocks == 0 ? 0 : (double) matchedBlocks / blocks;
+    return new SingleCacheBound(
+        promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, blockRate);
   }
 }

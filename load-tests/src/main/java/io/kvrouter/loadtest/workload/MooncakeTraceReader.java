@@ -13,123 +13,143 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads a trace in the Mooncake format (kvcache-ai/Mooncake, {@code FAST25-release/traces}, Apache-2.0):
- * one JSON object per line with {@code timestamp} (ms from the start), {@code input_length},
- * {@code output_length} (tokens) and {@code hash_ids}, one chained id per 512-token block of the
- * prompt, {@code len(hash_ids) == ceil(input_length / 512)}. Unknown fields are ignored, blank lines
- * skipped.
+ * Reads a trace in the Mooncake format (kvcache-ai/Mooncake, {@code FAST25-release/traces},
+ * Apache-2.0): one JSON object per line with {@code timestamp} (ms from the start), {@code
+ * input_length}, {@code output_length} (tokens) and {@code hash_ids}, one chained id per 512-token
+ * block of the prompt, {@code len(hash_ids) == ceil(input_length / 512)}. Unknown fields are
+ * ignored, blank lines skipped.
  *
  * <p>Each request's prompt is the lazy expansion of its hash ids by a {@link TokenExpander} with
- * the given seed: block {@code i} becomes 512 tokens derived from {@code hash_ids[i]} alone (the ids
- * are already chained, so equal id prefixes give equal token prefixes), the last block truncated to
- * {@code input_length}. Session is {@code ""} (the trace has none).
+ * the given seed: block {@code i} becomes 512 tokens derived from {@code hash_ids[i]} alone (the
+ * ids are already chained, so equal id prefixes give equal token prefixes), the last block
+ * truncated to {@code input_length}. Session is {@code ""} (the trace has none).
  *
  * <p>Contract: a malformed line (bad JSON, missing or negative field, non-integral id, id count not
  * matching the length) raises {@link TraceFormatException} naming the file and 1-based line number;
  * requests keep the trace's line order among equal timestamps.
  *
- * <p>Cost: one pass, O(total hash ids) time; memory ~20 bytes per hash id plus ~150 bytes per request.
- * The conversation trace (12,031 lines, 3 MB) reads in well under a second.
+ * <p>Cost: one pass, O(total hash ids) time; memory ~20 bytes per hash id plus ~150 bytes per
+ * request. The conversation trace (12,031 lines, 3 MB) reads in well under a second.
  */
 public final class MooncakeTraceReader {
 
-    /** Tokens per hash id in the Mooncake traces. */
-    public static final int BLOCK_TOKENS = 512;
+  /** Tokens per hash id in the Mooncake traces. */
+  public static final int BLOCK_TOKENS = 512;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper();
 
-    private MooncakeTraceReader() {
+  private MooncakeTraceReader() {}
+
+  /**
+   * Reads the whole trace.
+   *
+   * @param name workload name to report (e.g. {@code mooncake-conversation})
+   * @param seed seed of the token expansion
+   * @throws TraceFormatException on a malformed line
+   * @throws UncheckedIOException if the file cannot be read
+   */
+  public static Workload read(Path file, String name, long seed) {
+    TokenExpander expander = new TokenExpander(seed);
+    List<WorkloadRequest> requests = new ArrayList<>();
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      String line;
+      long lineNumber = 0;
+      while ((line = in.readLine()) != null) {
+        lineNumber++;
+        if (line.isBlank()) {
+          continue;
+        }
+        requests.add(parseLine(file, lineNumber, line, requests.size(), expander));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read trace " + file, e);
     }
+    return Workload.of(name, seed, BLOCK_TOKENS, requests);
+  }
 
-    /**
-     * Reads the whole trace.
-     *
-     * @param name workload name to report (e.g. {@code mooncake-conversation})
-     * @param seed seed of the token expansion
-     * @throws TraceFormatException on a malformed line
-     * @throws UncheckedIOException if the file cannot be read
-     */
-    public static Workload read(Path file, String name, long seed) {
-        TokenExpander expander = new TokenExpander(seed);
-        List<WorkloadRequest> requests = new ArrayList<>();
-        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            String line;
-            long lineNumber = 0;
-            while ((line = in.readLine()) != null) {
-                lineNumber++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                requests.add(parseLine(file, lineNumber, line, requests.size(), expander));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read trace " + file, e);
-        }
-        return Workload.of(name, seed, BLOCK_TOKENS, requests);
+  static WorkloadRequest parseLine(
+      Path file, long lineNumber, String line, int index, TokenExpander expander) {
+    JsonNode node;
+    try {
+      node = JSON.readTree(line);
+    } catch (JsonProcessingException e) {
+      throw new TraceFormatException(
+          file, lineNumber, "not valid JSON: " + e.getOriginalMessage(), e);
     }
+    if (node == null || !node.isObject()) {
+      throw new TraceFormatException(file, lineNumber, "expected a JSON object", null);
+    }
+    double timestampMs = number(file, lineNumber, node, "timestamp");
+    long inputLength = integral(file, lineNumber, node, "input_length");
+    long outputLength = integral(file, lineNumber, node, "output_length");
+    if (inputLength < 1 || inputLength > Integer.MAX_VALUE) {
+      throw new TraceFormatException(
+          file, lineNumber, "input_length must be in [1, 2^31), got " + inputLength, null);
+    }
+    if (outputLength > Integer.MAX_VALUE) {
+      throw new TraceFormatException(
+          file, lineNumber, "output_length too large: " + outputLength, null);
+    }
+    JsonNode ids = node.get("hash_ids");
+    if (ids == null || !ids.isArray()) {
+      throw new TraceFormatException(file, lineNumber, "missing array field 'hash_ids'", null);
+    }
+    long[] hashIds = new long[ids.size()];
+    for (int i = 0; i < hashIds.length; i++) {
+      JsonNode id = ids.get(i);
+      if (!id.isIntegralNumber() || !id.canConvertToLong()) {
+        throw new TraceFormatException(
+            file, lineNumber, "hash_ids[" + i + "] is not a 64-bit integer: " + id, null);
+      }
+      hashIds[i] = id.longValue();
+    }
+    long expectedIds = (inputLength + BLOCK_TOKENS - 1) / BLOCK_TOKENS;
+    if (hashIds.length != expectedIds) {
+      throw new TraceFormatException(
+          file,
+          lineNumber,
+          "input_length "
+              + inputLength
+              + " needs ceil("
+              + inputLength
+              + "/"
+              + BLOCK_TOKENS
+              + ") = "
+              + expectedIds
+              + " hash_ids, found "
+              + hashIds.length,
+          null);
+    }
+    PromptTokens prompt = PromptTokens.ofBlocks(expander, hashIds, (int) inputLength, BLOCK_TOKENS);
+    long arrivalMicros = Math.round(timestampMs * 1000.0);
+    return new WorkloadRequest(index, arrivalMicros, "", 0, prompt, (int) outputLength, hashIds);
+  }
 
-    static WorkloadRequest parseLine(Path file, long lineNumber, String line, int index, TokenExpander expander) {
-        JsonNode node;
-        try {
-            node = JSON.readTree(line);
-        } catch (JsonProcessingException e) {
-            throw new TraceFormatException(file, lineNumber, "not valid JSON: " + e.getOriginalMessage(), e);
-        }
-        if (node == null || !node.isObject()) {
-            throw new TraceFormatException(file, lineNumber, "expected a JSON object", null);
-        }
-        double timestampMs = number(file, lineNumber, node, "timestamp");
-        long inputLength = integral(file, lineNumber, node, "input_length");
-        long outputLength = integral(file, lineNumber, node, "output_length");
-        if (inputLength < 1 || inputLength > Integer.MAX_VALUE) {
-            throw new TraceFormatException(file, lineNumber, "input_length must be in [1, 2^31), got " + inputLength, null);
-        }
-        if (outputLength > Integer.MAX_VALUE) {
-            throw new TraceFormatException(file, lineNumber, "output_length too large: " + outputLength, null);
-        }
-        JsonNode ids = node.get("hash_ids");
-        if (ids == null || !ids.isArray()) {
-            throw new TraceFormatException(file, lineNumber, "missing array field 'hash_ids'", null);
-        }
-        long[] hashIds = new long[ids.size()];
-        for (int i = 0; i < hashIds.length; i++) {
-            JsonNode id = ids.get(i);
-            if (!id.isIntegralNumber() || !id.canConvertToLong()) {
-                throw new TraceFormatException(file, lineNumber, "hash_ids[" + i + "] is not a 64-bit integer: " + id, null);
-            }
-            hashIds[i] = id.longValue();
-        }
-        long expectedIds = (inputLength + BLOCK_TOKENS - 1) / BLOCK_TOKENS;
-        if (hashIds.length != expectedIds) {
-            throw new TraceFormatException(file, lineNumber, "input_length " + inputLength + " needs ceil(" + inputLength
-                    + "/" + BLOCK_TOKENS + ") = " + expectedIds + " hash_ids, found " + hashIds.length, null);
-        }
-        PromptTokens prompt = PromptTokens.ofBlocks(expander, hashIds, (int) inputLength, BLOCK_TOKENS);
-        long arrivalMicros = Math.round(timestampMs * 1000.0);
-        return new WorkloadRequest(index, arrivalMicros, "", 0, prompt, (int) outputLength, hashIds);
+  private static double number(Path file, long lineNumber, JsonNode node, String field) {
+    JsonNode v = node.get(field);
+    if (v == null || !v.isNumber()) {
+      throw new TraceFormatException(
+          file, lineNumber, "missing numeric field '" + field + "'", null);
     }
+    double d = v.doubleValue();
+    if (!(d >= 0) || Double.isInfinite(d)) {
+      throw new TraceFormatException(
+          file, lineNumber, "'" + field + "' must be >= 0, got " + v, null);
+    }
+    return d;
+  }
 
-    private static double number(Path file, long lineNumber, JsonNode node, String field) {
-        JsonNode v = node.get(field);
-        if (v == null || !v.isNumber()) {
-            throw new TraceFormatException(file, lineNumber, "missing numeric field '" + field + "'", null);
-        }
-        double d = v.doubleValue();
-        if (!(d >= 0) || Double.isInfinite(d)) {
-            throw new TraceFormatException(file, lineNumber, "'" + field + "' must be >= 0, got " + v, null);
-        }
-        return d;
+  private static long integral(Path file, long lineNumber, JsonNode node, String field) {
+    JsonNode v = node.get(field);
+    if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+      throw new TraceFormatException(
+          file, lineNumber, "missing integer field '" + field + "'", null);
     }
-
-    private static long integral(Path file, long lineNumber, JsonNode node, String field) {
-        JsonNode v = node.get(field);
-        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw new TraceFormatException(file, lineNumber, "missing integer field '" + field + "'", null);
-        }
-        long x = v.longValue();
-        if (x < 0) {
-            throw new TraceFormatException(file, lineNumber, "'" + field + "' must be >= 0, got " + x, null);
-        }
-        return x;
+    long x = v.longValue();
+    if (x < 0) {
+      throw new TraceFormatException(
+          file, lineNumber, "'" + field + "' must be >= 0, got " + x, null);
     }
+    return x;
+  }
 }

@@ -1,10 +1,10 @@
 package io.kvrouter.loadtest.workload;
 
 /**
- * Reference hit rates of a trace workload computed at block level with {@link BlockHitCounter}:
- * one shared unlimited cache (the upper bound any routing can reach with unlimited memory:
- * {@code single_cache_block_hit_rate}, token-weighted {@code single_cache_hit_rate}) and round robin
- * over {@code n} caches.
+ * Reference hit rates of a trace workload computed at block level with {@link BlockHitCounter}: one
+ * shared unlimited cache (the upper bound any routing can reach with unlimited memory: {@code
+ * single_cache_block_hit_rate}, token-weighted {@code single_cache_hit_rate}) and round robin over
+ * {@code n} caches.
  *
  * <p>Round robin: request {@code i} in trace order goes to replica {@code i mod n}. With lookup
  * before insertion this reproduces the figures published with the traces (kvcache-ai/Mooncake
@@ -15,37 +15,39 @@ package io.kvrouter.loadtest.workload;
  */
 public final class PrefixCacheBound {
 
-    private PrefixCacheBound() {
-    }
+  private PrefixCacheBound() {}
 
-    /** One unlimited cache receiving every request. */
-    public static HitRates singleCache(Workload workload) {
-        return roundRobin(workload, 1, 0);
-    }
+  /** One unlimited cache receiving every request. */
+  public static HitRates singleCache(Workload workload) {
+    return roundRobin(workload, 1, 0);
+  }
 
-    /** Round robin over {@code replicas} unlimited caches. */
-    public static HitRates roundRobin(Workload workload, int replicas) {
-        return roundRobin(workload, replicas, 0);
-    }
+  /** Round robin over {@code replicas} unlimited caches. */
+  public static HitRates roundRobin(Workload workload, int replicas) {
+    return roundRobin(workload, replicas, 0);
+  }
 
-    /**
-     * One unlimited cache over a workload without trace ids (or ignoring them), counting chained
-     * blocks of {@code blockTokens} tokens derived from the prompts ({@link ChainedBlockIds}).
-     */
-    public static HitRates singleCache(Workload workload, int blockTokens) {
-        BlockHitCounter counter = BlockHitCounter.derivingBlockIds(workload, blockTokens, 1, 0);
-        for (int i = 0; i < workload.size(); i++) {
-            counter.record(i, 0);
-        }
-        return counter.rates();
+  /**
+   * One unlimited cache over a workload without trace ids (or ignoring them), counting chained
+   * blocks of {@code blockTokens} tokens derived from the prompts ({@link ChainedBlockIds}).
+   */
+  public static HitRates singleCache(Workload workload, int blockTokens) {
+    BlockHitCounter counter = BlockHitCounter.derivingBlockIds(workload, blockTokens, 1, 0);
+    for (int i = 0; i < workload.size(); i++) {
+      counter.record(i, 0);
     }
+    return counter.rates();
+  }
 
-    /** Round robin over {@code replicas} caches of {@code capacityBlocksPerReplica} blocks each (0 = unlimited). */
-    public static HitRates roundRobin(Workload workload, int replicas, int capacityBlocksPerReplica) {
-        BlockHitCounter counter = new BlockHitCounter(workload, replicas, capacityBlocksPerReplica);
-        for (int i = 0; i < workload.size(); i++) {
-            counter.record(i, i % replicas);
-        }
-        return counter.rates();
+  /**
+   * Round robin over {@code replicas} caches of {@code capacityBlocksPerReplica} blocks each (0 =
+   * unlimited).
+   */
+  public static HitRates roundRobin(Workload workload, int replicas, int capacityBlocksPerReplica) {
+    BlockHitCounter counter = new BlockHitCounter(workload, replicas, capacityBlocksPerReplica);
+    for (int i = 0; i < workload.size(); i++) {
+      counter.record(i, i % replicas);
     }
+    return counter.rates();
+  }
 }

@@ -2,20 +2,22 @@ package io.kvrouter.loadtest.workload;
 
 import java.nio.file.Path;
 
-/** A trace line that does not follow the Mooncake trace format; the message names the file and line. */
+/**
+ * A trace line that does not follow the Mooncake trace format; the message names the file and line.
+ */
 public final class TraceFormatException extends RuntimeException {
 
-    private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 1L;
 
-    private final long lineNumber;
+  private final long lineNumber;
 
-    TraceFormatException(Path file, long lineNumber, String problem, Throwable cause) {
-        super(file + ":" + lineNumber + ": " + problem, cause);
-        this.lineNumber = lineNumber;
-    }
+  TraceFormatException(Path file, long lineNumber, String problem, Throwable cause) {
+    super(file + ":" + lineNumber + ": " + problem, cause);
+    this.lineNumber = lineNumber;
+  }
 
-    /** 1-based number of the offending line. */
-    public long lineNumber() {
-        return lineNumber;
-    }
+  /** 1-based number of the offending line. */
+  public long lineNumber() {
+    return lineNumber;
+  }
 }

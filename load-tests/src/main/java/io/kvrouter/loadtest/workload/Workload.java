@@ -10,119 +10,123 @@ import java.util.stream.Stream;
  * HTTP load generator.
  *
  * <p>Contract: requests are sorted by arrival time (ties keep the order the source produced them,
- * e.g. trace line order) and {@code get(i).index() == i}. {@link #blockTokens()} is the token size of
- * one trace block id (512 for Mooncake traces) or 0 when the requests carry no trace block ids.
+ * e.g. trace line order) and {@code get(i).index() == i}. {@link #blockTokens()} is the token size
+ * of one trace block id (512 for Mooncake traces) or 0 when the requests carry no trace block ids.
  *
  * <p>Cost: the list plus, per request, its segment arrays and trace ids (the Mooncake conversation
  * trace, 12,031 requests and 288,500 blocks, takes about 6 MB); token ids are never held here.
  */
 public final class Workload {
 
-    private final String name;
-    private final long seed;
-    private final int blockTokens;
-    private final List<WorkloadRequest> requests;
+  private final String name;
+  private final long seed;
+  private final int blockTokens;
+  private final List<WorkloadRequest> requests;
 
-    private Workload(String name, long seed, int blockTokens, List<WorkloadRequest> requests) {
-        this.name = name;
-        this.seed = seed;
-        this.blockTokens = blockTokens;
-        this.requests = requests;
-    }
+  private Workload(String name, long seed, int blockTokens, List<WorkloadRequest> requests) {
+    this.name = name;
+    this.seed = seed;
+    this.blockTokens = blockTokens;
+    this.requests = requests;
+  }
 
-    /**
-     * Builds a workload from requests in any order: sorts them stably by arrival and renumbers them.
-     *
-     * @param blockTokens tokens per trace block id, or 0 if the requests carry none
-     */
-    public static Workload of(String name, long seed, int blockTokens, List<WorkloadRequest> unordered) {
-        if (blockTokens < 0) {
-            throw new IllegalArgumentException("blockTokens must be >= 0, got " + blockTokens);
-        }
-        List<WorkloadRequest> sorted = new ArrayList<>(unordered);
-        sorted.sort(Comparator.comparingLong(WorkloadRequest::arrivalMicros)); // List.sort is stable
-        List<WorkloadRequest> numbered = new ArrayList<>(sorted.size());
-        for (int i = 0; i < sorted.size(); i++) {
-            WorkloadRequest r = sorted.get(i);
-            numbered.add(r.index() == i ? r : r.withIndexAndArrival(i, r.arrivalMicros()));
-        }
-        return new Workload(name, seed, blockTokens, List.copyOf(numbered));
+  /**
+   * Builds a workload from requests in any order: sorts them stably by arrival and renumbers them.
+   *
+   * @param blockTokens tokens per trace block id, or 0 if the requests carry none
+   */
+  public static Workload of(
+      String name, long seed, int blockTokens, List<WorkloadRequest> unordered) {
+    if (blockTokens < 0) {
+      throw new IllegalArgumentException("blockTokens must be >= 0, got " + blockTokens);
     }
+    List<WorkloadRequest> sorted = new ArrayList<>(unordered);
+    sorted.sort(Comparator.comparingLong(WorkloadRequest::arrivalMicros)); // List.sort is stable
+    List<WorkloadRequest> numbered = new ArrayList<>(sorted.size());
+    for (int i = 0; i < sorted.size(); i++) {
+      WorkloadRequest r = sorted.get(i);
+      numbered.add(r.index() == i ? r : r.withIndexAndArrival(i, r.arrivalMicros()));
+    }
+    return new Workload(name, seed, blockTokens, List.copyOf(numbered));
+  }
 
-    /** Workload name, e.g. {@code mooncake-conversation}. */
-    public String name() {
-        return name;
-    }
+  /** Workload name, e.g. {@code mooncake-conversation}. */
+  public String name() {
+    return name;
+  }
 
-    /** Seed the prompts (and, for generators, the arrivals) were derived from. */
-    public long seed() {
-        return seed;
-    }
+  /** Seed the prompts (and, for generators, the arrivals) were derived from. */
+  public long seed() {
+    return seed;
+  }
 
-    /** Tokens per trace block id (512 for Mooncake), 0 if requests carry no trace block ids. */
-    public int blockTokens() {
-        return blockTokens;
-    }
+  /** Tokens per trace block id (512 for Mooncake), 0 if requests carry no trace block ids. */
+  public int blockTokens() {
+    return blockTokens;
+  }
 
-    /** Number of requests. */
-    public int size() {
-        return requests.size();
-    }
+  /** Number of requests. */
+  public int size() {
+    return requests.size();
+  }
 
-    /** Request {@code i} in arrival order. */
-    public WorkloadRequest get(int i) {
-        return requests.get(i);
-    }
+  /** Request {@code i} in arrival order. */
+  public WorkloadRequest get(int i) {
+    return requests.get(i);
+  }
 
-    /** All requests in arrival order (unmodifiable). */
-    public List<WorkloadRequest> requests() {
-        return requests;
-    }
+  /** All requests in arrival order (unmodifiable). */
+  public List<WorkloadRequest> requests() {
+    return requests;
+  }
 
-    /** The requests as a stream, in arrival order. */
-    public Stream<WorkloadRequest> stream() {
-        return requests.stream();
-    }
+  /** The requests as a stream, in arrival order. */
+  public Stream<WorkloadRequest> stream() {
+    return requests.stream();
+  }
 
-    /** Sum of prompt lengths. O(n). */
-    public long totalPromptTokens() {
-        long sum = 0;
-        for (WorkloadRequest r : requests) {
-            sum += r.inputLength();
-        }
-        return sum;
+  /** Sum of prompt lengths. O(n). */
+  public long totalPromptTokens() {
+    long sum = 0;
+    for (WorkloadRequest r : requests) {
+      sum += r.inputLength();
     }
+    return sum;
+  }
 
-    /** Arrival time of the last request in microseconds (0 if empty). */
-    public long durationMicros() {
-        return requests.isEmpty() ? 0 : requests.get(requests.size() - 1).arrivalMicros();
-    }
+  /** Arrival time of the last request in microseconds (0 if empty). */
+  public long durationMicros() {
+    return requests.isEmpty() ? 0 : requests.get(requests.size() - 1).arrivalMicros();
+  }
 
-    /**
-     * The same requests replayed {@code factor} times faster (arrival times divided by
-     * {@code factor}, rounded down); a factor of 2 replays a one-hour trace in 30 minutes.
-     */
-    public Workload speedUp(double factor) {
-        if (!(factor > 0) || Double.isInfinite(factor)) {
-            throw new IllegalArgumentException("speed-up factor must be positive and finite, got " + factor);
-        }
-        List<WorkloadRequest> out = new ArrayList<>(requests.size());
-        for (WorkloadRequest r : requests) {
-            out.add(r.withIndexAndArrival(r.index(), (long) (r.arrivalMicros() / factor)));
-        }
-        return new Workload(name, seed, blockTokens, List.copyOf(out));
+  /**
+   * The same requests replayed {@code factor} times faster (arrival times divided by {@code
+   * factor}, rounded down); a factor of 2 replays a one-hour trace in 30 minutes.
+   */
+  public Workload speedUp(double factor) {
+    if (!(factor > 0) || Double.isInfinite(factor)) {
+      throw new IllegalArgumentException(
+          "speed-up factor must be positive and finite, got " + factor);
     }
+    List<WorkloadRequest> out = new ArrayList<>(requests.size());
+    for (WorkloadRequest r : requests) {
+      out.add(r.withIndexAndArrival(r.index(), (long) (r.arrivalMicros() / factor)));
+    }
+    return new Workload(name, seed, blockTokens, List.copyOf(out));
+  }
 
-    /** The first {@code n} requests (all of them if there are fewer). */
-    public Workload limit(int n) {
-        if (n < 0) {
-            throw new IllegalArgumentException("limit must be >= 0, got " + n);
-        }
-        return n >= requests.size() ? this : new Workload(name, seed, blockTokens, requests.subList(0, n));
+  /** The first {@code n} requests (all of them if there are fewer). */
+  public Workload limit(int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException("limit must be >= 0, got " + n);
     }
+    return n >= requests.size()
+        ? this
+        : new Workload(name, seed, blockTokens, requests.subList(0, n));
+  }
 
-    @Override
-    public String toString() {
-        return "Workload[" + name + ", " + requests.size() + " requests, seed " + seed + "]";
-    }
+  @Override
+  public String toString() {
+    return "Workload[" + name + ", " + requests.size() + " requests, seed " + seed + "]";
+  }
 }

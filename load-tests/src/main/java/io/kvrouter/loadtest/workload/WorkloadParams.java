@@ -10,58 +10,69 @@ import java.util.TreeSet;
  */
 public final class WorkloadParams {
 
-    private final String workload;
-    private final Map<String, String> values;
+  private final String workload;
+  private final Map<String, String> values;
 
-    WorkloadParams(String workload, Map<String, String> values, Set<String> known) {
-        this.workload = workload;
-        this.values = Map.copyOf(values);
-        Set<String> unknown = new TreeSet<>(values.keySet());
-        unknown.removeAll(known);
-        if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("workload '" + workload + "' has no parameter(s) " + unknown
-                    + "; known: " + new TreeSet<>(known));
-        }
+  WorkloadParams(String workload, Map<String, String> values, Set<String> known) {
+    this.workload = workload;
+    this.values = Map.copyOf(values);
+    Set<String> unknown = new TreeSet<>(values.keySet());
+    unknown.removeAll(known);
+    if (!unknown.isEmpty()) {
+      throw new IllegalArgumentException(
+          "workload '"
+              + workload
+              + "' has no parameter(s) "
+              + unknown
+              + "; known: "
+              + new TreeSet<>(known));
     }
+  }
 
-    String string(String name, String fallback) {
-        return values.getOrDefault(name, fallback);
-    }
+  String string(String name, String fallback) {
+    return values.getOrDefault(name, fallback);
+  }
 
-    int positiveInt(String name, int fallback) {
-        String v = values.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        try {
-            int x = Integer.parseInt(v.trim());
-            if (x <= 0) {
-                throw new IllegalArgumentException(where(name) + " must be a positive integer, got '" + v + "'");
-            }
-            return x;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(where(name) + " must be a positive integer, got '" + v + "'", e);
-        }
+  int positiveInt(String name, int fallback) {
+    String v = values.get(name);
+    if (v == null) {
+      return fallback;
     }
+    try {
+      int x = Integer.parseInt(v.trim());
+      if (x <= 0) {
+        throw new IllegalArgumentException(
+            where(name) + " must be a positive integer, got '" + v + "'");
+      }
+      return x;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          where(name) + " must be a positive integer, got '" + v + "'", e);
+    }
+  }
 
-    /** A positive number; {@code inf} is accepted and returns infinity. */
-    double positiveDouble(String name, double fallback) {
-        String v = values.get(name);
-        if (v == null) {
-            return fallback;
-        }
-        try {
-            double x = v.trim().equalsIgnoreCase("inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(v.trim());
-            if (!(x > 0)) {
-                throw new IllegalArgumentException(where(name) + " must be positive, got '" + v + "'");
-            }
-            return x;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(where(name) + " must be a positive number, got '" + v + "'", e);
-        }
+  /** A positive number; {@code inf} is accepted and returns infinity. */
+  double positiveDouble(String name, double fallback) {
+    String v = values.get(name);
+    if (v == null) {
+      return fallback;
     }
+    try {
+      double x =
+          v.trim().equalsIgnoreCase("inf")
+              ? Double.POSITIVE_INFINITY
+              : Double.parseDouble(v.trim());
+      if (!(x > 0)) {
+        throw new IllegalArgumentException(where(name) + " must be positive, got '" + v + "'");
+      }
+      return x;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          where(name) + " must be a positive number, got '" + v + "'", e);
+    }
+  }
 
-    private String where(String name) {
-        return "parameter '" + name + "' of workload '" + workload + "'";
-    }
+  private String where(String name) {
+    return "parameter '" + name + "' of workload '" + workload + "'";
+  }
 }

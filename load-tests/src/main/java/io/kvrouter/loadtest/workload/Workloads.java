@@ -28,93 +28,144 @@ import java.util.Set;
  */
 public final class Workloads {
 
-    /** Name of the Mooncake conversation trace workload. */
-    public static final String MOONCAKE_CONVERSATION = "mooncake-conversation";
-    /** Name of the Mooncake synthetic trace workload. */
-    public static final String MOONCAKE_SYNTHETIC = "mooncake-synthetic";
+  /** Name of the Mooncake conversation trace workload. */
+  public static final String MOONCAKE_CONVERSATION = "mooncake-conversation";
 
-    /** All names {@link #byName} accepts. */
-    public static final List<String> NAMES = List.of(MOONCAKE_CONVERSATION, MOONCAKE_SYNTHETIC,
-            GeneratedSharedPrefixWorkload.NAME, LlmdB2bWorkload.NAME, MultiTurnChatWorkload.NAME);
+  /** Name of the Mooncake synthetic trace workload. */
+  public static final String MOONCAKE_SYNTHETIC = "mooncake-synthetic";
 
-    private Workloads() {
-    }
+  /** All names {@link #byName} accepts. */
+  public static final List<String> NAMES =
+      List.of(
+          MOONCAKE_CONVERSATION,
+          MOONCAKE_SYNTHETIC,
+          GeneratedSharedPrefixWorkload.NAME,
+          LlmdB2bWorkload.NAME,
+          MultiTurnChatWorkload.NAME);
 
-    /**
-     * The named workload.
-     *
-     * @throws IllegalArgumentException on an unknown name, an unknown parameter or a bad value
-     * @throws TraceFormatException     if a trace file is malformed
-     */
-    public static Workload byName(String name, Map<String, String> params, long seed) {
-        switch (name) {
-            case MOONCAKE_CONVERSATION:
-            case MOONCAKE_SYNTHETIC: {
-                WorkloadParams p = new WorkloadParams(name, params, Set.of("path", "speedUp"));
-                String path = p.string("path", null);
-                Path file = path != null ? Paths.get(path) : SharedDir.trace(name + ".jsonl");
-                Workload w = MooncakeTraceReader.read(file, name, seed);
-                double speedUp = p.positiveDouble("speedUp", 1.0);
-                return speedUp == 1.0 ? w : w.speedUp(speedUp);
-            }
-            case GeneratedSharedPrefixWorkload.NAME: {
-                WorkloadParams p = new WorkloadParams(name, params,
-                        Set.of("groups", "promptsPerGroup", "systemTokens", "questionTokens", "outputTokens", "qps"));
-                GeneratedSharedPrefixWorkload.Config d = GeneratedSharedPrefixWorkload.Config.DEFAULTS;
-                return GeneratedSharedPrefixWorkload.generate(new GeneratedSharedPrefixWorkload.Config(
-                        p.positiveInt("groups", d.groups()), p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
-                        p.positiveInt("systemTokens", d.systemTokens()),
-                        p.positiveInt("questionTokens", d.questionTokens()),
-                        p.positiveInt("outputTokens", d.outputTokens()), p.positiveDouble("qps", d.qps())), seed);
-            }
-            case LlmdB2bWorkload.NAME: {
-                WorkloadParams p = new WorkloadParams(name, params, Set.of("groups", "promptsPerGroup",
-                        "systemTokens", "questionTokens", "outputTokens", "stages", "durationScale"));
-                LlmdB2bWorkload.Config d = LlmdB2bWorkload.Config.DEFAULTS;
-                String stagesText = p.string("stages", null);
-                List<RateStage> stages = stagesText == null ? d.stages() : parseStages(stagesText);
-                LlmdB2bWorkload.Config c = new LlmdB2bWorkload.Config(p.positiveInt("groups", d.groups()),
-                        p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
-                        p.positiveInt("systemTokens", d.systemTokens()),
-                        p.positiveInt("questionTokens", d.questionTokens()),
-                        p.positiveInt("outputTokens", d.outputTokens()), stages);
-                double scale = p.positiveDouble("durationScale", 1.0);
-                return LlmdB2bWorkload.generate(scale == 1.0 ? c : c.scaleDurations(scale), seed);
-            }
-            case MultiTurnChatWorkload.NAME: {
-                WorkloadParams p = new WorkloadParams(name, params, Set.of("sessions", "turns", "systemTokens",
-                        "userTokens", "answerTokens", "sessionQps", "thinkSeconds"));
-                MultiTurnChatWorkload.Config d = MultiTurnChatWorkload.Config.DEFAULTS;
-                return MultiTurnChatWorkload.generate(new MultiTurnChatWorkload.Config(
-                        p.positiveInt("sessions", d.sessions()), p.positiveInt("turns", d.turns()),
-                        p.positiveInt("systemTokens", d.systemTokens()), p.positiveInt("userTokens", d.userTokens()),
-                        p.positiveInt("answerTokens", d.answerTokens()), p.positiveDouble("sessionQps", d.sessionQps()),
-                        p.positiveDouble("thinkSeconds", d.thinkSeconds())), seed);
-            }
-            default:
-                throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
+  private Workloads() {}
+
+  /**
+   * The named workload.
+   *
+   * @throws IllegalArgumentException on an unknown name, an unknown parameter or a bad value
+   * @throws TraceFormatException if a trace file is malformed
+   */
+  public static Workload byName(String name, Map<String, String> params, long seed) {
+    switch (name) {
+      case MOONCAKE_CONVERSATION:
+      case MOONCAKE_SYNTHETIC:
+        {
+          WorkloadParams p = new WorkloadParams(name, params, Set.of("path", "speedUp"));
+          String path = p.string("path", null);
+          Path file = path != null ? Paths.get(path) : SharedDir.trace(name + ".jsonl");
+          Workload w = MooncakeTraceReader.read(file, name, seed);
+          double speedUp = p.positiveDouble("speedUp", 1.0);
+          return speedUp == 1.0 ? w : w.speedUp(speedUp);
         }
-    }
-
-    /** A Mooncake-format trace file, named after the file, token expansion seeded with 0. */
-    public static Workload fromTrace(Path file) {
-        return fromTrace(file, 0L);
-    }
-
-    /** A Mooncake-format trace file, named after the file without {@code .jsonl}. */
-    public static Workload fromTrace(Path file, long seed) {
-        String fileName = file.getFileName().toString();
-        String name = fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
-        return MooncakeTraceReader.read(file, name, seed);
-    }
-
-    private static List<RateStage> parseStages(String text) {
-        List<RateStage> stages = new ArrayList<>();
-        for (String part : text.split(",")) {
-            if (!part.isBlank()) {
-                stages.add(RateStage.parse(part));
-            }
+      case GeneratedSharedPrefixWorkload.NAME:
+        {
+          WorkloadParams p =
+              new WorkloadParams(
+                  name,
+                  params,
+                  Set.of(
+                      "groups",
+                      "promptsPerGroup",
+                      "systemTokens",
+                      "questionTokens",
+                      "outputTokens",
+                      "qps"));
+          GeneratedSharedPrefixWorkload.Config d = GeneratedSharedPrefixWorkload.Config.DEFAULTS;
+          return GeneratedSharedPrefixWorkload.generate(
+              new GeneratedSharedPrefixWorkload.Config(
+                  p.positiveInt("groups", d.groups()),
+                  p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
+                  p.positiveInt("systemTokens", d.systemTokens()),
+                  p.positiveInt("questionTokens", d.questionTokens()),
+                  p.positiveInt("outputTokens", d.outputTokens()),
+                  p.positiveDouble("qps", d.qps())),
+              seed);
         }
-        return stages;
+      case LlmdB2bWorkload.NAME:
+        {
+          WorkloadParams p =
+              new WorkloadParams(
+                  name,
+                  params,
+                  Set.of(
+                      "groups",
+                      "promptsPerGroup",
+                      "systemTokens",
+                      "questionTokens",
+                      "outputTokens",
+                      "stages",
+                      "durationScale"));
+          LlmdB2bWorkload.Config d = LlmdB2bWorkload.Config.DEFAULTS;
+          String stagesText = p.string("stages", null);
+          List<RateStage> stages = stagesText == null ? d.stages() : parseStages(stagesText);
+          LlmdB2bWorkload.Config c =
+              new LlmdB2bWorkload.Config(
+                  p.positiveInt("groups", d.groups()),
+                  p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
+                  p.positiveInt("systemTokens", d.systemTokens()),
+                  p.positiveInt("questionTokens", d.questionTokens()),
+                  p.positiveInt("outputTokens", d.outputTokens()),
+                  stages);
+          double scale = p.positiveDouble("durationScale", 1.0);
+          return LlmdB2bWorkload.generate(scale == 1.0 ? c : c.scaleDurations(scale), seed);
+        }
+      case MultiTurnChatWorkload.NAME:
+        {
+          WorkloadParams p =
+              new WorkloadParams(
+                  name,
+                  params,
+                  Set.of(
+                      "sessions",
+                      "turns",
+                      "systemTokens",
+                      "userTokens",
+                      "answerTokens",
+                      "sessionQps",
+                      "thinkSeconds"));
+          MultiTurnChatWorkload.Config d = MultiTurnChatWorkload.Config.DEFAULTS;
+          return MultiTurnChatWorkload.generate(
+              new MultiTurnChatWorkload.Config(
+                  p.positiveInt("sessions", d.sessions()),
+                  p.positiveInt("turns", d.turns()),
+                  p.positiveInt("systemTokens", d.systemTokens()),
+                  p.positiveInt("userTokens", d.userTokens()),
+                  p.positiveInt("answerTokens", d.answerTokens()),
+                  p.positiveDouble("sessionQps", d.sessionQps()),
+                  p.positiveDouble("thinkSeconds", d.thinkSeconds())),
+              seed);
+        }
+      default:
+        throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }
+  }
+
+  /** A Mooncake-format trace file, named after the file, token expansion seeded with 0. */
+  public static Workload fromTrace(Path file) {
+    return fromTrace(file, 0L);
+  }
+
+  /** A Mooncake-format trace file, named after the file without {@code .jsonl}. */
+  public static Workload fromTrace(Path file, long seed) {
+    String fileName = file.getFileName().toString();
+    String name =
+        fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
+    return MooncakeTraceReader.read(file, name, seed);
+  }
+
+  private static List<RateStage> parseStages(String text) {
+    List<RateStage> stages = new ArrayList<>();
+    for (String part : text.split(",")) {
+      if (!part.isBlank()) {
+        stages.add(RateStage.parse(part));
+      }
+    }
+    return stages;
+  }
 }

@@ -7,9 +7,11 @@ import org.junit.jupiter.api.Test;
 
 class PrometheusTextTest {
 
-    @Test
-    void sumsACounterOverItsLabelSets_ignoringCommentsAndOtherMetrics() {
-        PrometheusText.Parsed p = PrometheusText.parse("""
+  @Test
+  void sumsACounterOverItsLabelSets_ignoringCommentsAndOtherMetrics() {
+    PrometheusText.Parsed p =
+        PrometheusText.parse(
+            """
                 # HELP vllm:prefix_cache_hits_total Hits.
                 # TYPE vllm:prefix_cache_hits_total counter
                 vllm:prefix_cache_hits_total{engine="0",model_name="m"} 10.0
@@ -17,15 +19,17 @@ class PrometheusTextTest {
                 vllm:prefix_cache_hits_created{engine="0",model_name="m"} 1.7e9
                 vllm:prefix_cache_queries_total 40
                 """);
-        assertThat(p.sum("vllm:prefix_cache_hits_total")).hasValue(15.0);
-        assertThat(p.sum("vllm:prefix_cache_queries_total")).hasValue(40.0);
-        assertThat(p.sum("vllm:absent")).isEmpty();
-        assertThat(p.skippedLines()).isZero();
-    }
+    assertThat(p.sum("vllm:prefix_cache_hits_total")).hasValue(15.0);
+    assertThat(p.sum("vllm:prefix_cache_queries_total")).hasValue(40.0);
+    assertThat(p.sum("vllm:absent")).isEmpty();
+    assertThat(p.skippedLines()).isZero();
+  }
 
-    @Test
-    void readsSpecialValuesExponentsAndTimestamps() {
-        PrometheusText.Parsed p = PrometheusText.parse("""
+  @Test
+  void readsSpecialValuesExponentsAndTimestamps() {
+    PrometheusText.Parsed p =
+        PrometheusText.parse(
+            """
                 a{le="+Inf"} +Inf
                 b -Inf
                 c NaN
@@ -33,31 +37,37 @@ class PrometheusTextTest {
                 e 2E-3
                 f\t7
                 """);
-        assertThat(p.samples()).extracting(PrometheusText.Sample::value)
-                .containsExactly(Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.NaN, 1.5e6, 0.002, 7.0);
-        assertThat(p.samples().get(0).labels()).containsEntry("le", "+Inf");
-        assertThat(p.sum("c")).hasValue(0.0); // NaN samples are skipped in sums
-    }
+    assertThat(p.samples())
+        .extracting(PrometheusText.Sample::value)
+        .containsExactly(
+            Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.NaN, 1.5e6, 0.002, 7.0);
+    assertThat(p.samples().get(0).labels()).containsEntry("le", "+Inf");
+    assertThat(p.sum("c")).hasValue(0.0); // NaN samples are skipped in sums
+  }
 
-    @Test
-    void labelValuesMayHoldEscapesCommasBracesAndSpaces() {
-        PrometheusText.Sample s = PrometheusText.parseLine(
-                "x{path=\"/a,b}\",msg=\"say \\\"hi\\\"\\n\",back=\"c:\\\\d\" , } 3");
-        assertThat(s).isNotNull();
-        assertThat(s.labels()).isEqualTo(Map.of("path", "/a,b}", "msg", "say \"hi\"\n", "back", "c:\\d"));
-        assertThat(s.value()).isEqualTo(3.0);
-    }
+  @Test
+  void labelValuesMayHoldEscapesCommasBracesAndSpaces() {
+    PrometheusText.Sample s =
+        PrometheusText.parseLine(
+            "x{path=\"/a,b}\",msg=\"say \\\"hi\\\"\\n\",back=\"c:\\\\d\" , } 3");
+    assertThat(s).isNotNull();
+    assertThat(s.labels())
+        .isEqualTo(Map.of("path", "/a,b}", "msg", "say \"hi\"\n", "back", "c:\\d"));
+    assertThat(s.value()).isEqualTo(3.0);
+  }
 
-    @Test
-    void openMetricsExemplarsAndEofAreTolerated() {
-        PrometheusText.Parsed p = PrometheusText.parse(
-                "foo_total{a=\"1\"} 17 # {trace_id=\"abc\"} 1.0 1620000000\n# EOF\n");
-        assertThat(p.sum("foo_total")).hasValue(17.0);
-    }
+  @Test
+  void openMetricsExemplarsAndEofAreTolerated() {
+    PrometheusText.Parsed p =
+        PrometheusText.parse("foo_total{a=\"1\"} 17 # {trace_id=\"abc\"} 1.0 1620000000\n# EOF\n");
+    assertThat(p.sum("foo_total")).hasValue(17.0);
+  }
 
-    @Test
-    void malformedLinesAreSkippedAndCounted() {
-        PrometheusText.Parsed p = PrometheusText.parse("""
+  @Test
+  void malformedLinesAreSkippedAndCounted() {
+    PrometheusText.Parsed p =
+        PrometheusText.parse(
+            """
                 ok 1
                 {no_name="x"} 1
                 bad{unclosed="x 1
@@ -66,13 +76,16 @@ class PrometheusTextTest {
                 word{a="b"} twelve
                 also_ok{a="b"} 2
                 """);
-        assertThat(p.samples()).extracting(PrometheusText.Sample::name).containsExactly("ok", "also_ok");
-        assertThat(p.skippedLines()).isEqualTo(5);
-    }
+    assertThat(p.samples())
+        .extracting(PrometheusText.Sample::name)
+        .containsExactly("ok", "also_ok");
+    assertThat(p.skippedLines()).isEqualTo(5);
+  }
 
-    @Test
-    void sumFirst_fallsBackToTheOldVllmNames() {
-        PrometheusText.Parsed p = PrometheusText.parse("vllm:gpu_prefix_cache_queries_total{engine=\"0\"} 12\n");
-        assertThat(p.sumFirst(EngineMetricsScraper.QUERIES)).hasValue(12.0);
-    }
+  @Test
+  void sumFirst_fallsBackToTheOldVllmNames() {
+    PrometheusText.Parsed p =
+        PrometheusText.parse("vllm:gpu_prefix_cache_queries_total{engine=\"0\"} 12\n");
+    assertThat(p.sumFirst(EngineMetricsScraper.QUERIES)).hasValue(12.0);
+  }
 }

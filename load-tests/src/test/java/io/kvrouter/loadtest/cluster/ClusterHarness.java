@@ -29,15 +29,16 @@ import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
 
 /**
- * A kvrouter cluster in one JVM whose nodes tests add, stop and restart one by one: ingress
- * nodes (with extra configuration, e.g. fault injection) and agent nodes, each agent serving its
- * own simulated engines over real loopback HTTP and ZMQ.
+ * A kvrouter cluster in one JVM whose nodes tests add, stop and restart one by one: ingress nodes
+ * (with extra configuration, e.g. fault injection) and agent nodes, each agent serving its own
+ * simulated engines over real loopback HTTP and ZMQ.
  */
 final class ClusterHarness implements AutoCloseable {
 
   static final String MODEL = "kvrouter-demo";
   static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
   /** A running ingress node. */
   record Ingress(ActorSystem<Void> system, String url) {
@@ -55,7 +56,9 @@ final class ClusterHarness implements AutoCloseable {
   private String seed;
   private final double speedup;
 
-  /** @param speedup speed-up of the simulated engines' timing model */
+  /**
+   * @param speedup speed-up of the simulated engines' timing model
+   */
   ClusterHarness(double speedup) {
     this.speedup = speedup;
   }
@@ -64,13 +67,21 @@ final class ClusterHarness implements AutoCloseable {
     java.util.concurrent.CompletableFuture<java.net.InetSocketAddress> bound =
         new java.util.concurrent.CompletableFuture<>();
     NodeSettings node =
-        NodeSettings.dev(List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
-            .withOverrides(extra.withFallback(ConfigFactory.parseMap(Map.of(
-                "kvrouter.ingress.http.port", 0,
-                "kvrouter.ingress.http.host", "127.0.0.1",
-                "kvrouter.ingress.debug-endpoints", true))));
+        NodeSettings.dev(
+                List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
+            .withOverrides(
+                extra.withFallback(
+                    ConfigFactory.parseMap(
+                        Map.of(
+                            "kvrouter.ingress.http.port",
+                            0,
+                            "kvrouter.ingress.http.host",
+                            "127.0.0.1",
+                            "kvrouter.ingress.debug-endpoints",
+                            true))));
     ActorSystem<Void> system =
-        NodeBootstrap.start(node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
+        NodeBootstrap.start(
+            node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
     int port;
     try {
       port = bound.get(60, java.util.concurrent.TimeUnit.SECONDS).getPort();
@@ -102,7 +113,8 @@ final class ClusterHarness implements AutoCloseable {
     ActorSystem<Void> system =
         NodeBootstrap.start(
             NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),
-            Map.of(NodeSettings.ROLE_AGENT,
+            Map.of(
+                NodeSettings.ROLE_AGENT,
                 AgentGuardian.roleGuardian(
                     AgentSettings.of(fleet.specs()).withHeartbeat(Duration.ofMillis(300), 3))));
     Agent agent = new Agent(system, fleet, prefix);
@@ -127,14 +139,17 @@ final class ClusterHarness implements AutoCloseable {
 
   static JsonNode get(String url) throws Exception {
     HttpResponse<String> r =
-        HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
     return JSON.readTree(r.body());
   }
 
   static int status(String url) throws Exception {
-    return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-        HttpResponse.BodyHandlers.discarding()).statusCode();
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.discarding())
+        .statusCode();
   }
 
   static HttpResponse<String> post(String url, String body) throws Exception {
@@ -156,5 +171,4 @@ final class ClusterHarness implements AutoCloseable {
     agents.values().forEach(a -> a.fleet().close());
     tokenizers.close();
   }
-
 }

@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.cluster;
 
-import io.kvrouter.loadtest.testing.LoopbackHttp;
-
 import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
 import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,6 +8,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.loadtest.bench.PseudoWords;
+import io.kvrouter.loadtest.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -23,9 +22,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Herding: a burst of long requests with unique prompts, sent at once through 4 ingresses to 8
- * replicas. Once every request is running, the per-replica count of requests gives
- * max ÷ mean (1.0 is a perfect spread). Reported for broadcast, broadcast without near-tie
- * randomisation, and strict mode, side by side in one run.
+ * replicas. Once every request is running, the per-replica count of requests gives max ÷ mean (1.0
+ * is a perfect spread). Reported for broadcast, broadcast without near-tie randomisation, and
+ * strict mode, side by side in one run.
  */
 class HerdingBurstIT {
 
@@ -42,13 +41,17 @@ class HerdingBurstIT {
       cluster.startAgent("a", REPLICAS / 2);
       cluster.startAgent("b", REPLICAS / 2);
       ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(60), Duration.ofMillis(200), () -> {
-        for (ClusterHarness.Ingress i : cluster.ingresses()) {
-          assertThat(status(i.url() + "/ready")).isEqualTo(200);
-          assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
-        }
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(60),
+              Duration.ofMillis(200),
+              () -> {
+                for (ClusterHarness.Ingress i : cluster.ingresses()) {
+                  assertThat(status(i.url() + "/ready")).isEqualTo(200);
+                  assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
+                }
+                return null;
+              });
       List<SimEngine> engines = new ArrayList<>(cluster.agent("a").fleet().engines());
       engines.addAll(cluster.agent("b").fleet().engines());
 
@@ -56,34 +59,46 @@ class HerdingBurstIT {
       CountDownLatch go = new CountDownLatch(1);
       List<CompletableFuture<?>> sent = new ArrayList<>();
       for (int r = 0; r < burst; r++) {
-        String body = "{\"model\":\"" + ClusterHarness.MODEL + "\",\"prompt\":\""
-            + PseudoWords.words(50_000 + r, 120) + "\",\"max_tokens\":5000}";
-        HttpRequest request = HttpRequest.newBuilder(
-                URI.create(cluster.ingresses().get(r % INGRESSES).url() + "/v1/completions"))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-        sent.add(CompletableFuture.runAsync(() -> {
-          try {
-            go.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          ClusterHarness.HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding());
-        }));
+        String body =
+            "{\"model\":\""
+                + ClusterHarness.MODEL
+                + "\",\"prompt\":\""
+                + PseudoWords.words(50_000 + r, 120)
+                + "\",\"max_tokens\":5000}";
+        HttpRequest request =
+            HttpRequest.newBuilder(
+                    URI.create(cluster.ingresses().get(r % INGRESSES).url() + "/v1/completions"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        sent.add(
+            CompletableFuture.runAsync(
+                () -> {
+                  try {
+                    go.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  ClusterHarness.HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+                }));
       }
       go.countDown();
       CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)).join();
 
       int[] perReplica = new int[engines.size()];
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(100), () -> {
-        int total = 0;
-        for (int e = 0; e < engines.size(); e++) {
-          perReplica[e] = inFlight(engines.get(e));
-          total += perReplica[e];
-        }
-        assertThat(total).as("every request of the burst is running").isEqualTo(burst);
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              Duration.ofMillis(100),
+              () -> {
+                int total = 0;
+                for (int e = 0; e < engines.size(); e++) {
+                  perReplica[e] = inFlight(engines.get(e));
+                  total += perReplica[e];
+                }
+                assertThat(total).as("every request of the burst is running").isEqualTo(burst);
+                return null;
+              });
       int max = 0;
       for (int c : perReplica) {
         max = Math.max(max, c);
@@ -93,7 +108,9 @@ class HerdingBurstIT {
   }
 
   static int inFlight(SimEngine engine) throws Exception {
-    return (int) LoopbackHttp.metric(engine.baseUrl(), "vllm:num_requests_running", "vllm:num_requests_waiting");
+    return (int)
+        LoopbackHttp.metric(
+            engine.baseUrl(), "vllm:num_requests_running", "vllm:num_requests_waiting");
   }
 
   @Test
@@ -102,15 +119,20 @@ class HerdingBurstIT {
     List<Spread> spreads = new ArrayList<>();
     for (int burst : new int[] {24}) {
       spreads.add(burst("broadcast", ConfigFactory.empty(), burst));
-      spreads.add(burst("broadcast, no near-tie randomisation",
-          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"), burst));
-      spreads.add(burst("strict", ConfigFactory.parseString("kvrouter.consistency = strict"), burst));
+      spreads.add(
+          burst(
+              "broadcast, no near-tie randomisation",
+              ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
+              burst));
+      spreads.add(
+          burst("strict", ConfigFactory.parseString("kvrouter.consistency = strict"), burst));
     }
     System.out.println("| mode | burst | requests per replica | max ÷ mean |");
     System.out.println("|---|---|---|---|");
     for (Spread s : spreads) {
-      System.out.printf("| %s | %d | %s | %.2f |%n", s.mode(), s.burst(),
-          java.util.Arrays.toString(s.perReplica()), s.maxOverMean());
+      System.out.printf(
+          "| %s | %d | %s | %.2f |%n",
+          s.mode(), s.burst(), java.util.Arrays.toString(s.perReplica()), s.maxOverMean());
       assertThat(java.util.Arrays.stream(s.perReplica()).sum()).isEqualTo(s.burst());
       assertThat(s.maxOverMean()).isGreaterThanOrEqualTo(1.0);
     }

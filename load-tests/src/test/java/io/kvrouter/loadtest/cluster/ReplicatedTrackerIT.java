@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.cluster;
 
-import io.kvrouter.loadtest.testing.LoopbackHttp;
-
 import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
 import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.loadtest.bench.PseudoWords;
+import io.kvrouter.loadtest.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -22,11 +21,11 @@ import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.junit.jupiter.api.Test;
 
 /**
- * The replicated tracker under faults: three ingress nodes and two agent nodes in one JVM, with
- * a share of the KV event batches and reservation events dropped, duplicated and reordered on
- * their way into every tracker. After a workload every tracker must report the same watermarks
- * and digests (/admin/consistency converged); again after a tracker joins late and after an
- * agent restarts (new epoch).
+ * The replicated tracker under faults: three ingress nodes and two agent nodes in one JVM, with a
+ * share of the KV event batches and reservation events dropped, duplicated and reordered on their
+ * way into every tracker. After a workload every tracker must report the same watermarks and
+ * digests (/admin/consistency converged); again after a tracker joins late and after an agent
+ * restarts (new epoch).
  */
 class ReplicatedTrackerIT {
 
@@ -35,13 +34,17 @@ class ReplicatedTrackerIT {
           "kvrouter.tracker.fault-injection { drop = 0.15, duplicate = 0.15, reorder = 0.15, seed = 7 }");
 
   static void awaitReady(ActorTestKit kit, ClusterHarness cluster, int replicas) {
-    kit.createTestProbe().awaitAssert(Duration.ofSeconds(60), Duration.ofMillis(200), () -> {
-      for (ClusterHarness.Ingress i : cluster.ingresses()) {
-        assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
-        assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
-      }
-      return null;
-    });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(60),
+            Duration.ofMillis(200),
+            () -> {
+              for (ClusterHarness.Ingress i : cluster.ingresses()) {
+                assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
+                assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
+              }
+              return null;
+            });
   }
 
   /** Sends {@code n} completions, spread over every ingress, all at once; all must succeed. */
@@ -50,15 +53,23 @@ class ReplicatedTrackerIT {
     List<ClusterHarness.Ingress> ingresses = cluster.ingresses();
     for (int i = 0; i < n; i++) {
       // Ten shared prefixes, so trackers index shared blocks and reservations chain on them.
-      String prompt = PseudoWords.words(seed + i % 10, 200) + " " + PseudoWords.words(seed * 1000 + i, 40);
-      String body = "{\"model\":\"" + ClusterHarness.MODEL + "\",\"prompt\":\"" + prompt + "\",\"max_tokens\":8}";
-      pending.add(ClusterHarness.HTTP.sendAsync(
-          HttpRequest.newBuilder(URI.create(ingresses.get(i % ingresses.size()).url() + "/v1/completions"))
-              .timeout(Duration.ofSeconds(60))
-              .header("Content-Type", "application/json")
-              .POST(HttpRequest.BodyPublishers.ofString(body))
-              .build(),
-          HttpResponse.BodyHandlers.ofString()));
+      String prompt =
+          PseudoWords.words(seed + i % 10, 200) + " " + PseudoWords.words(seed * 1000 + i, 40);
+      String body =
+          "{\"model\":\""
+              + ClusterHarness.MODEL
+              + "\",\"prompt\":\""
+              + prompt
+              + "\",\"max_tokens\":8}";
+      pending.add(
+          ClusterHarness.HTTP.sendAsync(
+              HttpRequest.newBuilder(
+                      URI.create(ingresses.get(i % ingresses.size()).url() + "/v1/completions"))
+                  .timeout(Duration.ofSeconds(60))
+                  .header("Content-Type", "application/json")
+                  .POST(HttpRequest.BodyPublishers.ofString(body))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
     }
     for (CompletableFuture<HttpResponse<String>> f : pending) {
       assertThat(f.get().statusCode()).as(f.get().body()).isEqualTo(200);
@@ -67,13 +78,17 @@ class ReplicatedTrackerIT {
 
   static JsonNode awaitConverged(ActorTestKit kit, ClusterHarness cluster, int trackers) {
     JsonNode[] last = {null};
-    kit.createTestProbe().awaitAssert(Duration.ofSeconds(45), Duration.ofMillis(300), () -> {
-      JsonNode view = get(cluster.ingresses().get(0).url() + "/admin/consistency");
-      last[0] = view;
-      assertThat(view.path("trackers").size()).isEqualTo(trackers);
-      assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
-      return null;
-    });
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(45),
+            Duration.ofMillis(300),
+            () -> {
+              JsonNode view = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+              last[0] = view;
+              assertThat(view.path("trackers").size()).isEqualTo(trackers);
+              assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
+              return null;
+            });
     JsonNode view = last[0];
     // Converged means: for every replica and origin, identical watermark and digest everywhere.
     for (String replica : iterable(view.path("replicas"))) {
@@ -103,8 +118,9 @@ class ReplicatedTrackerIT {
   }
 
   @Test
-  void droppedDuplicatedAndReorderedMessages_trackersStillConverge_alsoWithALateTrackerAndARestartedAgent()
-      throws Exception {
+  void
+      droppedDuplicatedAndReorderedMessages_trackersStillConverge_alsoWithALateTrackerAndARestartedAgent()
+          throws Exception {
     try (ClusterHarness cluster = new ClusterHarness(20)) {
       for (int i = 0; i < 3; i++) {
         cluster.addIngress(FAULTS);
@@ -121,7 +137,8 @@ class ReplicatedTrackerIT {
         blocks += cell.path("blocks").asLong();
       }
       assertThat(blocks).as("the trackers indexed something").isPositive();
-      assertThat(metricSum(cluster, "kvrouter_event_gaps_total")).as("faults were injected and repaired")
+      assertThat(metricSum(cluster, "kvrouter_event_gaps_total"))
+          .as("faults were injected and repaired")
           .isPositive();
 
       // A tracker that starts while the others run bootstraps and converges.
@@ -131,16 +148,22 @@ class ReplicatedTrackerIT {
       awaitConverged(kit, cluster, 4);
 
       // An agent restart starts a new epoch; every tracker clears and follows it.
-      long epochBefore = view.path("trackers").get(0).path("replicas").path("a-0").path("epoch").asLong();
+      long epochBefore =
+          view.path("trackers").get(0).path("replicas").path("a-0").path("epoch").asLong();
       cluster.stopAgent("a");
       cluster.startAgent("a", 2);
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(200), () -> {
-        JsonNode v = get(cluster.ingresses().get(0).url() + "/admin/consistency");
-        for (JsonNode t : v.path("trackers")) {
-          assertThat(t.path("replicas").path("a-0").path("epoch").asLong()).isGreaterThan(epochBefore);
-        }
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              Duration.ofMillis(200),
+              () -> {
+                JsonNode v = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+                for (JsonNode t : v.path("trackers")) {
+                  assertThat(t.path("replicas").path("a-0").path("epoch").asLong())
+                      .isGreaterThan(epochBefore);
+                }
+                return null;
+              });
       awaitReady(kit, cluster, 4);
       workload(cluster, 40, 3);
       JsonNode after = awaitConverged(kit, cluster, 4);
@@ -155,34 +178,50 @@ class ReplicatedTrackerIT {
       ClusterHarness.Ingress survivor = cluster.addIngress(ConfigFactory.empty());
       cluster.addIngress(ConfigFactory.empty());
       // The victim dies without leaving: no coordinated shutdown, as after a crash.
-      ClusterHarness.Ingress victim = cluster.addIngress(ConfigFactory.parseString(
-          "pekko.coordinated-shutdown.run-by-actor-system-terminate = off"));
+      ClusterHarness.Ingress victim =
+          cluster.addIngress(
+              ConfigFactory.parseString(
+                  "pekko.coordinated-shutdown.run-by-actor-system-terminate = off"));
       cluster.startAgent("a", 2);
       ActorTestKit kit = ActorTestKit.create(survivor.system());
       awaitReady(kit, cluster, 2);
 
       for (int i = 0; i < 4; i++) {
-        String body = "{\"model\":\"" + ClusterHarness.MODEL + "\",\"prompt\":\"long " + i
-            + "\",\"max_tokens\":20000}";
+        String body =
+            "{\"model\":\""
+                + ClusterHarness.MODEL
+                + "\",\"prompt\":\"long "
+                + i
+                + "\",\"max_tokens\":20000}";
         ClusterHarness.HTTP.sendAsync(
             HttpRequest.newBuilder(URI.create(victim.url() + "/v1/completions"))
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
             HttpResponse.BodyHandlers.discarding());
       }
       TestProbe<Object> probe = kit.createTestProbe();
-      probe.awaitAssert(Duration.ofSeconds(20), Duration.ofMillis(100), () -> {
-        assertThat(inFlight(survivor.url())).as("the victim's reservations reached the survivor").isEqualTo(4);
-        return null;
-      });
+      probe.awaitAssert(
+          Duration.ofSeconds(20),
+          Duration.ofMillis(100),
+          () -> {
+            assertThat(inFlight(survivor.url()))
+                .as("the victim's reservations reached the survivor")
+                .isEqualTo(4);
+            return null;
+          });
 
       victim.system().terminate();
       long stopped = System.nanoTime();
-      probe.awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(100), () -> {
-        assertThat(inFlight(survivor.url())).isZero();
-        return null;
-      });
-      System.out.printf("reservations of a crashed ingress gone from the survivor after %.1f s%n",
+      probe.awaitAssert(
+          Duration.ofSeconds(30),
+          Duration.ofMillis(100),
+          () -> {
+            assertThat(inFlight(survivor.url())).isZero();
+            return null;
+          });
+      System.out.printf(
+          "reservations of a crashed ingress gone from the survivor after %.1f s%n",
           (System.nanoTime() - stopped) / 1e9);
     }
   }
@@ -198,14 +237,20 @@ class ReplicatedTrackerIT {
       workload(cluster, 16, 5);
 
       cluster.stopAgent("b");
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(200), () -> {
-        assertThat(get(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
-            .containsExactlyInAnyOrder("a-0", "a-1");
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              Duration.ofMillis(200),
+              () -> {
+                assertThat(get(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
+                    .containsExactlyInAnyOrder("a-0", "a-1");
+                return null;
+              });
       double[] before = served(cluster.agent("b"));
       workload(cluster, 24, 6);
-      assertThat(served(cluster.agent("b"))).as("b's engines got nothing more").containsExactly(before);
+      assertThat(served(cluster.agent("b")))
+          .as("b's engines got nothing more")
+          .containsExactly(before);
     }
   }
 
@@ -221,7 +266,9 @@ class ReplicatedTrackerIT {
   private static double[] served(ClusterHarness.Agent agent) throws Exception {
     double[] out = new double[agent.fleet().engines().size()];
     for (int i = 0; i < out.length; i++) {
-      out[i] = LoopbackHttp.metric(agent.fleet().engines().get(i).baseUrl(), "vllm:prefix_cache_queries_total");
+      out[i] =
+          LoopbackHttp.metric(
+              agent.fleet().engines().get(i).baseUrl(), "vllm:prefix_cache_queries_total");
     }
     return out;
   }

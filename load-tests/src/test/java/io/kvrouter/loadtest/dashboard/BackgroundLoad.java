@@ -11,9 +11,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Steady chat traffic across every ingress until closed: {@code workers} threads, each sending
- * one request at a time, conversations sharing a few long system prompts so the engines hit
- * their caches and the event plane keeps moving. Counts answers and failures.
+ * Steady chat traffic across every ingress until closed: {@code workers} threads, each sending one
+ * request at a time, conversations sharing a few long system prompts so the engines hit their
+ * caches and the event plane keeps moving. Counts answers and failures.
  */
 final class BackgroundLoad implements AutoCloseable {
 
@@ -36,9 +36,16 @@ final class BackgroundLoad implements AutoCloseable {
       n++;
       ObjectNode body = Http.JSON.createObjectNode().put("model", model).put("max_tokens", 8);
       ArrayNode messages = body.putArray("messages");
-      messages.addObject().put("role", "system").put("content", PseudoWords.words(1000 + (n % 4), 300));
-      messages.addObject().put("role", "user").put("content", PseudoWords.words(worker * 1_000_000L + n, 40));
-      String url = ingressUrls.get((int) ((worker + n) % ingressUrls.size())) + "/v1/chat/completions";
+      messages
+          .addObject()
+          .put("role", "system")
+          .put("content", PseudoWords.words(1000 + (n % 4), 300));
+      messages
+          .addObject()
+          .put("role", "user")
+          .put("content", PseudoWords.words(worker * 1_000_000L + n, 40));
+      String url =
+          ingressUrls.get((int) ((worker + n) % ingressUrls.size())) + "/v1/chat/completions";
       try {
         int status = Http.post(url, body).statusCode();
         (status == 200 ? ok : failed).incrementAndGet();

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The dashboard in a real browser: Debian's headless Chromium driven by playwright-core through
- * {@code dashboard-test/dashboard.test.mjs}. Screenshots land in
- * {@code load-tests/target/dashboard-artifacts/} ({@code dashboard.png} is the demo's diverged view).
+ * {@code dashboard-test/dashboard.test.mjs}. Screenshots land in {@code
+ * load-tests/target/dashboard-artifacts/} ({@code dashboard.png} is the demo's diverged view).
  * Skipped, with a message, only when {@code /usr/bin/chromium} is absent.
  */
 class DashboardBrowserIT {
@@ -40,7 +40,8 @@ class DashboardBrowserIT {
    * that cell diverged.
    */
   @Test
-  void demoUnderLoad_pageShowsConvergence_thenALaggingTracker_thenADivergedReplica() throws Exception {
+  void demoUnderLoad_pageShowsConvergence_thenALaggingTracker_thenADivergedReplica()
+      throws Exception {
     DemoOptions options = DemoOptions.defaults().onFreePorts().withSpeedup(20);
     Path artifacts = NodeScript.artifacts();
     try (DemoCluster cluster = DemoCluster.start(options)) {
@@ -73,15 +74,20 @@ class DashboardBrowserIT {
     Path artifacts = NodeScript.artifacts();
     try (DemoCluster cluster = DemoCluster.start(MismatchScenario.options())) {
       cluster.awaitReady(Duration.ofSeconds(60));
-      MismatchScenario.drive(cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
+      MismatchScenario.drive(
+          cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
       NodeScript.run(
           dir,
           List.of("node", "dashboard.test.mjs"),
           Map.of(
-              "DASHBOARD_URL", cluster.ingressUrls().get(0),
-              "STEPS", "accuracy",
-              "MISMATCH_REPLICA", MismatchScenario.MISMATCHED,
-              "ARTIFACTS", artifacts.resolve("mismatch").toString()),
+              "DASHBOARD_URL",
+              cluster.ingressUrls().get(0),
+              "STEPS",
+              "accuracy",
+              "MISMATCH_REPLICA",
+              MismatchScenario.MISMATCHED,
+              "ARTIFACTS",
+              artifacts.resolve("mismatch").toString()),
           180);
     }
     assertThat(artifacts.resolve("mismatch/dashboard-accuracy.png")).isNotEmptyFile();

@@ -28,8 +28,13 @@ class GrafanaDashboardTest {
 
   static final Path ROOT = Path.of(System.getProperty("user.dir")).resolve("..").normalize();
   static final Set<String> ISSUE_6_METRICS =
-      Set.of("kvrouter_event_lag_seconds", "kvrouter_event_gaps_total", "kvrouter_replays_total",
-          "kvrouter_snapshots_total", "kvrouter_digest_mismatches_total", "kvrouter_reservation_propagation_seconds");
+      Set.of(
+          "kvrouter_event_lag_seconds",
+          "kvrouter_event_gaps_total",
+          "kvrouter_replays_total",
+          "kvrouter_snapshots_total",
+          "kvrouter_digest_mismatches_total",
+          "kvrouter_reservation_propagation_seconds");
 
   static List<JsonNode> dashboards = new ArrayList<>();
   static Set<String> ingressNames = new TreeSet<>();
@@ -46,12 +51,22 @@ class GrafanaDashboardTest {
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       for (int i = 0; i < 8; i++) {
-        ObjectNode body = Http.JSON.createObjectNode().put("model", options.model()).put("max_tokens", 2);
-        body.putArray("messages").addObject().put("role", "user").put("content", PseudoWords.words(1, 200));
-        assertThat(Http.post(cluster.ingressUrls().get(i % 2) + "/v1/chat/completions", body).statusCode()).isEqualTo(200);
+        ObjectNode body =
+            Http.JSON.createObjectNode().put("model", options.model()).put("max_tokens", 2);
+        body.putArray("messages")
+            .addObject()
+            .put("role", "user")
+            .put("content", PseudoWords.words(1, 200));
+        assertThat(
+                Http.post(cluster.ingressUrls().get(i % 2) + "/v1/chat/completions", body)
+                    .statusCode())
+            .isEqualTo(200);
       }
       ObjectNode invalid = Http.JSON.createObjectNode().put("model", options.model());
-      assertThat(Http.post(cluster.ingressUrls().get(0) + "/v1/chat/completions", invalid).statusCode()).isEqualTo(400);
+      assertThat(
+              Http.post(cluster.ingressUrls().get(0) + "/v1/chat/completions", invalid)
+                  .statusCode())
+          .isEqualTo(400);
       for (String url : cluster.ingressUrls()) {
         ingressNames.addAll(names(Http.get(url + "/metrics")));
       }
@@ -89,14 +104,18 @@ class GrafanaDashboardTest {
       for (JsonNode p : d.path("panels")) {
         String where = d.path("uid").asText() + " panel " + p.path("title").asText();
         assertThat(ids.add(p.path("id").asInt(-1))).as("%s: unique id", where).isTrue();
-        assertThat(p.path("type").asText()).as(where).isIn("row", "timeseries", "stat", "gauge", "table", "bargauge");
+        assertThat(p.path("type").asText())
+            .as(where)
+            .isIn("row", "timeseries", "stat", "gauge", "table", "bargauge");
         assertThat(p.path("title").asText()).as(where).isNotBlank();
         JsonNode g = p.path("gridPos");
         for (String k : List.of("x", "y", "w", "h")) {
           assertThat(g.path(k).isInt()).as("%s: gridPos.%s", where, k).isTrue();
         }
         assertThat(g.path("w").asInt()).as(where).isBetween(1, 24);
-        assertThat(g.path("x").asInt() + g.path("w").asInt()).as("%s fits 24 columns", where).isLessThanOrEqualTo(24);
+        assertThat(g.path("x").asInt() + g.path("w").asInt())
+            .as("%s fits 24 columns", where)
+            .isLessThanOrEqualTo(24);
         assertThat(g.path("h").asInt()).as(where).isPositive();
         if (p.path("type").asText().equals("row")) {
           continue;
@@ -104,14 +123,18 @@ class GrafanaDashboardTest {
         String ds = p.path("datasource").path("uid").asText();
         assertThat(p.path("datasource").path("type").asText()).as(where).isEqualTo("prometheus");
         if (ds.startsWith("${")) {
-          assertThat(variables).as("%s: datasource variable %s defined", where, ds).contains(ds.substring(2, ds.length() - 1));
+          assertThat(variables)
+              .as("%s: datasource variable %s defined", where, ds)
+              .contains(ds.substring(2, ds.length() - 1));
         }
         assertThat(p.path("targets").size()).as("%s: has queries", where).isPositive();
         Set<String> refIds = new HashSet<>();
         for (JsonNode t : p.path("targets")) {
           assertThat(refIds.add(t.path("refId").asText())).as("%s: unique refId", where).isTrue();
           assertThat(t.path("expr").asText()).as("%s: expr", where).isNotBlank();
-          assertThat(PromQlNames.of(t.path("expr").asText())).as("%s: reads a metric", where).isNotEmpty();
+          assertThat(PromQlNames.of(t.path("expr").asText()))
+              .as("%s: reads a metric", where)
+              .isNotEmpty();
           queried++;
         }
       }
@@ -121,7 +144,9 @@ class GrafanaDashboardTest {
 
   @Test
   void everyMetricAPanelReads_isExportedByAnIngressOrAnEngine() {
-    assertThat(ingressNames).as("the ingress exports the issue-6 metrics").anySatisfy(n -> assertThat(n).startsWith("kvrouter_event_lag_seconds"));
+    assertThat(ingressNames)
+        .as("the ingress exports the issue-6 metrics")
+        .anySatisfy(n -> assertThat(n).startsWith("kvrouter_event_lag_seconds"));
     Set<String> read = new TreeSet<>();
     for (JsonNode d : dashboards) {
       for (JsonNode p : d.path("panels")) {
@@ -129,19 +154,32 @@ class GrafanaDashboardTest {
           for (String name : PromQlNames.of(t.path("expr").asText())) {
             read.add(name);
             Set<String> exported = name.startsWith("vllm:") ? engineNames : ingressNames;
-            assertThat(exported).as("%s (panel %s) is exported; expr %s", name, p.path("title").asText(), t.path("expr").asText())
+            assertThat(exported)
+                .as(
+                    "%s (panel %s) is exported; expr %s",
+                    name, p.path("title").asText(), t.path("expr").asText())
                 .contains(name);
           }
         }
       }
     }
     // Every panel family of the page is there: consistency, routing quality, index accuracy, load.
-    assertThat(read).contains(
-        "kvrouter_event_lag_seconds_bucket", "kvrouter_reservation_propagation_seconds_bucket",
-        "kvrouter_event_gaps_total", "kvrouter_replays_total", "kvrouter_snapshots_total", "kvrouter_digest_mismatches_total",
-        "kvrouter_predicted_cached_tokens_total", "kvrouter_engine_cached_tokens_total", "kvrouter_decision_seconds_bucket",
-        "kvrouter_prediction_error_tokens_sum", "kvrouter_prediction_mismatch_ratio", "kvrouter_replica_inflight",
-        "vllm:kv_cache_usage_perc", "vllm:num_requests_running");
+    assertThat(read)
+        .contains(
+            "kvrouter_event_lag_seconds_bucket",
+            "kvrouter_reservation_propagation_seconds_bucket",
+            "kvrouter_event_gaps_total",
+            "kvrouter_replays_total",
+            "kvrouter_snapshots_total",
+            "kvrouter_digest_mismatches_total",
+            "kvrouter_predicted_cached_tokens_total",
+            "kvrouter_engine_cached_tokens_total",
+            "kvrouter_decision_seconds_bucket",
+            "kvrouter_prediction_error_tokens_sum",
+            "kvrouter_prediction_mismatch_ratio",
+            "kvrouter_replica_inflight",
+            "vllm:kv_cache_usage_perc",
+            "vllm:num_requests_running");
     for (String base : ISSUE_6_METRICS) {
       assertThat(read).as("a panel shows %s", base).anySatisfy(n -> assertThat(n).startsWith(base));
     }
@@ -149,10 +187,13 @@ class GrafanaDashboardTest {
 
   @Test
   void promQlNameExtraction_skipsFunctionsLabelsRangesAndStrings() {
-    assertThat(PromQlNames.of(
-            "histogram_quantile(0.99, sum by (le, instance) (rate(kvrouter_event_lag_seconds_bucket{job=\"a b\"}[$__rate_interval])))"))
+    assertThat(
+            PromQlNames.of(
+                "histogram_quantile(0.99, sum by (le, instance) (rate(kvrouter_event_lag_seconds_bucket{job=\"a b\"}[$__rate_interval])))"))
         .containsExactly("kvrouter_event_lag_seconds_bucket");
-    assertThat(PromQlNames.of("sum(rate(vllm:prefix_cache_hits_total[5m])) / sum(rate(vllm:prefix_cache_queries_total[5m]))"))
+    assertThat(
+            PromQlNames.of(
+                "sum(rate(vllm:prefix_cache_hits_total[5m])) / sum(rate(vllm:prefix_cache_queries_total[5m]))"))
         .containsExactly("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total");
     assertThat(PromQlNames.of("max by (replica) (kvrouter_prediction_mismatch_alert) > bool 0.5"))
         .containsExactly("kvrouter_prediction_mismatch_alert");

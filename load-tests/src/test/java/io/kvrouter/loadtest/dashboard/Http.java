@@ -1,9 +1,8 @@
 package io.kvrouter.loadtest.dashboard;
 
-import io.kvrouter.loadtest.testing.LoopbackHttp;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.loadtest.testing.LoopbackHttp;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 

@@ -10,14 +10,14 @@ import java.net.http.HttpResponse;
 
 /**
  * A demo whose last engine runs KV blocks of 32 tokens while the router keys blocks of 16: the
- * engine's events arrive under keys no prompt ever matches, so the tracker predicts nothing
- * cached there while the engine reports hits. One ingress, two engines, round robin.
+ * engine's events arrive under keys no prompt ever matches, so the tracker predicts nothing cached
+ * there while the engine reports hits. One ingress, two engines, round robin.
  *
  * <p>{@link #drive}: every prompt is first sent straight to both engines (warming their caches
  * behind the router's back, as other ingresses or an earlier life would), then once through the
  * ingress. The regular replica's blocks reach the tracker through its events, so its prediction
- * matches its report; the mismatched replica reports hits the tracker never predicted. Each
- * prompt crosses the router once, so no reservation-made prediction can hide the mismatch.
+ * matches its report; the mismatched replica reports hits the tracker never predicted. Each prompt
+ * crosses the router once, so no reservation-made prediction can hide the mismatch.
  */
 final class MismatchScenario {
 
@@ -40,7 +40,11 @@ final class MismatchScenario {
     String model = cluster.options().model();
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
-          Http.JSON.createObjectNode().put("model", model).put("prompt", PseudoWords.words(7_000 + i, 400)).put("max_tokens", 1);
+          Http.JSON
+              .createObjectNode()
+              .put("model", model)
+              .put("prompt", PseudoWords.words(7_000 + i, 400))
+              .put("max_tokens", 1);
       for (String engine : cluster.engineUrls()) {
         HttpResponse<String> warm = Http.post(engine + "/v1/completions", body);
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
@@ -49,7 +53,11 @@ final class MismatchScenario {
     awaitEventsApplied(cluster);
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
-          Http.JSON.createObjectNode().put("model", model).put("prompt", PseudoWords.words(7_000 + i, 400)).put("max_tokens", 1);
+          Http.JSON
+              .createObjectNode()
+              .put("model", model)
+              .put("prompt", PseudoWords.words(7_000 + i, 400))
+              .put("max_tokens", 1);
       HttpResponse<String> r = Http.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
@@ -67,7 +75,9 @@ final class MismatchScenario {
       if (all) {
         return;
       }
-      assertThat(System.nanoTime()).as("warm-up events applied; replicas: %s", replicas).isLessThan(deadline);
+      assertThat(System.nanoTime())
+          .as("warm-up events applied; replicas: %s", replicas)
+          .isLessThan(deadline);
       Thread.sleep(100); // polling the tracker's view, bounded by the deadline
     }
   }

@@ -16,14 +16,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Index accuracy end to end: the engine with the wrong block size is flagged by the ingress's
- * prediction-error metrics, the regular engine is not. (The browser half is in
- * {@link DashboardBrowserIT}.)
+ * prediction-error metrics, the regular engine is not. (The browser half is in {@link
+ * DashboardBrowserIT}.)
  */
 class MismatchedBlockSizeTest {
 
   static double sample(String scrape, String name, String replica) {
     Matcher m =
-        Pattern.compile("(?m)^" + name + "\\{replica=\"" + Pattern.quote(replica) + "\"\\} (\\S+)$").matcher(scrape);
+        Pattern.compile("(?m)^" + name + "\\{replica=\"" + Pattern.quote(replica) + "\"\\} (\\S+)$")
+            .matcher(scrape);
     assertThat(m.find()).as("%s{replica=%s} in%n%s", name, replica, scrape).isTrue();
     return Double.parseDouble(m.group(1));
   }
@@ -36,32 +37,42 @@ class MismatchedBlockSizeTest {
     logger.addAppender(log);
     try (DemoCluster cluster = DemoCluster.start(MismatchScenario.options())) {
       cluster.awaitReady(Duration.ofSeconds(60));
-      MismatchScenario.drive(cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
+      MismatchScenario.drive(
+          cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
       String scrape = Http.get(cluster.ingressUrls().get(0) + "/metrics");
 
       String bad = MismatchScenario.MISMATCHED;
       String good = MismatchScenario.REGULAR;
       double badMean =
-          sample(scrape, "kvrouter_prediction_error_tokens_sum", bad) / sample(scrape, "kvrouter_prediction_error_tokens_count", bad);
+          sample(scrape, "kvrouter_prediction_error_tokens_sum", bad)
+              / sample(scrape, "kvrouter_prediction_error_tokens_count", bad);
       double goodMean =
-          sample(scrape, "kvrouter_prediction_error_tokens_sum", good) / sample(scrape, "kvrouter_prediction_error_tokens_count", good);
+          sample(scrape, "kvrouter_prediction_error_tokens_sum", good)
+              / sample(scrape, "kvrouter_prediction_error_tokens_count", good);
       System.out.printf(
           "mean |predicted - reported|: %s %.1f tokens, %s %.1f tokens; mismatch share %.2f vs %.2f%n",
-          bad, badMean, good, goodMean,
+          bad,
+          badMean,
+          good,
+          goodMean,
           sample(scrape, "kvrouter_prediction_mismatch_ratio", bad),
           sample(scrape, "kvrouter_prediction_mismatch_ratio", good));
-      assertThat(sample(scrape, "kvrouter_prediction_error_tokens_count", bad)).isGreaterThanOrEqualTo(20);
+      assertThat(sample(scrape, "kvrouter_prediction_error_tokens_count", bad))
+          .isGreaterThanOrEqualTo(20);
       assertThat(sample(scrape, "kvrouter_prediction_mismatch_alert", bad)).isEqualTo(1.0);
       assertThat(sample(scrape, "kvrouter_prediction_mismatch_ratio", bad)).isGreaterThan(0.5);
       assertThat(sample(scrape, "kvrouter_prediction_mismatch_alert", good)).isEqualTo(0.0);
       assertThat(sample(scrape, "kvrouter_prediction_mismatch_ratio", good)).isLessThan(0.25);
-      assertThat(badMean).as("a prompt of ~400 words is mostly cached on the engine, predicted 0").isGreaterThan(100);
+      assertThat(badMean)
+          .as("a prompt of ~400 words is mostly cached on the engine, predicted 0")
+          .isGreaterThan(100);
       assertThat(goodMean).isLessThan(16);
       assertThat(log.list)
           .as("one WARN, naming the mismatched replica only")
           .filteredOn(e -> e.getLevel() == Level.WARN)
           .singleElement()
-          .satisfies(e -> assertThat(e.getFormattedMessage()).contains("replica " + bad + " disagrees"));
+          .satisfies(
+              e -> assertThat(e.getFormattedMessage()).contains("replica " + bad + " disagrees"));
     } finally {
       logger.detachAppender(log);
     }

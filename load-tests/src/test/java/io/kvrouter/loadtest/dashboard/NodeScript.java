@@ -1,9 +1,8 @@
 package io.kvrouter.loadtest.dashboard;
 
-import io.kvrouter.loadtest.testing.ExternalProcess;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.loadtest.testing.ExternalProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -32,8 +31,12 @@ final class NodeScript {
     }
   }
 
-  /** Runs {@code command} in {@code dir}; asserts it finished in time with exit code 0; returns its output. */
-  static String run(Path dir, List<String> command, Map<String, String> env, long seconds) throws Exception {
+  /**
+   * Runs {@code command} in {@code dir}; asserts it finished in time with exit code 0; returns its
+   * output.
+   */
+  static String run(Path dir, List<String> command, Map<String, String> env, long seconds)
+      throws Exception {
     String out = ExternalProcess.run(dir, command, env, seconds);
     System.out.println(out);
     return out;

@@ -8,16 +8,29 @@ import java.util.regex.Pattern;
 /**
  * The metric names a PromQL expression reads. Enough of PromQL for dashboard queries: strings,
  * label matchers, range and subquery brackets and {@code by/without/on/ignoring/group_*} label
- * lists are removed; what remains that looks like a name, is not followed by {@code (} (a
- * function or aggregation) and is not a keyword, is a metric name. Names may hold colons
- * ({@code vllm:kv_cache_usage_perc}).
+ * lists are removed; what remains that looks like a name, is not followed by {@code (} (a function
+ * or aggregation) and is not a keyword, is a metric name. Names may hold colons ({@code
+ * vllm:kv_cache_usage_perc}).
  */
 final class PromQlNames {
 
   private static final Set<String> KEYWORDS =
-      Set.of("by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "and", "or",
-          "unless", "inf", "nan");
-  private static final Pattern NAME = Pattern.compile("(?<![\\w:.$])([a-zA-Z_:][a-zA-Z0-9_:]*)(?![\\w:])(\\s*\\()?");
+      Set.of(
+          "by",
+          "without",
+          "on",
+          "ignoring",
+          "group_left",
+          "group_right",
+          "bool",
+          "offset",
+          "and",
+          "or",
+          "unless",
+          "inf",
+          "nan");
+  private static final Pattern NAME =
+      Pattern.compile("(?<![\\w:.$])([a-zA-Z_:][a-zA-Z0-9_:]*)(?![\\w:])(\\s*\\()?");
 
   private PromQlNames() {}
 

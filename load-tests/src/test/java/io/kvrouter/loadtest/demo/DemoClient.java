@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.demo;
 
-import io.kvrouter.loadtest.testing.LoopbackHttp;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -9,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.EngineMetricsScraper;
 import io.kvrouter.loadtest.bench.EngineSnapshot;
 import io.kvrouter.loadtest.bench.PseudoWords;
+import io.kvrouter.loadtest.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The demo topology in one JVM, driven over real HTTP: a long-prefix chat conversation sent turn
- * after turn, alternating between the two ingresses, stays on one replica and hits its cache;
- * round robin over the same conversation hits far less.
+ * after turn, alternating between the two ingresses, stays on one replica and hits its cache; round
+ * robin over the same conversation hits far less.
  */
 class DemoConversationTest {
 
@@ -33,10 +33,14 @@ class DemoConversationTest {
         messages.add(DemoClient.message("user", DemoClient.words(100 + turn, 250)));
         String ingress = cluster.ingressUrls().get(turn % 2);
         HttpResponse<String> r =
-            DemoClient.post(ingress + "/v1/chat/completions", DemoClient.chat(options.model(), messages, 16));
+            DemoClient.post(
+                ingress + "/v1/chat/completions", DemoClient.chat(options.model(), messages, 16));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode answer = DemoClient.JSON.readTree(r.body());
-        messages.add(DemoClient.message("assistant", answer.path("choices").path(0).path("message").path("content").asText()));
+        messages.add(
+            DemoClient.message(
+                "assistant",
+                answer.path("choices").path(0).path("message").path("content").asText()));
       }
       List<EngineSnapshot> after = DemoClient.engineCounters(cluster);
       double queries = 0;

@@ -1,11 +1,10 @@
 package io.kvrouter.loadtest.demo;
 
-import io.kvrouter.loadtest.testing.LoopbackHttp;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.loadtest.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -23,7 +22,8 @@ import org.junit.jupiter.api.Test;
 class EngineFailureTest {
 
   @Test
-  void killedEngine_unansweredRequestsRetriedElsewhere_andNoReservationLeftBehind() throws Exception {
+  void killedEngine_unansweredRequestsRetriedElsewhere_andNoReservationLeftBehind()
+      throws Exception {
     DemoOptions options = DemoOptions.defaults().onFreePorts();
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
@@ -45,16 +45,21 @@ class EngineFailureTest {
                 HttpResponse.BodyHandlers.ofString()));
       }
       // Kill sim-0 once it is serving some of them.
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), Duration.ofMillis(50), () -> {
-        assertThat(inFlight(cluster.ingressUrls().get(0), "sim-0")).isPositive();
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              Duration.ofMillis(50),
+              () -> {
+                assertThat(inFlight(cluster.ingressUrls().get(0), "sim-0")).isPositive();
+                return null;
+              });
       cluster.fleet().engines().get(0).close();
 
       for (CompletableFuture<HttpResponse<String>> f : pending) {
         HttpResponse<String> r = f.get();
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        assertThat(DemoClient.JSON.readTree(r.body()).path("usage").path("completion_tokens").asInt())
+        assertThat(
+                DemoClient.JSON.readTree(r.body()).path("usage").path("completion_tokens").asInt())
             .isEqualTo(300);
       }
       double retries = 0;
@@ -63,23 +68,30 @@ class EngineFailureTest {
       }
       assertThat(retries).as("requests were retried").isPositive();
 
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), () -> {
-        for (String ingress : cluster.ingressUrls()) {
-          for (JsonNode replica : DemoClient.get(ingress + "/admin/replicas")) {
-            assertThat(replica.path("in_flight").asInt()).as(replica.toString()).isZero();
-          }
-        }
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              () -> {
+                for (String ingress : cluster.ingressUrls()) {
+                  for (JsonNode replica : DemoClient.get(ingress + "/admin/replicas")) {
+                    assertThat(replica.path("in_flight").asInt()).as(replica.toString()).isZero();
+                  }
+                }
+                return null;
+              });
       // The dead replica is deregistered by its agent and leaves every ingress's candidates.
-      kit.createTestProbe().awaitAssert(Duration.ofSeconds(30), () -> {
-        for (String ingress : cluster.ingressUrls()) {
-          assertThat(DemoClient.get(ingress + "/admin/replicas").findValuesAsText("replica"))
-              .doesNotContain("sim-0")
-              .hasSize(3);
-        }
-        return null;
-      });
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              () -> {
+                for (String ingress : cluster.ingressUrls()) {
+                  assertThat(
+                          DemoClient.get(ingress + "/admin/replicas").findValuesAsText("replica"))
+                      .doesNotContain("sim-0")
+                      .hasSize(3);
+                }
+                return null;
+              });
     }
   }
 
@@ -91,5 +103,4 @@ class EngineFailureTest {
     }
     return 0;
   }
-
 }

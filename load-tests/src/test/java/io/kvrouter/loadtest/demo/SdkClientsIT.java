@@ -1,9 +1,8 @@
 package io.kvrouter.loadtest.demo;
 
-import io.kvrouter.loadtest.testing.ExternalProcess;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.loadtest.testing.ExternalProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +27,8 @@ class SdkClientsIT {
     Path dir = clientsDir();
     if (!Files.isDirectory(dir.resolve("node_modules/openai"))
         || !Files.isDirectory(dir.resolve("node_modules/@anthropic-ai/sdk"))) {
-      ExternalProcess.run(dir, List.of("npm", "ci", "--no-audit", "--no-fund"), java.util.Map.of(), 300);
+      ExternalProcess.run(
+          dir, List.of("npm", "ci", "--no-audit", "--no-fund"), java.util.Map.of(), 300);
     }
     DemoOptions options = DemoOptions.defaults().onFreePorts().withSpeedup(20);
     try (DemoCluster cluster = DemoCluster.start(options)) {
@@ -37,7 +37,8 @@ class SdkClientsIT {
           ExternalProcess.run(
               dir,
               List.of("node", "--test", "sdk.test.mjs"),
-              java.util.Map.of("KVROUTER_URL", cluster.ingressUrls().get(1), "KVROUTER_MODEL", options.model()),
+              java.util.Map.of(
+                  "KVROUTER_URL", cluster.ingressUrls().get(1), "KVROUTER_MODEL", options.model()),
               180);
       System.out.println(out);
       assertThat(out).contains("# pass 7").contains("# fail 0");

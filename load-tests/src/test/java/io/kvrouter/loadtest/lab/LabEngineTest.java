@@ -16,9 +16,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The lab engine against the sim engine ({@code SimEngineCore} through its
- * {@code VirtualTimeDriver}) on the same requests: same cached tokens per request, TTFT and
- * end-to-end latency within the macro-pass approximation.
+ * The lab engine against the sim engine ({@code SimEngineCore} through its {@code
+ * VirtualTimeDriver}) on the same requests: same cached tokens per request, TTFT and end-to-end
+ * latency within the macro-pass approximation.
  */
 class LabEngineTest {
 
@@ -31,20 +31,38 @@ class LabEngineTest {
   private record Outcome(int cached, long firstToken, long finish) {}
 
   private static Workload workload() {
-    return Workloads.byName("sglang-gsp", Map.of("groups", "6", "promptsPerGroup", "8",
-        "systemTokens", "1024", "questionTokens", "100", "outputTokens", "40", "qps", "6"), 3);
+    return Workloads.byName(
+        "sglang-gsp",
+        Map.of(
+            "groups",
+            "6",
+            "promptsPerGroup",
+            "8",
+            "systemTokens",
+            "1024",
+            "questionTokens",
+            "100",
+            "outputTokens",
+            "40",
+            "qps",
+            "6"),
+        3);
   }
 
   private static Map<Integer, Outcome> sim(Workload w, int blocks) {
     SimEngineCore core = new SimEngineCore(SimEngineConfig.defaults().withNumBlocks(blocks));
     List<VirtualTimeDriver.TimedRequest> arrivals = new ArrayList<>();
     for (int i = 0; i < w.size(); i++) {
-      arrivals.add(new VirtualTimeDriver.TimedRequest(w.get(i).arrivalMicros(),
-          SimRequest.of(Integer.toString(i), w.get(i).promptTokenIds(), w.get(i).outputLength())));
+      arrivals.add(
+          new VirtualTimeDriver.TimedRequest(
+              w.get(i).arrivalMicros(),
+              SimRequest.of(
+                  Integer.toString(i), w.get(i).promptTokenIds(), w.get(i).outputLength())));
     }
     Map<Integer, Outcome> out = new HashMap<>();
     for (VirtualTimeDriver.RequestResult r : VirtualTimeDriver.run(core, arrivals)) {
-      out.put(Integer.parseInt(r.requestId()),
+      out.put(
+          Integer.parseInt(r.requestId()),
           new Outcome(r.cachedPromptTokens(), r.firstTokenMicros(), r.finishMicros()));
     }
     return out;
@@ -54,23 +72,40 @@ class LabEngineTest {
     PromptKeys keys = PromptKeys.compute(w, LabConfig.MODEL, 16);
     Map<Integer, Outcome> out = new HashMap<>();
     Map<Integer, Long> first = new HashMap<>();
-    LabEngine engine = new LabEngine(0, "r0", 16, blocks, 256, 8192, new LabEngine.Listener() {
-      @Override
-      public void firstToken(LabEngine e, LabSequence s, long t) {
-        first.put(s.requestIndex, t);
-      }
+    LabEngine engine =
+        new LabEngine(
+            0,
+            "r0",
+            16,
+            blocks,
+            256,
+            8192,
+            new LabEngine.Listener() {
+              @Override
+              public void firstToken(LabEngine e, LabSequence s, long t) {
+                first.put(s.requestIndex, t);
+              }
 
-      @Override
-      public void finished(LabEngine e, LabSequence s, long t) {
-        out.put(s.requestIndex, new Outcome(s.cachedPromptTokens, first.get(s.requestIndex), t));
-      }
-    });
+              @Override
+              public void finished(LabEngine e, LabSequence s, long t) {
+                out.put(
+                    s.requestIndex,
+                    new Outcome(s.cachedPromptTokens, first.get(s.requestIndex), t));
+              }
+            });
     int next = 0;
     long now = w.get(0).arrivalMicros();
     while (next < w.size() || engine.hasWork()) {
       while (next < w.size() && w.get(next).arrivalMicros() <= now) {
-        LabSequence s = new LabSequence(next, "q" + next, 0, keys.of(next),
-            w.get(next).inputLength(), w.get(next).outputLength(), w.get(next).arrivalMicros());
+        LabSequence s =
+            new LabSequence(
+                next,
+                "q" + next,
+                0,
+                keys.of(next),
+                w.get(next).inputLength(),
+                w.get(next).outputLength(),
+                w.get(next).arrivalMicros());
         engine.submit(s);
         next++;
       }
@@ -117,9 +152,15 @@ class LabEngineTest {
       }
       hits += l.cached();
     }
-    System.out.printf("sim vs lab engine: mean TTFT %.1f/%.1f ms, mean e2e %.1f/%.1f ms, %d of %d"
-        + " requests within 1%% + one pass%n", simTtft / w.size() / 1000, labTtft / w.size() / 1000,
-        simE2e / w.size() / 1000, labE2e / w.size() / 1000, close, w.size());
+    System.out.printf(
+        "sim vs lab engine: mean TTFT %.1f/%.1f ms, mean e2e %.1f/%.1f ms, %d of %d"
+            + " requests within 1%% + one pass%n",
+        simTtft / w.size() / 1000,
+        labTtft / w.size() / 1000,
+        simE2e / w.size() / 1000,
+        labE2e / w.size() / 1000,
+        close,
+        w.size());
     assertThat(labTtft).isCloseTo(simTtft, within(0.02 * simTtft));
     assertThat(labE2e).isCloseTo(simE2e, within(0.02 * simE2e));
     assertThat(close).isGreaterThanOrEqualTo(w.size() * 9 / 10);

@@ -36,16 +36,31 @@ class LabSimulationTest {
     PolicyLab.write(r, out);
 
     JsonNode root = new ObjectMapper().readTree(out.resolve("results.json").toFile());
-    for (String field : List.of("workload", "replicas", "routers", "capacity_blocks",
-        "single_cache_hit_rate", "single_cache_block_hit_rate", "policies")) {
+    for (String field :
+        List.of(
+            "workload",
+            "replicas",
+            "routers",
+            "capacity_blocks",
+            "single_cache_hit_rate",
+            "single_cache_block_hit_rate",
+            "policies")) {
       assertThat(root.has(field)).as(field).isTrue();
     }
     assertThat(root.get("capacity_blocks").isNull()).isTrue();
     assertThat(root.get("replicas").asInt()).isEqualTo(4);
     assertThat(root.get("policies")).hasSize(2);
     for (JsonNode p : root.get("policies")) {
-      for (String field : List.of("policy", "hit_rate", "block_hit_rate", "ttft_ms", "e2e_ms",
-          "throughput_rps", "load_max_over_mean", "decisions")) {
+      for (String field :
+          List.of(
+              "policy",
+              "hit_rate",
+              "block_hit_rate",
+              "ttft_ms",
+              "e2e_ms",
+              "throughput_rps",
+              "load_max_over_mean",
+              "decisions")) {
         assertThat(p.has(field)).as(field).isTrue();
       }
       for (String q : List.of("p50", "p90", "p99")) {
@@ -56,8 +71,13 @@ class LabSimulationTest {
       assertThat(p.get("decisions").asLong()).isEqualTo(300);
     }
     String report = Files.readString(out.resolve("report.md"));
-    assertThat(report).contains("kvrouter lab --test", "| kvrouter |", "| round_robin |",
-        "ttft_cdf.png", "load_kvrouter.png");
+    assertThat(report)
+        .contains(
+            "kvrouter lab --test",
+            "| kvrouter |",
+            "| round_robin |",
+            "ttft_cdf.png",
+            "load_kvrouter.png");
     for (String png : List.of("ttft_cdf.png", "load_kvrouter.png", "load_round_robin.png")) {
       byte[] head = Files.readAllBytes(out.resolve(png));
       assertThat(head[1]).isEqualTo((byte) 'P'); // \x89PNG
@@ -76,8 +96,11 @@ class LabSimulationTest {
 
   @Test
   void sameSeed_sameResults() {
-    LabConfig config = LabConfig.defaults(4).withRouters(2, 50_000)
-        .withPolicies(List.of("kvrouter", "random", "dynamo_kv")).withSeed(42);
+    LabConfig config =
+        LabConfig.defaults(4)
+            .withRouters(2, 50_000)
+            .withPolicies(List.of("kvrouter", "random", "dynamo_kv"))
+            .withSeed(42);
     ObjectNode a = ResultsJson.toTree(PolicyLab.run(traceSubset(400), config, 2, "t"));
     ObjectNode b = ResultsJson.toTree(PolicyLab.run(traceSubset(400), config, 1, "t"));
     for (ObjectNode tree : List.of(a, b)) {
@@ -90,8 +113,10 @@ class LabSimulationTest {
   @Test
   void severalRouters_withDelay_staleViewsLoseHits() {
     Workload w = sharedPrefixBurst();
-    LabConfig config = LabConfig.defaults(8).withPolicies(List.of("kvrouter", "llmd_precise"))
-        .withChaos(-1, 0, 0, w.size());
+    LabConfig config =
+        LabConfig.defaults(8)
+            .withPolicies(List.of("kvrouter", "llmd_precise"))
+            .withChaos(-1, 0, 0, w.size());
     LabResults fresh = PolicyLab.run(w, config.withRouters(4, 0), 2, "t");
     LabResults stale = PolicyLab.run(w, config.withRouters(4, 200_000), 2, "t");
     // Without seeing each other's reservations, routers place a group on several replicas.
@@ -103,10 +128,14 @@ class LabSimulationTest {
   @Test
   void burstThroughSeveralRouters_kvrouterNearTieRandomisation_balancesBetterThanGreedy() {
     Workload w = sharedPrefixBurst();
-    LabConfig config = LabConfig.defaults(8).withPolicies(List.of("kvrouter", "llmd_precise"))
-        .withChaos(-1, 0, 0, w.size()).withRouters(4, 200_000);
+    LabConfig config =
+        LabConfig.defaults(8)
+            .withPolicies(List.of("kvrouter", "llmd_precise"))
+            .withChaos(-1, 0, 0, w.size())
+            .withRouters(4, 200_000);
     LabResults r = PolicyLab.run(w, config, 2, "t");
-    System.out.printf("burst, 4 routers, 200 ms: kvrouter %.3f, llmd_precise %.3f%n",
+    System.out.printf(
+        "burst, 4 routers, 200 ms: kvrouter %.3f, llmd_precise %.3f%n",
         r.policy("kvrouter").loadMaxOverMean(), r.policy("llmd_precise").loadMaxOverMean());
     assertThat(r.policy("kvrouter").loadMaxOverMean())
         .isLessThan(r.policy("llmd_precise").loadMaxOverMean());
@@ -116,9 +145,11 @@ class LabSimulationTest {
   void killedReplica_getsNoFurtherDecisions_andEveryRequestCompletes() {
     Workload w = traceSubset(800);
     long killAt = w.get(400).arrivalMicros();
-    LabConfig config = LabConfig.defaults(4)
-        .withPolicies(List.of("kvrouter", "round_robin", "least_loaded", "sglang_cache_aware"))
-        .withRouters(2, 10_000).withChaos(2, killAt, 0, 0);
+    LabConfig config =
+        LabConfig.defaults(4)
+            .withPolicies(List.of("kvrouter", "round_robin", "least_loaded", "sglang_cache_aware"))
+            .withRouters(2, 10_000)
+            .withChaos(2, killAt, 0, 0);
     LabResults r = PolicyLab.run(w, config, 2, "t");
     for (PolicyResult p : r.policies()) {
       assertThat(p.decisionsToKilledAfterKill()).as(p.policy()).isZero();
@@ -132,8 +163,10 @@ class LabSimulationTest {
   @Test
   void droppedEvents_routersLiveOnPredictions_andEveryRequestCompletes() {
     Workload w = traceSubset(500);
-    LabConfig config = LabConfig.defaults(4).withPolicies(List.of("kvrouter", "dynamo_kv"))
-        .withChaos(-1, 0, 0.5, 0);
+    LabConfig config =
+        LabConfig.defaults(4)
+            .withPolicies(List.of("kvrouter", "dynamo_kv"))
+            .withChaos(-1, 0, 0.5, 0);
     LabResults r = PolicyLab.run(w, config, 2, "t");
     for (PolicyResult p : r.policies()) {
       assertThat(p.completed()).isEqualTo(500);

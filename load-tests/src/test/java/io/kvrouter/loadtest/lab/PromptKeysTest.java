@@ -18,7 +18,8 @@ class PromptKeysTest {
       PromptKeys keys = PromptKeys.compute(w, LabConfig.MODEL, blockSize);
       BlockKeys bk = BlockKeys.of(LabConfig.MODEL, blockSize);
       for (int i = 0; i < w.size(); i++) {
-        assertThat(keys.of(i)).as("request %d, block %d", i, blockSize)
+        assertThat(keys.of(i))
+            .as("request %d, block %d", i, blockSize)
             .isEqualTo(bk.keys(w.get(i).promptTokenIds()));
       }
     }
@@ -33,7 +34,11 @@ class PromptKeysTest {
       assertThat(keys.of(i)).isEqualTo(bk.keys(w.get(i).promptTokenIds()));
     }
     // prompts of one group share their system prompt's keys: two groups, two first keys
-    assertThat(java.util.stream.IntStream.range(0, w.size()).mapToLong(i -> keys.of(i)[0])
-        .distinct().count()).isEqualTo(2);
+    assertThat(
+            java.util.stream.IntStream.range(0, w.size())
+                .mapToLong(i -> keys.of(i)[0])
+                .distinct()
+                .count())
+        .isEqualTo(2);
   }
 }

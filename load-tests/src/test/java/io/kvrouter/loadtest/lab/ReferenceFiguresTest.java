@@ -22,7 +22,8 @@ class ReferenceFiguresTest {
     LabConfig config = LabConfig.defaults(8).withPolicies(List.of("round_robin"));
     LabResults r = PolicyLab.run(conversation(), config, 1, "test");
     PolicyResult rr = r.policy("round_robin");
-    System.out.printf("single cache %.4f/%.4f, round robin block %.4f, engines %.4f%n",
+    System.out.printf(
+        "single cache %.4f/%.4f, round robin block %.4f, engines %.4f%n",
         r.bound().blockRate(), r.bound().tokenRate(), rr.blockHitRate(), rr.hitRate());
 
     assertThat(r.bound().blockRate()).isCloseTo(0.3664, within(0.002));
@@ -36,8 +37,8 @@ class ReferenceFiguresTest {
   @Test
   void traceSubset_labRoundRobin_equalsTheBlockCounterRoundRobin() {
     Workload w = conversation().limit(1500);
-    LabResults r = PolicyLab.run(w, LabConfig.defaults(8).withPolicies(List.of("round_robin")), 1,
-        "test");
+    LabResults r =
+        PolicyLab.run(w, LabConfig.defaults(8).withPolicies(List.of("round_robin")), 1, "test");
     double expected = PrefixCacheBound.roundRobin(w, 8).blockHitRate();
     assertThat(r.policy("round_robin").blockHitRate()).isEqualTo(expected);
     long[] perReplica = r.policy("round_robin").perReplicaDecisions();

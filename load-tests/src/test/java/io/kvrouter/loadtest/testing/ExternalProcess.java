@@ -15,12 +15,18 @@ public final class ExternalProcess {
 
   private ExternalProcess() {}
 
-  /** Runs {@code command} in {@code dir}; asserts it finished in time with exit code 0; returns its output. */
+  /**
+   * Runs {@code command} in {@code dir}; asserts it finished in time with exit code 0; returns its
+   * output.
+   */
   public static String run(Path dir, List<String> command, Map<String, String> env, long seconds)
       throws Exception {
     File log = Files.createTempFile("kvrouter-process", ".log").toFile();
     ProcessBuilder pb =
-        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log);
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log);
     pb.environment().putAll(env);
     Process p = pb.start();
     boolean finished = p.waitFor(seconds, TimeUnit.SECONDS);

@@ -13,7 +13,8 @@ import java.time.Duration;
 public final class LoopbackHttp {
 
   public static final ObjectMapper JSON = new ObjectMapper();
-  public static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  public static final HttpClient CLIENT =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private LoopbackHttp() {}
 
@@ -36,9 +37,9 @@ public final class LoopbackHttp {
   }
 
   /**
-   * The sum of every sample of the named metrics at {@code baseUrl}/metrics (Prometheus text;
-   * e.g. an ingress's {@code kvrouter_retries_total} or an engine's
-   * {@code vllm:num_requests_running}); 0 for metrics not exported.
+   * The sum of every sample of the named metrics at {@code baseUrl}/metrics (Prometheus text; e.g.
+   * an ingress's {@code kvrouter_retries_total} or an engine's {@code vllm:num_requests_running});
+   * 0 for metrics not exported.
    */
   public static double metric(String baseUrl, String... names) throws Exception {
     PrometheusText.Parsed parsed = PrometheusText.parse(get(baseUrl + "/metrics").body());

@@ -21,7 +21,11 @@ public sealed interface EngineEvent
    * @param medium {@code null} or "GPU", "CPU", ...
    */
   record BlockStored(
-      long[] blockHashes, Long parentHash, int[] tokenIds, int blockSize, String loraName,
+      long[] blockHashes,
+      Long parentHash,
+      int[] tokenIds,
+      int blockSize,
+      String loraName,
       String medium)
       implements EngineEvent {}
 

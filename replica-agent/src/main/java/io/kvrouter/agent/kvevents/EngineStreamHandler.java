@@ -1,9 +1,9 @@
 package io.kvrouter.agent.kvevents;
 
 /**
- * Receives one engine's KV-event stream from a {@link KvEventSubscriber}, in engine sequence
- * order, on the subscriber's thread. Implementations must be quick (no blocking I/O) and either
- * confined to that thread or thread-safe.
+ * Receives one engine's KV-event stream from a {@link KvEventSubscriber}, in engine sequence order,
+ * on the subscriber's thread. Implementations must be quick (no blocking I/O) and either confined
+ * to that thread or thread-safe.
  */
 public interface EngineStreamHandler {
 

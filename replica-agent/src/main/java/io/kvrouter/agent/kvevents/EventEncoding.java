@@ -1,8 +1,8 @@
 package io.kvrouter.agent.kvevents;
 
 /**
- * How events inside a batch are encoded (the batch itself stays positional, as vLLM's does).
- * See {@code shared/specs/vllm-kv-events.md} §1.4.
+ * How events inside a batch are encoded (the batch itself stays positional, as vLLM's does). See
+ * {@code shared/specs/vllm-kv-events.md} §1.4.
  */
 public enum EventEncoding {
   /** {@code ["BlockStored", f1, f2, ...]}: vLLM up to PR #42892. */

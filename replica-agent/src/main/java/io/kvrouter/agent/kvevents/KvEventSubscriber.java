@@ -12,21 +12,22 @@ import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
 /**
- * Subscribes to one engine's KV events over ZMQ (JeroMQ SUB) on its own daemon thread, decodes
- * them with {@link VllmEventDecoder} and hands them, in sequence order, to an
- * {@link EngineStreamHandler}. Never runs on an actor dispatcher.
+ * Subscribes to one engine's KV events over ZMQ (JeroMQ SUB) on its own daemon thread, decodes them
+ * with {@link VllmEventDecoder} and hands them, in sequence order, to an {@link
+ * EngineStreamHandler}. Never runs on an actor dispatcher.
  *
- * <p>Live messages are parsed by {@link TransportFrames} and sequenced by a {@link
- * StreamSequencer} (gap → replay, regression → engine restart, first message above 0 → replay
- * from 0). Replay uses a DEALER sending {@code ["", seq8]} and reads replies until the end marker,
- * bounded by a timeout. After 2 s without live messages the replay socket is probed for anything
- * newer; if it has some, the SUB is stuck (seen with JeroMQ on loopback about once in fifteen
- * fresh connections) and is recreated; without a replay socket the SUB is recreated on every such
- * silence, which costs nothing when the engine is merely idle.
+ * <p>Live messages are parsed by {@link TransportFrames} and sequenced by a {@link StreamSequencer}
+ * (gap → replay, regression → engine restart, first message above 0 → replay from 0). Replay uses a
+ * DEALER sending {@code ["", seq8]} and reads replies until the end marker, bounded by a timeout.
+ * After 2 s without live messages the replay socket is probed for anything newer; if it has some,
+ * the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections) and is
+ * recreated; without a replay socket the SUB is recreated on every such silence, which costs
+ * nothing when the engine is merely idle.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
-  private static final java.util.concurrent.atomic.AtomicLong monitors = new java.util.concurrent.atomic.AtomicLong();
+  private static final java.util.concurrent.atomic.AtomicLong monitors =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private static final Logger log = LoggerFactory.getLogger(KvEventSubscriber.class);
   private static final int POLL_MILLIS = 50;
@@ -55,8 +56,12 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param handler where batches go, called on this subscriber's thread
    * @param threadName the thread's name (say which replica)
    */
-  public KvEventSubscriber(String endpoint, String replayEndpoint, String topicFilter,
-      EngineStreamHandler handler, String threadName) {
+  public KvEventSubscriber(
+      String endpoint,
+      String replayEndpoint,
+      String topicFilter,
+      EngineStreamHandler handler,
+      String threadName) {
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
     this.topicFilter = topicFilter == null ? "" : topicFilter;
@@ -103,8 +108,8 @@ public final class KvEventSubscriber implements AutoCloseable {
         dealer.setReceiveTimeOut(REPLAY_TIMEOUT_MILLIS);
         dealer.connect(replayEndpoint);
       }
-      sequencer = new StreamSequencer(handler, dealer == null ? null : this::fetchReplay,
-          threadName);
+      sequencer =
+          new StreamSequencer(handler, dealer == null ? null : this::fetchReplay, threadName);
       long lastLive = System.nanoTime();
       while (running) {
         ZMQ.Event event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT);
@@ -120,8 +125,10 @@ public final class KvEventSubscriber implements AutoCloseable {
             long recovered = sequencer.probe();
             if (dealer == null || recovered > 0) {
               if (recovered > 0) {
-                log.warn("{}: SUB stuck ({} batches recovered by replay); reconnecting",
-                    threadName, recovered);
+                log.warn(
+                    "{}: SUB stuck ({} batches recovered by replay); reconnecting",
+                    threadName,
+                    recovered);
               }
               monitor.close();
               sub.close();

@@ -2,7 +2,10 @@ package io.kvrouter.agent.kvevents;
 
 /** Replay reply layout of vLLM's ROUTER socket ({@code shared/specs/vllm-kv-events.md} §1.3). */
 public enum ReplayLayout {
-  /** {@code [id, "", seq8, payload]} and end {@code [id, "", END, ""]}: vLLM before PR #45177, SGLang. */
+  /**
+   * {@code [id, "", seq8, payload]} and end {@code [id, "", END, ""]}: vLLM before PR #45177,
+   * SGLang.
+   */
   WITHOUT_TOPIC,
   /** {@code [id, "", topic, seq8, payload]} and end {@code [id, "", "", END, ""]}: vLLM ≥0.26. */
   WITH_TOPIC

@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>at the start, and after an engine restart, a first seq above 0 means earlier batches were
  *       missed: replay from 0;
- *   <li>a seq above the expected one is a gap: replay from the expected seq; what the replay
- *       cannot supply is reported through {@link EngineStreamHandler#onUnrecoverableGap};
+ *   <li>a seq above the expected one is a gap: replay from the expected seq; what the replay cannot
+ *       supply is reported through {@link EngineStreamHandler#onUnrecoverableGap};
  *   <li>a seq below the expected one is an engine restart ({@link
  *       EngineStreamHandler#onEngineRestart}), then the rules above apply afresh;
  *   <li>after the connection to the engine dropped ({@link #onDisconnected()}), the first batch
@@ -73,13 +73,16 @@ public final class StreamSequencer {
     boolean afterDisconnect = disconnected;
     disconnected = false;
     if (afterDisconnect && expected >= 0 && seq != expected) {
-      log.info("{}: reconnected to the engine at seq {} instead of {}: engine restart", name,
-          seq, expected);
+      log.info(
+          "{}: reconnected to the engine at seq {} instead of {}: engine restart",
+          name,
+          seq,
+          expected);
       handler.onEngineRestart(expected - 1, seq);
       expected = -1;
     } else if (expected >= 0 && seq < expected) {
-      log.info("{}: engine sequence went back from {} to {}: engine restart", name,
-          expected - 1, seq);
+      log.info(
+          "{}: engine sequence went back from {} to {}: engine restart", name, expected - 1, seq);
       handler.onEngineRestart(expected - 1, seq);
       expected = -1;
     }
@@ -136,8 +139,11 @@ public final class StreamSequencer {
       }
       if (m.seq() >= expected && m.seq() < upTo) {
         if (m.seq() > expected) {
-          log.warn("{}: KV-event batches [{}, {}) no longer in the replay buffer", name,
-              expected, m.seq());
+          log.warn(
+              "{}: KV-event batches [{}, {}) no longer in the replay buffer",
+              name,
+              expected,
+              m.seq());
           handler.onUnrecoverableGap(expected, m.seq());
         }
         deliver(m.seq(), m.payload());

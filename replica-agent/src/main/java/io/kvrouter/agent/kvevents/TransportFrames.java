@@ -9,8 +9,8 @@ import java.util.List;
  * <ul>
  *   <li>live PUB: {@code [topic, seq8, payload]} (a bare {@code [seq8, payload]} is accepted);
  *   <li>replay reply as a DEALER receives it, after the empty delimiter: 2 frames {@code [seq8,
- *       payload]} (old layout, SGLang) or 3 frames {@code [topic, seq8, payload]} (vLLM ≥0.26);
- *       an empty payload (with seq8 = {@code ff×8}) marks the end of the replay.
+ *       payload]} (old layout, SGLang) or 3 frames {@code [topic, seq8, payload]} (vLLM ≥0.26); an
+ *       empty payload (with seq8 = {@code ff×8}) marks the end of the replay.
  * </ul>
  *
  * Stateless.

@@ -9,18 +9,18 @@ import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ValueType;
 
 /**
- * Decodes vLLM's and SGLang's msgpack KV-event payloads (frame 2 of a KV-event message) into
- * {@link EngineEventBatch}es, tolerating every variant listed in {@code
- * shared/specs/vllm-kv-events.md} §1.4 and §4.
+ * Decodes vLLM's and SGLang's msgpack KV-event payloads (frame 2 of a KV-event message) into {@link
+ * EngineEventBatch}es, tolerating every variant listed in {@code shared/specs/vllm-kv-events.md}
+ * §1.4 and §4.
  *
  * <ul>
  *   <li>The batch is decoded by msgpack type: array {@code [ts, events, dp_rank?]} or map {@code
  *       {ts, events, data_parallel_rank}}.
  *   <li>Each event is decoded by msgpack type: array (positional, tag first) or map (tag under
  *       {@code "type"}, in any position, missing fields default to nil).
- *   <li>Hashes may be int64 (negative values are kept bitwise, as Dynamo does), uint64 above
- *       2^63 (read through BigInteger, msgpack-java's {@code unpackLong} would throw), or bin (last
- *       8 bytes big-endian, left-padded when shorter, as llm-d does).
+ *   <li>Hashes may be int64 (negative values are kept bitwise, as Dynamo does), uint64 above 2^63
+ *       (read through BigInteger, msgpack-java's {@code unpackLong} would throw), or bin (last 8
+ *       bytes big-endian, left-padded when shorter, as llm-d does).
  *   <li>Unknown fields, unknown tags (skipped event) and fields of an unexpected type (treated as
  *       absent) are ignored. {@code BlockStoredWithMetadata} (SGLang) reads as BlockStored.
  * </ul>
@@ -105,7 +105,13 @@ public final class VllmEventDecoder {
   }
 
   private static final String[] STORED_POSITIONS = {
-    "type", "block_hashes", "parent_block_hash", "token_ids", "block_size", "lora_id", "medium",
+    "type",
+    "block_hashes",
+    "parent_block_hash",
+    "token_ids",
+    "block_size",
+    "lora_id",
+    "medium",
     "lora_name"
   };
   private static final String[] REMOVED_POSITIONS = {"type", "block_hashes", "medium"};
@@ -213,8 +219,8 @@ public final class VllmEventDecoder {
   }
 
   /**
-   * Reads one engine hash as an unsigned 64-bit value in a {@code long}: int64 bitwise, uint64
-   * via BigInteger, bin as its last 8 bytes big-endian. Anything else is skipped and gives null.
+   * Reads one engine hash as an unsigned 64-bit value in a {@code long}: int64 bitwise, uint64 via
+   * BigInteger, bin as its last 8 bytes big-endian. Anything else is skipped and gives null.
    */
   static Long readHashOrNull(MessageUnpacker u) throws IOException {
     MessageFormat format = u.getNextFormat();

@@ -14,9 +14,9 @@ import org.msgpack.core.MessagePacker;
  * <p>Layout follows {@code shared/specs/vllm-kv-events.md} §1.4 (vLLM {@code
  * vllm/distributed/kv_events.py}): the batch is always positional {@code [ts, events, dp_rank]};
  * each event is positional ({@code ["BlockStored", block_hashes, parent_block_hash, token_ids,
- * block_size, lora_id, medium, lora_name]}) or a map tagged by {@code "type"} with default
- * (nil) fields omitted. Hashes go out as msgpack integers the way vLLM ≥0.10.2 sends them: uint64
- * ({@code 0xcf}) when the unsigned value is at least 2^63.
+ * block_size, lora_id, medium, lora_name]}) or a map tagged by {@code "type"} with default (nil)
+ * fields omitted. Hashes go out as msgpack integers the way vLLM ≥0.10.2 sends them: uint64 ({@code
+ * 0xcf}) when the unsigned value is at least 2^63.
  *
  * <p>Stateless and thread-safe. Cost: one buffer allocation per batch, linear in its size.
  */
@@ -54,55 +54,55 @@ public final class VllmEventEncoder {
 
   private static void positional(MessagePacker p, EngineEvent e) throws IOException {
     if (e instanceof EngineEvent.BlockStored s) {
-        p.packArrayHeader(8);
-        p.packString("BlockStored");
-        hashes(p, s.blockHashes());
-        nullableHash(p, s.parentHash());
-        tokens(p, s.tokenIds());
-        p.packInt(s.blockSize());
-        p.packNil(); // lora_id (deprecated)
-        nullableString(p, s.medium());
-        nullableString(p, s.loraName());
+      p.packArrayHeader(8);
+      p.packString("BlockStored");
+      hashes(p, s.blockHashes());
+      nullableHash(p, s.parentHash());
+      tokens(p, s.tokenIds());
+      p.packInt(s.blockSize());
+      p.packNil(); // lora_id (deprecated)
+      nullableString(p, s.medium());
+      nullableString(p, s.loraName());
     } else if (e instanceof EngineEvent.BlockRemoved r) {
-        p.packArrayHeader(3);
-        p.packString("BlockRemoved");
-        hashes(p, r.blockHashes());
-        nullableString(p, r.medium());
+      p.packArrayHeader(3);
+      p.packString("BlockRemoved");
+      hashes(p, r.blockHashes());
+      nullableString(p, r.medium());
     } else {
-        p.packArrayHeader(1);
-        p.packString("AllBlocksCleared");
+      p.packArrayHeader(1);
+      p.packString("AllBlocksCleared");
     }
   }
 
   private static void map(MessagePacker p, EngineEvent e) throws IOException {
     if (e instanceof EngineEvent.BlockStored s) {
-        int n = 5 + (s.medium() == null ? 0 : 1) + (s.loraName() == null ? 0 : 1);
-        p.packMapHeader(n);
-        p.packString("type").packString("BlockStored");
-        p.packString("block_hashes");
-        hashes(p, s.blockHashes());
-        p.packString("parent_block_hash");
-        nullableHash(p, s.parentHash());
-        p.packString("token_ids");
-        tokens(p, s.tokenIds());
-        p.packString("block_size").packInt(s.blockSize());
-        if (s.medium() != null) {
-          p.packString("medium").packString(s.medium());
-        }
-        if (s.loraName() != null) {
-          p.packString("lora_name").packString(s.loraName());
-        }
+      int n = 5 + (s.medium() == null ? 0 : 1) + (s.loraName() == null ? 0 : 1);
+      p.packMapHeader(n);
+      p.packString("type").packString("BlockStored");
+      p.packString("block_hashes");
+      hashes(p, s.blockHashes());
+      p.packString("parent_block_hash");
+      nullableHash(p, s.parentHash());
+      p.packString("token_ids");
+      tokens(p, s.tokenIds());
+      p.packString("block_size").packInt(s.blockSize());
+      if (s.medium() != null) {
+        p.packString("medium").packString(s.medium());
+      }
+      if (s.loraName() != null) {
+        p.packString("lora_name").packString(s.loraName());
+      }
     } else if (e instanceof EngineEvent.BlockRemoved r) {
-        p.packMapHeader(r.medium() == null ? 2 : 3);
-        p.packString("type").packString("BlockRemoved");
-        p.packString("block_hashes");
-        hashes(p, r.blockHashes());
-        if (r.medium() != null) {
-          p.packString("medium").packString(r.medium());
-        }
+      p.packMapHeader(r.medium() == null ? 2 : 3);
+      p.packString("type").packString("BlockRemoved");
+      p.packString("block_hashes");
+      hashes(p, r.blockHashes());
+      if (r.medium() != null) {
+        p.packString("medium").packString(r.medium());
+      }
     } else {
-        p.packMapHeader(1);
-        p.packString("type").packString("AllBlocksCleared");
+      p.packMapHeader(1);
+      p.packString("type").packString("AllBlocksCleared");
     }
   }
 

@@ -39,8 +39,8 @@ public final class ByteTokenizer {
   }
 
   /** Renders a chat with the trivial template (see class comment). */
-  public static String applyChatTemplate(java.util.List<String[]> roleAndContent,
-      boolean addGenerationPrompt) {
+  public static String applyChatTemplate(
+      java.util.List<String[]> roleAndContent, boolean addGenerationPrompt) {
     StringBuilder sb = new StringBuilder();
     for (String[] m : roleAndContent) {
       sb.append("<|").append(m[0]).append("|>\n").append(m[1]).append('\n');

@@ -43,8 +43,9 @@ record GenerationRequest(
     } else if (p.isArray() && p.size() > 1) {
       throw ApiError.badRequest("only one prompt per request is supported", "prompt");
     } else {
-      throw ApiError.badRequest("'prompt' must be a string, a list of token ids or a list of one"
-          + " of those", "prompt");
+      throw ApiError.badRequest(
+          "'prompt' must be a string, a list of token ids or a list of one" + " of those",
+          "prompt");
     }
     return common(body, false, prompt, "max_tokens");
   }
@@ -78,16 +79,16 @@ record GenerationRequest(
           }
         }
       } else if (c != null && !c.isNull()) {
-        throw ApiError.badRequest("message 'content' must be a string or a list of parts",
-            "messages");
+        throw ApiError.badRequest(
+            "message 'content' must be a string or a list of parts", "messages");
       }
       out.add(new String[] {role.asText(), content.toString()});
     }
     return out;
   }
 
-  private static GenerationRequest common(JsonNode body, boolean chat, int[] prompt,
-      String altMaxName) {
+  private static GenerationRequest common(
+      JsonNode body, boolean chat, int[] prompt, String altMaxName) {
     if (prompt.length == 0) {
       throw ApiError.badRequest("the prompt is empty", "prompt");
     }
@@ -95,8 +96,8 @@ record GenerationRequest(
     JsonNode mt = body.has("max_tokens") ? body.get("max_tokens") : body.get(altMaxName);
     if (mt != null && !mt.isNull()) {
       if (!mt.isIntegralNumber() || mt.asLong() < 1 || mt.asLong() > 1_000_000) {
-        throw ApiError.badRequest("'max_tokens' must be an integer from 1 to 1000000",
-            "max_tokens");
+        throw ApiError.badRequest(
+            "'max_tokens' must be an integer from 1 to 1000000", "max_tokens");
       }
       maxTokens = mt.asInt();
     }
@@ -112,8 +113,13 @@ record GenerationRequest(
     boolean usage = so != null && so.path("include_usage").asBoolean(false);
     JsonNode model = body.get("model");
     JsonNode salt = body.get("cache_salt");
-    return new GenerationRequest(chat, model == null || model.isNull() ? null : model.asText(),
-        prompt, maxTokens, stream != null && stream.asBoolean(), usage,
+    return new GenerationRequest(
+        chat,
+        model == null || model.isNull() ? null : model.asText(),
+        prompt,
+        maxTokens,
+        stream != null && stream.asBoolean(),
+        usage,
         salt == null || salt.isNull() ? null : salt.asText());
   }
 

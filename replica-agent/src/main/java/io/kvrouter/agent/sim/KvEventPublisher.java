@@ -32,9 +32,9 @@ import org.zeromq.ZMsg;
  * </ul>
  *
  * Both sockets live on one daemon thread ({@code kv-events-pub}); {@link #publish} only queues.
- * Unlike vLLM, which connects its PUB unless the endpoint contains {@code *}, the sim always
- * binds (it is the server the agent connects to). A port of {@code *} binds an ephemeral port;
- * {@link #pubEndpoint()} tells which.
+ * Unlike vLLM, which connects its PUB unless the endpoint contains {@code *}, the sim always binds
+ * (it is the server the agent connects to). A port of {@code *} binds an ephemeral port; {@link
+ * #pubEndpoint()} tells which.
  */
 public final class KvEventPublisher implements AutoCloseable {
 
@@ -63,8 +63,13 @@ public final class KvEventPublisher implements AutoCloseable {
    * @param layout replay reply layout
    * @param bufferSteps batches kept for replay (vLLM default 10,000)
    */
-  public KvEventPublisher(String pubEndpoint, String replayEndpoint, String topic,
-      EventEncoding encoding, ReplayLayout layout, int bufferSteps) {
+  public KvEventPublisher(
+      String pubEndpoint,
+      String replayEndpoint,
+      String topic,
+      EventEncoding encoding,
+      ReplayLayout layout,
+      int bufferSteps) {
     this.pubBind = pubEndpoint;
     this.replayBind = replayEndpoint;
     this.topic = topic.getBytes(StandardCharsets.UTF_8);
@@ -82,8 +87,9 @@ public final class KvEventPublisher implements AutoCloseable {
       bound.get(10, TimeUnit.SECONDS);
     } catch (Exception e) {
       close();
-      throw new IllegalStateException("cannot bind KV-event sockets " + pubBind + " / " + replayBind
-          + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "cannot bind KV-event sockets " + pubBind + " / " + replayBind + ": " + e.getMessage(),
+          e);
     }
     return this;
   }
@@ -109,8 +115,8 @@ public final class KvEventPublisher implements AutoCloseable {
   }
 
   /**
-   * Test hook: the next {@code n} batches go to the replay ring but not out on PUB, as when the
-   * PUB high-water mark drops messages. Subscribers see a sequence gap.
+   * Test hook: the next {@code n} batches go to the replay ring but not out on PUB, as when the PUB
+   * high-water mark drops messages. Subscribers see a sequence gap.
    */
   public void dropNextLive(int n) {
     dropLive.addAndGet(n);

@@ -1,8 +1,8 @@
 package io.kvrouter.agent.sim;
 
 /**
- * The Dynamo mocker's vLLM-like pass-time polynomial (ai-dynamo/dynamo {@code lib/mocker},
- * {@code perf_model.rs}, as summarised in {@code shared/specs/peer-policies.md}):
+ * The Dynamo mocker's vLLM-like pass-time polynomial (ai-dynamo/dynamo {@code lib/mocker}, {@code
+ * perf_model.rs}, as summarised in {@code shared/specs/peer-policies.md}):
  *
  * <pre>
  * prefill_ms = 4.209989e-7·x² + 1.518344e-2·x + 16.50142   (x = uncached prompt tokens; 0 if none)
@@ -17,7 +17,9 @@ public final class MockerTimingModel implements TimingModel {
 
   private final double speedup;
 
-  /** @param speedup divides every pass time; 1 is the mocker's H100-like profile */
+  /**
+   * @param speedup divides every pass time; 1 is the mocker's H100-like profile
+   */
   public MockerTimingModel(double speedup) {
     if (!(speedup > 0)) {
       throw new IllegalArgumentException("speedup must be positive, was " + speedup);

@@ -21,9 +21,9 @@ import java.util.Map;
  *   <li>{@link #touch} takes a reference on cached blocks (pulling them off the free queue);
  *   <li>{@link #allocate} hands out a free block with one reference, evicting its hash if it had
  *       one;
- *   <li>{@link #cacheRun} registers hashes for full blocks and announces them in one
- *       {@link EngineEvent.BlockStored} per run (a hash already held by another block is not
- *       registered twice and splits the run);
+ *   <li>{@link #cacheRun} registers hashes for full blocks and announces them in one {@link
+ *       EngineEvent.BlockStored} per run (a hash already held by another block is not registered
+ *       twice and splits the run);
  *   <li>{@link #release} drops one reference per block, in reverse order, so a request's tail
  *       blocks are evicted before its head blocks;
  *   <li>events accumulate until {@link #drainEvents()}.
@@ -34,12 +34,12 @@ import java.util.Map;
  * loop owns it.
  *
  * <p>Implementation notes: follows vLLM v1 {@code vllm/v1/core/block_pool.py} and {@code
- * kv_cache_utils.py} ({@code FreeKVCacheBlockQueue}: a doubly linked list of free blocks; allocation
- * pops the head, freeing appends to the tail; {@code cached_block_hash_to_block}), as described in
- * {@code shared/specs/vllm-kv-events.md} §1.4 and {@code peer-policies.md} (Dynamo mocker KV
- * cache). Blocks are indexed 0..n-1 in parallel primitive arrays; {@code prev/next} of -1 mean
- * none. Unlike newer vLLM, which may keep two blocks with the same hash, a duplicate here stays
- * anonymous, so the set of announced hashes is exactly the set of cached hashes.
+ * kv_cache_utils.py} ({@code FreeKVCacheBlockQueue}: a doubly linked list of free blocks;
+ * allocation pops the head, freeing appends to the tail; {@code cached_block_hash_to_block}), as
+ * described in {@code shared/specs/vllm-kv-events.md} §1.4 and {@code peer-policies.md} (Dynamo
+ * mocker KV cache). Blocks are indexed 0..n-1 in parallel primitive arrays; {@code prev/next} of -1
+ * mean none. Unlike newer vLLM, which may keep two blocks with the same hash, a duplicate here
+ * stays anonymous, so the set of announced hashes is exactly the set of cached hashes.
  */
 public final class PagedKvCache {
 
@@ -56,7 +56,9 @@ public final class PagedKvCache {
   private int freeCount;
   private final List<EngineEvent> events = new ArrayList<>();
 
-  /** @param numBlocks capacity in blocks, at least 1 */
+  /**
+   * @param numBlocks capacity in blocks, at least 1
+   */
   public PagedKvCache(int numBlocks) {
     if (numBlocks < 1) {
       throw new IllegalArgumentException("numBlocks must be at least 1, was " + numBlocks);
@@ -118,8 +120,8 @@ public final class PagedKvCache {
   }
 
   /**
-   * References the cached blocks of {@code hashes[0, count)}, which must all be present
-   * ({@link #cachedPrefixBlocks}); writes their block ids to {@code out[0, count)}.
+   * References the cached blocks of {@code hashes[0, count)}, which must all be present ({@link
+   * #cachedPrefixBlocks}); writes their block ids to {@code out[0, count)}.
    */
   public void touch(long[] hashes, int count, int[] out) {
     for (int i = 0; i < count; i++) {
@@ -167,8 +169,14 @@ public final class PagedKvCache {
    * @param blockSize tokens per block
    * @param loraName adapter name for the event, or null
    */
-  public void cacheRun(int[] blockIds, long[] hashes, int from, int to, int[] tokens,
-      int blockSize, String loraName) {
+  public void cacheRun(
+      int[] blockIds,
+      long[] hashes,
+      int from,
+      int to,
+      int[] tokens,
+      int blockSize,
+      String loraName) {
     int runStart = -1;
     for (int i = from; i <= to; i++) {
       boolean fresh = false;
@@ -190,8 +198,8 @@ public final class PagedKvCache {
     }
   }
 
-  private void announce(long[] hashes, int from, int to, int[] tokens, int blockSize,
-      String loraName) {
+  private void announce(
+      long[] hashes, int from, int to, int[] tokens, int blockSize, String loraName) {
     events.add(
         new EngineEvent.BlockStored(
             Arrays.copyOfRange(hashes, from, to),
@@ -216,8 +224,8 @@ public final class PagedKvCache {
   }
 
   /**
-   * vLLM's {@code reset_prefix_cache}: forgets every cached hash, only when no block is
-   * referenced, and announces {@link EngineEvent.AllBlocksCleared}.
+   * vLLM's {@code reset_prefix_cache}: forgets every cached hash, only when no block is referenced,
+   * and announces {@link EngineEvent.AllBlocksCleared}.
    *
    * @return false (and nothing changes) when blocks are still in use
    */

@@ -16,10 +16,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs a {@link SimEngineCore} in real time on its own thread ({@code sim-engine-loop}): each
- * pass is planned at the current time and the thread sleeps for the pass's duration before its
- * tokens are delivered and its KV events published, so clients see the timing model's latencies.
- * Every interaction with the core goes through a command queue served by that thread.
+ * Runs a {@link SimEngineCore} in real time on its own thread ({@code sim-engine-loop}): each pass
+ * is planned at the current time and the thread sleeps for the pass's duration before its tokens
+ * are delivered and its KV events published, so clients see the timing model's latencies. Every
+ * interaction with the core goes through a command queue served by that thread.
  *
  * <p>Thread-safe. Listeners are called on the loop thread and must not block.
  */
@@ -36,8 +36,14 @@ public final class RealTimeEngine implements AutoCloseable {
   }
 
   /** A consistent view of the engine's gauges and counters (vLLM /metrics). */
-  public record Stats(int running, int waiting, double kvUsage, long prefixQueries,
-      long prefixHits, long finished, int cachedBlocks) {}
+  public record Stats(
+      int running,
+      int waiting,
+      double kvUsage,
+      long prefixQueries,
+      long prefixHits,
+      long finished,
+      int cachedBlocks) {}
 
   private final SimEngineCore core;
   private final KvEventPublisher publisher;
@@ -134,14 +140,15 @@ public final class RealTimeEngine implements AutoCloseable {
         }
         StepResult pass = core.step(nowMicros());
         long wakeAt = startNanos + pass.endMicros() * 1_000;
-        for (long left = wakeAt - System.nanoTime(); left > 0 && running;
+        for (long left = wakeAt - System.nanoTime();
+            left > 0 && running;
             left = wakeAt - System.nanoTime()) {
           LockSupport.parkNanos(left);
         }
         flushEvents();
         for (Emission e : pass.emissions()) {
-          RequestListener l = e.finished() ? listeners.remove(e.requestId())
-              : listeners.get(e.requestId());
+          RequestListener l =
+              e.finished() ? listeners.remove(e.requestId()) : listeners.get(e.requestId());
           if (l != null) {
             l.onToken(e);
           }
@@ -173,8 +180,13 @@ public final class RealTimeEngine implements AutoCloseable {
 
   private void updateStats() {
     stats =
-        new Stats(core.runningCount(), core.waitingCount(), core.kvCacheUsage(),
-            core.prefixCacheQueries(), core.prefixCacheHits(), core.finishedRequests(),
+        new Stats(
+            core.runningCount(),
+            core.waitingCount(),
+            core.kvCacheUsage(),
+            core.prefixCacheQueries(),
+            core.prefixCacheHits(),
+            core.finishedRequests(),
             core.cachedBlockCount());
   }
 

@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One running real-time simulated vLLM replica: {@link RealTimeEngine} + {@link
- * KvEventPublisher} + {@link SimHttpServer}. Start with {@link #start(SimEngineSettings)}; close
- * to stop all three (an engine "crash" as far as clients and the agent can tell).
+ * One running real-time simulated vLLM replica: {@link RealTimeEngine} + {@link KvEventPublisher} +
+ * {@link SimHttpServer}. Start with {@link #start(SimEngineSettings)}; close to stop all three (an
+ * engine "crash" as far as clients and the agent can tell).
  */
 public final class SimEngine implements AutoCloseable {
 
@@ -15,7 +15,10 @@ public final class SimEngine implements AutoCloseable {
   private final RealTimeEngine engine;
   private final SimHttpServer http;
 
-  private SimEngine(SimEngineSettings settings, KvEventPublisher publisher, RealTimeEngine engine,
+  private SimEngine(
+      SimEngineSettings settings,
+      KvEventPublisher publisher,
+      RealTimeEngine engine,
       SimHttpServer http) {
     this.settings = settings;
     this.publisher = publisher;
@@ -27,12 +30,20 @@ public final class SimEngine implements AutoCloseable {
   public static SimEngine start(SimEngineSettings s) throws IOException {
     KvEventPublisher pub = null;
     if (s.kvEventsEndpoint() != null) {
-      pub = new KvEventPublisher(s.kvEventsEndpoint(), s.replayEndpoint(), s.topic(),
-          s.encoding(), s.replayLayout(), s.bufferSteps()).start();
+      pub =
+          new KvEventPublisher(
+                  s.kvEventsEndpoint(),
+                  s.replayEndpoint(),
+                  s.topic(),
+                  s.encoding(),
+                  s.replayLayout(),
+                  s.bufferSteps())
+              .start();
     }
     RealTimeEngine engine = new RealTimeEngine(s.engine(), pub, s.dpRank()).start();
     try {
-      SimHttpServer http = new SimHttpServer(s.host(), s.httpPort(), s.model(), engine, s.tokenizer());
+      SimHttpServer http =
+          new SimHttpServer(s.host(), s.httpPort(), s.model(), engine, s.tokenizer());
       return new SimEngine(s, pub, engine, http);
     } catch (IOException | RuntimeException e) {
       engine.close();

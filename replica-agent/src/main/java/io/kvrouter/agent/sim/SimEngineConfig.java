@@ -35,8 +35,8 @@ public record SimEngineConfig(
   }
 
   /**
-   * vLLM-like defaults: block 16, 16,384 blocks, 256 sequences, 8,192 batched tokens, seed "0",
-   * the Dynamo mocker timing at speed-up 1.
+   * vLLM-like defaults: block 16, 16,384 blocks, 256 sequences, 8,192 batched tokens, seed "0", the
+   * Dynamo mocker timing at speed-up 1.
    */
   public static SimEngineConfig defaults() {
     return new SimEngineConfig(16, 16_384, 256, 8_192, "0", new MockerTimingModel(1.0));

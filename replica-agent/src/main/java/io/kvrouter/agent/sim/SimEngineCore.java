@@ -10,9 +10,9 @@ import java.util.Map;
 /**
  * The simulated vLLM engine core: a continuous-batching scheduler with chunked prefill over a
  * {@link PagedKvCache}, timed by a {@link TimingModel}, with no clock of its own. The caller
- * supplies the time: a real-time loop ({@link RealTimeEngine}) passes the wall clock and sleeps
- * for each pass; the policy lab passes virtual time and jumps ahead, so an hour of trace replays
- * in seconds with this same code.
+ * supplies the time: a real-time loop ({@link RealTimeEngine}) passes the wall clock and sleeps for
+ * each pass; the policy lab passes virtual time and jumps ahead, so an hour of trace replays in
+ * seconds with this same code.
  *
  * <h2>Use</h2>
  *
@@ -27,9 +27,9 @@ import java.util.Map;
  * }
  * }</pre>
  *
- * A caller that wants new arrivals to join mid-run submits them with their arrival time before
- * the next {@code step} whose start is at or after it; a pass never starts before the previous
- * one ended (the caller's job: pass {@code max(now, previous end)}).
+ * A caller that wants new arrivals to join mid-run submits them with their arrival time before the
+ * next {@code step} whose start is at or after it; a pass never starts before the previous one
+ * ended (the caller's job: pass {@code max(now, previous end)}).
  *
  * <h2>One pass</h2>
  *
@@ -42,11 +42,10 @@ import java.util.Map;
  *       when its blocks cannot be allocated, the most recently admitted running request is
  *       preempted (recompute mode: blocks released, back to the front of the queue);
  *   <li>then waiting requests FCFS while {@code maxNumSeqs} and the token budget allow: at first
- *       admission the longest cached prefix is looked up (at most {@code promptLength − 1}
- *       tokens, as vLLM always computes the last prompt token), counted as computed and recorded
- *       as {@code cachedPromptTokens}; the prefix-cache counters add the prompt length to
- *       queries and the cached tokens to hits; a request whose blocks do not fit waits (head of
- *       line);
+ *       admission the longest cached prefix is looked up (at most {@code promptLength − 1} tokens,
+ *       as vLLM always computes the last prompt token), counted as computed and recorded as {@code
+ *       cachedPromptTokens}; the prefix-cache counters add the prompt length to queries and the
+ *       cached tokens to hits; a request whose blocks do not fit waits (head of line);
  *   <li>the pass takes {@code timing.passMicros(uncached tokens computed, decoding requests,
  *       referenced blocks, capacity)};
  *   <li>every request whose tokens are all computed samples one synthetic token; full computed
@@ -97,8 +96,8 @@ public final class SimEngineCore {
   /**
    * Queues a request.
    *
-   * @throws IllegalArgumentException when its id is already live, or when prompt plus output
-   *     could never fit in the cache (vLLM rejects prompts beyond {@code max_model_len})
+   * @throws IllegalArgumentException when its id is already live, or when prompt plus output could
+   *     never fit in the cache (vLLM rejects prompts beyond {@code max_model_len})
    */
   public void submit(SimRequest request, long nowMicros) {
     int blocksNeeded =
@@ -106,8 +105,13 @@ public final class SimEngineCore {
             / config.blockSize();
     if (blocksNeeded > config.numBlocks()) {
       throw new IllegalArgumentException(
-          "prompt (" + request.promptTokens().length + ") plus max_tokens (" + request.maxTokens()
-              + ") exceeds the model's capacity of " + maxModelLen() + " tokens");
+          "prompt ("
+              + request.promptTokens().length
+              + ") plus max_tokens ("
+              + request.maxTokens()
+              + ") exceeds the model's capacity of "
+              + maxModelLen()
+              + " tokens");
     }
     if (live.containsKey(request.requestId())) {
       throw new IllegalArgumentException("request id already live: " + request.requestId());
@@ -175,8 +179,7 @@ public final class SimEngineCore {
       i++;
     }
 
-    while (!preempted && budget > 0 && !waiting.isEmpty()
-        && running.size() < config.maxNumSeqs()) {
+    while (!preempted && budget > 0 && !waiting.isEmpty() && running.size() < config.maxNumSeqs()) {
       SimSequence seq = waiting.peekFirst();
       int bs = config.blockSize();
       int hit = 0;
@@ -227,8 +230,9 @@ public final class SimEngineCore {
     long duration =
         scheduled.isEmpty()
             ? 0
-            : config.timing().passMicros(prefillTokens, decodeTokens, cache.usedBlocks(),
-                config.numBlocks());
+            : config
+                .timing()
+                .passMicros(prefillTokens, decodeTokens, cache.usedBlocks(), config.numBlocks());
     long end = nowMicros + duration;
 
     List<Emission> emissions = new ArrayList<>();
@@ -242,13 +246,26 @@ public final class SimEngineCore {
         seq.appendToken(token);
         boolean finished = seq.outputs >= seq.request.maxTokens();
         emissions.add(
-            new Emission(seq.id(), token, index, finished, seq.promptLength,
-                seq.cachedPromptTokens, end, seq.arrivalMicros));
+            new Emission(
+                seq.id(),
+                token,
+                index,
+                finished,
+                seq.promptLength,
+                seq.cachedPromptTokens,
+                end,
+                seq.arrivalMicros));
       }
       seq.extendHashes(hasher, bs);
       int computedBlocks = Math.min(seq.numComputed / bs, seq.numHashes);
       if (computedBlocks > seq.numRegistered) {
-        cache.cacheRun(seq.blockIds, seq.hashes, seq.numRegistered, computedBlocks, seq.tokens, bs,
+        cache.cacheRun(
+            seq.blockIds,
+            seq.hashes,
+            seq.numRegistered,
+            computedBlocks,
+            seq.tokens,
+            bs,
             seq.request.loraName());
         seq.numRegistered = computedBlocks;
       }
@@ -307,9 +324,9 @@ public final class SimEngineCore {
   }
 
   /**
-   * The synthetic output token: a deterministic function of request id and index, drawn from
-   * the byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders
-   * it as text.
+   * The synthetic output token: a deterministic function of request id and index, drawn from the
+   * byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders it as
+   * text.
    */
   private static int syntheticToken(SimSequence seq, int index) {
     long h = seq.id().hashCode() * 0x9E3779B97F4A7C15L + index * 0xC2B2AE3D27D4EB4FL;
@@ -371,8 +388,7 @@ public final class SimEngineCore {
 
   /** The engine's hash of each full block of {@code tokens} (for tests and the lab). */
   public long[] blockHashes(int[] tokens, String loraName, String cacheSalt) {
-    SimSequence s =
-        new SimSequence(new SimRequest("probe", tokens, 1, loraName, cacheSalt), 0);
+    SimSequence s = new SimSequence(new SimRequest("probe", tokens, 1, loraName, cacheSalt), 0);
     s.extendHashes(hasher, config.blockSize());
     return java.util.Arrays.copyOf(s.hashes, s.numHashes);
   }

@@ -36,34 +36,99 @@ public record SimEngineSettings(
 
   /** Loopback, any ports, model "sim-model", map encoding, replay with topic, vLLM defaults. */
   public static SimEngineSettings loopback() {
-    return new SimEngineSettings("127.0.0.1", 0, "sim-model", "tcp://127.0.0.1:*",
-        "tcp://127.0.0.1:*", "", EventEncoding.MAP, ReplayLayout.WITH_TOPIC, 10_000, 0,
-        SimEngineConfig.defaults(), SimTokenizer.BYTES);
+    return new SimEngineSettings(
+        "127.0.0.1",
+        0,
+        "sim-model",
+        "tcp://127.0.0.1:*",
+        "tcp://127.0.0.1:*",
+        "",
+        EventEncoding.MAP,
+        ReplayLayout.WITH_TOPIC,
+        10_000,
+        0,
+        SimEngineConfig.defaults(),
+        SimTokenizer.BYTES);
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {
-    return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
-        encoding, replayLayout, bufferSteps, dpRank, c, tokenizer);
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        c,
+        tokenizer);
   }
 
   public SimEngineSettings withEndpoints(int port, String kvEvents, String replay) {
-    return new SimEngineSettings(host, port, model, kvEvents, replay, topic, encoding,
-        replayLayout, bufferSteps, dpRank, engine, tokenizer);
+    return new SimEngineSettings(
+        host,
+        port,
+        model,
+        kvEvents,
+        replay,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer);
   }
 
   public SimEngineSettings withModel(String m) {
-    return new SimEngineSettings(host, httpPort, m, kvEventsEndpoint, replayEndpoint, topic,
-        encoding, replayLayout, bufferSteps, dpRank, engine, tokenizer);
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        m,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer);
   }
 
   public SimEngineSettings withEncoding(EventEncoding e, ReplayLayout l) {
-    return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
-        e, l, bufferSteps, dpRank, engine, tokenizer);
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        e,
+        l,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer);
   }
 
   /** The same engine tokenizing with {@code t} (e.g. the router's tokenizer for the model). */
   public SimEngineSettings withTokenizer(SimTokenizer t) {
-    return new SimEngineSettings(host, httpPort, model, kvEventsEndpoint, replayEndpoint, topic,
-        encoding, replayLayout, bufferSteps, dpRank, engine, t);
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        t);
   }
 }

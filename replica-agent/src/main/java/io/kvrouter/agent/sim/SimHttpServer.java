@@ -24,14 +24,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The simulated engine's OpenAI-compatible HTTP surface, as vLLM serves it ({@code
  * shared/specs/vllm-kv-events.md} §6): {@code POST /v1/completions}, {@code POST
- * /v1/chat/completions} (streaming as SSE chunk by chunk, ending {@code data: [DONE]}, with
- * {@code stream_options.include_usage}), {@code GET /v1/models}, {@code POST /tokenize}, {@code
- * POST /detokenize}, {@code GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}.
- * Usage carries {@code prompt_tokens_details.cached_tokens}. Bad input gets a 4xx with {@code
+ * /v1/chat/completions} (streaming as SSE chunk by chunk, ending {@code data: [DONE]}, with {@code
+ * stream_options.include_usage}), {@code GET /v1/models}, {@code POST /tokenize}, {@code POST
+ * /detokenize}, {@code GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}. Usage
+ * carries {@code prompt_tokens_details.cached_tokens}. Bad input gets a 4xx with {@code
  * {"error":{"message","type","param","code"}}}.
  *
- * <p>Built on the JDK's {@code com.sun.net.httpserver} (a plain OutputStream per response makes
- * SSE flushing trivial); one pooled thread per open request waits on the engine's tokens.
+ * <p>Built on the JDK's {@code com.sun.net.httpserver} (a plain OutputStream per response makes SSE
+ * flushing trivial); one pooled thread per open request waits on the engine's tokens.
  */
 public final class SimHttpServer implements AutoCloseable {
 
@@ -115,13 +115,15 @@ public final class SimHttpServer implements AutoCloseable {
           }
           case "/metrics" -> {
             requireMethod(method, "GET");
-            send(ex, 200, "text/plain; version=0.0.4",
+            send(
+                ex,
+                200,
+                "text/plain; version=0.0.4",
                 PrometheusText.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
           }
           case "/reset_prefix_cache" -> {
             requireMethod(method, "POST");
-            boolean ok =
-                engine.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
+            boolean ok = engine.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
             if (!ok) {
               throw new ApiError(409, "ConflictError", "requests are running", null);
             }
@@ -164,18 +166,21 @@ public final class SimHttpServer implements AutoCloseable {
 
   private void checkModel(String requested) {
     if (requested != null && !requested.equals(model)) {
-      throw new ApiError(404, "NotFoundError", "The model `" + requested + "` does not exist.",
-          "model");
+      throw new ApiError(
+          404, "NotFoundError", "The model `" + requested + "` does not exist.", "model");
     }
   }
 
   private void generate(HttpExchange ex, String method, boolean chat) throws Exception {
     requireMethod(method, "POST");
     JsonNode body = readBody(ex);
-    GenerationRequest g = chat ? GenerationRequest.chat(body, tokenizer) : GenerationRequest.completion(body, tokenizer);
+    GenerationRequest g =
+        chat
+            ? GenerationRequest.chat(body, tokenizer)
+            : GenerationRequest.completion(body, tokenizer);
     checkModel(g.model());
-    String id = (chat ? "chatcmpl-" : "cmpl-") + Long.toHexString(created) + "-"
-        + ids.incrementAndGet();
+    String id =
+        (chat ? "chatcmpl-" : "cmpl-") + Long.toHexString(created) + "-" + ids.incrementAndGet();
     LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
     engine.submit(
         new SimRequest(id, g.prompt(), g.maxTokens(), null, g.cacheSalt()),
@@ -225,8 +230,9 @@ public final class SimHttpServer implements AutoCloseable {
       while (true) {
         if (!(item instanceof Emission e)) {
           ObjectNode err = JSON.createObjectNode();
-          err.set("error", errorBody(new ApiError(500, "InternalServerError",
-              "engine failed: " + item, null)));
+          err.set(
+              "error",
+              errorBody(new ApiError(500, "InternalServerError", "engine failed: " + item, null)));
           sse(os, err);
           break;
         }

@@ -5,12 +5,12 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The engine-side state of one request: its tokens (prompt then outputs), block table, block
- * hashes and progress. Owned by {@link SimEngineCore}; not thread-safe.
+ * The engine-side state of one request: its tokens (prompt then outputs), block table, block hashes
+ * and progress. Owned by {@link SimEngineCore}; not thread-safe.
  *
- * <p>Implementation notes: tokens, block ids and hashes live in growable primitive arrays;
- * {@code digests} keeps the full 32-byte digest of the last hashed block because vLLM chains on
- * full digests (spec §2.3).
+ * <p>Implementation notes: tokens, block ids and hashes live in growable primitive arrays; {@code
+ * digests} keeps the full 32-byte digest of the last hashed block because vLLM chains on full
+ * digests (spec §2.3).
  */
 final class SimSequence {
 
@@ -59,8 +59,7 @@ final class SimSequence {
     int full = numTokens / blockSize;
     while (numHashes < full) {
       int i = numHashes;
-      byte[] d =
-          hasher.blockDigest(lastDigest, tokens, i * blockSize, blockSize, extraKeys(i));
+      byte[] d = hasher.blockDigest(lastDigest, tokens, i * blockSize, blockSize, extraKeys(i));
       lastDigest = d;
       if (numHashes == hashes.length) {
         hashes = Arrays.copyOf(hashes, hashes.length * 2);

@@ -30,7 +30,8 @@ public interface SimTokenizer {
         @Override
         public int[] encodeChat(JsonNode body, boolean addGenerationPrompt) {
           return ByteTokenizer.encode(
-              ByteTokenizer.applyChatTemplate(GenerationRequest.messages(body), addGenerationPrompt));
+              ByteTokenizer.applyChatTemplate(
+                  GenerationRequest.messages(body), addGenerationPrompt));
         }
 
         @Override

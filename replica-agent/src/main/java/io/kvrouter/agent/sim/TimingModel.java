@@ -1,8 +1,8 @@
 package io.kvrouter.agent.sim;
 
 /**
- * How long one scheduler pass of the simulated engine takes. Pluggable so the policy lab can
- * try other engine profiles; the default is {@link MockerTimingModel}.
+ * How long one scheduler pass of the simulated engine takes. Pluggable so the policy lab can try
+ * other engine profiles; the default is {@link MockerTimingModel}.
  */
 @FunctionalInterface
 public interface TimingModel {

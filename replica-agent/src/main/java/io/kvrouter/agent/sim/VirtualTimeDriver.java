@@ -28,8 +28,14 @@ public final class VirtualTimeDriver {
    * @param cachedPromptTokens served from the prefix cache
    * @param outputTokens generated
    */
-  public record RequestResult(String requestId, long arrivalMicros, long firstTokenMicros,
-      long finishMicros, int promptTokens, int cachedPromptTokens, int outputTokens) {}
+  public record RequestResult(
+      String requestId,
+      long arrivalMicros,
+      long firstTokenMicros,
+      long finishMicros,
+      int promptTokens,
+      int cachedPromptTokens,
+      int outputTokens) {}
 
   private VirtualTimeDriver() {}
 
@@ -61,9 +67,15 @@ public final class VirtualTimeDriver {
         }
         if (e.finished()) {
           Long first = firstToken.remove(e.requestId());
-          out.add(new RequestResult(e.requestId(), e.arrivalMicros(),
-              first == null ? e.timeMicros() : first, e.timeMicros(), e.promptTokens(),
-              e.cachedPromptTokens(), e.index() + 1));
+          out.add(
+              new RequestResult(
+                  e.requestId(),
+                  e.arrivalMicros(),
+                  first == null ? e.timeMicros() : first,
+                  e.timeMicros(),
+                  e.promptTokens(),
+                  e.cachedPromptTokens(),
+                  e.index() + 1));
         }
       }
       now = Math.max(pass.endMicros(), now);

@@ -16,10 +16,10 @@ import java.util.List;
  * <ul>
  *   <li>{@code NONE_HASH = sha256(cbor(str(seed)))}, the seed playing PYTHONHASHSEED;
  *   <li>{@code h_i = sha256(canonical_cbor([parent_digest, tokens_i, extra_i]))} with the parent
- *       the previous block's full 32-byte digest (NONE_HASH for block 0), {@code extra_i} nil or
- *       an array of text items (LoRA name; cache salt on the first block only);
- *   <li>the value on the wire ({@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}) is the digest's
- *       last 8 bytes read big-endian: {@link #low64(byte[])}.
+ *       the previous block's full 32-byte digest (NONE_HASH for block 0), {@code extra_i} nil or an
+ *       array of text items (LoRA name; cache salt on the first block only);
+ *   <li>the value on the wire ({@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}) is the digest's last
+ *       8 bytes read big-endian: {@link #low64(byte[])}.
  * </ul>
  *
  * Pinned by the spec's test vectors (seed "0", tokens 1..32, block 16).
@@ -31,7 +31,9 @@ public final class VllmBlockHasher {
 
   private final byte[] noneHash;
 
-  /** @param seed the PYTHONHASHSEED-like seed string, e.g. {@code "0"} */
+  /**
+   * @param seed the PYTHONHASHSEED-like seed string, e.g. {@code "0"}
+   */
   public VllmBlockHasher(String seed) {
     ByteArrayOutputStream cbor = new ByteArrayOutputStream();
     writeText(cbor, seed);
@@ -50,8 +52,8 @@ public final class VllmBlockHasher {
    * @param tokens token ids; the block is {@code tokens[from, from + blockSize)}
    * @param extra text items for the block's extra keys, or empty for none (CBOR nil)
    */
-  public byte[] blockDigest(byte[] parentDigest, int[] tokens, int from, int blockSize,
-      List<String> extra) {
+  public byte[] blockDigest(
+      byte[] parentDigest, int[] tokens, int from, int blockSize, List<String> extra) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(8 + 5 * blockSize);
     out.write(0x83);
     byte[] parent = parentDigest == null ? noneHash : parentDigest;

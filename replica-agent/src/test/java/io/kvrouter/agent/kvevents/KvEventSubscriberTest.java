@@ -6,9 +6,9 @@ import io.kvrouter.agent.sim.KvEventPublisher;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Test;
 
 class KvEventSubscriberTest {
 
@@ -65,12 +65,13 @@ class KvEventSubscriberTest {
   @EnumSource(ReplayLayout.class)
   void liveGap_isFilledFromTheReplaySocket_inBothReplyLayouts(ReplayLayout layout) {
     try (KvEventPublisher pub =
-            new KvEventPublisher("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv@r1",
-                EventEncoding.MAP, layout, 100).start()) {
+        new KvEventPublisher(
+                "tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv@r1", EventEncoding.MAP, layout, 100)
+            .start()) {
       Recorder r = new Recorder();
       try (KvEventSubscriber sub =
-              new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "kv@", r, "sub-test")
-                  .start()) {
+          new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "kv@", r, "sub-test")
+              .start()) {
         long next = handshake(pub, r, 0);
         pub.dropNextLive(3);
         for (int i = 0; i < 5; i++) {
@@ -79,8 +80,9 @@ class KvEventSubscriberTest {
         long last = next - 1;
         await(() -> r.seqs.size() == last + 1, 5_000);
         // every batch from 0 arrives exactly once and in order, the early ones via replay too
-        assertThat(r.seqs).containsExactlyElementsOf(
-            java.util.stream.LongStream.rangeClosed(0, last).boxed().toList());
+        assertThat(r.seqs)
+            .containsExactlyElementsOf(
+                java.util.stream.LongStream.rangeClosed(0, last).boxed().toList());
         assertThat(r.notes).isEmpty();
         assertThat(sub.replayRequests()).isGreaterThanOrEqualTo(1);
       }
@@ -90,11 +92,17 @@ class KvEventSubscriberTest {
   @Test
   void gapWithoutReplaySocket_isReportedAsUnrecoverable() {
     try (KvEventPublisher pub =
-            new KvEventPublisher("tcp://127.0.0.1:*", null, "", EventEncoding.POSITIONAL,
-                ReplayLayout.WITH_TOPIC, 100).start()) {
+        new KvEventPublisher(
+                "tcp://127.0.0.1:*",
+                null,
+                "",
+                EventEncoding.POSITIONAL,
+                ReplayLayout.WITH_TOPIC,
+                100)
+            .start()) {
       Recorder r = new Recorder();
       try (KvEventSubscriber sub =
-              new KvEventSubscriber(pub.pubEndpoint(), null, "", r, "sub-test").start()) {
+          new KvEventSubscriber(pub.pubEndpoint(), null, "", r, "sub-test").start()) {
         long next = handshake(pub, r, 0);
         long before = r.seqs.get(r.seqs.size() - 1);
         r.notes.clear();
@@ -119,11 +127,18 @@ class KvEventSubscriberTest {
     String replayEp;
     long next;
     KvEventPublisher first =
-        new KvEventPublisher("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "", EventEncoding.POSITIONAL,
-            ReplayLayout.WITHOUT_TOPIC, 100).start();
+        new KvEventPublisher(
+                "tcp://127.0.0.1:*",
+                "tcp://127.0.0.1:*",
+                "",
+                EventEncoding.POSITIONAL,
+                ReplayLayout.WITHOUT_TOPIC,
+                100)
+            .start();
     pubEp = first.pubEndpoint();
     replayEp = first.replayEndpoint();
-    try (KvEventSubscriber sub = new KvEventSubscriber(pubEp, replayEp, "", r, "sub-test").start()) {
+    try (KvEventSubscriber sub =
+        new KvEventSubscriber(pubEp, replayEp, "", r, "sub-test").start()) {
       next = handshake(first, r, 0);
       for (int i = 0; i < 10; i++) {
         first.publish(batch(next++));
@@ -152,12 +167,18 @@ class KvEventSubscriberTest {
   @Test
   void silentSubscription_isRecoveredFromTheReplayBuffer() {
     try (KvEventPublisher pub =
-            new KvEventPublisher("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "", EventEncoding.MAP,
-                ReplayLayout.WITH_TOPIC, 100).start()) {
+        new KvEventPublisher(
+                "tcp://127.0.0.1:*",
+                "tcp://127.0.0.1:*",
+                "",
+                EventEncoding.MAP,
+                ReplayLayout.WITH_TOPIC,
+                100)
+            .start()) {
       Recorder r = new Recorder();
       try (KvEventSubscriber sub =
-              new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "", r, "sub-test")
-                  .start()) {
+          new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "", r, "sub-test")
+              .start()) {
         pub.dropNextLive(5); // as if the SUB saw nothing at all
         for (int i = 0; i < 5; i++) {
           pub.publish(batch(i));
@@ -174,8 +195,9 @@ class KvEventSubscriberTest {
     RuntimeException last = null;
     for (int i = 0; i < 50; i++) {
       try {
-        return new KvEventPublisher(pubEp, replayEp, "", EventEncoding.POSITIONAL,
-            ReplayLayout.WITHOUT_TOPIC, 100).start();
+        return new KvEventPublisher(
+                pubEp, replayEp, "", EventEncoding.POSITIONAL, ReplayLayout.WITHOUT_TOPIC, 100)
+            .start();
       } catch (RuntimeException e) {
         last = e;
         await(() -> false, 100);

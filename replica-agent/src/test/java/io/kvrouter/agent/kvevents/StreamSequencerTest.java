@@ -32,6 +32,7 @@ class StreamSequencerTest {
 
   /** A replay buffer holding some seqs. */
   private final TreeMap<Long, byte[]> buffer = new TreeMap<>();
+
   private final List<Long> fetches = new ArrayList<>();
 
   private List<TransportFrames.Message> fetch(long from) {
@@ -67,8 +68,8 @@ class StreamSequencerTest {
     StreamSequencer s = new StreamSequencer(handler, this::fetch, "t");
     s.onLive(5, payload(5));
     assertThat(fetches).containsExactly(0L);
-    assertThat(seen).containsExactly("batch 0", "batch 1", "batch 2", "batch 3", "batch 4",
-        "batch 5");
+    assertThat(seen)
+        .containsExactly("batch 0", "batch 1", "batch 2", "batch 3", "batch 4", "batch 5");
   }
 
   @Test
@@ -78,8 +79,8 @@ class StreamSequencerTest {
     buffered(3, 6); // 1 and 2 fell out of the buffer
     s.onLive(6, payload(6));
     assertThat(fetches).containsExactly(1L);
-    assertThat(seen).containsExactly("batch 0", "gap 1..3", "batch 3", "batch 4", "batch 5",
-        "batch 6");
+    assertThat(seen)
+        .containsExactly("batch 0", "gap 1..3", "batch 3", "batch 4", "batch 5", "batch 6");
   }
 
   @Test
@@ -100,8 +101,8 @@ class StreamSequencerTest {
     buffer.clear();
     buffered(0, 2); // the new engine's first two batches, missed live
     s.onLive(2, payload(2));
-    assertThat(seen).containsSubsequence("batch 3", "restart 3->2", "batch 0", "batch 1",
-        "batch 2");
+    assertThat(seen)
+        .containsSubsequence("batch 3", "restart 3->2", "batch 0", "batch 1", "batch 2");
     assertThat(s.expected()).isEqualTo(3);
   }
 
@@ -138,7 +139,8 @@ class StreamSequencerTest {
     buffered(0, 7); // the restarted engine already published 0..6 before we reconnected
     s.onLive(7, payload(7));
 
-    assertThat(seen).containsSubsequence("batch 2", "restart 2->7", "batch 0", "batch 6", "batch 7");
+    assertThat(seen)
+        .containsSubsequence("batch 2", "restart 2->7", "batch 0", "batch 6", "batch 7");
     assertThat(fetches).containsExactly(0L);
   }
 

@@ -32,8 +32,7 @@ class TransportFramesTest {
 
   @Test
   void replayReply_oldLayoutWithoutTopic() {
-    TransportFrames.Message m =
-        TransportFrames.replay(List.of(EMPTY, ZmqFrames.seq(3), PAYLOAD));
+    TransportFrames.Message m = TransportFrames.replay(List.of(EMPTY, ZmqFrames.seq(3), PAYLOAD));
     assertThat(m.seq()).isEqualTo(3);
     assertThat(m.endOfReplay()).isFalse();
     TransportFrames.Message end =
@@ -52,7 +51,8 @@ class TransportFramesTest {
         TransportFrames.replay(List.of(EMPTY, EMPTY, ZmqFrames.seq(5), PAYLOAD));
     assertThat(emptyTopic.seq()).isEqualTo(5);
     TransportFrames.Message end =
-        TransportFrames.replay(List.of(EMPTY, EMPTY, ZmqFrames.seq(ZmqFrames.END_OF_REPLAY), EMPTY));
+        TransportFrames.replay(
+            List.of(EMPTY, EMPTY, ZmqFrames.seq(ZmqFrames.END_OF_REPLAY), EMPTY));
     assertThat(end.endOfReplay()).isTrue();
   }
 

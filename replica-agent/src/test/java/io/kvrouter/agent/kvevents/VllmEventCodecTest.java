@@ -21,8 +21,8 @@ class VllmEventCodecTest {
     return new EngineEventBatch(
         1.5,
         List.of(
-            new EngineEvent.BlockStored(new long[] {1, -2, Long.MIN_VALUE}, null, new int[48], 16,
-                null, null),
+            new EngineEvent.BlockStored(
+                new long[] {1, -2, Long.MIN_VALUE}, null, new int[48], 16, null, null),
             new EngineEvent.BlockStored(new long[] {9}, -1L, new int[] {}, 16, "adapter", "CPU"),
             new EngineEvent.BlockRemoved(new long[] {-2}, null),
             new EngineEvent.AllBlocksCleared()),
@@ -55,7 +55,9 @@ class VllmEventCodecTest {
   void encoder_writesUint64ForHashesAboveTwoToThe63_asVllmDoes() {
     byte[] bytes =
         new VllmEventEncoder(EventEncoding.POSITIONAL)
-            .encode(new EngineEventBatch(0, List.of(new EngineEvent.BlockRemoved(new long[] {-1}, null)), 0));
+            .encode(
+                new EngineEventBatch(
+                    0, List.of(new EngineEvent.BlockRemoved(new long[] {-1}, null)), 0));
     assertThat(HexFormat.of().formatHex(bytes)).contains("cfffffffffffffffff");
   }
 
@@ -63,7 +65,8 @@ class VllmEventCodecTest {
   void positionalMap_isEncodedAsArrayWithTagFirst_mapAsTypeKeyWithNilsOmitted() throws IOException {
     EngineEventBatch b =
         new EngineEventBatch(0, List.of(new EngineEvent.BlockRemoved(new long[] {5}, null)), 0);
-    var pos = MessagePack.newDefaultUnpacker(new VllmEventEncoder(EventEncoding.POSITIONAL).encode(b));
+    var pos =
+        MessagePack.newDefaultUnpacker(new VllmEventEncoder(EventEncoding.POSITIONAL).encode(b));
     pos.unpackArrayHeader();
     pos.skipValue();
     pos.unpackArrayHeader();
@@ -113,16 +116,28 @@ class VllmEventCodecTest {
     p.packString("token_ids").packArrayHeader(2).packInt(1).packInt(2);
     p.packString("block_size").packInt(2);
     p.packString("event_version").packInt(1);
-    p.packString("extra_keys").packArrayHeader(1).packMapHeader(1).packString("lora").packString("z");
+    p.packString("extra_keys")
+        .packArrayHeader(1)
+        .packMapHeader(1)
+        .packString("lora")
+        .packString("z");
     p.packString("parent_block_hash").packNil();
     p.packString("type").packString("BlockStored");
-    // positional BlockStored with every newer field (lora_name, extra_keys, group_idx, spec kind...)
+    // positional BlockStored with every newer field (lora_name, extra_keys, group_idx, spec
+    // kind...)
     p.packArrayHeader(13).packString("BlockStored");
     p.packArrayHeader(1).packLong(78);
     p.packLong(77);
     p.packArrayHeader(2).packInt(3).packInt(4);
-    p.packInt(2).packNil().packString("GPU").packString("lora-x").packNil().packInt(0)
-        .packString("full_attention").packNil().packString("future");
+    p.packInt(2)
+        .packNil()
+        .packString("GPU")
+        .packString("lora-x")
+        .packNil()
+        .packInt(0)
+        .packString("full_attention")
+        .packNil()
+        .packString("future");
     // an event that is neither array nor map
     p.packString("garbage");
     p.packString("ts").packDouble(2.0);

@@ -86,6 +86,8 @@ class PagedKvCacheTest {
     cache.release(a, 1);
     assertThat(cache.resetPrefixCache()).isTrue();
     assertThat(cache.cachedCount()).isZero();
-    assertThat(cache.drainEvents()).singleElement().isInstanceOf(EngineEvent.AllBlocksCleared.class);
+    assertThat(cache.drainEvents())
+        .singleElement()
+        .isInstanceOf(EngineEvent.AllBlocksCleared.class);
   }
 }

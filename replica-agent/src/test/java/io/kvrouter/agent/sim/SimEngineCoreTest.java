@@ -73,10 +73,13 @@ class SimEngineCoreTest {
     assertThat(p2.prefillTokens()).isEqualTo(16);
     StepResult p3 = core.step(p2.endMicros());
     assertThat(p3.prefillTokens()).isEqualTo(8);
-    assertThat(p3.emissions()).singleElement().satisfies(e -> {
-      assertThat(e.first()).isTrue();
-      assertThat(e.timeMicros() - e.arrivalMicros()).isEqualTo(1160 + 1160 + 1080);
-    });
+    assertThat(p3.emissions())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.first()).isTrue();
+              assertThat(e.timeMicros() - e.arrivalMicros()).isEqualTo(1160 + 1160 + 1080);
+            });
     StepResult p4 = core.step(p3.endMicros());
     assertThat(p4.decodeTokens()).isEqualTo(1);
     assertThat(p4.durationMicros()).isEqualTo(1100);
@@ -120,10 +123,16 @@ class SimEngineCoreTest {
       assertThat(all.stream().filter(e -> e.requestId().equals(id)).map(Emission::index))
           .containsExactlyElementsOf(IntStream.range(0, 20).boxed().toList());
     }
-    Emission lastA = all.stream().filter(e -> e.requestId().equals("a") && e.finished())
-        .findFirst().orElseThrow();
-    Emission firstResumedB = all.stream().filter(e -> e.requestId().equals("b") && e.index() == 17)
-        .findFirst().orElseThrow();
+    Emission lastA =
+        all.stream()
+            .filter(e -> e.requestId().equals("a") && e.finished())
+            .findFirst()
+            .orElseThrow();
+    Emission firstResumedB =
+        all.stream()
+            .filter(e -> e.requestId().equals("b") && e.index() == 17)
+            .findFirst()
+            .orElseThrow();
     assertThat(firstResumedB.timeMicros()).isGreaterThan(lastA.timeMicros());
     assertThat(firstResumedB.cachedPromptTokens()).as("the first admission's figure").isZero();
   }
@@ -170,8 +179,8 @@ class SimEngineCoreTest {
     long now = 0;
     for (int i = 0; i < 300; i++) {
       int len = 1 + rnd.nextInt(120);
-      core.submit(SimRequest.of("r" + i, prompt(len, 1000 * rnd.nextInt(6)), 1 + rnd.nextInt(40)),
-          now);
+      core.submit(
+          SimRequest.of("r" + i, prompt(len, 1000 * rnd.nextInt(6)), 1 + rnd.nextInt(40)), now);
       for (int k = 0; k < 3 && core.hasWork(); k++) {
         now = core.step(now).endMicros();
       }

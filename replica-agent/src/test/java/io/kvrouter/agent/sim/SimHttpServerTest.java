@@ -32,8 +32,10 @@ class SimHttpServerTest {
             SimEngineSettings.loopback()
                 .withModel("m")
                 .withEndpoints(0, null, null)
-                .withEngine(SimEngineConfig.defaults().withNumBlocks(256)
-                    .withTiming(new MockerTimingModel(20))));
+                .withEngine(
+                    SimEngineConfig.defaults()
+                        .withNumBlocks(256)
+                        .withTiming(new MockerTimingModel(20))));
   }
 
   @AfterAll
@@ -52,7 +54,8 @@ class SimHttpServerTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(engine.baseUrl() + path)).GET().build(),
+    return http.send(
+        HttpRequest.newBuilder(URI.create(engine.baseUrl() + path)).GET().build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -108,8 +111,9 @@ class SimHttpServerTest {
     assertThat(m.get("vllm:prefix_cache_hits_total")).isGreaterThan(hitsBefore);
     assertThat(m.get("tgi_cache_hit")).isEqualTo(m.get("vllm:prefix_cache_hits_total"));
     assertThat(m.get("tgi_cache_total")).isEqualTo(m.get("vllm:prefix_cache_queries_total"));
-    assertThat(m).containsKeys("vllm:num_requests_running", "vllm:num_requests_waiting",
-        "vllm:kv_cache_usage_perc");
+    assertThat(m)
+        .containsKeys(
+            "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc");
   }
 
   private Map<String, Double> metrics() throws Exception {
@@ -120,16 +124,21 @@ class SimHttpServerTest {
 
   @Test
   void tokenIdPrompt_isServedAsIs() throws Exception {
-    JsonNode r = JSON.readTree(post("/v1/completions",
-        "{\"prompt\":[5,6,7,100000],\"max_tokens\":2}").body());
+    JsonNode r =
+        JSON.readTree(
+            post("/v1/completions", "{\"prompt\":[5,6,7,100000],\"max_tokens\":2}").body());
     assertThat(r.path("usage").path("prompt_tokens").asInt()).isEqualTo(4);
   }
 
   @Test
   void streamingCompletion_sendsOneChunkPerTokenThenUsageThenDone() throws Exception {
-    List<String> data = sse("/v1/completions",
-        "{\"prompt\":\"" + longPrompt("beta") + "\",\"max_tokens\":4,\"stream\":true,"
-            + "\"stream_options\":{\"include_usage\":true}}");
+    List<String> data =
+        sse(
+            "/v1/completions",
+            "{\"prompt\":\""
+                + longPrompt("beta")
+                + "\",\"max_tokens\":4,\"stream\":true,"
+                + "\"stream_options\":{\"include_usage\":true}}");
     assertThat(data).hasSize(6);
     assertThat(data.get(5)).isEqualTo("[DONE]");
     StringBuilder text = new StringBuilder();
@@ -146,11 +155,12 @@ class SimHttpServerTest {
   }
 
   @Test
-  void streamingChat_startsWithRoleDeltaAndEndsWithDone_withoutUsageUnlessAsked()
-      throws Exception {
-    List<String> data = sse("/v1/chat/completions",
-        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
-            + "\"max_tokens\":3,\"stream\":true}");
+  void streamingChat_startsWithRoleDeltaAndEndsWithDone_withoutUsageUnlessAsked() throws Exception {
+    List<String> data =
+        sse(
+            "/v1/chat/completions",
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                + "\"max_tokens\":3,\"stream\":true}");
     assertThat(data).hasSize(5);
     JsonNode role = JSON.readTree(data.get(0));
     assertThat(role.path("object").asText()).isEqualTo("chat.completion.chunk");
@@ -163,16 +173,20 @@ class SimHttpServerTest {
 
   @Test
   void chat_nonStreaming_countsTemplatedPromptTokens() throws Exception {
-    JsonNode r = JSON.readTree(post("/v1/chat/completions",
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":2}")
-            .body());
+    JsonNode r =
+        JSON.readTree(
+            post(
+                    "/v1/chat/completions",
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_completion_tokens\":2}")
+                .body());
     assertThat(r.path("object").asText()).isEqualTo("chat.completion");
     assertThat(r.path("choices").get(0).path("message").path("role").asText())
         .isEqualTo("assistant");
     int expected = "<|user|>\nhi\n<|assistant|>\n".length();
     assertThat(r.path("usage").path("prompt_tokens").asInt()).isEqualTo(expected);
-    JsonNode tok = JSON.readTree(post("/tokenize",
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").body());
+    JsonNode tok =
+        JSON.readTree(
+            post("/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").body());
     assertThat(tok.path("count").asInt()).isEqualTo(expected);
   }
 
@@ -185,8 +199,8 @@ class SimHttpServerTest {
     assertError(post("/v1/chat/completions", "{\"messages\":[]}"), 400, "messages");
     assertError(post("/v1/completions", "{\"prompt\":[1,-2]}"), 400, "prompt");
     // longer than the model's 4096 tokens: the engine rejects it
-    assertError(post("/v1/completions", "{\"prompt\":\"" + "x".repeat(5000) + "\"}"), 400,
-        "prompt");
+    assertError(
+        post("/v1/completions", "{\"prompt\":\"" + "x".repeat(5000) + "\"}"), 400, "prompt");
     assertError(get("/v1/nothing"), 404, null);
     assertError(get("/v1/completions"), 405, null);
   }

@@ -14,7 +14,9 @@ class VllmBlockHasherTest {
 
   @Test
   void noneHash_matchesSpecVectorForSeedZero() {
-    assertThat(HexFormat.of().formatHex(hasher.noneHash())).startsWith("4e1195df").endsWith("f2e61c3e");
+    assertThat(HexFormat.of().formatHex(hasher.noneHash()))
+        .startsWith("4e1195df")
+        .endsWith("f2e61c3e");
   }
 
   @Test

@@ -40,12 +40,13 @@ public final class VirtualTimeBench {
       for (int k = prefix; k < prompt.length; k++) {
         prompt[k] = rnd.nextInt(30_000);
       }
-      arrivals.add(new VirtualTimeDriver.TimedRequest((long) (t * 1e6),
-          SimRequest.of("r" + i, prompt, output)));
+      arrivals.add(
+          new VirtualTimeDriver.TimedRequest(
+              (long) (t * 1e6), SimRequest.of("r" + i, prompt, output)));
     }
     // one warm-up run so the JIT has compiled the hot paths, then the measured run
-    VirtualTimeDriver.run(new SimEngineCore(SimEngineConfig.defaults()),
-        arrivals.subList(0, Math.min(2_000, n)));
+    VirtualTimeDriver.run(
+        new SimEngineCore(SimEngineConfig.defaults()), arrivals.subList(0, Math.min(2_000, n)));
     SimEngineCore core = new SimEngineCore(SimEngineConfig.defaults());
     long start = System.nanoTime();
     List<VirtualTimeDriver.RequestResult> results = VirtualTimeDriver.run(core, arrivals);
@@ -53,15 +54,22 @@ public final class VirtualTimeBench {
     double simSeconds =
         results.stream().mapToLong(VirtualTimeDriver.RequestResult::finishMicros).max().orElse(0)
             / 1e6;
-    double ttft = results.stream().mapToLong(r -> r.firstTokenMicros() - r.arrivalMicros())
-        .average().orElse(0) / 1e3;
-    System.out.printf("virtual-time core: %d requests (%d+%d prompt, %d output tokens, %d groups,"
-            + " %.0f req/s offered)%n", results.size(), prefix, question, output, groups, rate);
-    System.out.printf("  simulated %.1f s in %.2f s wall: %.0f simulated requests/s, %.0fx real"
-            + " time%n", simSeconds, wall, results.size() / wall, simSeconds / wall);
-    System.out.printf("  prefix hit rate %.3f (tokens), mean TTFT %.1f ms (simulated),"
-            + " preemptions %d%n", (double) core.prefixCacheHits() / core.prefixCacheQueries(),
-        ttft, core.preemptions());
+    double ttft =
+        results.stream()
+                .mapToLong(r -> r.firstTokenMicros() - r.arrivalMicros())
+                .average()
+                .orElse(0)
+            / 1e3;
+    System.out.printf(
+        "virtual-time core: %d requests (%d+%d prompt, %d output tokens, %d groups,"
+            + " %.0f req/s offered)%n",
+        results.size(), prefix, question, output, groups, rate);
+    System.out.printf(
+        "  simulated %.1f s in %.2f s wall: %.0f simulated requests/s, %.0fx real" + " time%n",
+        simSeconds, wall, results.size() / wall, simSeconds / wall);
+    System.out.printf(
+        "  prefix hit rate %.3f (tokens), mean TTFT %.1f ms (simulated)," + " preemptions %d%n",
+        (double) core.prefixCacheHits() / core.prefixCacheQueries(), ttft, core.preemptions());
   }
 
   private static int arg(String[] a, int i, int def) {

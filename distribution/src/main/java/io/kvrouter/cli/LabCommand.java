@@ -44,7 +44,7 @@ final class LabCommand implements Callable<Integer> {
         names = "--workload",
         paramLabel = "NAME",
         description =
-            "A named workload: mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat.")
+            "A named workload: mooncake-conversation, mooncake-synthetic (traces bundled in the jar), sglang-gsp, llmd-b2b, multi-turn-chat.")
     String workload;
   }
 

@@ -70,20 +70,12 @@ final class Qwen3Files {
     }
   }
 
-  /** The parsed {@code shared/fixtures/qwen3/reference.json}. */
+  /**
+   * The parsed reference renderings and token ids, {@code tokenize/qwen3/reference.json} (see the
+   * README beside it).
+   */
   static JsonNode reference() {
-    Path file =
-        Path.of(System.getProperty("kvrouter.test.fixtures.dir", "../../shared/fixtures"))
-            .resolve("qwen3/reference.json");
-    try {
-      return JSON.readTree(file.toFile());
-    } catch (IOException e) {
-      throw new IllegalStateException(
-          "cannot read the reference fixture "
-              + file.toAbsolutePath()
-              + " (shared/ must sit beside the repository clone)",
-          e);
-    }
+    return resource("qwen3/reference.json");
   }
 
   /** A test resource under {@code tokenize/}, parsed. */

@@ -6,10 +6,11 @@
  * <h2>Run</h2>
  *
  * <pre>
- * ./kvrouter lab --trace ../shared/traces/mooncake-conversation.jsonl --replicas 8 --out DIR
- * ./kvrouter lab --trace ... --replicas 8 --capacity-blocks 131072 --out DIR
- * ./kvrouter lab --trace ... --routers 4 --propagation-delay-ms 50 --out DIR
- * ./kvrouter lab --trace ... --routers 2 --propagation-delay-ms 20 --kill-replica r3@1200 --drop-events 0.2
+ * ./kvrouter lab --workload mooncake-conversation --replicas 8 --out DIR   (bundled trace)
+ * ./kvrouter lab --trace my-trace.jsonl --replicas 8 --out DIR             (any Mooncake-format file)
+ * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 131072 --out DIR
+ * ./kvrouter lab --workload mooncake-conversation --routers 4 --propagation-delay-ms 50 --out DIR
+ * ./kvrouter lab --workload mooncake-conversation --routers 2 --propagation-delay-ms 20 --kill-replica r3@1200 --drop-events 0.2
  * ./kvrouter lab --workload sglang-gsp --workload-param groups=16 --routers 4 --propagation-delay-ms 200 --burst 256
  * </pre>
  *

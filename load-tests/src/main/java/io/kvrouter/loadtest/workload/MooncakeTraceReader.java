@@ -49,9 +49,24 @@ public final class MooncakeTraceReader {
    * @throws UncheckedIOException if the file cannot be read
    */
   public static Workload read(Path file, String name, long seed) {
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      return read(in, file.toString(), name, seed);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read trace " + file, e);
+    }
+  }
+
+  /**
+   * Reads the whole trace from an open reader (a bundled trace, say); the caller closes it.
+   *
+   * @param source where the lines come from, named in error messages
+   * @throws TraceFormatException on a malformed line
+   * @throws UncheckedIOException if the reader fails
+   */
+  public static Workload read(BufferedReader in, String source, String name, long seed) {
     TokenExpander expander = new TokenExpander(seed);
     List<WorkloadRequest> requests = new ArrayList<>();
-    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+    try {
       String line;
       long lineNumber = 0;
       while ((line = in.readLine()) != null) {
@@ -59,16 +74,16 @@ public final class MooncakeTraceReader {
         if (line.isBlank()) {
           continue;
         }
-        requests.add(parseLine(file, lineNumber, line, requests.size(), expander));
+        requests.add(parseLine(source, lineNumber, line, requests.size(), expander));
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot read trace " + file, e);
+      throw new UncheckedIOException("cannot read trace " + source, e);
     }
     return Workload.of(name, seed, BLOCK_TOKENS, requests);
   }
 
   static WorkloadRequest parseLine(
-      Path file, long lineNumber, String line, int index, TokenExpander expander) {
+      String file, long lineNumber, String line, int index, TokenExpander expander) {
     JsonNode node;
     try {
       node = JSON.readTree(line);
@@ -125,7 +140,7 @@ public final class MooncakeTraceReader {
     return new WorkloadRequest(index, arrivalMicros, "", 0, prompt, (int) outputLength, hashIds);
   }
 
-  private static double number(Path file, long lineNumber, JsonNode node, String field) {
+  private static double number(String file, long lineNumber, JsonNode node, String field) {
     JsonNode v = node.get(field);
     if (v == null || !v.isNumber()) {
       throw new TraceFormatException(
@@ -139,7 +154,7 @@ public final class MooncakeTraceReader {
     return d;
   }
 
-  private static long integral(Path file, long lineNumber, JsonNode node, String field) {
+  private static long integral(String file, long lineNumber, JsonNode node, String field) {
     JsonNode v = node.get(field);
     if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
       throw new TraceFormatException(

@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.workload;
 
-import java.nio.file.Path;
-
 /**
  * A trace line that does not follow the Mooncake trace format; the message names the file and line.
  */
@@ -11,7 +9,7 @@ public final class TraceFormatException extends RuntimeException {
 
   private final long lineNumber;
 
-  TraceFormatException(Path file, long lineNumber, String problem, Throwable cause) {
+  TraceFormatException(String file, long lineNumber, String problem, Throwable cause) {
     super(file + ":" + lineNumber + ": " + problem, cause);
     this.lineNumber = lineNumber;
   }

@@ -14,7 +14,7 @@ import java.util.Set;
  *   <caption>Names and parameters (all optional)</caption>
  *   <tr><th>name</th><th>parameters (default)</th></tr>
  *   <tr><td>{@code mooncake-conversation}, {@code mooncake-synthetic}</td>
- *       <td>{@code path} (the trace in {@code shared/traces}), {@code speedUp} (1)</td></tr>
+ *       <td>{@code path} (a file to read instead of the bundled trace), {@code speedUp} (1)</td></tr>
  *   <tr><td>{@code sglang-gsp}</td><td>{@code groups} (64), {@code promptsPerGroup} (16), {@code systemTokens}
  *       (2048), {@code questionTokens} (128), {@code outputTokens} (256), {@code qps} ({@code inf})</td></tr>
  *   <tr><td>{@code llmd-b2b}</td><td>{@code groups} (150), {@code promptsPerGroup} (5), {@code systemTokens}
@@ -58,8 +58,10 @@ public final class Workloads {
         {
           WorkloadParams p = new WorkloadParams(name, params, Set.of("path", "speedUp"));
           String path = p.string("path", null);
-          Path file = path != null ? Paths.get(path) : SharedDir.trace(name + ".jsonl");
-          Workload w = MooncakeTraceReader.read(file, name, seed);
+          Workload w =
+              path != null
+                  ? MooncakeTraceReader.read(Paths.get(path), name, seed)
+                  : bundled(name, seed);
           double speedUp = p.positiveDouble("speedUp", 1.0);
           return speedUp == 1.0 ? w : w.speedUp(speedUp);
         }
@@ -157,6 +159,19 @@ public final class Workloads {
     String name =
         fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
     return MooncakeTraceReader.read(file, name, seed);
+  }
+
+  /**
+   * A trace bundled in the jar ({@link BundledTraces}), named as the workload.
+   *
+   * @throws IllegalArgumentException if no trace of that name is bundled
+   */
+  public static Workload bundled(String name, long seed) {
+    try (java.io.BufferedReader in = BundledTraces.open(name)) {
+      return MooncakeTraceReader.read(in, BundledTraces.resource(name), name, seed);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("cannot read the bundled trace " + name, e);
+    }
   }
 
   private static List<RateStage> parseStages(String text) {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvrouter.loadtest.workload.SharedDir;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
 import java.nio.file.Files;
@@ -20,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LabSimulationTest {
 
   private static Workload traceSubset(int n) {
-    return Workloads.fromTrace(SharedDir.trace("mooncake-conversation.jsonl")).limit(n);
+    return Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L).limit(n);
   }
 
   /** 16 groups of 16 prompts sharing a 2,048-token system prompt, all at once. */

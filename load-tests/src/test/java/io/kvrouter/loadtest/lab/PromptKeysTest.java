@@ -2,7 +2,6 @@ package io.kvrouter.loadtest.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.loadtest.workload.SharedDir;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
 import io.kvrouter.tracker.keys.BlockKeys;
@@ -13,7 +12,7 @@ class PromptKeysTest {
 
   @Test
   void memoisedTraceKeys_equalBlockKeysOfTheExpandedPrompt() {
-    Workload w = Workloads.fromTrace(SharedDir.trace("mooncake-conversation.jsonl")).limit(300);
+    Workload w = Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L).limit(300);
     for (int blockSize : new int[] {16, 64}) {
       PromptKeys keys = PromptKeys.compute(w, LabConfig.MODEL, blockSize);
       BlockKeys bk = BlockKeys.of(LabConfig.MODEL, blockSize);

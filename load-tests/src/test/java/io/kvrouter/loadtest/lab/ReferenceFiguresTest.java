@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.kvrouter.loadtest.workload.PrefixCacheBound;
-import io.kvrouter.loadtest.workload.SharedDir;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
 import java.util.List;
@@ -14,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ReferenceFiguresTest {
 
   private static Workload conversation() {
-    return Workloads.fromTrace(SharedDir.trace("mooncake-conversation.jsonl"));
+    return Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L);
   }
 
   @Test

@@ -102,7 +102,11 @@ final class SimAnthropic {
         ObjectNode fn = out.addObject().put("type", "function").putObject("function");
         fn.set("name", t.get("name"));
         fn.set("description", t.get("description"));
-        fn.set("parameters", t.get("input_schema"));
+        JsonNode schema = t.get("input_schema");
+        if (schema != null && schema.isObject() && !schema.has("type")) {
+          schema = ((ObjectNode) schema.deepCopy()).put("type", "object"); // AnthropicTool does
+        }
+        fn.set("parameters", schema);
       }
       if (!chat.has("tool_choice")) {
         chat.put("tool_choice", "auto");

@@ -19,8 +19,9 @@ import java.util.Set;
  *       parameters} (each {@code null} when absent), then any extra keys in the order sent (vLLM's
  *       models allow extras) (vllm-project/vllm {@code vllm/entrypoints/openai/engine/protocol.py}
  *       {@code FunctionDefinition}, {@code chat_completion/serving.py}).
- *   <li><b>Messages</b> are rebuilt from {@code role} and {@code content}, plus an assistant's
- *       {@code tool_calls} and {@code reasoning} (copied to {@code reasoning_content} too, "keep
+ *   <li><b>Messages</b> are rebuilt from {@code role} and {@code content} ({@code null} becoming
+ *       empty text, as for templates of vLLM's "string" content format), plus an assistant's {@code
+ *       tool_calls} and {@code reasoning} (copied to {@code reasoning_content} too, "keep
  *       compatibility"; a {@code reasoning_content} sent alone is not read), a tool message's
  *       {@code tool_call_id}, and a string {@code name}; other keys are dropped ({@code
  *       vllm/entrypoints/chat_utils.py} {@code _parse_chat_message_content}).
@@ -75,7 +76,8 @@ public final class TemplateInputs {
       Object role = m.get("role");
       Map<String, Object> msg = new LinkedHashMap<>();
       msg.put("role", role);
-      msg.put("content", m.get("content"));
+      // vLLM renders absent content as no text ("string" content format, the common one).
+      msg.put("content", m.get("content") == null ? "" : m.get("content"));
       if ("assistant".equals(role)) {
         if (m.get("tool_calls") instanceof List<?> calls && !calls.isEmpty()) {
           msg.put("tool_calls", parsedCalls(calls));

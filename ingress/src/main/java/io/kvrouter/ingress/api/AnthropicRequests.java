@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Validates an Anthropic Messages API request ({@code POST /v1/messages}, or its {@code
@@ -45,9 +44,6 @@ public final class AnthropicRequests {
   /** Top-level fields that ask for something only Anthropic's platform provides. */
   private static final List<String> PLATFORM_ONLY =
       List.of("mcp_servers", "container", "context_management");
-
-  private static final Set<String> BLOCK_TYPES =
-      Set.of("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking");
 
   private final ObjectMapper mapper;
 
@@ -179,11 +175,11 @@ public final class AnthropicRequests {
     }
     JsonNode tools = body.get("tools");
     if (tools != null && !tools.isNull()) {
-      chat.set("tools", tools(tools));
+      chat.set("tools", AnthropicBlocks.tools(tools));
     }
     JsonNode choice = body.get("tool_choice");
     if (choice != null && !choice.isNull()) {
-      toolChoice(choice, chat);
+      AnthropicBlocks.toolChoice(choice, chat);
     } else if (chat.has("tools")) {
       chat.put("tool_choice", "auto");
     }
@@ -249,7 +245,7 @@ public final class AnthropicRequests {
     for (int i = 0; i < content.size(); i++) {
       JsonNode block = content.get(i);
       String at = where + ".content." + i;
-      String type = blockType(block, at);
+      String type = AnthropicBlocks.type(block, at);
       switch (type) {
         case "text" -> {
           if (!block.path("text").isTextual()) {
@@ -259,15 +255,15 @@ public final class AnthropicRequests {
             parts.addObject().put("type", "text").put("text", block.get("text").asText());
           }
         }
-        case "image" -> parts.add(imagePart(block.path("source"), at + ".source"));
+        case "image" -> parts.add(AnthropicBlocks.image(block.path("source"), at + ".source"));
         case "thinking" -> {
           if (!block.path("thinking").isTextual()) {
             throw fail(at + ".thinking", "Field required");
           }
           reasoning.append(block.get("thinking").asText());
         }
-        case "tool_use" -> calls.add(toolCall(block, at, role));
-        case "tool_result" -> toolResult(block, at, role, out, parts);
+        case "tool_use" -> calls.add(AnthropicBlocks.toolUse(block, at, role));
+        case "tool_result" -> AnthropicBlocks.toolResult(block, at, role, out, parts);
         default -> {
           // redacted_thinking: opaque, nothing to render (vLLM drops it too)
         }
@@ -290,185 +286,7 @@ public final class AnthropicRequests {
     }
   }
 
-  private static String blockType(JsonNode block, String at) {
-    if (!block.isObject()) {
-      throw fail(at, "Input should be a valid dictionary");
-    }
-    String type = block.path("type").asText("");
-    if (type.isEmpty()) {
-      throw fail(at + ".type", "Field required");
-    }
-    if (!BLOCK_TYPES.contains(type)) {
-      throw fail(
-          at + ".type",
-          "'"
-              + type
-              + "' blocks are not supported: self-hosted engines take text, image, tool_use,"
-              + " tool_result and thinking blocks");
-    }
-    return type;
-  }
-
-  private static ObjectNode imagePart(JsonNode source, String at) {
-    String url;
-    switch (source.path("type").asText("")) {
-      case "base64" -> {
-        if (!source.path("data").isTextual()) {
-          throw fail(at + ".data", "Field required");
-        }
-        url =
-            "data:"
-                + source.path("media_type").asText("image/jpeg")
-                + ";base64,"
-                + source.get("data").asText();
-      }
-      case "url" -> {
-        if (!source.path("url").isTextual()) {
-          throw fail(at + ".url", "Field required");
-        }
-        url = source.get("url").asText();
-      }
-      default ->
-          throw fail(
-              at + ".type",
-              "image sources must be 'base64' or 'url' (files live on Anthropic's servers)");
-    }
-    ObjectNode part = F.objectNode().put("type", "image_url");
-    part.putObject("image_url").put("url", url);
-    return part;
-  }
-
-  private static ObjectNode toolCall(JsonNode block, String at, String role) {
-    if (!role.equals("assistant")) {
-      throw fail(at + ".type", "tool_use blocks belong to assistant messages");
-    }
-    for (String f : List.of("id", "name")) {
-      if (!block.path(f).isTextual()) {
-        throw fail(at + "." + f, "Field required");
-      }
-    }
-    JsonNode input = block.get("input");
-    if (input != null && !input.isNull() && !input.isObject()) {
-      throw fail(at + ".input", "Input should be a valid dictionary");
-    }
-    ObjectNode call = F.objectNode();
-    call.put("id", block.get("id").asText());
-    call.put("type", "function");
-    call.putObject("function")
-        .put("name", block.get("name").asText())
-        .put("arguments", input == null || input.isNull() ? "{}" : input.toString());
-    return call;
-  }
-
-  private static void toolResult(
-      JsonNode block, String at, String role, ArrayNode out, ArrayNode parts) {
-    if (!block.path("tool_use_id").isTextual()) {
-      throw fail(at + ".tool_use_id", "Field required");
-    }
-    JsonNode content = block.get("content");
-    StringBuilder text = new StringBuilder();
-    ArrayNode images = F.arrayNode();
-    if (content != null && content.isTextual()) {
-      text.append(content.asText());
-    } else if (content != null && content.isArray()) {
-      for (int i = 0; i < content.size(); i++) {
-        JsonNode item = content.get(i);
-        String itemAt = at + ".content." + i;
-        switch (item.path("type").asText("")) {
-          case "text" -> {
-            if (!text.isEmpty()) {
-              text.append('\n');
-            }
-            text.append(item.path("text").asText(""));
-          }
-          case "image" -> images.add(imagePart(item.path("source"), itemAt + ".source"));
-          default ->
-              throw fail(itemAt + ".type", "tool results may hold text and image blocks only");
-        }
-      }
-    } else if (content != null && !content.isNull()) {
-      throw fail(at + ".content", "Input should be a valid string or a list of blocks");
-    }
-    if (!role.equals("user")) {
-      parts.addObject().put("type", "text").put("text", "Tool result: " + text);
-      return;
-    }
-    out.addObject()
-        .put("role", "tool")
-        .put("tool_call_id", block.get("tool_use_id").asText())
-        .put("content", text.toString());
-    if (!images.isEmpty()) {
-      out.addObject().put("role", "user").set("content", images);
-    }
-  }
-
-  private static ArrayNode tools(JsonNode tools) {
-    if (!tools.isArray()) {
-      throw fail("tools", "Input should be a valid list");
-    }
-    ArrayNode out = F.arrayNode();
-    for (int i = 0; i < tools.size(); i++) {
-      JsonNode t = tools.get(i);
-      String at = "tools." + i;
-      if (!t.isObject()) {
-        throw fail(at, "Input should be a valid dictionary");
-      }
-      if (!t.has("input_schema")) {
-        String type = t.path("type").asText("");
-        throw fail(
-            at + (type.isEmpty() || "custom".equals(type) ? ".input_schema" : ".type"),
-            type.isEmpty() || "custom".equals(type)
-                ? "Field required"
-                : "'"
-                    + type
-                    + "' is a tool Anthropic's servers define or run; only custom tools (name and"
-                    + " input_schema) reach a self-hosted engine");
-      }
-      if (!t.path("name").isTextual()) {
-        throw fail(at + ".name", "Field required");
-      }
-      if (!t.get("input_schema").isObject()) {
-        throw fail(at + ".input_schema", "Input should be a valid dictionary");
-      }
-      ObjectNode fn = out.addObject().put("type", "function").putObject("function");
-      fn.set("name", t.get("name"));
-      if (t.hasNonNull("description")) {
-        fn.set("description", t.get("description"));
-      }
-      ObjectNode schema = t.get("input_schema").deepCopy();
-      if (!schema.has("type")) {
-        schema.put("type", "object"); // as vLLM's AnthropicTool validator does
-      }
-      fn.set("parameters", schema);
-    }
-    return out;
-  }
-
-  private static void toolChoice(JsonNode choice, ObjectNode chat) {
-    if (!choice.isObject()) {
-      throw fail("tool_choice", "Input should be a valid dictionary");
-    }
-    switch (choice.path("type").asText("")) {
-      case "auto" -> chat.put("tool_choice", "auto");
-      case "any" -> chat.put("tool_choice", "required");
-      case "none" -> chat.put("tool_choice", "none");
-      case "tool" -> {
-        if (!choice.path("name").isTextual()) {
-          throw fail("tool_choice.name", "Field required when type is 'tool'");
-        }
-        chat.putObject("tool_choice")
-            .put("type", "function")
-            .putObject("function")
-            .put("name", choice.get("name").asText());
-      }
-      default -> throw fail("tool_choice.type", "Input should be 'auto', 'any', 'tool' or 'none'");
-    }
-    if (choice.path("disable_parallel_tool_use").asBoolean(false)) {
-      chat.put("parallel_tool_calls", false);
-    }
-  }
-
-  private static ApiException fail(String path, String what) {
+  static ApiException fail(String path, String what) {
     return new ApiException(ApiError.invalid(path + ": " + what, path, "invalid_request_error"));
   }
 }

@@ -328,6 +328,11 @@ public final class ProxyService {
 
   /** Tells the listener; a failing listener must never fail or retry the request. */
   private void report(Job job, RouteOutcome.Routed routed, int reportedCached) {
+    if (job.request().pinnedReplica() != null) {
+      // The engine prepended state the router never saw (a stored Responses conversation): its
+      // cached count says nothing about the router's prediction for the part it rendered.
+      reportedCached = -1;
+    }
     try {
       listener.answered(
           job.request().model(),

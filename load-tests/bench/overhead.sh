@@ -113,7 +113,7 @@ wait_for() { # url seconds
 }
 wait_for "http://127.0.0.1:$p_engine/v1/models" 90
 wait_for "http://127.0.0.1:$p_nginx/v1/models" 30
-wait_for "http://127.0.0.1:$p_ingress/ready" 120
+wait_for "http://127.0.0.1:$p_ingress/ready" 300
 until curl -sf "http://127.0.0.1:$p_ingress/v1/models" | grep -q kvrouter-demo; do sleep 0.5; done
 
 # CPU seconds (user + system) of a set of processes, from /proc/<pid>/stat fields 14 and 15.
@@ -150,7 +150,7 @@ for round in $(seq 1 "$rounds"); do
       *) procs="$engine_pid" ;;
     esac
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
-      jcmd "$ingress_pid" JFR.start name=hot settings=profile filename="$out/ingress-$round.jfr" >/dev/null
+      jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
     fi
     before="$(cpu_of $procs)"
     bench "$1" "$2" "$requests" "$round" "$out/$1-$round"

@@ -8,7 +8,7 @@
 # 32k- and a 128k-token chat through the ingress versus the engine directly.
 #
 # Usage, from anywhere:  load-tests/bench/overhead.sh [--rate 100] [--requests 2000]
-#   [--max-tokens 16] [--rounds 1] [--conversations 32768,131072] [--out DIR]
+#   [--max-tokens 16] [--rounds 1] [--conversations 32768,131072|none] [--out DIR]
 # Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), PROFILE=1 records the measured
 # ingress runs with JFR (ingress-<round>.jfr in the output directory), KEEP=1 keeps the
 # processes running at the end (the script prints their ports).
@@ -125,6 +125,15 @@ cpu_of() {
   done
   echo "scale=6; $total / $tck" | bc
 }
+# CPU ticks of every thread of a process, summed by thread name with digits dropped (pool
+# threads fold into one line): "name ticks" lines, for the per-thread breakdown.
+thread_ticks() {
+  for t in /proc/"$1"/task/*; do
+    awk '{ s = $0; sub(/^[^(]*\(/, "", s); name = substr(s, 1, index(s, ")") - 1);
+           sub(/^.*\) /, "", s); split(s, f, " "); gsub(/[0-9]+/, "", name);
+           print name "\t" f[12] + f[13] }' "$t/stat" 2>/dev/null
+  done | awk -F'\t' '{ a[$1] += $2 } END { for (k in a) print k "\t" a[k] }' | sort
+}
 nginx_pids() { echo "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')"; }
 
 bench() { # label url requests seed out
@@ -152,9 +161,18 @@ for round in $(seq 1 "$rounds"); do
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
       jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
     fi
+    [ "$1" = ingress ] && thread_ticks "$ingress_pid" >"$work/threads-before"
     before="$(cpu_of $procs)"
     bench "$1" "$2" "$requests" "$round" "$out/$1-$round"
     after="$(cpu_of $procs)"
+    if [ "$1" = ingress ]; then
+      thread_ticks "$ingress_pid" >"$work/threads-after"
+      # Per-thread-group CPU ms per request of the ingress, largest first.
+      join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$work/threads-before" "$work/threads-after" |
+        awk -F'\t' -v r="$requests" -v tck="$(getconf CLK_TCK)" \
+          '{ d = ($3 - $2) * 1000 / tck / r; if (d > 0) printf "%8.3f ms/request  %s\n", d, $1 }' |
+        sort -rn >"$out/ingress-threads-$round.txt"
+    fi
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
       jcmd "$ingress_pid" JFR.stop name=hot >/dev/null
     fi
@@ -176,7 +194,18 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
       printf '| %s | %s | %s | %s | %s |\n' "$round" "$label" "$(ttft "$d" p50)" "$(ttft "$d" p99)" "$c"
     done
   done
+  echo
+  echo "ingress CPU per request by thread group (round 1): $out/ingress-threads-1.txt"
+  head -8 "$out/ingress-threads-1.txt"
 } | tee "$out/table.md"
+
+if [ -n "$conversations" ] && [ "$conversations" != none ]; then
+  echo
+  echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each"
+  "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
+    --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
+    --sizes "$conversations" --turns 15
+fi 2>&1 | tee -a "$out/table.md"
 
 if [ "${KEEP:-0}" = 1 ]; then
   echo "kept running: engine $p_engine, nginx $p_nginx, ingress $p_ingress; pids ${pids[*]}"

@@ -12,7 +12,7 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
-import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;

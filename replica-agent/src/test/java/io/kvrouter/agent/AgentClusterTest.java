@@ -15,6 +15,7 @@ import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.Topics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,10 +48,8 @@ class AgentClusterTest {
   private static Behavior<?> listener() {
     return Behaviors.<Object>setup(
         ctx -> {
-          ActorRef<Topic.Command<KvEventBatch>> events =
-              ctx.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC), "events");
-          ActorRef<Topic.Command<ReplicaLoad>> load =
-              ctx.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC), "load");
+          ActorRef<Topic.Command<KvEventBatch>> events = ctx.spawn(Topics.kvEvents(), "events");
+          ActorRef<Topic.Command<ReplicaLoad>> load = ctx.spawn(Topics.replicaLoad(), "load");
           events.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
           load.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
           ActorRef<Receptionist.Listing> listings =

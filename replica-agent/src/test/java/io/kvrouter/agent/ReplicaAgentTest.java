@@ -17,6 +17,7 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.Topics;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -68,10 +69,8 @@ class ReplicaAgentTest {
           AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(200), 2);
       TestProbe<KvEventBatch> events = testKit.createTestProbe();
       TestProbe<ReplicaLoad> loads = testKit.createTestProbe();
-      ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
-          testKit.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC));
-      ActorRef<Topic.Command<ReplicaLoad>> loadTopic =
-          testKit.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC));
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic = testKit.spawn(Topics.kvEvents());
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic = testKit.spawn(Topics.replicaLoad());
       eventsTopic.tell(Topic.subscribe(events.getRef()));
       loadTopic.tell(Topic.subscribe(loads.getRef()));
       awaitSubscribers(eventsTopic, loadTopic);

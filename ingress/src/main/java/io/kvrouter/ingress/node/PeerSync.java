@@ -7,6 +7,7 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.Topics;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.actor.ReservationGap;
@@ -34,12 +35,6 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
  * to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
-
-  /** Topic of reservation events. */
-  public static final String RESERVATIONS_TOPIC = "kvrouter-reservations";
-
-  /** Topic of trackers' reservation heartbeats. */
-  public static final String MARKS_TOPIC = "kvrouter-reservation-marks";
 
   private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -131,9 +126,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     this.replicasReady = replicasReady;
     this.ready = ready;
     this.faults = faults;
-    this.events =
-        ctx.spawn(Topic.create(ReservationEvent.class, RESERVATIONS_TOPIC), "reservations-topic");
-    this.marks = ctx.spawn(Topic.create(ReservationMark.class, MARKS_TOPIC), "marks-topic");
+    this.events = ctx.spawn(Topics.reservations(), "reservations-topic");
+    this.marks = ctx.spawn(Topics.reservationMarks(), "marks-topic");
     events.tell(Topic.subscribe(ctx.messageAdapter(ReservationEvent.class, EventArrived::new)));
     marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
     ctx.getSystem()

@@ -11,6 +11,7 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.Topics;
 import io.kvrouter.tracker.actor.GapDetected;
 import io.kvrouter.tracker.actor.KvTracker;
 import java.time.Duration;
@@ -41,12 +42,6 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
 public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
-
-  /** Topic of stamped KV event batches (published by replica agents). */
-  public static final String KV_EVENTS_TOPIC = "kvrouter-kv-events";
-
-  /** Topic of engine load heartbeats (published by replica agents). */
-  public static final String REPLICA_LOAD_TOPIC = "kvrouter-replica-load";
 
   /** What the feeds receive. */
   public sealed interface Command
@@ -115,9 +110,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     this.caughtUp = caughtUp;
     this.faults = faults;
     ActorRef<Topic.Command<KvEventBatch>> events =
-        context.spawn(Topic.create(KvEventBatch.class, KV_EVENTS_TOPIC), "kv-events-topic");
+        context.spawn(Topics.kvEvents(), "kv-events-topic");
     ActorRef<Topic.Command<ReplicaLoad>> load =
-        context.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
+        context.spawn(Topics.replicaLoad(), "replica-load-topic");
     events.tell(Topic.subscribe(context.messageAdapter(KvEventBatch.class, BatchArrived::new)));
     load.tell(Topic.subscribe(context.messageAdapter(ReplicaLoad.class, LoadArrived::new)));
     context

@@ -13,6 +13,7 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.tracker.feed.EventSequencer;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;

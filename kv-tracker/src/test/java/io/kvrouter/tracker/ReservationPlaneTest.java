@@ -12,6 +12,7 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.sync.OwnReservationLog;
 import io.kvrouter.tracker.sync.PeerSequencer;
 import java.util.ArrayList;

@@ -10,7 +10,7 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Topics;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.tracker.actor.KvTracker;
-import io.kvrouter.tracker.actor.ReservationGap;
+import io.kvrouter.tracker.sync.ReservationGap;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -16,6 +16,7 @@ import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.TrackerDigests;
+import io.kvrouter.tracker.feed.GapDetected;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

@@ -16,7 +16,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -29,14 +28,14 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 
 /**
  * The reservation plane of one ingress, and its tracker's endpoint for peers: broadcasts the
- * tracker's reservation events and, every second, its next seq; feeds peers' events and marks to
- * the tracker; when the tracker finds a gap in a peer's events, asks that peer to replay (its log,
- * or a snapshot of its open reservations); answers peers' replay and view requests by handing them
- * to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ * tracker's reservation events and, every {@code reservation-mark-interval}, its next seq; feeds
+ * peers' events and marks to the tracker; when the tracker finds a gap in a peer's events, asks
+ * that peer to replay (its log, or a snapshot of its open reservations); answers peers' replay and
+ * view requests by handing them to the tracker. Reports this side's readiness ({@link
+ * Readiness.Component#PEERS}: every listed peer heard from, no replay pending) and follows the
+ * node's, which it puts in its tracker's view. Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
-
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
   /** The sync's own messages; they never cross the wire. */
   private interface Internal extends TrackerRequest {}
@@ -59,6 +58,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReplayFailed(String origin) implements Internal {}
 
+  private record ReadinessChanged(Readiness.Status status) implements Internal {}
+
   private enum Tick implements Internal {
     INSTANCE
   }
@@ -72,25 +73,27 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final String selfIngressId;
   private final PeerDirectory directory;
   private final IngressMetrics metrics;
-  private final AtomicBoolean replicasReady;
-  private final AtomicBoolean ready;
+  private final ActorRef<Readiness.Command> readiness;
+  private final Duration askTimeout;
   private final ActorRef<Topic.Command<ReservationEvent>> events;
   private final ActorRef<Topic.Command<ReservationMark>> marks;
   private final FaultInjector<ReservationEvent> faults;
   private final Set<String> replaying = new HashSet<>();
   private final Set<String> marksSeen = new HashSet<>();
+  private Boolean reportedReady;
+  private boolean nodeReady;
 
   /**
-   * @param replicasReady true once the replica side has caught up (see {@link TrackerFeeds})
-   * @param ready set when both sides have caught up: the node may route
+   * @param readiness told whether this side is ready, and followed for the node's readiness
+   * @param settings the cluster ask timeout and the mark interval
    */
   public static Behavior<TrackerRequest> create(
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
       PeerDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean replicasReady,
-      AtomicBoolean ready,
+      ActorRef<Readiness.Command> readiness,
+      IngressNodeSettings settings,
       FaultInjector<ReservationEvent> faults) {
     return Behaviors.setup(
         ctx ->
@@ -103,8 +106,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                         selfIngressId,
                         directory,
                         metrics,
-                        replicasReady,
-                        ready,
+                        readiness,
+                        settings,
                         faults)));
   }
 
@@ -115,16 +118,16 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       String selfIngressId,
       PeerDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean replicasReady,
-      AtomicBoolean ready,
+      ActorRef<Readiness.Command> readiness,
+      IngressNodeSettings settings,
       FaultInjector<ReservationEvent> faults) {
     super(ctx);
     this.tracker = tracker;
     this.selfIngressId = selfIngressId;
     this.directory = directory;
     this.metrics = metrics;
-    this.replicasReady = replicasReady;
-    this.ready = ready;
+    this.readiness = readiness;
+    this.askTimeout = settings.clusterAskTimeout();
     this.faults = faults;
     this.events = ctx.spawn(Topics.reservations(), "reservations-topic");
     this.marks = ctx.spawn(Topics.reservationMarks(), "marks-topic");
@@ -139,13 +142,15 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
             Receptionist.subscribe(
                 TrackerRequest.SERVICE_KEY,
                 ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
-    timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofSeconds(1));
+    readiness.tell(
+        new Readiness.Subscribe(ctx.messageAdapter(Readiness.Status.class, ReadinessChanged::new)));
+    timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.reservationMarkInterval());
   }
 
   @Override
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
-        .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(ready.get(), m.replyTo())))
+        .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(nodeReady, m.replyTo())))
         .onMessage(
             ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
         .onMessage(
@@ -171,6 +176,12 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
               return this;
             })
         .onMessage(ListingChanged.class, this::onListing)
+        .onMessage(
+            ReadinessChanged.class,
+            m -> {
+              nodeReady = m.status().ready();
+              return this;
+            })
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
@@ -214,7 +225,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .ask(
             ReservationReplay.class,
             peer,
-            ASK_TIMEOUT,
+            askTimeout,
             replyTo -> new ReplayReservations(origin, m.gap().fromSeq(), replyTo),
             (replay, error) ->
                 replay == null ? new ReplayFailed(origin) : new ReplayArrived(replay));
@@ -248,12 +259,16 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .ask(
             ReservationMark.class,
             tracker,
-            ASK_TIMEOUT,
+            askTimeout,
             KvTracker.GetOwnMark::new,
             (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
     Set<String> peers = new HashSet<>(directory.all().keySet());
     peers.remove(selfIngressId);
-    ready.set(replicasReady.get() && replaying.isEmpty() && marksSeen.containsAll(peers));
+    boolean ready = replaying.isEmpty() && marksSeen.containsAll(peers);
+    if (!Boolean.valueOf(ready).equals(reportedReady)) {
+      reportedReady = ready;
+      readiness.tell(new Readiness.Report(Readiness.Component.PEERS, ready));
+    }
     return this;
   }
 }

@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -36,8 +35,9 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * The replica side of one ingress's tracker: KV event batches and load heartbeats from the agents'
  * topics, replicas coming and going through the Receptionist, ingress nodes leaving the cluster;
  * and it repairs the gaps the tracker reports by asking the replica's agent to replay (or for a
- * snapshot). A replica that joins is bootstrapped from its agent's snapshot; the node counts as
- * caught up on this side once every known replica's bootstrap and replay is done.
+ * snapshot). A replica that joins is bootstrapped from its agent's snapshot; this side of the node
+ * is ready ({@link Readiness.Component#REPLICAS}, reported on every change) once some replica
+ * serves and every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -83,31 +83,33 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     INSTANCE
   }
 
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
-
   private final ActorRef<KvTracker.Command> tracker;
   private final ReplicaDirectory directory;
   private final IngressMetrics metrics;
-  private final AtomicBoolean caughtUp;
+  private final ActorRef<Readiness.Command> readiness;
+  private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
   private final Map<ActorRef<AgentRequest>, String> agents = new HashMap<>();
   private final Map<String, ActorRef<AgentRequest>> agentOf = new HashMap<>();
   private final Set<String> replaying = new HashSet<>();
   private boolean listingSeen;
   private boolean paused;
+  private Boolean reportedReady;
 
   private TrackerFeeds(
       ActorContext<Command> context,
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean caughtUp,
+      ActorRef<Readiness.Command> readiness,
+      Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     super(context);
     this.tracker = tracker;
     this.directory = directory;
     this.metrics = metrics;
-    this.caughtUp = caughtUp;
+    this.readiness = readiness;
+    this.askTimeout = askTimeout;
     this.faults = faults;
     ActorRef<Topic.Command<KvEventBatch>> events =
         context.spawn(Topics.kvEvents(), "kv-events-topic");
@@ -131,16 +133,18 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   /**
-   * @param caughtUp set once every known replica is bootstrapped and no replay is pending
+   * @param readiness told whether this side is ready ({@link Readiness.Component#REPLICAS})
+   * @param askTimeout how long to wait for an agent's info or replay
    */
   public static Behavior<Command> create(
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean caughtUp,
+      ActorRef<Readiness.Command> readiness,
+      Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     return Behaviors.setup(
-        ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, caughtUp, faults));
+        ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, readiness, askTimeout, faults));
   }
 
   @Override
@@ -204,7 +208,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
             .ask(
                 ReplicaInfo.class,
                 agent,
-                ASK_TIMEOUT,
+                askTimeout,
                 GetInfo::new,
                 (info, error) ->
                     info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
@@ -265,7 +269,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         .ask(
             ReplayReply.class,
             agent,
-            ASK_TIMEOUT,
+            askTimeout,
             replyTo -> new RequestReplay(replicaId, epoch, fromSeq, replyTo),
             (reply, error) ->
                 reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
@@ -290,7 +294,15 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> updateCaughtUp() {
-    caughtUp.set(listingSeen && replaying.isEmpty() && !agents.containsValue(null));
+    boolean ready =
+        listingSeen
+            && replaying.isEmpty()
+            && !agents.containsValue(null)
+            && !directory.models().isEmpty();
+    if (!Boolean.valueOf(ready).equals(reportedReady)) {
+      reportedReady = ready;
+      readiness.tell(new Readiness.Report(Readiness.Component.REPLICAS, ready));
+    }
     return this;
   }
 }

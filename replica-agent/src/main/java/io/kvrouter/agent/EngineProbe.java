@@ -1,7 +1,7 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.sim.PrometheusText;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.metrics.PrometheusText;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,7 +45,10 @@ public final class EngineProbe {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
               return toLoad(
-                  replicaId, epoch, PrometheusText.parse(r.body()), System.currentTimeMillis());
+                  replicaId,
+                  epoch,
+                  PrometheusText.parse(r.body()).sums(),
+                  System.currentTimeMillis());
             });
   }
 

@@ -16,9 +16,7 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Topics;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
@@ -160,14 +158,9 @@ class AgentClusterTest {
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        LoopbackHttp.post(
+            engine.baseUrl() + "/v1/completions",
+            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}");
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

@@ -18,9 +18,7 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Topics;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
@@ -167,14 +165,9 @@ class ReplicaAgentTest {
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        LoopbackHttp.post(
+            engine.baseUrl() + "/v1/completions",
+            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}");
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

@@ -7,8 +7,6 @@ import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -70,10 +68,7 @@ public final class DemoCluster implements AutoCloseable {
         SimEngineSettings.loopback()
             .withModel(o.model())
             .withTokenizer(ModelSimTokenizer.forModel(tokenizers, o.model()))
-            .withEngine(
-                SimEngineConfig.defaults()
-                    .withNumBlocks(o.engineBlocks())
-                    .withTiming(new MockerTimingModel(o.speedup())));
+            .withEngine(o.engine());
     int regular = o.mismatchedBlockSize() > 0 ? o.engines() - 1 : o.engines();
     SimFleet fleet = SimFleet.start(regular, "sim", o.enginePort(), o.kvEventsPort(), template);
     SimFleet mismatched = null;

@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.cluster;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
@@ -16,10 +14,6 @@ import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,9 +30,6 @@ import org.apache.pekko.cluster.typed.Cluster;
 final class ClusterHarness implements AutoCloseable {
 
   static final String MODEL = "kvrouter-demo";
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
   /** A running ingress node. */
   record Ingress(ActorSystem<Void> system, String url) {
@@ -135,31 +126,6 @@ final class ClusterHarness implements AutoCloseable {
 
   Agent agent(String prefix) {
     return agents.get(prefix);
-  }
-
-  static JsonNode get(String url) throws Exception {
-    HttpResponse<String> r =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.ofString());
-    return JSON.readTree(r.body());
-  }
-
-  static int status(String url) throws Exception {
-    return HTTP.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.discarding())
-        .statusCode();
-  }
-
-  static HttpResponse<String> post(String url, String body) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(60))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
   }
 
   @Override

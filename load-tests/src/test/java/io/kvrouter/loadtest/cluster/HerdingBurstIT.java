@@ -1,14 +1,14 @@
 package io.kvrouter.loadtest.cluster;
 
-import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
-import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
+import static io.kvrouter.testing.LoopbackHttp.getJson;
+import static io.kvrouter.testing.LoopbackHttp.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -48,7 +48,7 @@ class HerdingBurstIT {
               () -> {
                 for (ClusterHarness.Ingress i : cluster.ingresses()) {
                   assertThat(status(i.url() + "/ready")).isEqualTo(200);
-                  assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
+                  assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
                 }
                 return null;
               });
@@ -79,7 +79,7 @@ class HerdingBurstIT {
                   } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                   }
-                  ClusterHarness.HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+                  LoopbackHttp.CLIENT.sendAsync(request, HttpResponse.BodyHandlers.discarding());
                 }));
       }
       go.countDown();

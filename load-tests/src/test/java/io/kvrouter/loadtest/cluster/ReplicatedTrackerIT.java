@@ -1,14 +1,14 @@
 package io.kvrouter.loadtest.cluster;
 
-import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
-import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
+import static io.kvrouter.testing.LoopbackHttp.getJson;
+import static io.kvrouter.testing.LoopbackHttp.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -41,7 +41,7 @@ class ReplicatedTrackerIT {
             () -> {
               for (ClusterHarness.Ingress i : cluster.ingresses()) {
                 assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
-                assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
+                assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
               }
               return null;
             });
@@ -62,7 +62,7 @@ class ReplicatedTrackerIT {
               + prompt
               + "\",\"max_tokens\":8}";
       pending.add(
-          ClusterHarness.HTTP.sendAsync(
+          LoopbackHttp.CLIENT.sendAsync(
               HttpRequest.newBuilder(
                       URI.create(ingresses.get(i % ingresses.size()).url() + "/v1/completions"))
                   .timeout(Duration.ofSeconds(60))
@@ -83,7 +83,7 @@ class ReplicatedTrackerIT {
             Duration.ofSeconds(45),
             Duration.ofMillis(300),
             () -> {
-              JsonNode view = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+              JsonNode view = getJson(cluster.ingresses().get(0).url() + "/admin/consistency");
               last[0] = view;
               assertThat(view.path("trackers").size()).isEqualTo(trackers);
               assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
@@ -157,7 +157,7 @@ class ReplicatedTrackerIT {
               Duration.ofSeconds(30),
               Duration.ofMillis(200),
               () -> {
-                JsonNode v = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+                JsonNode v = getJson(cluster.ingresses().get(0).url() + "/admin/consistency");
                 for (JsonNode t : v.path("trackers")) {
                   assertThat(t.path("replicas").path("a-0").path("epoch").asLong())
                       .isGreaterThan(epochBefore);
@@ -193,7 +193,7 @@ class ReplicatedTrackerIT {
                 + "\",\"prompt\":\"long "
                 + i
                 + "\",\"max_tokens\":20000}";
-        ClusterHarness.HTTP.sendAsync(
+        LoopbackHttp.CLIENT.sendAsync(
             HttpRequest.newBuilder(URI.create(victim.url() + "/v1/completions"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body))
@@ -242,7 +242,7 @@ class ReplicatedTrackerIT {
               Duration.ofSeconds(30),
               Duration.ofMillis(200),
               () -> {
-                assertThat(get(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
+                assertThat(getJson(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
                     .containsExactlyInAnyOrder("a-0", "a-1");
                 return null;
               });
@@ -256,7 +256,7 @@ class ReplicatedTrackerIT {
 
   private static int inFlight(String url) throws Exception {
     int sum = 0;
-    for (JsonNode r : get(url + "/admin/replicas")) {
+    for (JsonNode r : getJson(url + "/admin/replicas")) {
       sum += r.path("in_flight").asInt();
     }
     return sum;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.DemoOptions;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 
 /**
@@ -40,25 +41,26 @@ final class MismatchScenario {
     String model = cluster.options().model();
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
-          Http.JSON
+          LoopbackHttp.JSON
               .createObjectNode()
               .put("model", model)
               .put("prompt", PseudoWords.words(7_000 + i, 400))
               .put("max_tokens", 1);
       for (String engine : cluster.engineUrls()) {
-        HttpResponse<String> warm = Http.post(engine + "/v1/completions", body);
+        HttpResponse<String> warm = LoopbackHttp.post(engine + "/v1/completions", body);
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
       }
     }
     awaitEventsApplied(cluster);
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
-          Http.JSON
+          LoopbackHttp.JSON
               .createObjectNode()
               .put("model", model)
               .put("prompt", PseudoWords.words(7_000 + i, 400))
               .put("max_tokens", 1);
-      HttpResponse<String> r = Http.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
+      HttpResponse<String> r =
+          LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
   }
@@ -67,7 +69,9 @@ final class MismatchScenario {
   private static void awaitEventsApplied(DemoCluster cluster) throws Exception {
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (true) {
-      var replicas = Http.JSON.readTree(Http.get(cluster.ingressUrls().get(0) + "/admin/replicas"));
+      var replicas =
+          LoopbackHttp.JSON.readTree(
+              LoopbackHttp.getOk(cluster.ingressUrls().get(0) + "/admin/replicas"));
       boolean all = replicas.size() == 2;
       for (var r : replicas) {
         all &= r.path("blocks").asLong() > 0;

@@ -23,6 +23,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.cluster.typed.Cluster;
@@ -154,13 +155,11 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 nodeSettings.clusterAskTimeout(),
                 FaultInjector.<KvEventBatch>fromConfig(config, salt)),
             "feeds");
-    PeerDirectory peers = new PeerDirectory();
     peerSync =
         ctx.spawn(
             PeerSync.create(
                 tracker,
                 ingressId,
-                peers,
                 metrics,
                 readiness,
                 nodeSettings,
@@ -184,7 +183,13 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             feeds,
             directory,
             new ConsistencyGatherer(
-                peers,
+                () ->
+                    AskPattern.<TrackerRequest, PeerSync.Peers>ask(
+                            peerSync,
+                            PeerSync.GetPeers::new,
+                            nodeSettings.askTimeout(),
+                            ctx.getSystem().scheduler())
+                        .thenApply(PeerSync.Peers::byIngress),
                 ctx.getSystem().scheduler(),
                 nodeSettings.consistencyGatherTimeout(),
                 metrics),
@@ -197,30 +202,30 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(
-            Outgoing.class,
-            m -> {
-              peerSync.tell(new PeerSync.Outgoing(m.event()));
-              return this;
-            })
-        .onMessage(
-            EventGap.class,
-            m -> {
-              feeds.tell(new TrackerFeeds.Gap(m.gap()));
-              return this;
-            })
-        .onMessage(
-            ReservationGapFound.class,
-            m -> {
-              peerSync.tell(new PeerSync.Gap(m.gap()));
-              return this;
-            })
+        .onMessage(Outgoing.class, this::onOutgoing)
+        .onMessage(EventGap.class, this::onEventGap)
+        .onMessage(ReservationGapFound.class, this::onReservationGap)
         .onMessage(Bound.class, this::onBound)
         .onMessage(BindFailed.class, this::onBindFailed)
         .onMessageEquals(RefreshGauges.INSTANCE, this::onRefreshGauges)
         .onMessage(LoadsArrived.class, this::onLoads)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
+  }
+
+  private Behavior<Command> onOutgoing(Outgoing m) {
+    peerSync.tell(new PeerSync.Outgoing(m.event()));
+    return this;
+  }
+
+  private Behavior<Command> onEventGap(EventGap m) {
+    feeds.tell(new TrackerFeeds.Gap(m.gap()));
+    return this;
+  }
+
+  private Behavior<Command> onReservationGap(ReservationGapFound m) {
+    peerSync.tell(new PeerSync.Gap(m.gap()));
+    return this;
   }
 
   private Behavior<Command> onRefreshGauges() {

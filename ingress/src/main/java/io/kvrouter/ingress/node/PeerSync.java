@@ -60,6 +60,12 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReadinessChanged(Readiness.Status status) implements Internal {}
 
+  /** Replies with every tracker endpoint listed now (this one's included), by ingress id. */
+  public record GetPeers(ActorRef<Peers> replyTo) implements Internal {}
+
+  /** The tracker endpoints listed now, by ingress id. */
+  public record Peers(Map<String, ActorRef<TrackerRequest>> byIngress) {}
+
   private enum Tick implements Internal {
     INSTANCE
   }
@@ -71,7 +77,6 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private final ActorRef<KvTracker.Command> tracker;
   private final String selfIngressId;
-  private final PeerDirectory directory;
   private final IngressMetrics metrics;
   private final ActorRef<Readiness.Command> readiness;
   private final Duration askTimeout;
@@ -80,6 +85,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final FaultInjector<ReservationEvent> faults;
   private final Set<String> replaying = new HashSet<>();
   private final Set<String> marksSeen = new HashSet<>();
+  private Map<String, ActorRef<TrackerRequest>> peers = Map.of();
   private Boolean reportedReady;
   private boolean nodeReady;
 
@@ -90,7 +96,6 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   public static Behavior<TrackerRequest> create(
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
-      PeerDirectory directory,
       IngressMetrics metrics,
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
@@ -104,7 +109,6 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                         timers,
                         tracker,
                         selfIngressId,
-                        directory,
                         metrics,
                         readiness,
                         settings,
@@ -116,7 +120,6 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       TimerScheduler<TrackerRequest> timers,
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
-      PeerDirectory directory,
       IngressMetrics metrics,
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
@@ -124,7 +127,6 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     super(ctx);
     this.tracker = tracker;
     this.selfIngressId = selfIngressId;
-    this.directory = directory;
     this.metrics = metrics;
     this.readiness = readiness;
     this.askTimeout = settings.clusterAskTimeout();
@@ -150,45 +152,55 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   @Override
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
-        .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(nodeReady, m.replyTo())))
-        .onMessage(
-            ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
-        .onMessage(
-            Outgoing.class,
-            m -> {
-              events.tell(Topic.publish(m.event()));
-              return this;
-            })
+        .onMessage(GetTrackerView.class, this::onGetView)
+        .onMessage(ReplayReservations.class, this::onReplayReservations)
+        .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
         .onMessage(MarkArrived.class, this::onMark)
-        .onMessage(
-            OwnMark.class,
-            m -> {
-              marks.tell(Topic.publish(m.mark()));
-              return this;
-            })
+        .onMessage(OwnMark.class, this::onOwnMark)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
-        .onMessage(
-            ReplayFailed.class,
-            m -> {
-              replaying.remove(m.origin());
-              return this;
-            })
+        .onMessage(ReplayFailed.class, this::onReplayFailed)
         .onMessage(ListingChanged.class, this::onListing)
-        .onMessage(
-            ReadinessChanged.class,
-            m -> {
-              nodeReady = m.status().ready();
-              return this;
-            })
+        .onMessage(GetPeers.class, this::onGetPeers)
+        .onMessage(ReadinessChanged.class, this::onReadinessChanged)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
 
-  private Behavior<TrackerRequest> tell(KvTracker.Command command) {
-    tracker.tell(command);
+  private Behavior<TrackerRequest> onGetView(GetTrackerView m) {
+    tracker.tell(new KvTracker.GetView(nodeReady, m.replyTo()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReplayReservations(ReplayReservations m) {
+    tracker.tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onOutgoing(Outgoing m) {
+    events.tell(Topic.publish(m.event()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onOwnMark(OwnMark m) {
+    marks.tell(Topic.publish(m.mark()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReplayFailed(ReplayFailed m) {
+    replaying.remove(m.origin());
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onGetPeers(GetPeers m) {
+    m.replyTo().tell(new Peers(peers));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReadinessChanged(ReadinessChanged m) {
+    nodeReady = m.status().ready();
     return this;
   }
 
@@ -216,7 +228,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private Behavior<TrackerRequest> onGap(Gap m) {
     String origin = m.gap().origin();
     metrics.gap("reservations");
-    ActorRef<TrackerRequest> peer = directory.get(origin);
+    ActorRef<TrackerRequest> peer = peers.get(origin);
     if (peer == null || !replaying.add(origin)) {
       return this; // not listed yet, or a replay is already under way
     }
@@ -248,7 +260,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       var address = ref.path().address();
       now.put(address.hasGlobalScope() ? address.toString() : selfIngressId, ref);
     }
-    directory.replaceAll(now);
+    peers = Map.copyOf(now);
     marksSeen.retainAll(now.keySet());
     replaying.retainAll(now.keySet());
     return this;
@@ -262,9 +274,9 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
             askTimeout,
             KvTracker.GetOwnMark::new,
             (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
-    Set<String> peers = new HashSet<>(directory.all().keySet());
-    peers.remove(selfIngressId);
-    boolean ready = replaying.isEmpty() && marksSeen.containsAll(peers);
+    Set<String> others = new HashSet<>(peers.keySet());
+    others.remove(selfIngressId);
+    boolean ready = replaying.isEmpty() && marksSeen.containsAll(others);
     if (!Boolean.valueOf(ready).equals(reportedReady)) {
       reportedReady = ready;
       readiness.tell(new Readiness.Report(Readiness.Component.PEERS, ready));

@@ -151,37 +151,36 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(BatchArrived.class, this::onBatch)
-        .onMessage(LoadArrived.class, m -> forward(new KvTracker.LoadReported(m.load())))
+        .onMessage(LoadArrived.class, this::onLoad)
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(InfoArrived.class, this::onInfo)
-        .onMessage(
-            InfoFailed.class,
-            m -> {
-              // Not known as a replica until the agent re-registers (its listing changes again).
-              getContext().getLog().warn("agent {} did not say what it serves", m.agent());
-              agents.remove(m.agent());
-              return updateCaughtUp();
-            })
+        .onMessage(InfoFailed.class, this::onInfoFailed)
         .onMessage(MemberLeft.class, this::onMemberLeft)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
         .onMessage(ReplayFailed.class, m -> done(m.replicaId()))
-        .onMessage(
-            PauseEvents.class,
-            m -> {
-              paused = m.paused();
-              getContext()
-                  .getLog()
-                  .warn(
-                      "KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
-              return this;
-            })
+        .onMessage(PauseEvents.class, this::onPause)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
 
-  private Behavior<Command> forward(KvTracker.Command command) {
-    tracker.tell(command);
+  private Behavior<Command> onLoad(LoadArrived m) {
+    tracker.tell(new KvTracker.LoadReported(m.load()));
+    return this;
+  }
+
+  private Behavior<Command> onInfoFailed(InfoFailed m) {
+    // Not known as a replica until the agent re-registers (its listing changes again).
+    getContext().getLog().warn("agent {} did not say what it serves", m.agent());
+    agents.remove(m.agent());
+    return updateCaughtUp();
+  }
+
+  private Behavior<Command> onPause(PauseEvents m) {
+    paused = m.paused();
+    getContext()
+        .getLog()
+        .warn("KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
     return this;
   }
 

@@ -205,21 +205,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(PeerMark.class, this::onPeerMark)
         .onMessage(ReplayOwn.class, this::onReplayOwn)
         .onMessage(GetView.class, this::onGetView)
-        .onMessage(
-            DebugDiverge.class,
-            m -> {
-              getContext()
-                  .getLog()
-                  .warn("debug: diverging this tracker's state of {}", m.replicaId());
-              core.debugDiverge(m.replicaId());
-              return this;
-            })
-        .onMessage(
-            GetOwnMark.class,
-            m -> {
-              m.replyTo().tell(core.ownMark());
-              return this;
-            })
+        .onMessage(DebugDiverge.class, this::onDebugDiverge)
+        .onMessage(GetOwnMark.class, this::onGetOwnMark)
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
@@ -267,6 +254,17 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onGetView(GetView m) {
     m.replyTo().tell(core.view(clock.getAsLong(), m.ready()));
+    return this;
+  }
+
+  private Behavior<Command> onDebugDiverge(DebugDiverge m) {
+    getContext().getLog().warn("debug: diverging this tracker's state of {}", m.replicaId());
+    core.debugDiverge(m.replicaId());
+    return this;
+  }
+
+  private Behavior<Command> onGetOwnMark(GetOwnMark m) {
+    m.replyTo().tell(core.ownMark());
     return this;
   }
 

@@ -1,5 +1,9 @@
 package io.kvrouter.loadtest.cluster;
 
+import static io.kvrouter.testing.LoopbackHttp.getJson;
+import static io.kvrouter.testing.LoopbackHttp.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
@@ -10,8 +14,8 @@ import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
-import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.io.IOException;
 import java.time.Duration;
@@ -19,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
 
@@ -55,36 +60,28 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   Ingress addIngress(Config extra) throws IOException {
-    java.util.concurrent.CompletableFuture<java.net.InetSocketAddress> bound =
-        new java.util.concurrent.CompletableFuture<>();
-    NodeSettings node =
-        NodeSettings.dev(
-                List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
-            .withOverrides(
-                extra.withFallback(
-                    ConfigFactory.parseMap(
-                        Map.of(
-                            "kvrouter.ingress.http.port",
-                            0,
-                            "kvrouter.ingress.http.host",
-                            "127.0.0.1",
-                            "kvrouter.ingress.debug-endpoints",
-                            true))));
-    ActorSystem<Void> system =
-        NodeBootstrap.start(
-            node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
-    int port;
-    try {
-      port = bound.get(60, java.util.concurrent.TimeUnit.SECONDS).getPort();
-    } catch (Exception e) {
-      throw new IllegalStateException("ingress HTTP did not bind", e);
-    }
+    DemoCluster.LocalIngress node = DemoCluster.startIngress(seed, "127.0.0.1", 0, extra);
     if (seed == null) {
-      seed = Cluster.get(system).selfMember().address().toString();
+      seed = Cluster.get(node.system()).selfMember().address().toString();
     }
-    Ingress ingress = new Ingress(system, "http://127.0.0.1:" + port);
+    Ingress ingress = new Ingress(node.system(), node.url());
     ingresses.add(ingress);
     return ingress;
+  }
+
+  /** Waits until every ingress is ready and lists {@code replicas} replicas. */
+  void awaitReady(ActorTestKit kit, int replicas) {
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(60),
+            Duration.ofMillis(200),
+            () -> {
+              for (Ingress i : ingresses) {
+                assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
+                assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
+              }
+              return null;
+            });
   }
 
   /** Starts (or restarts, with a new epoch) an agent node serving {@code engines} sim engines. */

@@ -1,7 +1,5 @@
 package io.kvrouter.loadtest.cluster;
 
-import static io.kvrouter.testing.LoopbackHttp.getJson;
-import static io.kvrouter.testing.LoopbackHttp.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
@@ -41,17 +39,7 @@ class HerdingBurstIT {
       cluster.startAgent("a", REPLICAS / 2);
       cluster.startAgent("b", REPLICAS / 2);
       ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-      kit.createTestProbe()
-          .awaitAssert(
-              Duration.ofSeconds(60),
-              Duration.ofMillis(200),
-              () -> {
-                for (ClusterHarness.Ingress i : cluster.ingresses()) {
-                  assertThat(status(i.url() + "/ready")).isEqualTo(200);
-                  assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
-                }
-                return null;
-              });
+      cluster.awaitReady(kit, REPLICAS);
       List<SimEngine> engines = new ArrayList<>(cluster.agent("a").fleet().engines());
       engines.addAll(cluster.agent("b").fleet().engines());
 

@@ -1,7 +1,6 @@
 package io.kvrouter.loadtest.cluster;
 
 import static io.kvrouter.testing.LoopbackHttp.getJson;
-import static io.kvrouter.testing.LoopbackHttp.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -32,20 +31,6 @@ class ReplicatedTrackerIT {
   static final Config FAULTS =
       ConfigFactory.parseString(
           "kvrouter.tracker.fault-injection { drop = 0.15, duplicate = 0.15, reorder = 0.15, seed = 7 }");
-
-  static void awaitReady(ActorTestKit kit, ClusterHarness cluster, int replicas) {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(60),
-            Duration.ofMillis(200),
-            () -> {
-              for (ClusterHarness.Ingress i : cluster.ingresses()) {
-                assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
-                assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
-              }
-              return null;
-            });
-  }
 
   /** Sends {@code n} completions, spread over every ingress, all at once; all must succeed. */
   static void workload(ClusterHarness cluster, int n, long seed) throws Exception {
@@ -128,7 +113,7 @@ class ReplicatedTrackerIT {
       cluster.startAgent("a", 2);
       cluster.startAgent("b", 2);
       ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
 
       workload(cluster, 60, 1);
       JsonNode view = awaitConverged(kit, cluster, 3);
@@ -143,7 +128,7 @@ class ReplicatedTrackerIT {
 
       // A tracker that starts while the others run bootstraps and converges.
       cluster.addIngress(FAULTS);
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 40, 2);
       awaitConverged(kit, cluster, 4);
 
@@ -164,7 +149,7 @@ class ReplicatedTrackerIT {
                 }
                 return null;
               });
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 40, 3);
       JsonNode after = awaitConverged(kit, cluster, 4);
       assertThat(after.path("trackers").get(0).path("replicas").path("a-0").path("epoch").asLong())
@@ -184,7 +169,7 @@ class ReplicatedTrackerIT {
                   "pekko.coordinated-shutdown.run-by-actor-system-terminate = off"));
       cluster.startAgent("a", 2);
       ActorTestKit kit = ActorTestKit.create(survivor.system());
-      awaitReady(kit, cluster, 2);
+      cluster.awaitReady(kit, 2);
 
       for (int i = 0; i < 4; i++) {
         String body =
@@ -233,7 +218,7 @@ class ReplicatedTrackerIT {
       cluster.startAgent("a", 2);
       cluster.startAgent("b", 2);
       ActorTestKit kit = ActorTestKit.create(ingress.system());
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 16, 5);
 
       cluster.stopAgent("b");

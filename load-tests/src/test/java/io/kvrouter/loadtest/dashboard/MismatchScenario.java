@@ -36,16 +36,20 @@ final class MismatchScenario {
         .withMismatchedBlockSize(32);
   }
 
+  /** Long prompt {@code i} of the scenario, one token of answer. */
+  private static ObjectNode prompt(String model, int i) {
+    return LoopbackHttp.JSON
+        .createObjectNode()
+        .put("model", model)
+        .put("prompt", PseudoWords.words(7_000 + i, 400))
+        .put("max_tokens", 1);
+  }
+
   /** Sends {@code prompts} long prompts as described above; every answer must be a 200. */
   static void drive(DemoCluster cluster, int prompts) throws Exception {
     String model = cluster.options().model();
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          LoopbackHttp.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
+      ObjectNode body = prompt(model, i);
       for (String engine : cluster.engineUrls()) {
         HttpResponse<String> warm = LoopbackHttp.post(engine + "/v1/completions", body);
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
@@ -53,12 +57,7 @@ final class MismatchScenario {
     }
     awaitEventsApplied(cluster);
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          LoopbackHttp.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
+      ObjectNode body = prompt(model, i);
       HttpResponse<String> r =
           LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);

@@ -119,6 +119,24 @@ class ReservationPlaneTest {
   }
 
   @Test
+  void snapshotReplay_dropsReservationsTheOriginNoLongerHolds() {
+    KvTrackerCore origin = tracker("in-1", "a", "b");
+    KvTrackerCore peer = tracker("in-2", "a", "b");
+    List<ReservationEvent> events = originEvents(origin);
+    events.subList(0, 3).forEach(e -> peer.applyPeer(e, 0)); // q1's release is lost
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(3);
+
+    peer.applyPeerReplay(
+        new ReservationReplay(
+            "in-1", true, origin.ownMark().nextSeq(), origin.ownReplay(Long.MIN_VALUE).events()),
+        0);
+
+    assertThat(peer.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(2);
+  }
+
+  @Test
   void earlyEventBatch_isHeldAndAppliedWhenTheMissingOneArrives() {
     KvTrackerCore t = tracker("in-1", "a");
     long[] prompt = KEYS.keys(tokens(64, 1));

@@ -12,6 +12,7 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.sync.OwnReservationLog;
 import io.kvrouter.tracker.sync.PeerSequencer;
 import java.util.ArrayList;
@@ -115,6 +116,24 @@ class ReservationPlaneTest {
     assertThat(late.digests().origins().get("in-1"))
         .isEqualTo(origin.digests().origins().get("in-1"));
     assertThat(late.peerBehind(origin.ownMark())).isEqualTo(PeerSequencer.Offer.NO_GAP);
+  }
+
+  @Test
+  void snapshotReplay_dropsReservationsTheOriginNoLongerHolds() {
+    KvTrackerCore origin = tracker("in-1", "a", "b");
+    KvTrackerCore peer = tracker("in-2", "a", "b");
+    List<ReservationEvent> events = originEvents(origin);
+    events.subList(0, 3).forEach(e -> peer.applyPeer(e, 0)); // q1's release is lost
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(3);
+
+    peer.applyPeerReplay(
+        new ReservationReplay(
+            "in-1", true, origin.ownMark().nextSeq(), origin.ownReplay(Long.MIN_VALUE).events()),
+        0);
+
+    assertThat(peer.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(2);
   }
 
   @Test

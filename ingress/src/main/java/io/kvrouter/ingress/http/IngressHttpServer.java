@@ -1,6 +1,5 @@
 package io.kvrouter.ingress.http;
 
-import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -15,8 +14,6 @@ import org.apache.pekko.http.javadsl.server.Route;
  * stops accepting, then in-flight requests get up to the drain deadline to finish.
  */
 public final class IngressHttpServer {
-
-  private static final Duration DRAIN = Duration.ofSeconds(10);
 
   private IngressHttpServer() {}
 
@@ -37,7 +34,7 @@ public final class IngressHttpServer {
                   .addTask(
                       CoordinatedShutdown.PhaseServiceRequestsDone(),
                       "kvrouter-http-drain",
-                      () -> binding.terminate(DRAIN).thenApply(x -> Done.getInstance()));
+                      () -> binding.terminate(settings.drain()).thenApply(x -> Done.getInstance()));
               return binding;
             });
   }

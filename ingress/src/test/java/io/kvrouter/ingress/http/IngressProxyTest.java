@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.Target;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.testing.LoopbackHttp;
 import java.io.InputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -76,12 +77,7 @@ class IngressProxyTest {
   }
 
   HttpResponse<String> post(String path, String body) throws Exception {
-    return client.send(
-        HttpRequest.newBuilder(URI.create(url(path)))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(url(path), body);
   }
 
   void awaitNoOpenReservations() {

@@ -14,7 +14,7 @@ final class StaticAdminView implements AdminView {
   }
 
   @Override
-  public boolean ready() {
-    return true;
+  public CompletionStage<Boolean> ready() {
+    return CompletableFuture.completedFuture(true);
   }
 }

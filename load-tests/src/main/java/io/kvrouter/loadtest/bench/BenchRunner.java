@@ -229,21 +229,7 @@ public final class BenchRunner {
     for (int i = 0; i < pending.size(); i++) {
       RequestOutcome o = pending.get(i).getNow(null);
       if (o == null) {
-        o =
-            new RequestOutcome(
-                i,
-                -1,
-                "",
-                RequestOutcome.Status.TIMEOUT,
-                0,
-                "never completed",
-                -1,
-                -1,
-                -1,
-                new long[0],
-                -1,
-                -1,
-                -1);
+        o = RequestOutcome.neverCompleted(i);
       }
       outcomes.add(o);
     }

@@ -8,6 +8,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.kvrouter.ingress.metrics.PredictionAccuracy;
 import io.kvrouter.loadtest.demo.DemoCluster;
+import io.kvrouter.testing.LoopbackHttp;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,7 +40,7 @@ class MismatchedBlockSizeTest {
       cluster.awaitReady(Duration.ofSeconds(60));
       MismatchScenario.drive(
           cluster, 44); // 22 per replica under round robin: above the 20 an alert needs
-      String scrape = Http.get(cluster.ingressUrls().get(0) + "/metrics");
+      String scrape = LoopbackHttp.getOk(cluster.ingressUrls().get(0) + "/metrics");
 
       String bad = MismatchScenario.MISMATCHED;
       String good = MismatchScenario.REGULAR;

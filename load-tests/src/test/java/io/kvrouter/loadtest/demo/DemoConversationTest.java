@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.kvrouter.loadtest.bench.EngineSnapshot;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -27,16 +28,16 @@ class DemoConversationTest {
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       List<EngineSnapshot> before = DemoClient.engineCounters(cluster);
-      ArrayNode messages = DemoClient.JSON.createArrayNode();
+      ArrayNode messages = LoopbackHttp.JSON.createArrayNode();
       messages.add(DemoClient.message("system", DemoClient.words(1, 600)));
       for (int turn = 0; turn < TURNS; turn++) {
         messages.add(DemoClient.message("user", DemoClient.words(100 + turn, 250)));
         String ingress = cluster.ingressUrls().get(turn % 2);
         HttpResponse<String> r =
-            DemoClient.post(
+            LoopbackHttp.post(
                 ingress + "/v1/chat/completions", DemoClient.chat(options.model(), messages, 16));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        JsonNode answer = DemoClient.JSON.readTree(r.body());
+        JsonNode answer = LoopbackHttp.JSON.readTree(r.body());
         messages.add(
             DemoClient.message(
                 "assistant",

@@ -1,8 +1,8 @@
-package io.kvrouter.tracker;
+package io.kvrouter.tracker.feed;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.tracker.EventSequencer.Outcome;
+import io.kvrouter.tracker.feed.EventSequencer.Outcome;
 import org.junit.jupiter.api.Test;
 
 class EventSequencerTest {

@@ -1,4 +1,4 @@
-package io.kvrouter.loadtest.bench;
+package io.kvrouter.protocol.metrics;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -8,12 +8,13 @@ import java.util.Map;
 import java.util.OptionalDouble;
 
 /**
- * A tolerant parser for the Prometheus text exposition format (version 0.0.4) and the parts of
- * OpenMetrics text a scraper meets in practice: {@code # HELP}/{@code # TYPE}/{@code # EOF} lines,
- * samples {@code name{label="value",...} value [timestamp]}, label values with escapes ({@code \\},
- * {@code \"}, {@code \n}), values such as {@code +Inf}, {@code -Inf}, {@code NaN}, {@code 1.5e+06},
- * and OpenMetrics exemplars after {@code " # "}. The format is described in prometheus/docs {@code
- * content/docs/instrumenting/exposition_formats.md}.
+ * The one parser of engines' {@code /metrics} (the agent's load heartbeat, the bench's scrapes, the
+ * tests): a tolerant parser for the Prometheus text exposition format (version 0.0.4) and the parts
+ * of OpenMetrics text a scraper meets in practice: {@code # HELP}/{@code # TYPE}/{@code # EOF}
+ * lines, samples {@code name{label="value",...} value [timestamp]}, label values with escapes
+ * ({@code \\}, {@code \"}, {@code \n}), values such as {@code +Inf}, {@code -Inf}, {@code NaN},
+ * {@code 1.5e+06}, and OpenMetrics exemplars after {@code " # "}. The format is described in
+ * prometheus/docs {@code content/docs/instrumenting/exposition_formats.md}.
  *
  * <p>Contract: never throws on bad input; a line it cannot read is skipped and counted ({@link
  * Parsed#skippedLines()}). Metric names may contain colons ({@code vllm:...}). Cost: O(text
@@ -45,6 +46,18 @@ public final class PrometheusText {
         }
       }
       return found ? OptionalDouble.of(total) : OptionalDouble.empty();
+    }
+
+    /**
+     * Every metric's sum over its label sets, by name (NaNs skipped): what a caller that only needs
+     * totals reads.
+     */
+    public Map<String, Double> sums() {
+      Map<String, Double> out = new LinkedHashMap<>();
+      for (Sample s : samples) {
+        out.merge(s.name(), Double.isNaN(s.value()) ? 0.0 : s.value(), Double::sum);
+      }
+      return out;
     }
 
     /** {@link #sum} of the first name that has samples. */

@@ -1,4 +1,4 @@
-package io.kvrouter.tracker.actor;
+package io.kvrouter.tracker.feed;
 
 /**
  * The tracker refused a batch of {@code replicaId} because earlier ones are missing: the event

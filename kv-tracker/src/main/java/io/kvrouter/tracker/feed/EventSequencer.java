@@ -1,4 +1,4 @@
-package io.kvrouter.tracker;
+package io.kvrouter.tracker.feed;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.kvrouter.tracker.keys;
+package io.kvrouter.protocol.keys;
 
 import java.util.Objects;
 import net.openhft.hashing.LongHashFunction;
@@ -8,7 +8,8 @@ import net.openhft.hashing.LongHashFunction;
  * prompt's token ids. Key {@code i} identifies block {@code i} together with everything before it,
  * so two prompts share key {@code i} exactly when they share their first {@code i + 1} blocks (up
  * to 64-bit collisions). The replica agent, the ingress and the tracker all call this class, so it
- * is the one definition of a router key.
+ * is the one definition of a router key; it lives with the wire protocol because a key is part of
+ * what an agent and an ingress must agree on.
  *
  * <p>Definition (pinned by test vectors in {@code BlockKeysTest}):
  *
@@ -20,9 +21,9 @@ import net.openhft.hashing.LongHashFunction;
  * </pre>
  *
  * The shape follows Dynamo's router-side hashing ({@code seq[i] = XXH3(seq[i-1] || local[i])},
- * ai-dynamo/dynamo lib/kv-router, summarised in {@code shared/specs/vllm-kv-events.md} §5), with
- * the model and block size folded into the seed so that keys of different models never meet in one
- * index, and with the first block chained to ROOT so that every key, including the first, goes
+ * ai-dynamo/dynamo {@code lib/kv-router/src/protocols.rs}, {@code compute_block_hash_for_seq}),
+ * with the model and block size folded into the seed so that keys of different models never meet in
+ * one index, and with the first block chained to ROOT so that every key, including the first, goes
  * through the same chaining step.
  *
  * <p>Cost: one XXH3 pass over {@code 4 * blockSize} bytes plus one over 16 bytes per block (about

@@ -1,4 +1,4 @@
-package io.kvrouter.tracker.keys;
+package io.kvrouter.protocol.keys;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -25,8 +25,9 @@ class BlockKeysTest {
 
   @Test
   void xxh3Primitive_matchesDynamoPublishedVectors() {
-    // shared/specs/vllm-kv-events.md §5: Dynamo's local and sequence hashes of tokens 1..32,
-    // block 16, seed 1337. Confirms the library computes XXH3-64 over u32/u64 little-endian.
+    // Dynamo's local and sequence hashes of tokens 1..32, block 16, seed 1337 (ai-dynamo/dynamo
+    // lib/kv-router/src/protocols.rs, compute_block_hash_for_seq). Confirms the library computes
+    // XXH3-64 over u32/u64 little-endian.
     LongHashFunction xx3 = LongHashFunction.xx3(1337);
     int[] t = oneTo(32);
     long local0 = xx3.hashInts(t, 0, 16);

@@ -1,4 +1,4 @@
-package io.kvrouter.loadtest.bench;
+package io.kvrouter.protocol.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -83,9 +83,18 @@ class PrometheusTextTest {
   }
 
   @Test
-  void sumFirst_fallsBackToTheOldVllmNames() {
+  void sums_giveEachMetricsTotalOverItsLabelSets() {
     PrometheusText.Parsed p =
-        PrometheusText.parse("vllm:gpu_prefix_cache_queries_total{engine=\"0\"} 12\n");
-    assertThat(p.sumFirst(EngineMetricsScraper.QUERIES)).hasValue(12.0);
+        PrometheusText.parse(
+            """
+                # TYPE vllm:num_requests_running gauge
+                vllm:num_requests_running{engine="0"} 3
+                vllm:num_requests_running{engine="1"} 4
+                vllm:kv_cache_usage_perc{engine="0"} 0.25
+                """);
+    assertThat(p.sums())
+        .containsExactly(
+            Map.entry("vllm:num_requests_running", 7.0),
+            Map.entry("vllm:kv_cache_usage_perc", 0.25));
   }
 }

@@ -1,4 +1,4 @@
-package io.kvrouter.tracker.sync;
+package io.kvrouter.tracker.feed;
 
 import io.kvrouter.protocol.KvEventBatch;
 import java.util.HashMap;

@@ -1,4 +1,4 @@
-package io.kvrouter.tracker.keys;
+package io.kvrouter.protocol.keys;
 
 import java.util.Arrays;
 import java.util.Objects;
@@ -11,8 +11,7 @@ import net.openhft.hashing.LongHashFunction;
  *
  * <p>Strings are hashed once, at construction, each under its own domain seed so that a LoRA name
  * and a salt with the same text never produce the same extra key (vLLM issue #44701 shows the
- * untagged form colliding; see {@code shared/specs/vllm-kv-events.md} §2). Immutable; the arrays
- * are copied in.
+ * untagged form colliding). Immutable; the arrays are copied in.
  */
 public final class ExtraKeys {
 

@@ -1,15 +1,13 @@
 package io.kvrouter.agent.sim;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
- * The sim's {@code /metrics} in Prometheus text format (vLLM names, spec §6, plus TGI's cache
- * counters), and a small parser the agent uses to scrape any engine's {@code /metrics}.
+ * Renders the sim's {@code /metrics} in Prometheus text format: vLLM's names and labels ({@code
+ * vllm/v1/metrics/loggers.py}) plus TGI's prefix-cache counters. Reading any engine's {@code
+ * /metrics} is {@code io.kvrouter.protocol.metrics.PrometheusText}'s job.
  */
-public final class PrometheusText {
+final class SimMetricsRenderer {
 
-  private PrometheusText() {}
+  private SimMetricsRenderer() {}
 
   static String render(String model, RealTimeEngine.Stats s) {
     String l = "{model_name=\"" + model.replace("\"", "\\\"") + "\",engine=\"0\"}";
@@ -65,46 +63,5 @@ public final class PrometheusText {
 
   private static String format(double v) {
     return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
-  }
-
-  /**
-   * Sums each metric's samples over all label sets: {@code name → value}. Comments, blank lines and
-   * unparsable lines are skipped. Cost O(text).
-   */
-  public static Map<String, Double> parse(String text) {
-    Map<String, Double> out = new HashMap<>();
-    for (String line : text.split("\n")) {
-      String t = line.strip();
-      if (t.isEmpty() || t.startsWith("#")) {
-        continue;
-      }
-      int brace = t.indexOf('{');
-      int space;
-      String name;
-      if (brace >= 0) {
-        int close = t.lastIndexOf('}');
-        if (close < brace) {
-          continue;
-        }
-        name = t.substring(0, brace);
-        space = close + 1;
-      } else {
-        space = t.indexOf(' ');
-        if (space < 0) {
-          continue;
-        }
-        name = t.substring(0, space);
-      }
-      String[] rest = t.substring(space).strip().split("\\s+");
-      if (rest.length == 0) {
-        continue;
-      }
-      try {
-        out.merge(name, Double.parseDouble(rest[0]), Double::sum);
-      } catch (NumberFormatException e) {
-        // NaN spelled oddly, or garbage: skip
-      }
-    }
-    return out;
   }
 }

@@ -133,6 +133,12 @@ public final class ProxyService {
             excluded);
     return router
         .selectAndReserve(query)
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null && job.queuedSinceNanos() >= 0) {
+                admission.leave(); // the ask failed: its place in the queue is given back
+              }
+            })
         .thenCompose(
             outcome -> {
               if (outcome instanceof RouteOutcome.Busy busy) {

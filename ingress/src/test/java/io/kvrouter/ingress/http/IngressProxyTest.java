@@ -320,6 +320,35 @@ class IngressProxyTest {
   }
 
   @Test
+  void queuedRequestWhoseRouterFails_givesItsPlaceInTheQueueBack() throws Exception {
+    router.targets.add(new Target("r0", "http://127.0.0.1:9", true));
+    router.busy = true;
+    CompletableFuture<HttpResponse<String>> first =
+        client.sendAsync(
+            HttpRequest.newBuilder(URI.create(url("/v1/completions")))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(5),
+            () -> {
+              assertThat(router.queries.size()).as("queued and asked again").isGreaterThan(1);
+              return null;
+            });
+    router.failure = new IllegalStateException("the tracker did not answer");
+    assertThat(first.get().statusCode()).isGreaterThanOrEqualTo(500);
+
+    router.failure = null;
+    HttpResponse<String> second =
+        post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
+    assertThat(second.statusCode()).isEqualTo(429);
+    assertThat(second.body()).as("the one place is free again").contains("waited");
+  }
+
+  @Test
   void noReplicaServingTheModel_gives503() throws Exception {
     HttpResponse<String> r =
         post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");

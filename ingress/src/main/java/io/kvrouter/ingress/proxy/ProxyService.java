@@ -277,13 +277,7 @@ public final class ProxyService {
             .getDataBytes()
             .watchTermination(
                 (mat, finished) -> {
-                  finished.whenComplete(
-                      (d, e) -> {
-                        if (!lifecycle.isReleased()) {
-                          report(job, routed, usage.cachedTokens());
-                        }
-                        lifecycle.release();
-                      });
+                  finished.whenComplete((d, e) -> lifecycle.release());
                   return mat;
                 });
     Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
@@ -313,6 +307,15 @@ public final class ProxyService {
                           bytes -> {
                             usage.feed(bytes.toArray());
                             return bytes;
+                          })
+                      // Reported once every chunk went through the sniffer: the engine's stream
+                      // can end before the client's copy of it has been read, and the usage chunk
+                      // comes last.
+                      .watchTermination(
+                          (mat, delivered) -> {
+                            delivered.whenComplete(
+                                (d, e) -> report(job, routed, usage.cachedTokens()));
+                            return mat;
                           });
               if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess()) {
                 body =

@@ -16,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -195,17 +196,40 @@ class IngressProxyTest {
   }
 
   @Test
-  void everyReplicaFailing_gives502_andLeavesNoReservation() throws Exception {
+  void everyReplicaFailing_beforeTheAttemptsRunOut_gives503NamingTheLastFailure() throws Exception {
     try (FakeEngine a = new FakeEngine(FakeEngine.Mode.FAIL_500);
         FakeEngine b = new FakeEngine(FakeEngine.Mode.FAIL_500)) {
       router.targets.add(new Target("a", a.url(), true));
       router.targets.add(new Target("b", b.url(), true));
       HttpResponse<String> r =
           post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
-      assertThat(r.statusCode()).isIn(502, 503);
-      assertThat(JSON.readTree(r.body()).path("error").path("type").asText())
-          .isEqualTo("server_error");
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+      JsonNode error = JSON.readTree(r.body()).path("error");
+      assertThat(error.path("type").asText()).isEqualTo("server_error");
+      assertThat(error.path("message").asText()).contains("last failure: replica b answered 500");
+      assertThat(router.queries).hasSize(3);
       assertThat(router.open).isEmpty();
+    }
+  }
+
+  @Test
+  void everyAttemptFailing_gives502_andLeavesNoReservation() throws Exception {
+    try (FakeEngine a = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine b = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine c = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine d = new FakeEngine(FakeEngine.Mode.OK)) {
+      for (FakeEngine e : List.of(a, b, c, d)) {
+        router.targets.add(new Target("r" + router.targets.size(), e.url(), true));
+      }
+      HttpResponse<String> r =
+          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(502);
+      JsonNode error = JSON.readTree(r.body()).path("error");
+      assertThat(error.path("type").asText()).isEqualTo("server_error");
+      assertThat(error.path("message").asText()).contains("after 3 attempts");
+      assertThat(router.releases).hasSize(3);
+      assertThat(router.open).isEmpty();
+      assertThat(d.bodies).as("the fourth replica is never tried").isEmpty();
     }
   }
 

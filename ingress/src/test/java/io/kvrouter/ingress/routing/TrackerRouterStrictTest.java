@@ -222,7 +222,9 @@ class TrackerRouterStrictTest {
       binding.unbind().toCompletableFuture().get();
     }
 
-    assertThat(gate.admits).as("every request met a gate").hasSizeGreaterThanOrEqualTo(burst);
+    // Requests that came after both engines reported full queues never met a gate; the others were
+    // turned away, and none lasted into a round that forces an admission.
+    assertThat(gate.admits).isNotEmpty().noneMatch(FakeGate.Admit::forced);
     assertThat(router.openAdmissions()).isZero();
     assertThat(loads().values()).allSatisfy(l -> assertThat(l.inFlight()).isZero());
     assertThat(gate.held("a")).as("only the other ingresses' requests").isEqualTo(2 * burst);

@@ -390,9 +390,7 @@ final class BenchCommand implements Callable<Integer> {
       return WorkloadSource.of(w, ownTimes ? null : arrivals, vocabSize);
     } catch (ParameterException e) {
       throw e;
-    } catch (
-        RuntimeException
-            e) { // bad parameters, missing shared/ folder, unreadable or malformed trace
+    } catch (RuntimeException e) { // bad parameters, an unreadable or malformed trace file
       throw new ParameterException(
           spec.commandLine(), "cannot build the workload: " + e.getMessage(), e);
     }

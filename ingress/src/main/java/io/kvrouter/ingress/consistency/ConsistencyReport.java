@@ -12,11 +12,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The cluster-wide consistency view, computed from every tracker's {@link TrackerView}
- * (ARCHITECTURE.md, "Consistency, stated"): for each replica (and each origin ingress's reservation
- * stream), trackers at the newest watermark are <em>converged</em> when their digests agree;
- * trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at an
- * equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
+ * The cluster-wide consistency view, computed from every tracker's {@link TrackerView} ({@code
+ * docs/architecture.md}, "Consistency, stated"): for each replica (and each origin ingress's
+ * reservation stream), trackers at the newest watermark are <em>converged</em> when their digests
+ * agree; trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at
+ * an equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
  * converged when every reachable tracker is at the newest watermark of every stream with equal
  * digests and no tracker is unreachable.
  *

@@ -22,9 +22,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The simulated engine's OpenAI-compatible HTTP surface, as vLLM serves it ({@code
- * shared/specs/vllm-kv-events.md} §6): {@code POST /v1/completions}, {@code POST
- * /v1/chat/completions} (streaming as SSE chunk by chunk, ending {@code data: [DONE]}, with {@code
+ * The simulated engine's OpenAI-compatible HTTP surface, as vLLM's OpenAI server serves it (vLLM
+ * {@code vllm/entrypoints/openai}): {@code POST /v1/completions}, {@code POST /v1/chat/completions}
+ * (streaming as SSE chunk by chunk, ending {@code data: [DONE]}, with {@code
  * stream_options.include_usage}), {@code GET /v1/models}, {@code POST /tokenize}, {@code POST
  * /detokenize}, {@code GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}. Usage
  * carries {@code prompt_tokens_details.cached_tokens}. Bad input gets a 4xx with {@code

@@ -47,6 +47,22 @@ final class DemoClient {
     return PseudoWords.words(seed, count);
   }
 
+  /**
+   * Waits until {@code ingressUrl}'s consistency view says every tracker has applied every stream
+   * (replicas' KV events and peers' reservations) to its newest watermark with equal digests.
+   */
+  static void awaitConverged(String ingressUrl) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonNode view = get(ingressUrl + "/admin/consistency");
+    while (!view.path("converged").asBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("trackers not converged after 30 s: " + view.toPrettyString());
+      }
+      Thread.sleep(50); // polling the consistency view, bounded by the deadline
+      view = get(ingressUrl + "/admin/consistency");
+    }
+  }
+
   /** Prefix-cache queries and hits of every engine, in engine order. */
   static List<EngineSnapshot> engineCounters(DemoCluster cluster) throws InterruptedException {
     EngineMetricsScraper scraper = new EngineMetricsScraper(HTTP, Duration.ofSeconds(5));

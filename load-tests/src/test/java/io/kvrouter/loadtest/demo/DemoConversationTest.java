@@ -14,6 +14,11 @@ import org.junit.jupiter.api.Test;
  * The demo topology in one JVM, driven over real HTTP: a long-prefix chat conversation sent turn
  * after turn, alternating between the two ingresses, stays on one replica and hits its cache; round
  * robin over the same conversation hits far less.
+ *
+ * <p>Each turn is sent once the previous answer has reached every tracker (the consistency view
+ * says converged), as a user reads an answer before replying: the claim is about where a known
+ * conversation is routed, not about whether the broadcast outruns a client that replies within a
+ * millisecond.
  */
 class DemoConversationTest {
 
@@ -32,6 +37,7 @@ class DemoConversationTest {
       for (int turn = 0; turn < TURNS; turn++) {
         messages.add(DemoClient.message("user", DemoClient.words(100 + turn, 250)));
         String ingress = cluster.ingressUrls().get(turn % 2);
+        DemoClient.awaitConverged(ingress);
         HttpResponse<String> r =
             DemoClient.post(
                 ingress + "/v1/chat/completions", DemoClient.chat(options.model(), messages, 16));

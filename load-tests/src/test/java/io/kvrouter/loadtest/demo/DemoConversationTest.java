@@ -19,6 +19,11 @@ import org.junit.jupiter.api.Test;
  * says converged), as a user reads an answer before replying: the claim is about where a known
  * conversation is routed, not about whether the broadcast outruns a client that replies within a
  * millisecond.
+ *
+ * <p>Bounds from four runs on the 2-core machine while other builds ran (load average 25 to 48):
+ * kvrouter's hit rate 0.863 to 0.864, on one engine every time; round robin 0.543 to 0.571, on all
+ * four engines. Asserted: kvrouter above 0.8 on one engine, round robin on more than one engine and
+ * at least 0.2 below kvrouter.
  */
 class DemoConversationTest {
 

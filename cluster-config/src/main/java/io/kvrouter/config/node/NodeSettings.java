@@ -92,6 +92,17 @@ public record NodeSettings(
     pekko.put("pekko.remote.artery.canonical.port", node.getInt("port"));
     pekko.put("pekko.cluster.roles", node.getStringList("roles"));
     pekko.put("pekko.cluster.seed-nodes", node.getStringList("seed-nodes"));
+    // Each drain step must fit its phase, with margin for the work around it.
+    long margin = 5_000;
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
+        (node.getDuration("drain.unready-delay").toMillis() + margin) + "ms");
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.service-unbind.timeout",
+        (node.getDuration("drain.deregister-delay").toMillis() + margin) + "ms");
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.service-requests-done.timeout",
+        (node.getDuration("drain.grace-period").toMillis() + margin) + "ms");
     return ConfigFactory.parseMap(pekko).withFallback(merged);
   }
 

@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.http;
 
+import io.kvrouter.config.management.DrainSettings;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
@@ -11,18 +12,19 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
 
 /**
- * Binds the ingress routes and unbinds them gracefully: on {@link CoordinatedShutdown} the port
- * stops accepting, then in-flight requests get up to the drain deadline to finish.
+ * Binds the ingress routes and unbinds them gracefully: on {@link CoordinatedShutdown} (after the
+ * node reported not-ready, see {@code NodeManagement}) the port stops accepting, then requests and
+ * streams in flight get up to {@code kvrouter.node.drain.grace-period} to finish; each one releases
+ * its reservation as it ends.
  */
 public final class IngressHttpServer {
-
-  private static final Duration DRAIN = Duration.ofSeconds(10);
 
   private IngressHttpServer() {}
 
   /** Binds {@code route} on the settings' host and port. */
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system, Route route, IngressSettings settings) {
+    Duration grace = DrainSettings.fromConfig(system.settings().config()).gracePeriod();
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
         .bind(route)
@@ -37,7 +39,7 @@ public final class IngressHttpServer {
                   .addTask(
                       CoordinatedShutdown.PhaseServiceRequestsDone(),
                       "kvrouter-http-drain",
-                      () -> binding.terminate(DRAIN).thenApply(x -> Done.getInstance()));
+                      () -> binding.terminate(grace).thenApply(x -> Done.getInstance()));
               return binding;
             });
   }

@@ -3,6 +3,7 @@ package io.kvrouter.ingress.node;
 import com.typesafe.config.Config;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
+import io.kvrouter.ingress.drain.IngressReadiness;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
@@ -190,7 +191,9 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             directory,
             new ConsistencyGatherer(
                 peers, ctx.getSystem().scheduler(), Duration.ofSeconds(2), metrics),
-            () -> bound.get() && caughtUp.get());
+            IngressReadiness.register(
+                ctx.getSystem(),
+                () -> bound.get() && caughtUp.get() && !directory.models().isEmpty()));
     ctx.pipeToSelf(
         IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
 import io.kvrouter.ingress.drain.IngressReadiness;
+import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
@@ -194,6 +195,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             IngressReadiness.register(
                 ctx.getSystem(),
                 () -> bound.get() && caughtUp.get() && !directory.models().isEmpty()));
+    ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
     ctx.pipeToSelf(
         IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));

@@ -76,6 +76,18 @@ final class PromptDecoder {
       throw new ApiException(
           ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));
     }
+    int requested = tokens.length + Math.max(request.maxTokens(), 1);
+    if (requested > tokenizer.maxModelLen()) {
+      throw new ApiException(
+          ApiError.invalid(
+              "This model's maximum context length is "
+                  + tokenizer.maxModelLen()
+                  + " tokens. However, you requested "
+                  + requested
+                  + " tokens.",
+              request.isChat() ? "messages" : "prompt",
+              "context_length_exceeded"));
+    }
     return new Decoded(request, tokens);
   }
 

@@ -266,9 +266,17 @@ public final class ProxyService {
   private CompletionStage<Result> stream(
       Job job, RouteOutcome.Routed routed, ReservationLifecycle lifecycle, HttpResponse r) {
     UsageSniffer usage = new UsageSniffer();
+    // Usage is read as the engine's chunks arrive, in the same stage chain as the termination
+    // watch below, so the report at the end of the stream has always seen the last chunk (read
+    // further downstream, after prefixAndTail's substream boundary, it raced the report).
     Source<ByteString, ?> upstream =
         r.entity()
             .getDataBytes()
+            .map(
+                bytes -> {
+                  usage.feed(bytes.toArray());
+                  return bytes;
+                })
             .watchTermination(
                 (mat, finished) -> {
                   finished.whenComplete(
@@ -300,14 +308,7 @@ public final class ProxyService {
                     "replica " + routed.target().replicaId() + " sent an empty stream");
               }
               lifecycle.firstByte();
-              Source<ByteString, NotUsed> body =
-                  Source.from(pair.first())
-                      .concat(pair.second())
-                      .map(
-                          bytes -> {
-                            usage.feed(bytes.toArray());
-                            return bytes;
-                          });
+              Source<ByteString, NotUsed> body = Source.from(pair.first()).concat(pair.second());
               if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess()) {
                 body =
                     anthropic(

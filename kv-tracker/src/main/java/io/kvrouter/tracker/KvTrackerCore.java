@@ -65,6 +65,7 @@ public final class KvTrackerCore {
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
+  private final io.kvrouter.tracker.policy.Visibility visibility;
   private final EventSequencer sequencer = new EventSequencer();
   private final MatchResult match = new MatchResult();
   private final Map<String, ReplicaInfo> infos = new HashMap<>();
@@ -87,10 +88,16 @@ public final class KvTrackerCore {
             config.policyConfig(),
             new SplittableRandom(
                 config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
+    this.visibility = policy.visibility();
   }
 
   public TrackerConfig config() {
     return config;
+  }
+
+  /** What the policy may see (the lab honours the parts that are not the tracker's to enforce). */
+  public io.kvrouter.tracker.policy.Visibility visibility() {
+    return visibility;
   }
 
   // ---------------------------------------------------------------- membership
@@ -305,7 +312,10 @@ public final class KvTrackerCore {
         reserved.prefillTokens(),
         nowMillis + lease);
     ownLog.record(reserved);
-    index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+    policy.onReserved(request.requestId(), query, chosen);
+    if (predicts(chosen)) {
+      index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+    }
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
     for (int r : ranked) {
@@ -338,27 +348,52 @@ public final class KvTrackerCore {
   }
 
   private long ttl(int replica) {
-    ReplicaInfo info = infos.get(ids.idOf(replica));
-    return info != null && !info.kvEvents()
-        ? config.approximateTtlMillis()
-        : config.predictedTtlMillis();
+    return publishesEvents(replica) ? config.predictedTtlMillis() : config.approximateTtlMillis();
   }
 
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
+  private boolean publishesEvents(int replica) {
+    ReplicaInfo info = infos.get(ids.idOf(replica));
+    return info == null || info.kvEvents();
+  }
+
+  /** Whether reservations on {@code replica} enter the index as predicted blocks. */
+  private boolean predicts(int replica) {
+    return visibility.predictedBlocks() || !publishesEvents(replica);
+  }
+
+  /** {@link #prefillCompleted(String, long)} for callers without a clock. */
   public PrefillCompleted prefillCompleted(String requestId) {
+    return prefillCompleted(requestId, -1);
+  }
+
+  /**
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null.
+   */
+  public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
+    policy.onPrefillCompleted(requestId, nowMillis);
     PrefillCompleted event = new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
     ownLog.record(event);
     return event;
   }
 
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
+  /** {@link #released(String, long)} for callers without a clock. */
   public Released released(String requestId) {
+    return released(requestId, -1);
+  }
+
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  public Released released(String requestId, long nowMillis) {
     if (ledger.release(config.ingressId(), requestId) == null) {
       return null;
     }
+    policy.onReleased(requestId, nowMillis);
     Released event = new Released(config.ingressId(), nextSeq++, requestId);
     ownLog.record(event);
     return event;
@@ -384,7 +419,9 @@ public final class KvTrackerCore {
           nowMillis + r.leaseMillis())) {
         return false;
       }
-      index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      if (predicts(replica)) {
+        index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      }
       return true;
     }
     if (event instanceof PrefillCompleted p) {
@@ -501,6 +538,7 @@ public final class KvTrackerCore {
     for (Reservation r : ended) {
       if (r.origin().equals(config.ingressId())) {
         ownLog.forget(r.requestId());
+        policy.onReleased(r.requestId(), nowMillis);
       }
     }
     return ended;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
+import io.kvrouter.tracker.policy.Policies;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -119,9 +120,38 @@ class LabSimulationTest {
     LabResults fresh = PolicyLab.run(w, config.withRouters(4, 0), 2, "t");
     LabResults stale = PolicyLab.run(w, config.withRouters(4, 200_000), 2, "t");
     // Without seeing each other's reservations, routers place a group on several replicas.
-    for (String p : List.of("kvrouter", "llmd_precise")) {
-      assertThat(stale.policy(p).hitRate()).as(p).isLessThan(fresh.policy(p).hitRate());
-    }
+    assertThat(stale.policy("kvrouter").hitRate()).isLessThan(fresh.policy("kvrouter").hitRate());
+    // llm-d never sees its peers' decisions: in a burst, before any engine event, a fresh
+    // reservation plane changes nothing for it.
+    assertThat(stale.policy("llmd_precise").perReplicaDecisions())
+        .isEqualTo(fresh.policy("llmd_precise").perReplicaDecisions());
+    assertThat(stale.policy("llmd_precise").hitRate())
+        .isEqualTo(fresh.policy("llmd_precise").hitRate());
+  }
+
+  @Test
+  void globalScheduler_decidesEveryArrivalInOneInstance_howeverManyRouters() {
+    Workload w = traceSubset(300);
+    LabConfig config = LabConfig.defaults(4).withPolicies(List.of("preble_e2")).withSeed(3);
+    PolicyResult one = PolicyLab.run(w, config.withRouters(1, 5_000), 1, "t").policy("preble_e2");
+    PolicyResult four = PolicyLab.run(w, config.withRouters(4, 5_000), 1, "t").policy("preble_e2");
+    assertThat(four.perReplicaDecisions()).isEqualTo(one.perReplicaDecisions());
+    assertThat(four.hitRate()).isEqualTo(one.hitRate());
+  }
+
+  @Test
+  void engineMetrics_reachEachPolicyAtItsOwnRefreshInterval() {
+    LabConfig config = LabConfig.defaults(2);
+    assertThat(LabSimulation.reportMicros(config, Policies.visibility("llmd_precise")))
+        .isEqualTo(50_000);
+    assertThat(LabSimulation.reportMicros(config, Policies.visibility("kvrouter")))
+        .isEqualTo(250_000);
+    assertThat(
+            LabSimulation.routerCount(config.withRouters(4, 0), Policies.visibility("preble_e2")))
+        .isEqualTo(1);
+    assertThat(
+            LabSimulation.routerCount(config.withRouters(4, 0), Policies.visibility("dynamo_kv")))
+        .isEqualTo(4);
   }
 
   @Test

@@ -43,7 +43,9 @@ class PreblePolicyTest {
   void exploitsTheReplicaItsPrefixWasAllocatedTo_whenTheNewPartIsShorter() {
     Fixture f = new Fixture(2);
     Policy p = Fixture.policy("preble_e2", 1);
-    conversation(f, p, 1, 0, 5);
+    for (int k = 0; k <= 5; k++) {
+      assertThat(f.route(p, family(1, k))).as("turn %d", k).isEqualTo(0);
+    }
     long[] next = family(1, 6);
     f.cache(0, next, 16, Tier.GPU);
     f.prefill[0] = 20_000;

@@ -111,22 +111,25 @@ class LabSimulationTest {
   }
 
   @Test
-  void severalRouters_withDelay_staleViewsLoseHits() {
+  void severalRouters_withDelay_staleViewsLoseHits_butBaselinesNeverSeeTheirPeers() {
     Workload w = sharedPrefixBurst();
     LabConfig config =
         LabConfig.defaults(8)
-            .withPolicies(List.of("kvrouter", "llmd_precise"))
+            .withPolicies(List.of("kvrouter", "llmd_precise", "sglang_cache_aware"))
             .withChaos(-1, 0, 0, w.size());
     LabResults fresh = PolicyLab.run(w, config.withRouters(4, 0), 2, "t");
     LabResults stale = PolicyLab.run(w, config.withRouters(4, 200_000), 2, "t");
     // Without seeing each other's reservations, routers place a group on several replicas.
     assertThat(stale.policy("kvrouter").hitRate()).isLessThan(fresh.policy("kvrouter").hitRate());
-    // llm-d never sees its peers' decisions: in a burst, before any engine event, a fresh
-    // reservation plane changes nothing for it.
-    assertThat(stale.policy("llmd_precise").perReplicaDecisions())
-        .isEqualTo(fresh.policy("llmd_precise").perReplicaDecisions());
-    assertThat(stale.policy("llmd_precise").hitRate())
-        .isEqualTo(fresh.policy("llmd_precise").hitRate());
+    // Baselines never see their peers' decisions: in a burst, before any engine event, a fresh
+    // reservation plane changes nothing for them (SMG's gateways would otherwise see each other's
+    // in-flight counts, llm-d each other's predicted blocks).
+    for (String p : List.of("llmd_precise", "sglang_cache_aware")) {
+      assertThat(stale.policy(p).perReplicaDecisions())
+          .as(p)
+          .isEqualTo(fresh.policy(p).perReplicaDecisions());
+      assertThat(stale.policy(p).hitRate()).as(p).isEqualTo(fresh.policy(p).hitRate());
+    }
   }
 
   @Test

@@ -24,6 +24,7 @@ import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
+import io.kvrouter.tracker.policy.Visibility;
 import io.kvrouter.tracker.sync.BatchReorderBuffer;
 import io.kvrouter.tracker.sync.OwnReservationLog;
 import io.kvrouter.tracker.sync.PeerSequencer;
@@ -47,9 +48,10 @@ import java.util.SplittableRandom;
  *   <li>{@link #apply(KvEventBatch)}: applies a batch if it is the next one of its replica ({@link
  *       EventSequencer}); returns the verdict so the caller can request a replay on a gap.
  *   <li>{@link #selectAndReserve}: match, rank, pick, reserve, predict; returns the decision with
- *       the {@link Reserved} event to broadcast.
- *   <li>{@link #prefillCompleted}/{@link #released}: lifecycle of own requests; return the event to
- *       broadcast, or {@code null} for an unknown request.
+ *       the {@link Reserved} event to broadcast. A policy whose {@code Visibility} excludes
+ *       predicted blocks gets none on replicas that publish KV events.
+ *   <li>{@link #prefillCompleted}/{@link #released}: lifecycle of own requests, passed on to the
+ *       policy too; return the event to broadcast, or {@code null} for an unknown request.
  *   <li>{@link #applyReservation}: a peer's reservation event (own echoes are ignored as
  *       duplicates).
  *   <li>{@link #expire}: ends leases and predicted entries due at {@code nowMillis}.
@@ -65,7 +67,7 @@ public final class KvTrackerCore {
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
-  private final io.kvrouter.tracker.policy.Visibility visibility;
+  private final Visibility visibility;
   private final EventSequencer sequencer = new EventSequencer();
   private final MatchResult match = new MatchResult();
   private final Map<String, ReplicaInfo> infos = new HashMap<>();
@@ -93,11 +95,6 @@ public final class KvTrackerCore {
 
   public TrackerConfig config() {
     return config;
-  }
-
-  /** What the policy may see (the lab honours the parts that are not the tracker's to enforce). */
-  public io.kvrouter.tracker.policy.Visibility visibility() {
-    return visibility;
   }
 
   // ---------------------------------------------------------------- membership

@@ -26,6 +26,11 @@ import java.util.random.RandomGenerator;
  *
  * Queue and KV usage are the engines' metrics as last scraped, every 50 ms ({@code
  * --refresh-metrics-interval}).
+ *
+ * <p>One endpoint picker decides every request however many gateway replicas forward to it: the
+ * chart turns on leader election as soon as it runs more than one picker ({@code
+ * config/charts/epplib/templates/_deployment.yaml}), and then only the leader passes its readiness
+ * probe ({@code --ha-enable-leader-election} in {@code pkg/epp/server/options.go}).
  */
 final class LlmdPrecisePolicy implements Policy {
 
@@ -47,7 +52,7 @@ final class LlmdPrecisePolicy implements Policy {
 
   @Override
   public Visibility visibility() {
-    return Visibility.OWN_REQUESTS.withMetricsInterval(METRICS_REFRESH_MILLIS);
+    return Visibility.OWN_REQUESTS.withMetricsInterval(METRICS_REFRESH_MILLIS).asGlobalScheduler();
   }
 
   @Override

@@ -41,10 +41,11 @@ class LlmdPrecisePolicyTest {
   }
 
   @Test
-  void sees_engineMetricsEvery50ms_confirmedBlocksOnly_andOnlyItsOwnRequests() {
+  void sees_engineMetricsEvery50ms_confirmedBlocksOnly_asOneActivePicker() {
     Visibility v = Fixture.policy("llmd_precise", 1).visibility();
     assertThat(v.metricsIntervalMillis()).isEqualTo(50);
     assertThat(v.predictedBlocks()).isFalse();
     assertThat(v.peerReservations()).isFalse();
+    assertThat(v.globalScheduler()).isTrue();
   }
 }

@@ -108,6 +108,7 @@ class PoliciesTest {
     }
     assertThat(Policies.visibility("llmd_precise").metricsIntervalMillis()).isEqualTo(50);
     assertThat(Policies.visibility("preble_e2").globalScheduler()).isTrue();
+    assertThat(Policies.visibility("llmd_precise").globalScheduler()).isTrue();
     assertThat(Policies.visibility("dynamo_kv").globalScheduler()).isFalse();
   }
 }

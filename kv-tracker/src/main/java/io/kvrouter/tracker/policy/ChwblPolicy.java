@@ -9,9 +9,11 @@ import net.openhft.hashing.LongHashFunction;
 /**
  * {@code chwbl}: KubeAI's {@code PrefixHash} load balancing, consistent hashing with bounded loads
  * (substratusai/kubeai v0.21.0, {@code internal/loadbalancer/balance_chwbl.go}: {@code
- * chwblGetAddr}, {@code chwblLoadOK}, {@code chwblAddEndpoint}; defaults from {@code
- * api/k8s/v1/model_types.go}: 256 ring points per endpoint, mean load factor 125 %, prefix of 100
- * characters; the algorithm is Mirrokni, Thorup and Zadimoghaddam, SODA 2018).
+ * chwblGetAddr} lines 14-84, {@code chwblAddEndpoint} 86-97, {@code chwblLoadOK} 152-162; defaults
+ * from {@code api/k8s/v1/model_types.go} lines 189-208: 256 ring points per endpoint, mean load
+ * factor 125 %, prefix of 100 characters, taken by {@code ChatCompletionRequest.Prefix} in {@code
+ * api/openai/v1/chat_completions.go} line 525; the algorithm is Mirrokni, Thorup and Zadimoghaddam,
+ * SODA 2018).
  *
  * <ul>
  *   <li>Ring: each replica {@code name} owns the points {@code xxhash64(name + i)} for {@code i} in

@@ -7,12 +7,15 @@ import java.util.random.RandomGenerator;
 /**
  * {@code llmd_precise}: the llm-d inference scheduler in its precise-prefix-cache configuration
  * (llm-d/llm-d-inference-scheduler v0.8.0, {@code
- * deploy/config/epp-precise-prefix-cache-config.yaml} and {@code
- * pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/}: {@code Score}, {@code
- * indexedScoresToNormalizedScoredPods}; the other scorers, the picker and the metrics refresh come
- * from gateway-api-inference-extension v1.5.0, the version it pins: {@code scorer/queuedepth},
- * {@code scorer/kvcacheutilization}, {@code picker/max_score_picker.go}, {@code
- * pkg/epp/server/options.go}). The weighted sum of three scorers, the highest wins, ties at random:
+ * deploy/config/epp-precise-prefix-cache-config.yaml}; under {@code
+ * pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/}: {@code Score} in {@code
+ * precise_prefix_cache.go} from line 416 and {@code indexedScoresToNormalizedScoredPods} in {@code
+ * utils.go} lines 20-44. The other scorers, the picker and the metrics refresh come from
+ * gateway-api-inference-extension v1.5.0, the version it pins, under {@code
+ * pkg/epp/framework/plugins/scheduling/}: {@code scorer/queuedepth/queue.go} from line 78, {@code
+ * scorer/kvcacheutilization/kvcache_utilization.go} from 76, {@code picker/max_score_picker.go}
+ * from 81; and {@code pkg/epp/server/options.go} line 102). The weighted sum of three scorers, the
+ * highest wins, ties at random:
  *
  * <ul>
  *   <li>precise prefix cache × 2: each pod's leading prompt blocks in the index fed by the engines'
@@ -29,8 +32,9 @@ import java.util.random.RandomGenerator;
  *
  * <p>One endpoint picker decides every request however many gateway replicas forward to it: the
  * chart turns on leader election as soon as it runs more than one picker ({@code
- * config/charts/epplib/templates/_deployment.yaml}), and then only the leader passes its readiness
- * probe ({@code --ha-enable-leader-election} in {@code pkg/epp/server/options.go}).
+ * config/charts/epplib/templates/_deployment.yaml} lines 130-131), and then only the leader passes
+ * its readiness probe ({@code --ha-enable-leader-election}, {@code pkg/epp/server/options.go} line
+ * 127).
  */
 final class LlmdPrecisePolicy implements Policy {
 

@@ -12,9 +12,10 @@ import java.util.Map;
 /**
  * {@code preble_e2}: Preble's global scheduler (Srivatsa et al., "Preble: Efficient Distributed
  * Prompt Scheduling for LLM Serving", ICLR 2025; followed from WukLab/preble at 8e7906a, {@code
- * preble/global_scheduler_with_time.py}: {@code GlobalSchedulerWithTime.runtime_selector}, {@code
- * finish_request}, {@code handle_important_node_stealing_recursive}, and {@code
- * preble/ttft_overload_detector.py}).
+ * preble/global_scheduler_with_time.py}: {@code calculate_min_load_cost} lines 291-302, {@code
+ * runtime_selector} 304-356, {@code finish_request} 358-375, {@code handle_important_node_stealing}
+ * 377-385 and {@code handle_important_node_stealing_recursive} 387-457; {@code
+ * preble/ttft_overload_detector.py}: {@code is_node_overloaded} from line 57).
  *
  * <p>One scheduler sees every request (see {@link #visibility()}). It keeps its own radix tree of
  * the prompts it routed ({@link PrebleTree}), not the engines' events, and a three-minute load

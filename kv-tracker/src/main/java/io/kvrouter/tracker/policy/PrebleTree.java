@@ -8,10 +8,11 @@ import java.util.function.BiConsumer;
 
 /**
  * The global radix tree of Preble's scheduler (WukLab/preble at 8e7906a, {@code
- * preble/global_lru_cache.py}: {@code LPRadixCache.insert}, {@code _split_node}, {@code
- * update_allocated_size}, {@code dec_ref_counter}): every prompt the scheduler routes is inserted,
- * nodes carry how many running requests pass through them per replica and the set of replicas the
- * scheduler allocated them to. Over block keys instead of token ids: a node's length is in blocks.
+ * preble/global_lru_cache.py}: {@code dec_ref_counter} line 221, {@code _split_node} 237, {@code
+ * _insert_helper} 264, {@code update_allocated_size} 312): every prompt the scheduler routes is
+ * inserted, nodes carry how many running requests pass through them per replica and the set of
+ * replicas the scheduler allocated them to. Over block keys instead of token ids: a node's length
+ * is in blocks.
  *
  * <p>Splitting a node keeps the node object as the lower part (so a request's leaf stays valid) and
  * puts a new node above it holding the common part, with the lower part's reference counts and

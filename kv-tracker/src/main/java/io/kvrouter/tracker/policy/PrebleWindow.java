@@ -7,9 +7,10 @@ import java.util.Set;
 
 /**
  * Preble's sliding-window load histogram (WukLab/preble at 8e7906a, {@code
- * preble/global_scheduler_with_time.py}: {@code SlidingWindowHistogram}): per important node, the
- * requests of the last three minutes, their prompt and hit lengths, and from them each replica's
- * load.
+ * preble/global_scheduler_with_time.py}: {@code SlidingWindowHistogram}, lines 23-177, chiefly
+ * {@code update} 52, {@code _remove_old_entries} 77, {@code get_prefill_cost} 149 and {@code
+ * get_node_cost} 152): per important node, the requests of the last three minutes, their prompt and
+ * hit lengths, and from them each replica's load.
  *
  * <pre>
  *   miss rate(node)    = 1 − Σ hit blocks / Σ prompt blocks        over the window

@@ -8,8 +8,8 @@ import java.util.TreeMap;
  * A radix trie of key sequences that counts its entries (duplicates included) and tells, on each
  * insertion, the range of ranks the new entry takes among all entries in lexicographic order: the
  * trie of text-generation-inference's kvrouter (huggingface/text-generation-inference, branch
- * {@code kvrouter} at 338cdc2e, {@code kvrouter/src/trie.rs}: {@code Node::insert}), over 64-bit
- * block keys instead of bytes.
+ * {@code kvrouter} at 338cdc2e, {@code kvrouter/src/trie.rs}: {@code Node::insert}, lines 53-124),
+ * over 64-bit block keys instead of bytes.
  *
  * <p>Order: a sequence sorts before every longer sequence it is a prefix of; otherwise by the first
  * differing key, compared unsigned. An entry equal to earlier ones gets the range of all its equals

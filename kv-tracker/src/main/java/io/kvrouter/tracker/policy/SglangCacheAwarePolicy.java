@@ -11,12 +11,13 @@ import java.util.Map;
 
 /**
  * {@code sglang_cache_aware}: the cache-aware policy of SGLang's model gateway (SMG, lightseekorg/
- * smg v1.9.0, {@code model_gateway/src/policies/cache_aware.rs}: {@code select_worker}, {@code
- * is_imbalanced}, {@code select_worker_with_text}; defaults from the gateway's command line in
- * {@code model_gateway/src/main.rs}: {@code cache_threshold} 0.3, {@code balance_abs_threshold} 64,
- * {@code balance_rel_threshold} 1.5, eviction every 120 s down to {@code max_tree_size} 2^26). This
- * is the gateway in front of HTTP workers, its common deployment: an approximate tree of the
- * requests it routed, no engine events.
+ * smg v1.9.0, {@code model_gateway/src/policies/cache_aware.rs}: {@code is_imbalanced} from line
+ * 283, {@code select_worker_min_load} from 472, {@code select_worker} from 769, {@code
+ * select_worker_with_text} from 1076; defaults from the gateway's command line, {@code
+ * model_gateway/src/main.rs} lines 190-222: {@code cache_threshold} 0.3, {@code
+ * balance_abs_threshold} 64, {@code balance_rel_threshold} 1.5, eviction every 120 s down to {@code
+ * max_tree_size} 2^26). This is the gateway in front of HTTP workers, its common deployment: an
+ * approximate tree of the requests it routed, no engine events.
  *
  * <ol>
  *   <li>Load is this gateway's own in-flight count per worker. If {@code max − min > 64} and {@code

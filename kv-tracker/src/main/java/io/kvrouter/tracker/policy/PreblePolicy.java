@@ -68,6 +68,7 @@ final class PreblePolicy implements Policy {
   private final Map<String, Running> running = new HashMap<>();
   private final Map<OverloadKey, ArrayDeque<long[]>> ttfts = new HashMap<>();
   private final Map<Integer, ArrayDeque<Double>> decodeSeconds = new HashMap<>();
+  private final Map<Integer, Double> decodeMedians = new HashMap<>();
   private long routed;
   private Node pendingLeaf;
   private Node pendingImportant;
@@ -96,8 +97,7 @@ final class PreblePolicy implements Policy {
   private double[] decodeEstimates(int replicas) {
     double[] out = new double[replicas];
     for (int r = 0; r < replicas; r++) {
-      ArrayDeque<Double> d = decodeSeconds.get(r);
-      out[r] = d == null ? INITIAL_DECODE_SECONDS : median(d);
+      out[r] = decodeMedians.getOrDefault(r, INITIAL_DECODE_SECONDS);
     }
     return out;
   }
@@ -295,6 +295,7 @@ final class PreblePolicy implements Policy {
       while (d.size() > TPOT_SAMPLES) {
         d.pollFirst();
       }
+      decodeMedians.put(r.replica(), median(d));
     }
   }
 
@@ -303,5 +304,6 @@ final class PreblePolicy implements Policy {
     tree.dropReplica(replica);
     running.values().removeIf(r -> r.replica() == replica);
     decodeSeconds.remove(replica);
+    decodeMedians.remove(replica);
   }
 }

@@ -61,8 +61,8 @@ import org.junit.jupiter.api.Test;
  * file (run with {@code -Dkvrouter.wire.pin=<version>}) and keep the old ones decoding for one
  * release. The file of the version under development ({@link #CURRENT}) may be re-pinned until that
  * version ships; a CBOR control message may gain a field (Jackson ignores unknown properties, and a
- * missing one takes its default), which the older files' decoding checks. Actor references carry their system's address and a random uid, so their bytes are not
- * compared, only that they decode.
+ * missing one takes its default), which the older files' decoding checks. Actor references carry
+ * their system's address and a random uid, so their bytes are not compared, only that they decode.
  */
 class WireCompatibilityTest {
 

@@ -171,7 +171,6 @@ final class AgentCommand implements Callable<Integer> {
     if (engines != null) {
       system.getWhenTerminated().thenRun(engines::close);
     }
-    NodeRunner.printJoinedAndWait(system);
-    return 0;
+    return NodeRunner.printJoinedAndWait(system);
   }
 }

@@ -53,7 +53,6 @@ final class IngressCommand implements Callable<Integer> {
     ActorSystem<Void> system =
         NodeBootstrap.start(
             settings, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));
-    NodeRunner.printJoinedAndWait(system);
-    return 0;
+    return NodeRunner.printJoinedAndWait(system);
   }
 }

@@ -1,5 +1,6 @@
 package io.kvrouter.cli;
 
+import io.kvrouter.config.node.NodeFailed;
 import java.time.Duration;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -14,8 +15,13 @@ final class NodeRunner {
 
   private NodeRunner() {}
 
-  /** Prints a "joined" line when the node is Up, then blocks until the system terminates. */
-  static void printJoinedAndWait(ActorSystem<Void> system) throws Exception {
+  /**
+   * Prints a "joined" line when the node is Up, then blocks until the system terminates.
+   *
+   * @return the process's exit status: 1 when the node shut itself down as {@link NodeFailed} (the
+   *     cause printed on stderr), else 0
+   */
+  static int printJoinedAndWait(ActorSystem<Void> system) throws Exception {
     Cluster cluster = Cluster.get(system);
     var watcher =
         system.systemActorOf(
@@ -56,5 +62,14 @@ final class NodeRunner {
                 },
                 "kvrouter-shutdown"));
     system.getWhenTerminated().toCompletableFuture().get();
+    return CoordinatedShutdown.get(Adapter.toClassic(system))
+        .getShutdownReason()
+        .filter(NodeFailed.class::isInstance)
+        .map(
+            r -> {
+              System.err.println("kvrouter: " + ((NodeFailed) r).cause());
+              return 1;
+            })
+        .orElse(0);
   }
 }

@@ -27,6 +27,16 @@ import org.junit.jupiter.api.Test;
 class MultiProcessClusterIT {
 
   static final HttpClient HTTP = LoopbackHttp.CLIENT;
+
+  /**
+   * Each process on its own loopback address, as separate hosts would run them: a port picked free
+   * on 127.0.0.1 can be taken by an unrelated socket before the node binds it; here it can't.
+   */
+  static final String I1 = "127.0.0.5";
+
+  static final String I2 = "127.0.0.6";
+  static final String AGENT = "127.0.0.7";
+
   private final List<Process> processes = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
   private ActorTestKit kit;
@@ -85,27 +95,55 @@ class MultiProcessClusterIT {
   }
 
   @Test
+  void anIngressWhoseHttpPortIsTaken_exitsWithStatus1_namingTheCause() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getByName(I1))) {
+      int port = NodeProcesses.freePort(I1);
+      Process p =
+          start(
+              "ingress-taken",
+              "ingress",
+              "--profile",
+              "dev",
+              "--host",
+              I1,
+              "--port",
+              "" + port,
+              "--seed-nodes",
+              "pekko://kvrouter@" + I1 + ":" + port,
+              "--http-host",
+              I1,
+              "--http-port",
+              "" + taken.getLocalPort());
+      assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS))
+          .as("the ingress exits instead of idling without HTTP: %s", logs())
+          .isTrue();
+      assertThat(p.exitValue()).as(logs()).isEqualTo(1);
+      assertThat(logs()).contains("could not bind its HTTP port");
+    }
+  }
+
+  @Test
   void twoIngressProcessesAndAnAgent_survivorServesAfterSigkill_andTheViewConverges()
       throws Exception {
-    int seedPort = freePort();
-    int secondPort = freePort();
-    int agentPort = freePort();
-    int http1 = freePort();
-    int http2 = freePort();
-    String seed = "pekko://kvrouter@127.0.0.1:" + seedPort;
+    int seedPort = NodeProcesses.freePort(I1);
+    int secondPort = NodeProcesses.freePort(I2);
+    int agentPort = NodeProcesses.freePort(AGENT);
+    int http1 = NodeProcesses.freePort(I1);
+    int http2 = NodeProcesses.freePort(I2);
+    String seed = "pekko://kvrouter@" + I1 + ":" + seedPort;
     start(
         "ingress-1",
         "ingress",
         "--profile",
         "dev",
         "--host",
-        "127.0.0.1",
+        I1,
         "--port",
         "" + seedPort,
         "--seed-nodes",
         seed,
         "--http-host",
-        "127.0.0.1",
+        I1,
         "--http-port",
         "" + http1);
     Process second =
@@ -115,13 +153,13 @@ class MultiProcessClusterIT {
             "--profile",
             "dev",
             "--host",
-            "127.0.0.1",
+            I2,
             "--port",
             "" + secondPort,
             "--seed-nodes",
             seed,
             "--http-host",
-            "127.0.0.1",
+            I2,
             "--http-port",
             "" + http2);
     start(
@@ -130,7 +168,7 @@ class MultiProcessClusterIT {
         "--profile",
         "dev",
         "--host",
-        "127.0.0.1",
+        AGENT,
         "--port",
         "" + agentPort,
         "--seed-nodes",
@@ -143,8 +181,8 @@ class MultiProcessClusterIT {
         "0",
         "--speedup",
         "20");
-    String survivor = "http://127.0.0.1:" + http1;
-    String victim = "http://127.0.0.1:" + http2;
+    String survivor = "http://" + I1 + ":" + http1;
+    String victim = "http://" + I2 + ":" + http2;
 
     kit = ActorTestKit.create();
     kit.createTestProbe()

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.node;
 
 import com.typesafe.config.Config;
+import io.kvrouter.config.node.NodeFailed;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
 import io.kvrouter.ingress.drain.IngressReadiness;
@@ -21,10 +22,12 @@ import io.kvrouter.tracker.feed.GapDetected;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.net.InetSocketAddress;
 import java.util.function.Consumer;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
@@ -260,8 +263,11 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     return this;
   }
 
+  /** A node that cannot serve HTTP leaves and exits (status 1) rather than idle in the cluster. */
   private Behavior<Command> onBindFailed(BindFailed m) {
     getContext().getLog().error("kvrouter ingress could not bind its HTTP port", m.error());
-    throw new IllegalStateException("HTTP bind failed", m.error());
+    CoordinatedShutdown.get(Adapter.toClassic(getContext().getSystem()))
+        .run(new NodeFailed("the ingress could not bind its HTTP port: " + m.error()));
+    return Behaviors.stopped();
   }
 }

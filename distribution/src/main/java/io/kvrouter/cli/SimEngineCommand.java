@@ -3,6 +3,7 @@ package io.kvrouter.cli;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
@@ -93,6 +94,20 @@ final class SimEngineCommand implements Callable<Integer> {
       description = "Data-parallel rank stamped on KV-event batches (default: ${DEFAULT-VALUE}).")
   int dpRank;
 
+  @Option(
+      names = "--chat-only",
+      description =
+          "Serve only OpenAI completions and chat, not /v1/messages and /v1/responses (as an older"
+              + " vLLM).")
+  boolean chatOnly;
+
+  @Option(
+      names = "--responses-store",
+      description =
+          "Keep Responses API responses so previous_response_id finds them (vLLM's"
+              + " VLLM_ENABLE_RESPONSES_API_STORE=1).")
+  boolean responsesStore;
+
   @Override
   public Integer call() throws Exception {
     SimEngineConfig engineConfig = engine.config(blockSize);
@@ -109,7 +124,8 @@ final class SimEngineCommand implements Callable<Integer> {
             bufferSteps,
             dpRank,
             engineConfig,
-            SimTokenizer.BYTES);
+            SimTokenizer.BYTES,
+            (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore));
     // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
     // the registry lives as long as the engine.
     TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());

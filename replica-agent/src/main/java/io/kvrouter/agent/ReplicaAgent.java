@@ -24,9 +24,12 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY}, answers
- * {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica
- * while its engine fails health checks.
+ * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY} once its
+ * engine is healthy and has said which APIs it serves ({@link EngineProbe#apis}), answers {@link
+ * GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica while
+ * its engine fails health checks. Ingresses read a replica's info once per registration, so the
+ * APIs are learned before each one (an engine replaced by a newer build while it was down is
+ * announced with what the new build serves).
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
@@ -53,6 +56,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private record LoadScraped(ReplicaLoad load) implements Command {}
 
+  /** The engine's APIs, or empty when it did not answer. */
+  private record ApisLearned(Optional<List<String>> apis) implements Command {}
+
   private final ReplicaSpec spec;
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
@@ -61,6 +67,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final EngineProbe probe;
   private boolean registered;
   private int failures;
+  private List<String> apis = List.of();
 
   /**
    * @param spec the replica
@@ -112,7 +119,8 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       this.pipeline = null;
       this.subscriber = null;
     }
-    register();
+    // Registers on the first healthy check (right away, not one interval from now).
+    ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
 
@@ -124,12 +132,13 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessage(HealthChecked.class, this::onHealthChecked)
         .onMessage(LoadScraped.class, this::onLoadScraped)
+        .onMessage(ApisLearned.class, this::onApisLearned)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
 
   private Behavior<AgentRequest> onGetInfo(GetInfo m) {
-    m.replyTo().tell(spec.info());
+    m.replyTo().tell(spec.info(apis));
     return this;
   }
 
@@ -160,8 +169,10 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     if (m.healthy()) {
       failures = 0;
       if (!registered) {
-        getContext().getLog().info("replica {} healthy again: registering", spec.replicaId());
-        register();
+        getContext()
+            .pipeToSelf(
+                probe.apis(),
+                (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
       }
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
@@ -177,6 +188,21 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
           .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
       registered = false;
     }
+    return this;
+  }
+
+  private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
+    if (m.apis().isEmpty() || registered) {
+      return this; // no answer: the next healthy check asks again
+    }
+    apis = m.apis().get();
+    getContext()
+        .getLog()
+        .info(
+            "replica {} healthy, serving {}: registering",
+            spec.replicaId(),
+            apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
+    register();
     return this;
   }
 

@@ -95,6 +95,9 @@ class ReplicaAgentTest {
       assertThat(i.replicaId()).isEqualTo("sim-0");
       assertThat(i.kvEvents()).isTrue();
       assertThat(i.blockSize()).isEqualTo(16);
+      assertThat(i.apis())
+          .as("learned from the engine's /openapi.json before registering")
+          .containsExactly("/v1/messages", "/v1/messages/count_tokens", "/v1/responses");
 
       // the epoch opens with ReplicaCleared at seq 0, then a completion's blocks follow
       KvEventBatch opening = events.receiveMessage(Duration.ofSeconds(5));

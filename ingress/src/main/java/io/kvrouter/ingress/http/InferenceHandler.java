@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.BodyReader;
+import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.RequestValidator;
@@ -14,6 +15,7 @@ import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -71,6 +73,15 @@ public final class InferenceHandler {
                   validator.validate(endpoint, reader.read(strict.getData().toArray()));
               model[0] = request.model();
               int[] tokens = tokenize(request);
+              if (endpoint == Endpoint.COUNT_TOKENS) {
+                return CompletableFuture.<ProxyService.Result>completedFuture(
+                    new ProxyService.Result.Answered(
+                        HttpResponse.create()
+                            .withEntity(
+                                HttpEntities.create(
+                                    ContentTypes.APPLICATION_JSON,
+                                    CountTokens.body(tokens.length).toString()))));
+              }
               return proxy.forward(request, tokens, "req-" + UUID.randomUUID());
             })
         .thenApply(
@@ -170,8 +181,7 @@ public final class InferenceHandler {
   }
 
   static HttpResponse errorResponse(Endpoint endpoint, ApiError error) {
-    String body =
-        (endpoint == Endpoint.MESSAGES ? error.toAnthropic() : error.toOpenAi()).toString();
+    String body = (endpoint.anthropic() ? error.toAnthropic() : error.toOpenAi()).toString();
     HttpResponse response =
         HttpResponse.create()
             .withStatus(error.status())

@@ -62,6 +62,7 @@ final class NodeAdminView implements AdminView {
                 r.put("url", info.baseUrl());
                 r.put("block_size", info.blockSize());
                 r.put("kv_events", info.kvEvents());
+                info.apis().forEach(r.putArray("apis")::add);
                 TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
                 if (state != null) {
                   r.put("blocks", state.digest().count());

@@ -6,14 +6,16 @@ import java.util.regex.Pattern;
 
 /**
  * Finds the engine's usage numbers in a streamed OpenAI response without parsing every chunk: it
- * scans a sliding window of the bytes for {@code "cached_tokens":N} and {@code "prompt_tokens":N}
- * (the usage chunk that {@code stream_options.include_usage} adds). Cost: one regex scan over each
- * chunk plus a window of 64 characters carried across chunks. Not thread-safe; a stream's elements
- * arrive in order.
+ * scans a sliding window of the bytes for {@code "cached_tokens":N} (OpenAI chat and completions,
+ * Responses) or {@code "cache_read_input_tokens":N} (Anthropic) and {@code "prompt_tokens":N} (the
+ * usage chunk that {@code stream_options.include_usage} adds). Cost: one regex scan over each chunk
+ * plus a window of 64 characters carried across chunks. Not thread-safe; a stream's elements arrive
+ * in order.
  */
 final class UsageSniffer {
 
-  private static final Pattern CACHED = Pattern.compile("\"cached_tokens\"\\s*:\\s*(\\d+)");
+  private static final Pattern CACHED =
+      Pattern.compile("\"(?:cached_tokens|cache_read_input_tokens)\"\\s*:\\s*(\\d+)");
   private static final Pattern PROMPT = Pattern.compile("\"prompt_tokens\"\\s*:\\s*(\\d+)");
   private static final int CARRY = 64;
 

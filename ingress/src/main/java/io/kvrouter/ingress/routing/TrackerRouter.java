@@ -73,7 +73,7 @@ public final class TrackerRouter implements Router {
             query.model(),
             blockKeys,
             query.tokenIds().length,
-            query.excluded(),
+            ReplicaConstraints.excluded(query, directory.all()),
             true);
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
@@ -100,9 +100,7 @@ public final class TrackerRouter implements Router {
       released(query.requestId());
       Set<String> excluded = new HashSet<>(query.excluded());
       excluded.add(decision.chosen());
-      return selectAndReserve(
-          new RouteQuery(
-              query.requestId(), query.model(), query.tokenIds(), query.maxTokens(), excluded));
+      return selectAndReserve(query.withExcluded(excluded));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
     RouteOutcome.Routed routed =
@@ -138,8 +136,7 @@ public final class TrackerRouter implements Router {
                 rejected.add(decision.chosen());
                 excluded.add(decision.chosen());
               }
-              return selectAndReserve(
-                  new RouteQuery(id, query.model(), query.tokenIds(), query.maxTokens(), excluded));
+              return selectAndReserve(query.withExcluded(excluded));
             });
   }
 

@@ -8,6 +8,7 @@ import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -62,12 +63,22 @@ public final class DemoCluster implements AutoCloseable {
     this.tokenizers = tokenizers;
   }
 
-  /** Starts every node and engine; {@link #awaitReady} tells when it routes. */
+  /**
+   * Starts every node and engine; {@link #awaitReady} tells when it routes. The engines serve what
+   * a current vLLM serves, with its Responses store switched on ({@code
+   * VLLM_ENABLE_RESPONSES_API_STORE=1}), so {@code previous_response_id} conversations work.
+   */
   public static DemoCluster start(DemoOptions o) throws IOException {
+    return start(o, SimApis.vllm().withResponsesStore(true));
+  }
+
+  /** Starts a demo whose engines serve {@code apis} (e.g. {@link SimApis#chatOnly()}). */
+  public static DemoCluster start(DemoOptions o, SimApis apis) throws IOException {
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     SimEngineSettings template =
         SimEngineSettings.loopback()
             .withModel(o.model())
+            .withApis(apis)
             .withTokenizer(ModelSimTokenizer.forModel(tokenizers, o.model()))
             .withEngine(o.engine());
     int regular = o.mismatchedBlockSize() > 0 ? o.engines() - 1 : o.engines();

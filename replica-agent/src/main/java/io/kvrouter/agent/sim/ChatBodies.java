@@ -7,9 +7,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * Builds the OpenAI response bodies of one generation (vLLM's shapes): {@code text_completion} /
  * {@code chat.completion} bodies and their streaming chunks, with usage including {@code
- * prompt_tokens_details.cached_tokens}. The sim never stops early, so finish_reason is "length".
+ * prompt_tokens_details.cached_tokens}. Text runs to {@code max_tokens} (the sim never stops early:
+ * finish_reason "length"); a tool call ends with finish_reason "tool_calls", streamed as vLLM's
+ * tool parsers stream it (one delta with the call's id and function name, then deltas of its
+ * arguments).
  */
-final class Responses {
+final class ChatBodies {
 
   private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
@@ -18,7 +21,7 @@ final class Responses {
   private final long created;
   private final boolean chat;
 
-  Responses(String id, String model, long created, boolean chat) {
+  ChatBodies(String id, String model, long created, boolean chat) {
     this.id = id;
     this.model = model;
     this.created = created;
@@ -44,21 +47,30 @@ final class Responses {
     return u;
   }
 
-  JsonNode full(String text, Emission last) {
+  JsonNode full(SimRun run) {
     ObjectNode n = head(chat ? "chat.completion" : "text_completion");
     ObjectNode c = n.putArray("choices").addObject();
     c.put("index", 0);
     if (chat) {
       ObjectNode m = c.putObject("message");
       m.put("role", "assistant");
-      m.put("content", text);
+      SimToolCalls.Call call = run.call();
+      if (call == null) {
+        m.put("content", run.text());
+      } else {
+        m.putNull("content");
+        ObjectNode tc = m.putArray("tool_calls").addObject();
+        tc.put("id", call.id());
+        tc.put("type", "function");
+        tc.putObject("function").put("name", call.name()).put("arguments", call.arguments());
+      }
     } else {
-      c.put("text", text);
+      c.put("text", run.text());
       c.putNull("logprobs");
     }
-    c.put("finish_reason", "length");
+    c.put("finish_reason", run.finishReason());
     c.putNull("stop_reason");
-    n.set("usage", usage(last));
+    n.set("usage", usage(run.last()));
     return n;
   }
 
@@ -74,18 +86,28 @@ final class Responses {
     return n;
   }
 
-  JsonNode tokenChunk(String text, boolean last) {
+  JsonNode tokenChunk(SimRun.Delta delta, String finishReason) {
     ObjectNode n = head(chat ? "chat.completion.chunk" : "text_completion");
     ObjectNode c = n.putArray("choices").addObject();
     c.put("index", 0);
-    if (chat) {
-      c.putObject("delta").put("content", text);
+    if (!chat) {
+      c.put("text", delta.text());
+    } else if (delta.call() == null) {
+      c.putObject("delta").put("content", delta.text());
     } else {
-      c.put("text", text);
+      ObjectNode tc = c.putObject("delta").putArray("tool_calls").addObject();
+      tc.put("index", 0);
+      if (delta.callIndex() == 0) {
+        tc.put("id", delta.call().id());
+        tc.put("type", "function");
+        tc.putObject("function").put("name", delta.call().name());
+      } else {
+        tc.putObject("function").put("arguments", delta.arguments());
+      }
     }
     c.putNull("logprobs");
-    if (last) {
-      c.put("finish_reason", "length");
+    if (delta.emission().finished()) {
+      c.put("finish_reason", finishReason);
     } else {
       c.putNull("finish_reason");
     }

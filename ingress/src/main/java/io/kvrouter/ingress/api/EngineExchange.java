@@ -36,6 +36,9 @@ import org.apache.pekko.util.ByteString;
  */
 public abstract class EngineExchange {
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper BODY_WRITER =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   /** Path on the engine, e.g. {@code /v1/chat/completions}. */
   public abstract String path();
 
@@ -78,7 +81,12 @@ public abstract class EngineExchange {
   }
 
   static byte[] bytes(JsonNode body) {
-    return body.toString().getBytes(StandardCharsets.UTF_8);
+    try {
+      // Straight to bytes, no intermediate String: a 128k-token conversation is half a megabyte.
+      return BODY_WRITER.writeValueAsBytes(body);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialise the engine request", e);
+    }
   }
 
   static HttpResponse json(StatusCode status, byte[] body) {

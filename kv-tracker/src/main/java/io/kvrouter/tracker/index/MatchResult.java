@@ -124,6 +124,39 @@ public final class MatchResult {
     return any;
   }
 
+  /** True while some replica is covered by a predicted run at the current block. */
+  boolean anyCovering() {
+    return coveringCount > 0;
+  }
+
+  /**
+   * {@link #extend} for every block of {@code [from, to)} at once, for a replica that holds them
+   * all with {@code mask} and that no predicted run covers: does nothing unless the replica has
+   * matched up to {@code from} ({@code from > 0}).
+   */
+  void extendRun(int replica, int from, int to, int mask) {
+    int base = replica * STRIDE;
+    int[] c = counts;
+    if (c[base + MATCHED] != from) {
+      return;
+    }
+    int n = to - from;
+    c[base + MATCHED] = to;
+    if ((mask & PrefixIndex.GPU_BIT) != 0) {
+      c[base + GPU] += n;
+      if (c[base + GPU_LEADING] == from) {
+        c[base + GPU_LEADING] = to;
+      }
+    } else if ((mask & PrefixIndex.CPU_BIT) != 0) {
+      c[base + CPU] += n;
+    } else {
+      c[base + DISK] += n;
+    }
+    if (to > longest) {
+      longest = to;
+    }
+  }
+
   boolean extend(int replica, int block, int mask) {
     int base = replica * STRIDE;
     int[] c = counts;

@@ -91,18 +91,31 @@ public final class KvTrackerCore {
   /** A replica joined (or re-announced itself); see {@link Membership} for the block-size rule. */
   public void replicaUp(ReplicaInfo info) {
     replicas.up(info);
+    attach(info.targetId());
   }
 
-  /** A replica left: forget everything about it. */
+  /**
+   * A replica left: it is no candidate any more, and its blocks, watermark and reported load are
+   * forgotten. Reservations on it stay, detached, until their origins end them: they belong to
+   * their origins' streams, which this tracker does not see in step with the membership.
+   */
   public void replicaDown(String targetId) {
     int replica = ids.indexOf(targetId);
     if (replica >= 0) {
       index.dropReplica(replica);
-      ledger.dropReplica(replica);
+      ledger.detachReplica(replica);
       policy.onReplicaRemoved(replica);
     }
     replicas.down(targetId);
     feed.forget(targetId);
+  }
+
+  /** The replica's id has an index (again): reservations held for it weigh on its load. */
+  private void attach(String targetId) {
+    int replica = ids.indexOf(targetId);
+    if (replica >= 0) {
+      ledger.attachReplica(targetId, replica);
+    }
   }
 
   /** Known replicas' target ids. */
@@ -114,7 +127,9 @@ public final class KvTrackerCore {
 
   /** Applies a batch if it is its replica's next one (see {@link ReplicaFeed#apply}). */
   public EventSequencer.Verdict apply(KvEventBatch batch) {
-    return feed.apply(batch);
+    EventSequencer.Verdict verdict = feed.apply(batch);
+    attach(batch.replicaId());
+    return verdict;
   }
 
   /** The gap to repair when an agent's heartbeat shows this tracker behind, or null. */
@@ -125,6 +140,7 @@ public final class KvTrackerCore {
   /** Replaces the replica's state by an agent's snapshot and continues after its last seq. */
   public void installSnapshot(ReplicaSnapshot snapshot) {
     feed.installSnapshot(snapshot);
+    attach(snapshot.replicaId());
   }
 
   /** Records an engine load report. */
@@ -196,16 +212,21 @@ public final class KvTrackerCore {
     return sync.ownMark();
   }
 
-  /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
-  public List<Reservation> expire(long nowMillis) {
+  /**
+   * Ends leases and predicted entries due at {@code nowMillis}. An own reservation whose lease
+   * ended is released like any other, so the returned {@code Released} events must be broadcast:
+   * peers end it at the same point of this tracker's stream (they keep no lease of their own on a
+   * peer's reservation, see {@link Placement#applyReservation}).
+   */
+  public List<Released> expire(long nowMillis) {
     index.expirePredicted(nowMillis);
-    List<Reservation> ended = ledger.expire(nowMillis);
-    for (Reservation r : ended) {
+    List<Released> events = new ArrayList<>();
+    for (Reservation r : ledger.expire(nowMillis)) {
       if (sync.isSelf(r.origin())) {
-        sync.ownLeaseEnded(r.requestId());
+        events.add(sync.originate(seq -> new Released(r.origin(), seq, r.requestId())));
       }
     }
-    return ended;
+    return events;
   }
 
   /**

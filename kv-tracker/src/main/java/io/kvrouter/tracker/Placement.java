@@ -10,6 +10,7 @@ import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.sync.ReservationSync;
@@ -135,24 +136,31 @@ final class Placement {
   /**
    * A peer's reservation event: reservations enter the ledger and their new keys the index as
    * predicted entries; lifecycle events move or return load. Returns false when the event changed
-   * nothing (duplicate, unknown request or replica).
+   * nothing (duplicate or unknown request).
+   *
+   * <p>What an event does to the ledger depends on the event and the ledger alone, never on what
+   * this tracker happens to see of the membership or the clock, so an origin's digest is a function
+   * of the prefix of its stream applied: a reservation on a replica not known here is held detached
+   * (see {@link LoadLedger}), and a peer's reservation has no lease here. Its origin ends it, with
+   * a {@code Released} in its stream when the request ends or its lease there runs out, or by
+   * leaving the cluster ({@link KvTrackerCore#dropOrigin}).
    */
   boolean applyReservation(ReservationEvent event, long nowMillis) {
     if (event instanceof Reserved r) {
       int replica = replicas.ids().indexOf(r.replicaId());
-      if (replica < 0) {
-        return false;
-      }
       if (!ledger.reserve(
           r.ingressId(),
           r.requestId(),
-          replica,
+          r.replicaId(),
+          replica < 0 ? Reservation.DETACHED : replica,
           r.promptTokens(),
           r.prefillTokens(),
-          nowMillis + r.leaseMillis())) {
+          LoadLedger.NO_LEASE)) {
         return false;
       }
-      index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      if (replica >= 0) {
+        index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      }
       return true;
     }
     if (event instanceof PrefillCompleted p) {

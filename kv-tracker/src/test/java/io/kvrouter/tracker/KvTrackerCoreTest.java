@@ -170,7 +170,9 @@ class KvTrackerCoreTest {
     KvTrackerCore t = tracker("in-1", "a");
     t.selectAndReserve(new RouteRequest("q1", MODEL, KEYS.keys(tokens(32, 6)), 32), 0);
     assertThat(t.expire(599_999)).isEmpty();
-    assertThat(t.expire(600_000)).hasSize(1);
+    assertThat(t.expire(600_000))
+        .as("the end of an own lease is broadcast like any release")
+        .containsExactly(new Released("in-1", 1, "q1"));
     assertThat(t.load().inFlight(t.replicaIndex("a"))).isZero();
     assertThat(t.released("q1")).isNull();
   }
@@ -221,6 +223,22 @@ class KvTrackerCoreTest {
       assertThat(t.selectAndReserve(new RouteRequest("q" + i, MODEL, p, 64), 0).chosen())
           .isEqualTo("b");
     }
+  }
+
+  @Test
+  void replicaDown_keepsPeersReservationsOnIt_soTheOriginsDigestStaysItsStreams() {
+    KvTrackerCore origin = tracker("in-a", "r");
+    KvTrackerCore peer = tracker("in-b", "r");
+    Decision d = origin.selectAndReserve(new RouteRequest("q", MODEL, new long[0], 10), 0);
+    peer.replicaDown("r");
+    origin.replicaDown("r");
+    peer.applyReservation(d.reserved(), 0);
+    assertThat(peer.digests().origins()).isEqualTo(origin.digests().origins()).isNotEmpty();
+
+    Released released = origin.released("q");
+    assertThat(released).as("the origin still ends its request").isNotNull();
+    peer.applyReservation(released, 0);
+    assertThat(peer.digests().origins()).isEqualTo(origin.digests().origins()).isEmpty();
   }
 
   @Test

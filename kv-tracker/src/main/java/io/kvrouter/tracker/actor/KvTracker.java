@@ -336,7 +336,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onTick() {
-    core.expire(clock.getAsLong());
+    core.expire(clock.getAsLong()).forEach(reservationsOut::tell);
     return this;
   }
 }

@@ -68,7 +68,7 @@ public final class KvTrackerCore {
 
   public KvTrackerCore(TrackerConfig config) {
     this.config = config;
-    this.index = new PrefixIndex(config.expectedBlocks());
+    this.index = new PrefixIndex(config.expectedBlocks(), config.maxIndexBytes());
     this.ledger = new LoadLedger(ids::idOf);
     // Seeded per ingress: routers acting on the same state must not draw the same tie-breaks.
     this.policy =
@@ -158,9 +158,13 @@ public final class KvTrackerCore {
     return placement.selectAndReserve(request, nowMillis);
   }
 
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
-  public PrefillCompleted prefillCompleted(String requestId) {
-    return placement.prefillCompleted(requestId);
+  /**
+   * The first token of an own request arrived at {@code nowMillis}; returns the event to broadcast,
+   * or null. Its predicted entries now wait for the engine's confirmation (see {@link
+   * TrackerConfig#predictedConfirmMillis}).
+   */
+  public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
+    return placement.prefillCompleted(requestId, nowMillis);
   }
 
   /** An own request ended; returns the event to broadcast, or null if it was unknown. */
@@ -251,7 +255,12 @@ public final class KvTrackerCore {
             (id, st) ->
                 marks.add(
                     new TrackerView.ReplicaMark(
-                        id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
+                        id,
+                        st.epoch(),
+                        st.seq(),
+                        st.digest().count(),
+                        st.digest().sum(),
+                        index.evicted(ids.indexOf(id)))));
     Set<String> origins = sync.origins();
     origins.addAll(d.origins().keySet());
     List<TrackerView.OriginMark> originMarks = new ArrayList<>();
@@ -316,6 +325,18 @@ public final class KvTrackerCore {
   /** Open reservations, for metrics. */
   public int openReservations() {
     return ledger.openReservations();
+  }
+
+  /** The size of this tracker's state now. */
+  public TrackerStats stats() {
+    return new TrackerStats(
+        index.nodes(),
+        index.holdings(),
+        index.estimatedBytes(),
+        index.predictedRuns(),
+        ledger.openReservations(),
+        ledger.detachedReservations(),
+        index.evictedHoldings());
   }
 
   /**

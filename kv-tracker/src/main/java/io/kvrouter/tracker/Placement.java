@@ -98,10 +98,12 @@ final class Placement {
     ledger.reserve(
         config.ingressId(),
         request.requestId(),
+        reserved.replicaId(),
         chosen,
         request.promptTokens(),
         reserved.prefillTokens(),
-        nowMillis + lease);
+        nowMillis + lease,
+        newKeys);
     index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
@@ -118,11 +120,36 @@ final class Placement {
   }
 
   /** The first token of an own request arrived; returns the event to broadcast, or null. */
-  PrefillCompleted prefillCompleted(String requestId) {
+  PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
+    awaitConfirmation(config.ingressId(), requestId, nowMillis);
     return sync.originate(seq -> new PrefillCompleted(config.ingressId(), seq, requestId));
+  }
+
+  /**
+   * The request's prefill is over, so its engine has stored its blocks and published their events
+   * by now: the reservation's predicted entries live only {@link
+   * TrackerConfig#predictedConfirmMillis} longer (on a replica that publishes KV events), and what
+   * the engine confirmed stays as its own blocks. A prediction the engine never confirmed (it
+   * evicted the blocks, or its keys do not line up with the router's) stops predicting, and the
+   * index accuracy check then sees the index as it is.
+   */
+  private void awaitConfirmation(String origin, String requestId, long nowMillis) {
+    Reservation r = ledger.reservation(origin, requestId);
+    if (r == null || !r.attached() || r.predictedKeys().length == 0) {
+      return;
+    }
+    ReplicaInfo info = replicas.info(r.replica());
+    if (info != null && info.kvEvents()) {
+      index.retirePredicted(
+          r.replica(),
+          r.predictedKeys(),
+          0,
+          r.predictedKeys().length,
+          nowMillis + config.predictedConfirmMillis());
+    }
   }
 
   /** An own request ended; returns the event to broadcast, or null if it was unknown. */
@@ -155,7 +182,8 @@ final class Placement {
           replica < 0 ? Reservation.DETACHED : replica,
           r.promptTokens(),
           r.prefillTokens(),
-          LoadLedger.NO_LEASE)) {
+          LoadLedger.NO_LEASE,
+          r.newKeys())) {
         return false;
       }
       if (replica >= 0) {
@@ -164,7 +192,11 @@ final class Placement {
       return true;
     }
     if (event instanceof PrefillCompleted p) {
-      return ledger.prefillCompleted(p.ingressId(), p.requestId());
+      if (!ledger.prefillCompleted(p.ingressId(), p.requestId())) {
+        return false;
+      }
+      awaitConfirmation(p.ingressId(), p.requestId(), nowMillis);
+      return true;
     }
     Released released = (Released) event;
     return ledger.release(released.ingressId(), released.requestId()) != null;

@@ -95,7 +95,7 @@ class KvTrackerCoreTest {
     long[] prompt = KEYS.keys(tokens(64, 2));
     Decision d = t.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
     int a = t.replicaIndex("a");
-    PrefillCompleted p = t.prefillCompleted("q1");
+    PrefillCompleted p = t.prefillCompleted("q1", 0);
     assertThat(p.seq()).isEqualTo(d.reserved().seq() + 1);
     assertThat(t.load().prefillTokens(a)).isZero();
     assertThat(t.load().decodeTokens(a)).isEqualTo(64);
@@ -104,7 +104,7 @@ class KvTrackerCoreTest {
     assertThat(t.load().inFlight(a)).isZero();
     assertThat(t.load().decodeTokens(a)).isZero();
     assertThat(t.released("q1")).isNull();
-    assertThat(t.prefillCompleted("unknown")).isNull();
+    assertThat(t.prefillCompleted("unknown", 0)).isNull();
   }
 
   @Test
@@ -119,7 +119,7 @@ class KvTrackerCoreTest {
     assertThat(b.matchedBlocks(prompt)).containsEntry(d.chosen(), 20); // predicted on the peer
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
 
-    b.applyReservation(a.prefillCompleted("q1"), 0);
+    b.applyReservation(a.prefillCompleted("q1", 0), 0);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
     b.applyReservation(a.released("q1"), 0);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins()).isEmpty();
@@ -146,6 +146,40 @@ class KvTrackerCoreTest {
             1,
             new KvEvent[] {new BlocksRemoved(Arrays.copyOfRange(hashes, 2, 4), Tier.GPU)}));
     assertThat(t.matchedBlocks(prompt)).containsEntry(chosen, 2);
+  }
+
+  @Test
+  void predictionTheEngineNeverConfirms_endsSoonAfterThePrefill_whileConfirmedBlocksStay() {
+    KvTrackerCore origin = tracker("in-1", "a");
+    KvTrackerCore peer = tracker("in-2", "a");
+    long[] prompt = KEYS.keys(tokens(64, 11)); // 4 blocks
+    Decision d = origin.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
+    peer.applyReservation(d.reserved(), 0);
+    origin.apply(stored("a", 0, prompt, 2)); // the engine confirms 2 of the 4 blocks
+    peer.apply(stored("a", 0, prompt, 2));
+    PrefillCompleted p = origin.prefillCompleted("q1", 100);
+    peer.applyReservation(p, 100);
+    long confirm = TrackerConfig.defaults("in-1").predictedConfirmMillis();
+
+    for (KvTrackerCore t : List.of(origin, peer)) {
+      t.expire(100 + confirm - 1);
+      assertThat(t.matchedBlocks(prompt)).as("still waiting").containsEntry("a", 4);
+      t.expire(100 + confirm);
+      assertThat(t.matchedBlocks(prompt))
+          .as("what the engine confirmed, long before the predicted-entry TTL")
+          .containsEntry("a", 2);
+    }
+  }
+
+  @Test
+  void approximateMode_predictionsOutliveThePrefill_untilTheirTtl() {
+    KvTrackerCore t = new KvTrackerCore(TrackerConfig.defaults("in-1"));
+    t.replicaUp(replica("x", false));
+    long[] prompt = KEYS.keys(tokens(64, 12));
+    t.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
+    t.prefillCompleted("q1", 10);
+    t.expire(60_000);
+    assertThat(t.matchedBlocks(prompt)).containsEntry("x", 4);
   }
 
   @Test

@@ -213,7 +213,7 @@ class ReplicatedTrackersPropertiesTest {
       String id = new ArrayList<>(mine.keySet()).get(rnd.nextInt(mine.size()));
       if (!mine.get(id) && rnd.nextBoolean()) {
         mine.put(id, true);
-        ReservationEvent e = cores.get(t).prefillCompleted(id);
+        ReservationEvent e = cores.get(t).prefillCompleted(id, now);
         log("in-" + t + " prefilled " + id + ": " + e);
         broadcast(t, e);
       } else {

@@ -90,6 +90,8 @@ public final class KryoRegistrations {
     t.put(TrackerView.OriginMark.class, 603);
     t.put(TrackerView.ReplicaMark[].class, 604);
     t.put(TrackerView.OriginMark[].class, 605);
+    t.put(TrackerView.Accuracy.class, 690);
+    t.put(TrackerView.Accuracy[].class, 691);
 
     t.put(GateCommand.Admit.class, 700);
     t.put(GateCommand.Leave.class, 701);

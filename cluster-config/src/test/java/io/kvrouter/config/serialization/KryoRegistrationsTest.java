@@ -45,6 +45,8 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.TrackerView$OriginMark", 603);
     expected.put("[Lio.kvrouter.protocol.TrackerView$ReplicaMark;", 604);
     expected.put("[Lio.kvrouter.protocol.TrackerView$OriginMark;", 605);
+    expected.put("io.kvrouter.protocol.TrackerView$Accuracy", 690);
+    expected.put("[Lio.kvrouter.protocol.TrackerView$Accuracy;", 691);
     expected.put("io.kvrouter.protocol.GateCommand$Admit", 700);
     expected.put("io.kvrouter.protocol.GateCommand$Leave", 701);
     expected.put("io.kvrouter.protocol.GateCommand$Admission", 702);

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Topics;
 import io.kvrouter.protocol.TrackerRequest;
+import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.time.Duration;
@@ -31,9 +32,10 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
  * tracker's reservation events and, every {@code reservation-mark-interval}, its next seq; feeds
  * peers' events and marks to the tracker; when the tracker finds a gap in a peer's events, asks
  * that peer to replay (its log, or a snapshot of its open reservations); answers peers' replay and
- * view requests by handing them to the tracker. Reports this side's readiness ({@link
- * Readiness.Component#PEERS}: every listed peer heard from, no replay pending) and follows the
- * node's, which it puts in its tracker's view. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ * view requests by handing them to the tracker (a view goes out with this ingress's index accuracy
+ * beside it). Reports this side's readiness ({@link Readiness.Component#PEERS}: every listed peer
+ * heard from, no replay pending) and follows the node's, which it puts in its tracker's view.
+ * Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
@@ -59,6 +61,9 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private record ReplayFailed(String origin) implements Internal {}
 
   private record ReadinessChanged(Readiness.Status status) implements Internal {}
+
+  /** The tracker's view for a peer's {@link GetTrackerView}, to complete with this accuracy. */
+  private record ViewArrived(TrackerView view, ActorRef<TrackerView> replyTo) implements Internal {}
 
   /** Replies with every tracker endpoint listed now (this one's included), by ingress id. */
   public record GetPeers(ActorRef<Peers> replyTo) implements Internal {}
@@ -153,6 +158,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
         .onMessage(GetTrackerView.class, this::onGetView)
+        .onMessage(ViewArrived.class, this::onViewArrived)
         .onMessage(ReplayReservations.class, this::onReplayReservations)
         .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
@@ -170,7 +176,19 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   }
 
   private Behavior<TrackerRequest> onGetView(GetTrackerView m) {
-    tracker.tell(new KvTracker.GetView(nodeReady, m.replyTo()));
+    getContext()
+        .ask(
+            TrackerView.class,
+            tracker,
+            askTimeout,
+            replyTo -> new KvTracker.GetView(nodeReady, replyTo),
+            (view, error) -> view == null ? Nothing.INSTANCE : new ViewArrived(view, m.replyTo()));
+    return this;
+  }
+
+  /** The tracker's view goes out with this ingress's index accuracy beside it. */
+  private Behavior<TrackerRequest> onViewArrived(ViewArrived m) {
+    m.replyTo().tell(m.view().withAccuracy(metrics.accuracy()));
     return this;
   }
 

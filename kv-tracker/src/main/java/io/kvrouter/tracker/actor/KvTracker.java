@@ -119,8 +119,10 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** Replies with every replica's current load. */
   public record GetLoads(ActorRef<Loads> replyTo) implements Command {}
 
-  /** Every replica's load, by target id. */
-  public record Loads(java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica) {}
+  /** Every replica's load, by target id, and the size of the tracker's state. */
+  public record Loads(
+      java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica,
+      io.kvrouter.tracker.TrackerStats stats) {}
 
   /** Lease and prediction expiry. */
   enum Tick implements Command {
@@ -278,7 +280,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPrefillDone(PrefillDone m) {
-    PrefillCompleted event = core.prefillCompleted(m.requestId());
+    PrefillCompleted event = core.prefillCompleted(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }
@@ -331,7 +333,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onGetLoads(GetLoads m) {
-    m.replyTo().tell(new Loads(core.loads()));
+    m.replyTo().tell(new Loads(core.loads(), core.stats()));
     return this;
   }
 

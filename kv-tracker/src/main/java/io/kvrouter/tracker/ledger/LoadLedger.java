@@ -34,6 +34,8 @@ import net.openhft.hashing.LongHashFunction;
  */
 public final class LoadLedger implements LoadView {
 
+  private static final long[] NO_KEYS = new long[0];
+
   /** The lease deadline of a reservation that only an explicit release ends. */
   public static final long NO_LEASE = Long.MAX_VALUE;
 
@@ -109,13 +111,15 @@ public final class LoadLedger implements LoadView {
         replica,
         promptTokens,
         prefillTokens,
-        leaseDeadline);
+        leaseDeadline,
+        NO_KEYS);
   }
 
   /**
    * Records a reservation on replica {@code replicaId}, whose index here is {@code replica} or
-   * {@link Reservation#DETACHED} when this tracker does not know it; returns false (and changes
-   * nothing) if the request already has one.
+   * {@link Reservation#DETACHED} when this tracker does not know it, predicting that the replica
+   * will hold {@code predictedKeys} (kept, never mutated); returns false (and changes nothing) if
+   * the request already has one.
    */
   public boolean reserve(
       String origin,
@@ -124,7 +128,8 @@ public final class LoadLedger implements LoadView {
       int replica,
       int promptTokens,
       int prefillTokens,
-      long leaseDeadline) {
+      long leaseDeadline,
+      long[] predictedKeys) {
     if (replica < Reservation.DETACHED || promptTokens < 0 || prefillTokens < 0) {
       throw new IllegalArgumentException("negative replica index or token count");
     }
@@ -142,7 +147,8 @@ public final class LoadLedger implements LoadView {
             promptTokens,
             Math.min(prefillTokens, promptTokens),
             false,
-            leaseDeadline);
+            leaseDeadline,
+            predictedKeys);
     reservations.put(key, r);
     if (leaseDeadline != NO_LEASE) {
       leases.add(new Lease(leaseDeadline, key));
@@ -319,6 +325,15 @@ public final class LoadLedger implements LoadView {
   /** Open reservations over all origins. */
   public int openReservations() {
     return reservations.size();
+  }
+
+  /** Open reservations on replicas not known here. */
+  public int detachedReservations() {
+    int n = 0;
+    for (Set<Key> keys : detached.values()) {
+      n += keys.size();
+    }
+    return n;
   }
 
   /** The digest of the open reservations made by {@code origin}. */

@@ -14,6 +14,9 @@ package io.kvrouter.tracker.ledger;
  * @param prefillTokens the uncached part the replica must prefill
  * @param decoding true once {@code PrefillCompleted} arrived
  * @param leaseDeadline when the ledger drops it if never released (millis, tracker clock)
+ * @param predictedKeys the blocks the reservation predicts the replica will hold (its {@code
+ *     Reserved}'s new keys; never mutated), so their predicted entries can be retired once the
+ *     engine had its chance to confirm them
  */
 public record Reservation(
     String origin,
@@ -23,7 +26,8 @@ public record Reservation(
     int promptTokens,
     int prefillTokens,
     boolean decoding,
-    long leaseDeadline) {
+    long leaseDeadline,
+    long[] predictedKeys) {
 
   /** The {@link #replica} of a reservation on a replica this tracker does not know. */
   public static final int DETACHED = -1;
@@ -35,11 +39,27 @@ public record Reservation(
 
   Reservation withReplica(int index) {
     return new Reservation(
-        origin, requestId, replicaId, index, promptTokens, prefillTokens, decoding, leaseDeadline);
+        origin,
+        requestId,
+        replicaId,
+        index,
+        promptTokens,
+        prefillTokens,
+        decoding,
+        leaseDeadline,
+        predictedKeys);
   }
 
   Reservation decodingNow() {
     return new Reservation(
-        origin, requestId, replicaId, replica, promptTokens, prefillTokens, true, leaseDeadline);
+        origin,
+        requestId,
+        replicaId,
+        replica,
+        promptTokens,
+        prefillTokens,
+        true,
+        leaseDeadline,
+        predictedKeys);
   }
 }

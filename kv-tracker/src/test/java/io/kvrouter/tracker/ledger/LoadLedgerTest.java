@@ -135,8 +135,8 @@ class LoadLedgerTest {
   void reservationOnAnUnknownReplica_isHeldDetached_andCountsOnceItsReplicaIsKnown() {
     LoadLedger known = ledger();
     LoadLedger unknown = ledger();
-    known.reserve("in-1", "a", "replica-2", 2, 100, 60, 1_000);
-    unknown.reserve("in-1", "a", "replica-2", Reservation.DETACHED, 100, 60, 1_000);
+    known.reserve("in-1", "a", "replica-2", 2, 100, 60, 1_000, new long[0]);
+    unknown.reserve("in-1", "a", "replica-2", Reservation.DETACHED, 100, 60, 1_000, new long[0]);
     assertThat(unknown.digest("in-1")).isEqualTo(known.digest("in-1"));
     assertThat(unknown.inFlight(2)).isZero();
 
@@ -155,7 +155,7 @@ class LoadLedgerTest {
     }
     assertThat(l.openReservations()).isZero();
     assertThat(l.leaseEntries()).isLessThanOrEqualTo(1024 + 2);
-    l.reserve("in-2", "peer", "replica-0", 0, 10, 10, LoadLedger.NO_LEASE);
+    l.reserve("in-2", "peer", "replica-0", 0, 10, 10, LoadLedger.NO_LEASE, new long[0]);
     assertThat(l.expire(Long.MAX_VALUE - 1)).isEmpty();
     assertThat(l.openReservations()).isOne();
   }

@@ -345,7 +345,10 @@ public final class LabSimulation {
       if (ttftMillis[seq.requestIndex] < 0) {
         ttftMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
       }
-      broadcast(timeMicros, seq.router, routers[seq.router].prefillCompleted(seq.requestId));
+      broadcast(
+          timeMicros,
+          seq.router,
+          routers[seq.router].prefillCompleted(seq.requestId, timeMicros / 1000));
     }
 
     @Override

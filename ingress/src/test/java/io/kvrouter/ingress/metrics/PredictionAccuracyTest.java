@@ -118,7 +118,7 @@ class PredictionAccuracyTest {
   }
 
   @Test
-  void withTheDefaults_aReplicaThatStopsMatching_isFlaggedWithin11Requests_afterAnyHistory() {
+  void withTheDefaults_aReplicaThatStopsMatching_isFlaggedAtItsNinthRequest_afterAnyHistory() {
     PredictionAccuracy defaults =
         PredictionAccuracy.of(
             registry, AccuracySettings.fromConfig(com.typesafe.config.ConfigFactory.load()));
@@ -130,9 +130,9 @@ class PredictionAccuracyTest {
       defaults.record("r", 1000, 0, 992);
       requests++;
     }
-    assertThat(requests).isEqualTo(11);
+    assertThat(requests).isEqualTo(9);
     assertThat(defaults.snapshot())
-        .containsExactly(new io.kvrouter.protocol.TrackerView.Accuracy("r", 20, 11, true));
+        .containsExactly(new io.kvrouter.protocol.TrackerView.Accuracy("r", 16, 9, true));
   }
 
   @Test

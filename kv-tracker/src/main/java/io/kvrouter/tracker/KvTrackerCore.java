@@ -9,6 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.feed.GapDetected;
@@ -158,18 +159,31 @@ public final class KvTrackerCore {
     return placement.selectAndReserve(request, nowMillis);
   }
 
+  /** {@link #prefillCompleted(String, long)} for callers without a clock. */
+  public PrefillCompleted prefillCompleted(String requestId) {
+    return prefillCompleted(requestId, -1);
+  }
+
   /**
-   * The first token of an own request arrived at {@code nowMillis}; returns the event to broadcast,
-   * or null. Its predicted entries now wait for the engine's confirmation (see {@link
-   * TrackerConfig#predictedConfirmMillis}).
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null. Its predicted entries now wait for the engine's confirmation (see
+   * {@link TrackerConfig#predictedConfirmMillis}).
    */
   public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     return placement.prefillCompleted(requestId, nowMillis);
   }
 
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
+  /** {@link #released(String, long)} for callers without a clock. */
   public Released released(String requestId) {
-    return placement.released(requestId);
+    return released(requestId, -1);
+  }
+
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  public Released released(String requestId, long nowMillis) {
+    return placement.released(requestId, nowMillis);
   }
 
   /**
@@ -228,6 +242,7 @@ public final class KvTrackerCore {
     for (Reservation r : ledger.expire(nowMillis)) {
       if (sync.isSelf(r.origin())) {
         events.add(sync.originate(seq -> new Released(r.origin(), seq, r.requestId())));
+        placement.ownLeaseEnded(r.requestId(), nowMillis);
       }
     }
     return events;
@@ -248,19 +263,28 @@ public final class KvTrackerCore {
 
   /** Watermarks and digests of every replica and origin, for the consistency view. */
   public TrackerView view(long nowMillis, boolean ready) {
+    return report(nowMillis, ready).view();
+  }
+
+  /**
+   * {@link #view} with the holdings of each replica this tracker's index memory budget evicted (its
+   * digest of such a replica is of what it still holds); the ingress adds its accuracy figures.
+   */
+  public TrackerReport report(long nowMillis, boolean ready) {
     TrackerDigests d = digests();
     List<TrackerView.ReplicaMark> marks = new ArrayList<>();
+    List<TrackerReport.Trim> trims = new ArrayList<>();
     d.replicas()
         .forEach(
-            (id, st) ->
-                marks.add(
-                    new TrackerView.ReplicaMark(
-                        id,
-                        st.epoch(),
-                        st.seq(),
-                        st.digest().count(),
-                        st.digest().sum(),
-                        index.evicted(ids.indexOf(id)))));
+            (id, st) -> {
+              marks.add(
+                  new TrackerView.ReplicaMark(
+                      id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum()));
+              long evicted = index.evicted(ids.indexOf(id));
+              if (evicted > 0) {
+                trims.add(new TrackerReport.Trim(id, evicted));
+              }
+            });
     Set<String> origins = sync.origins();
     origins.addAll(d.origins().keySet());
     List<TrackerView.OriginMark> originMarks = new ArrayList<>();
@@ -268,12 +292,15 @@ public final class KvTrackerCore {
       ReservationDigest rd = ledger.digest(o);
       originMarks.add(new TrackerView.OriginMark(o, sync.lastSeq(o), rd.count(), rd.sum()));
     }
-    return new TrackerView(
-        config.ingressId(),
-        nowMillis,
-        marks.toArray(TrackerView.ReplicaMark[]::new),
-        originMarks.toArray(TrackerView.OriginMark[]::new),
-        ready);
+    TrackerView view =
+        new TrackerView(
+            config.ingressId(),
+            nowMillis,
+            marks.toArray(TrackerView.ReplicaMark[]::new),
+            originMarks.toArray(TrackerView.OriginMark[]::new),
+            ready);
+    return new TrackerReport(
+        view, trims.toArray(TrackerReport.Trim[]::new), new TrackerReport.Accuracy[0]);
   }
 
   /** Digests of every known replica and every origin with open reservations. */

@@ -13,6 +13,7 @@ import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
+import io.kvrouter.tracker.policy.Visibility;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,7 +22,9 @@ import java.util.Set;
 
 /**
  * The decision and its bookkeeping: select-and-reserve (match, rank, pick, reserve, predict), the
- * lifecycle of own requests, and peers' reservations entering the ledger and the index.
+ * lifecycle of own requests (passed on to the policy too), and peers' reservations entering the
+ * ledger and the index. A policy whose {@link Visibility} excludes predicted blocks gets none on
+ * replicas that publish KV events (its peer sees event-confirmed blocks only).
  *
  * <p>Cost of select-and-reserve: O(prompt blocks x holders per block) for the match, O(n log n)
  * over n candidates for ranking, O(uncached blocks) for predicting. Not thread-safe: one owner.
@@ -34,6 +37,9 @@ final class Placement {
   private final LoadLedger ledger;
   private final Policy policy;
   private final ReservationSync sync;
+  private final Visibility visibility;
+  private static final long[] NO_KEYS = new long[0];
+
   private final MatchResult match = new MatchResult();
 
   Placement(
@@ -49,6 +55,7 @@ final class Placement {
     this.ledger = ledger;
     this.policy = policy;
     this.sync = sync;
+    this.visibility = policy.visibility();
   }
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
@@ -103,8 +110,11 @@ final class Placement {
         request.promptTokens(),
         reserved.prefillTokens(),
         nowMillis + lease,
-        newKeys);
-    index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+        predicts(chosen) ? newKeys : NO_KEYS);
+    policy.onReserved(request.requestId(), query, chosen);
+    if (predicts(chosen)) {
+      index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+    }
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
     for (int r : ranked) {
@@ -119,12 +129,16 @@ final class Placement {
     return new Decision(request.requestId(), replicas.ids().idOf(chosen), out, reserved);
   }
 
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
+  /**
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null.
+   */
   PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
     awaitConfirmation(config.ingressId(), requestId, nowMillis);
+    policy.onPrefillCompleted(requestId, nowMillis);
     return sync.originate(seq -> new PrefillCompleted(config.ingressId(), seq, requestId));
   }
 
@@ -134,11 +148,12 @@ final class Placement {
    * TrackerConfig#predictedConfirmMillis} longer (on a replica that publishes KV events), and what
    * the engine confirmed stays as its own blocks. A prediction the engine never confirmed (it
    * evicted the blocks, or its keys do not line up with the router's) stops predicting, and the
-   * index accuracy check then sees the index as it is.
+   * index accuracy check then sees the index as it is. Without a clock ({@code nowMillis} negative)
+   * the entries keep their TTL.
    */
   private void awaitConfirmation(String origin, String requestId, long nowMillis) {
     Reservation r = ledger.reservation(origin, requestId);
-    if (r == null || !r.attached() || r.predictedKeys().length == 0) {
+    if (nowMillis < 0 || r == null || !r.attached() || r.predictedKeys().length == 0) {
       return;
     }
     ReplicaInfo info = replicas.info(r.replica());
@@ -152,11 +167,15 @@ final class Placement {
     }
   }
 
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
-  Released released(String requestId) {
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  Released released(String requestId, long nowMillis) {
     if (ledger.release(config.ingressId(), requestId) == null) {
       return null;
     }
+    policy.onReleased(requestId, nowMillis);
     return sync.originate(seq -> new Released(config.ingressId(), seq, requestId));
   }
 
@@ -183,10 +202,10 @@ final class Placement {
           r.promptTokens(),
           r.prefillTokens(),
           LoadLedger.NO_LEASE,
-          r.newKeys())) {
+          replica >= 0 && predicts(replica) ? r.newKeys() : NO_KEYS)) {
         return false;
       }
-      if (replica >= 0) {
+      if (replica >= 0 && predicts(replica)) {
         index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
       }
       return true;
@@ -223,9 +242,21 @@ final class Placement {
 
   /** How long a predicted entry lives: shorter for a replica that reports no KV events. */
   private long ttl(int replica) {
+    return publishesEvents(replica) ? config.predictedTtlMillis() : config.approximateTtlMillis();
+  }
+
+  private boolean publishesEvents(int replica) {
     ReplicaInfo info = replicas.info(replica);
-    return info != null && !info.kvEvents()
-        ? config.approximateTtlMillis()
-        : config.predictedTtlMillis();
+    return info == null || info.kvEvents();
+  }
+
+  /** Whether reservations on {@code replica} enter the index as predicted blocks. */
+  private boolean predicts(int replica) {
+    return visibility.predictedBlocks() || !publishesEvents(replica);
+  }
+
+  /** An own reservation's lease ran out: the policy forgets it as it would a release. */
+  void ownLeaseEnded(String requestId, long nowMillis) {
+    policy.onReleased(requestId, nowMillis);
   }
 }

@@ -117,6 +117,7 @@ class KvTrackerCoreTest {
     assertThat(b.applyReservation(d.reserved(), 0)).isFalse(); // duplicate
     assertThat(b.load().inFlight(b.replicaIndex(d.chosen()))).isEqualTo(1);
     assertThat(b.matchedBlocks(prompt)).containsEntry(d.chosen(), 20); // predicted on the peer
+    assertThat(a.digests().origins().get("in-a").count()).as("q1 open on its origin").isEqualTo(1);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
 
     b.applyReservation(a.prefillCompleted("q1", 0), 0);

@@ -21,10 +21,11 @@ import net.openhft.hashing.LongHashFunction;
  * </pre>
  *
  * The shape follows Dynamo's router-side hashing ({@code seq[i] = XXH3(seq[i-1] || local[i])},
- * ai-dynamo/dynamo {@code lib/kv-router/src/protocols.rs}, {@code compute_block_hash_for_seq}),
- * with the model and block size folded into the seed so that keys of different models never meet in
- * one index, and with the first block chained to ROOT so that every key, including the first, goes
- * through the same chaining step.
+ * ai-dynamo/dynamo {@code lib/kv-router/src/protocols.rs}, {@code compute_block_hash_for_seq} and
+ * {@code compute_next_seq_hash}; compared in {@code docs/kv-events.md}, section 3), with the model
+ * and block size folded into the seed so that keys of different models never meet in one index, and
+ * with the first block chained to ROOT so that every key, including the first, goes through the
+ * same chaining step.
  *
  * <p>Cost: one XXH3 pass over {@code 4 * blockSize} bytes plus one over 16 bytes per block (about
  * 15-25 ns per 16-token block). {@link #keysInto} and {@link #chain} allocate nothing. Instances

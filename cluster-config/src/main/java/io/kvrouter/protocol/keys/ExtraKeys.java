@@ -11,7 +11,8 @@ import net.openhft.hashing.LongHashFunction;
  *
  * <p>Strings are hashed once, at construction, each under its own domain seed so that a LoRA name
  * and a salt with the same text never produce the same extra key (vLLM issue #44701 shows the
- * untagged form colliding). Immutable; the arrays are copied in.
+ * untagged form colliding in vLLM's {@code vllm/v1/core/kv_cache_utils.py}; see {@code
+ * docs/kv-events.md}, section 3). Immutable; the arrays are copied in.
  */
 public final class ExtraKeys {
 

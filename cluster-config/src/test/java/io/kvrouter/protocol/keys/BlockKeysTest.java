@@ -24,10 +24,10 @@ class BlockKeysTest {
   }
 
   @Test
-  void xxh3Primitive_matchesDynamoPublishedVectors() {
-    // Dynamo's local and sequence hashes of tokens 1..32, block 16, seed 1337 (ai-dynamo/dynamo
-    // lib/kv-router/src/protocols.rs, compute_block_hash_for_seq). Confirms the library computes
-    // XXH3-64 over u32/u64 little-endian.
+  void xxh3Primitive_hashesLittleEndianWordsAsDynamosRouterDoes() {
+    // Dynamo's local and sequence hashes (ai-dynamo/dynamo lib/kv-router/src/protocols.rs: XXH3-64
+    // with seed 1337 over the block's tokens as u32 LE, then over the LE u64 pair) of tokens 1..32,
+    // block 16, computed outside this project. Confirms the library hashes u32/u64 little-endian.
     LongHashFunction xx3 = LongHashFunction.xx3(1337);
     int[] t = oneTo(32);
     long local0 = xx3.hashInts(t, 0, 16);

@@ -3,6 +3,7 @@ package io.kvrouter.ingress.consistency;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,11 +13,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The cluster-wide consistency view, computed from every tracker's {@link TrackerView}
- * (ARCHITECTURE.md, "Consistency, stated"): for each replica (and each origin ingress's reservation
- * stream), trackers at the newest watermark are <em>converged</em> when their digests agree;
- * trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at an
- * equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
+ * The cluster-wide consistency view, computed from every tracker's {@link TrackerView} ({@code
+ * docs/architecture.md}, "Consistency, stated"): for each replica (and each origin ingress's
+ * reservation stream), trackers at the newest watermark are <em>converged</em> when their digests
+ * agree; trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at
+ * an equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
  * converged when every reachable tracker is at the newest watermark of every stream with equal
  * digests and no tracker is unreachable. A tracker whose index memory budget evicted blocks of a
  * replica is <em>trimmed</em> there: its digest is of what it still holds, so it is left out of the
@@ -26,7 +27,7 @@ import java.util.TreeSet;
  * <p>Converged is not accurate (ARCHITECTURE.md, "Truth, stated"): trackers can agree on a picture
  * the engine does not hold. So {@code per_replica} puts beside each replica's convergence its
  * accuracy, from what every ingress saw of its predictions against the engine's reported cached
- * tokens ({@link TrackerView.Accuracy}): {@code accurate} is false while any ingress flags the
+ * tokens ({@link TrackerReport.Accuracy}): {@code accurate} is false while any ingress flags the
  * replica, null before any ingress has a sample, and the top-level {@code accurate} is false when
  * some replica is not.
  *
@@ -34,8 +35,19 @@ import java.util.TreeSet;
  */
 public final class ConsistencyReport {
 
-  /** One tracker's answer, or none when it did not answer in time. */
-  public record Answer(String ingressId, TrackerView view) {}
+  /** One tracker's answer ({@code report}), or none when it did not answer in time. */
+  public record Answer(String ingressId, TrackerReport report) {
+
+    /** An answer of a view alone (nothing trimmed, no accuracy figures). */
+    public static Answer of(String ingressId, TrackerView view) {
+      return new Answer(ingressId, view == null ? null : TrackerReport.of(view));
+    }
+
+    /** The tracker's view, or null when it did not answer. */
+    public TrackerView view() {
+      return report == null ? null : report.view();
+    }
+  }
 
   /** A cell's state. */
   public enum State {
@@ -59,7 +71,16 @@ public final class ConsistencyReport {
     }
   }
 
+  /** A replica stream a tracker has applied nothing of. */
   private static final Mark NONE = new Mark(-1, -1, 0, 0, 0);
+
+  /**
+   * An origin's reservation stream a tracker has applied nothing of. Reservation streams have no
+   * epochs (every origin mark is at epoch 0), so this is the same watermark as an origin's own log
+   * before its first reservation, seq -1: a tracker that has not heard of an ingress that has not
+   * reserved anything yet is not behind it.
+   */
+  private static final Mark NO_RESERVATIONS = new Mark(0, -1, 0, 0, 0);
 
   private final List<Answer> answers;
   private int divergedCells;
@@ -90,7 +111,10 @@ public final class ConsistencyReport {
       if (a.view() != null) {
         for (TrackerView.ReplicaMark m : a.view().replicas()) {
           replicas.add(m.replicaId());
-          rm.put(m.replicaId(), new Mark(m.epoch(), m.seq(), m.blocks(), m.digest(), m.trimmed()));
+          rm.put(
+              m.replicaId(),
+              new Mark(
+                  m.epoch(), m.seq(), m.blocks(), m.digest(), a.report().trimmed(m.replicaId())));
         }
         for (TrackerView.OriginMark m : a.view().origins()) {
           origins.add(m.origin());
@@ -101,8 +125,8 @@ public final class ConsistencyReport {
       originMarks.put(a.ingressId(), om);
     }
     divergedCells = 0;
-    Map<String, Map<String, State>> replicaStates = states(replicas, replicaMarks);
-    Map<String, Map<String, State>> originStates = states(origins, originMarks);
+    Map<String, Map<String, State>> replicaStates = states(replicas, replicaMarks, NONE);
+    Map<String, Map<String, State>> originStates = states(origins, originMarks, NO_RESERVATIONS);
 
     boolean lagging = false;
     boolean diverged = false;
@@ -126,7 +150,7 @@ public final class ConsistencyReport {
             rs.putObject(r),
             replicaMarks.get(a.ingressId()).getOrDefault(r, NONE),
             st,
-            newest(replicaMarks, r),
+            newest(replicaMarks, r, NONE),
             true);
       }
       ObjectNode os = t.putObject("origins");
@@ -137,9 +161,9 @@ public final class ConsistencyReport {
         trimmed |= st == State.TRIMMED;
         cell(
             os.putObject(o),
-            originMarks.get(a.ingressId()).getOrDefault(o, NONE),
+            originMarks.get(a.ingressId()).getOrDefault(o, NO_RESERVATIONS),
             st,
-            newest(originMarks, o),
+            newest(originMarks, o, NO_RESERVATIONS),
             false);
       }
     }
@@ -170,7 +194,7 @@ public final class ConsistencyReport {
       if (a.view() == null) {
         continue;
       }
-      for (TrackerView.Accuracy acc : a.view().accuracy()) {
+      for (TrackerReport.Accuracy acc : a.report().accuracy()) {
         int[] f = figures.computeIfAbsent(acc.replicaId(), r -> new int[2]);
         f[0] += acc.samples();
         f[1] += acc.misses();
@@ -220,13 +244,13 @@ public final class ConsistencyReport {
   }
 
   private Map<String, Map<String, State>> states(
-      TreeSet<String> streams, Map<String, Map<String, Mark>> marks) {
+      TreeSet<String> streams, Map<String, Map<String, Mark>> marks, Mark none) {
     Map<String, Map<String, State>> out = new HashMap<>();
     for (Answer a : answers) {
       out.put(a.ingressId(), new HashMap<>());
     }
     for (String stream : streams) {
-      Mark newest = newest(marks, stream);
+      Mark newest = newest(marks, stream, none);
       // Trackers grouped by watermark: within a group the digests must agree.
       Map<String, List<String>> byWatermark = new TreeMap<>();
       for (Answer a : answers) {
@@ -234,7 +258,7 @@ public final class ConsistencyReport {
           out.get(a.ingressId()).put(stream, State.LAGGING);
           continue;
         }
-        Mark m = marks.get(a.ingressId()).getOrDefault(stream, NONE);
+        Mark m = marks.get(a.ingressId()).getOrDefault(stream, none);
         byWatermark
             .computeIfAbsent(m.epoch() + ":" + m.seq(), k -> new ArrayList<>())
             .add(a.ingressId());
@@ -244,7 +268,7 @@ public final class ConsistencyReport {
         // digests must agree.
         List<Mark> whole =
             group.stream()
-                .map(id -> marks.get(id).getOrDefault(stream, NONE))
+                .map(id -> marks.get(id).getOrDefault(stream, none))
                 .filter(m -> m.trimmed() == 0)
                 .toList();
         boolean agree =
@@ -252,7 +276,7 @@ public final class ConsistencyReport {
                 .allMatch(
                     m -> m.count() == whole.get(0).count() && m.digest() == whole.get(0).digest());
         for (String id : group) {
-          Mark m = marks.get(id).getOrDefault(stream, NONE);
+          Mark m = marks.get(id).getOrDefault(stream, none);
           State st =
               m.trimmed() > 0
                   ? State.TRIMMED
@@ -267,10 +291,10 @@ public final class ConsistencyReport {
     return out;
   }
 
-  private static Mark newest(Map<String, Map<String, Mark>> marks, String stream) {
-    Mark newest = NONE;
+  private static Mark newest(Map<String, Map<String, Mark>> marks, String stream, Mark none) {
+    Mark newest = none;
     for (Map<String, Mark> m : marks.values()) {
-      Mark x = m.getOrDefault(stream, NONE);
+      Mark x = m.getOrDefault(stream, none);
       if (newest.before(x)) {
         newest = x;
       }

@@ -1,7 +1,7 @@
 package io.kvrouter.ingress.metrics;
 
 import io.kvrouter.ingress.proxy.ProxyListener;
-import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.tracker.TrackerStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -197,7 +197,7 @@ public final class IngressMetrics implements ProxyListener {
   }
 
   /** This ingress's index accuracy per replica, for the consistency view. */
-  public TrackerView.Accuracy[] accuracy() {
+  public TrackerReport.Accuracy[] accuracy() {
     return accuracy.snapshot();
   }
 

@@ -1,6 +1,6 @@
 package io.kvrouter.ingress.metrics;
 
-import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.TrackerReport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
@@ -77,10 +77,10 @@ public final class PredictionAccuracy {
   }
 
   /** Every replica seen so far: requests in its window, disagreeing ones, whether it alerts. */
-  public TrackerView.Accuracy[] snapshot() {
-    List<TrackerView.Accuracy> out = new ArrayList<>(windows.size());
+  public TrackerReport.Accuracy[] snapshot() {
+    List<TrackerReport.Accuracy> out = new ArrayList<>(windows.size());
     windows.forEach((replica, w) -> out.add(w.figures(replica)));
-    return out.toArray(TrackerView.Accuracy[]::new);
+    return out.toArray(TrackerReport.Accuracy[]::new);
   }
 
   /** True when a prediction and a report disagree by more than the tolerance. */
@@ -179,8 +179,8 @@ public final class PredictionAccuracy {
       return alerting;
     }
 
-    synchronized TrackerView.Accuracy figures(String replica) {
-      return new TrackerView.Accuracy(replica, size, missCount, alerting);
+    synchronized TrackerReport.Accuracy figures(String replica) {
+      return new TrackerReport.Accuracy(replica, size, missCount, alerting);
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.node;
 
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.ReplayReservations;
 import io.kvrouter.protocol.ReservationEvent;
@@ -8,6 +9,7 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.actor.KvTracker;
@@ -62,8 +64,13 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReadinessChanged(Readiness.Status status) implements Internal {}
 
-  /** The tracker's view for a peer's {@link GetTrackerView}, to complete with this accuracy. */
-  private record ViewArrived(TrackerView view, ActorRef<TrackerView> replyTo) implements Internal {}
+  /**
+   * The tracker's report for a peer's {@link GetTrackerReport}, to complete with this accuracy, or
+   * for a {@link GetTrackerView} of an earlier version's node ({@code viewTo}), its view alone.
+   */
+  private record ViewArrived(
+      TrackerReport report, ActorRef<TrackerReport> replyTo, ActorRef<TrackerView> viewTo)
+      implements Internal {}
 
   /** Replies with every tracker endpoint listed now (this one's included), by ingress id. */
   public record GetPeers(ActorRef<Peers> replyTo) implements Internal {}
@@ -157,7 +164,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   @Override
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
-        .onMessage(GetTrackerView.class, this::onGetView)
+        .onMessage(GetTrackerView.class, m -> askView(null, m.replyTo()))
+        .onMessage(GetTrackerReport.class, m -> askView(m.replyTo(), null))
         .onMessage(ViewArrived.class, this::onViewArrived)
         .onMessage(ReplayReservations.class, this::onReplayReservations)
         .onMessage(Outgoing.class, this::onOutgoing)
@@ -175,20 +183,26 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .build();
   }
 
-  private Behavior<TrackerRequest> onGetView(GetTrackerView m) {
+  private Behavior<TrackerRequest> askView(
+      ActorRef<TrackerReport> replyTo, ActorRef<TrackerView> viewTo) {
     getContext()
         .ask(
-            TrackerView.class,
+            TrackerReport.class,
             tracker,
             askTimeout,
-            replyTo -> new KvTracker.GetView(nodeReady, replyTo),
-            (view, error) -> view == null ? Nothing.INSTANCE : new ViewArrived(view, m.replyTo()));
+            ref -> new KvTracker.GetView(nodeReady, ref),
+            (report, error) ->
+                report == null ? Nothing.INSTANCE : new ViewArrived(report, replyTo, viewTo));
     return this;
   }
 
-  /** The tracker's view goes out with this ingress's index accuracy beside it. */
+  /** The tracker's report goes out with this ingress's index accuracy beside it. */
   private Behavior<TrackerRequest> onViewArrived(ViewArrived m) {
-    m.replyTo().tell(m.view().withAccuracy(metrics.accuracy()));
+    if (m.viewTo() != null) {
+      m.viewTo().tell(m.report().view());
+    } else {
+      m.replyTo().tell(m.report().withAccuracy(metrics.accuracy()));
+    }
     return this;
   }
 

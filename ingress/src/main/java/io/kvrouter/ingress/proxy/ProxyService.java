@@ -135,6 +135,12 @@ public final class ProxyService {
             request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null);
     return router
         .selectAndReserve(query)
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null && job.queuedSinceNanos() >= 0) {
+                admission.leave(); // the ask failed: its place in the queue is given back
+              }
+            })
         .thenCompose(
             outcome -> {
               if (outcome instanceof RouteOutcome.Busy busy) {
@@ -270,13 +276,7 @@ public final class ProxyService {
             .getDataBytes()
             .watchTermination(
                 (mat, finished) -> {
-                  finished.whenComplete(
-                      (d, e) -> {
-                        if (!lifecycle.isReleased()) {
-                          report(job, routed, usage.cachedTokens());
-                        }
-                        lifecycle.release();
-                      });
+                  finished.whenComplete((d, e) -> lifecycle.release());
                   return mat;
                 });
     Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
@@ -306,6 +306,15 @@ public final class ProxyService {
                           bytes -> {
                             usage.feed(bytes.toArray());
                             return bytes;
+                          })
+                      // Reported once every chunk went through the sniffer: the engine's stream
+                      // can end before the client's copy of it has been read, and the usage chunk
+                      // comes last.
+                      .watchTermination(
+                          (mat, delivered) -> {
+                            delivered.whenComplete(
+                                (d, e) -> report(job, routed, usage.cachedTokens()));
+                            return mat;
                           });
               body = exchange.stream(body);
               return (Result)

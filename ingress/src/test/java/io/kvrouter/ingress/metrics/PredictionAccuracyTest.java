@@ -132,7 +132,7 @@ class PredictionAccuracyTest {
     }
     assertThat(requests).isEqualTo(9);
     assertThat(defaults.snapshot())
-        .containsExactly(new io.kvrouter.protocol.TrackerView.Accuracy("r", 16, 9, true));
+        .containsExactly(new io.kvrouter.protocol.TrackerReport.Accuracy("r", 16, 9, true));
   }
 
   @Test

@@ -9,7 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
-import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
@@ -86,7 +86,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   public record DebugDiverge(String replicaId) implements Command {}
 
   /** Replies with this tracker's watermarks and digests. */
-  public record GetView(boolean ready, ActorRef<TrackerView> replyTo) implements Command {}
+  public record GetView(boolean ready, ActorRef<TrackerReport> replyTo) implements Command {}
 
   /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
   public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
@@ -255,7 +255,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onGetView(GetView m) {
-    m.replyTo().tell(core.view(clock.getAsLong(), m.ready()));
+    m.replyTo().tell(core.report(clock.getAsLong(), m.ready()));
     return this;
   }
 
@@ -288,7 +288,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onRelease(Release m) {
-    Released event = core.released(m.requestId());
+    Released event = core.released(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }

@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * Per-replica watermark of applied event batches, {@code (epoch, seq)}, and the verdict on each
  * arriving batch. It holds the rule "a tracker's state of a replica is a pure function of the
- * prefix of that replica's stream it applied" (ARCHITECTURE.md, Consistency): a batch is applied
- * only if it is the next one.
+ * prefix of that replica's stream it applied" ({@code docs/architecture.md}, "Consistency,
+ * stated"): a batch is applied only if it is the next one.
  *
  * <ul>
  *   <li>{@link Outcome#APPLY}: the next batch of the current epoch;

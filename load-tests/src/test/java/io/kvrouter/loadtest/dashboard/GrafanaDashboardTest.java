@@ -68,10 +68,33 @@ class GrafanaDashboardTest {
               LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/chat/completions", invalid)
                   .statusCode())
           .isEqualTo(400);
-      for (String url : cluster.ingressUrls()) {
-        ingressNames.addAll(names(LoopbackHttp.getOk(url + "/metrics")));
+      // Some meters appear only once the node has something to say (the per-replica in-flight
+      // gauges at the ingress's next gauge refresh): scrape until every metric a panel reads is
+      // there, or the deadline passes and the tests below name what is missing.
+      Set<String> read = new TreeSet<>();
+      for (JsonNode d : dashboards) {
+        for (JsonNode p : d.path("panels")) {
+          for (JsonNode t : p.path("targets")) {
+            read.addAll(PromQlNames.of(t.path("expr").asText()));
+          }
+        }
       }
-      engineNames.addAll(names(LoopbackHttp.getOk(cluster.engineUrls().get(0) + "/metrics")));
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      do {
+        ingressNames.clear();
+        engineNames.clear();
+        for (String url : cluster.ingressUrls()) {
+          ingressNames.addAll(names(LoopbackHttp.getOk(url + "/metrics")));
+        }
+        engineNames.addAll(names(LoopbackHttp.getOk(cluster.engineUrls().get(0) + "/metrics")));
+        Set<String> missing = new TreeSet<>(read);
+        missing.removeAll(ingressNames);
+        missing.removeAll(engineNames);
+        if (missing.isEmpty()) {
+          break;
+        }
+        Thread.sleep(200); // polling the nodes' metrics, bounded by the deadline
+      } while (System.nanoTime() < deadline);
     }
   }
 

@@ -64,8 +64,13 @@ final class MismatchScenario {
     }
   }
 
-  /** Waits until the tracker holds blocks of both replicas (their warm-up events arrived). */
+  /**
+   * Waits until the tracker's view caught up with the warm-up: it holds blocks of both replicas,
+   * and exactly as many of the regular replica's as its engine caches (its last events applied, so
+   * the routed prompts find the tracker's prediction complete).
+   */
   private static void awaitEventsApplied(DemoCluster cluster) throws Exception {
+    int regularHeld = cluster.fleet().engines().get(0).cachedBlockHashes().length;
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (true) {
       var replicas =
@@ -73,13 +78,16 @@ final class MismatchScenario {
               LoopbackHttp.getOk(cluster.ingressUrls().get(0) + "/admin/replicas"));
       boolean all = replicas.size() == 2;
       for (var r : replicas) {
-        all &= r.path("blocks").asLong() > 0;
+        long blocks = r.path("blocks").asLong();
+        all &= REGULAR.equals(r.path("replica").asText()) ? blocks == regularHeld : blocks > 0;
       }
       if (all) {
         return;
       }
       assertThat(System.nanoTime())
-          .as("warm-up events applied; replicas: %s", replicas)
+          .as(
+              "warm-up events applied (%d blocks on %s); replicas: %s",
+              regularHeld, REGULAR, replicas)
           .isLessThan(deadline);
       Thread.sleep(100); // polling the tracker's view, bounded by the deadline
     }

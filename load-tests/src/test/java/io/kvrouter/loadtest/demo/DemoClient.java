@@ -1,5 +1,6 @@
 package io.kvrouter.loadtest.demo;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.EngineMetricsScraper;
@@ -30,6 +31,22 @@ final class DemoClient {
 
   static String words(long seed, int count) {
     return PseudoWords.words(seed, count);
+  }
+
+  /**
+   * Waits until {@code ingressUrl}'s consistency view says every tracker has applied every stream
+   * (replicas' KV events and peers' reservations) to its newest watermark with equal digests.
+   */
+  static void awaitConverged(String ingressUrl) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonNode view = LoopbackHttp.getJson(ingressUrl + "/admin/consistency");
+    while (!view.path("converged").asBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("trackers not converged after 30 s: " + view.toPrettyString());
+      }
+      Thread.sleep(50); // polling the consistency view, bounded by the deadline
+      view = LoopbackHttp.getJson(ingressUrl + "/admin/consistency");
+    }
   }
 
   /** Prefix-cache queries and hits of every engine, in engine order. */

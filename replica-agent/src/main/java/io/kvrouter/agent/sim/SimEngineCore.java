@@ -34,8 +34,8 @@ import java.util.Map;
  *
  * <h2>One pass</h2>
  *
- * Follows vLLM v1's scheduler ({@code vllm/v1/core/sched/scheduler.py}) and the Dynamo mocker
- * ({@code shared/specs/peer-policies.md}):
+ * Follows vLLM v1's scheduler ({@code vllm/v1/core/sched/scheduler.py}) and the Dynamo mocker's
+ * (ai-dynamo/dynamo {@code lib/mocker}):
  *
  * <ol>
  *   <li>running requests first, in admission order, each taking the tokens it still lacks (1 for

@@ -10,8 +10,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 /**
- * The HTTP calls tests make against loopback ingresses and engines, for every module's tests (this
- * class ships in cluster-config's test-jar). Any status is returned; callers assert on it.
+ * The HTTP calls tests make against loopback ingresses and engines, for every module's tests (the
+ * testkit module, a test-scope dependency). Any status is returned; callers assert on it.
  */
 public final class LoopbackHttp {
 

@@ -66,6 +66,16 @@ public final class ConsistencyGatherer {
               if (report.divergedCells() > 0) {
                 metrics.digestMismatches(report.divergedCells());
               }
+              json.path("per_replica")
+                  .fields()
+                  .forEachRemaining(
+                      e -> {
+                        JsonNode accurate = e.getValue().path("accurate");
+                        metrics.replicaConsistency(
+                            e.getKey(),
+                            e.getValue().path("converged").asBoolean(),
+                            accurate.isBoolean() ? accurate.asBoolean() : null);
+                      });
               return json;
             });
   }

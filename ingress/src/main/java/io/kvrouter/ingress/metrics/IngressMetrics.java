@@ -35,6 +35,10 @@ import java.util.function.ToLongFunction;
  *       kvrouter_index_bytes}, {@code kvrouter_predicted_runs}, {@code kvrouter_open_reservations},
  *       {@code kvrouter_detached_reservations}, {@code kvrouter_index_evicted_total}: the size of
  *       this node's tracker state (TrackerStats)
+ *   <li>{@code kvrouter_replica_converged{replica}} (1 or 0) and {@code
+ *       kvrouter_replica_accurate{replica}} (1, 0, or -1 before any ingress has a sample): per
+ *       replica, whether the trackers agree with each other and whether they agree with the engine,
+ *       as of this node's last cluster-wide consistency view ({@code /admin/consistency})
  * </ul>
  *
  * Thread-safe; every update is a lock-free counter increment or map lookup.
@@ -49,6 +53,8 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter engineCached;
   private final Counter retries;
   private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> convergedGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> accurateGauges = new ConcurrentHashMap<>();
   // Meters met on every request, looked up once (a builder per request allocates an id each time).
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
@@ -246,6 +252,35 @@ public final class IngressMetrics implements ProxyListener {
   /** The size of this node's tracker state, refreshed with the gauges. */
   public void trackerStats(TrackerStats now) {
     stats.set(now);
+  }
+
+  /**
+   * A replica's cell of the last consistency view: converged (the trackers agree with each other)
+   * and accurate (they agree with the engine; null before any ingress has a sample).
+   */
+  public void replicaConsistency(String replica, boolean converged, Boolean accurate) {
+    replicaGauge(convergedGauges, "kvrouter.replica.converged", "converged", replica)
+        .set(converged ? 1 : 0);
+    replicaGauge(accurateGauges, "kvrouter.replica.accurate", "accurate", replica)
+        .set(accurate == null ? -1 : accurate ? 1 : 0);
+  }
+
+  private AtomicInteger replicaGauge(
+      Map<String, AtomicInteger> gauges, String name, String what, String replica) {
+    return gauges.computeIfAbsent(
+        replica,
+        r -> {
+          AtomicInteger holder = new AtomicInteger();
+          Gauge.builder(name, holder, AtomicInteger::get)
+              .description(
+                  "1 while the replica is "
+                      + what
+                      + " in this node's last consistency view, 0 when not"
+                      + ("accurate".equals(what) ? ", -1 before any sample" : ""))
+              .tag("replica", r)
+              .register(registry);
+          return holder;
+        });
   }
 
   /** Sets the in-flight gauge of a replica. */

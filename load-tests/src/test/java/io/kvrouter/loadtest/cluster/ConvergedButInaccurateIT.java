@@ -18,9 +18,10 @@ import org.junit.jupiter.api.Test;
  * Converged and accurate are two things: two ingresses whose trackers agree on a picture of a
  * replica that its engine does not hold (every tracker lost the replica's blocks while the engine
  * kept them, the state a replay answer taken for the next one left behind in issue 13) report the
- * replica converged and, within 20 requests, not accurate. Before, predicted entries made by the
- * routing itself matched the engine's reports for 30 s, and the accuracy window needed more than 20
- * disagreeing requests after a history of agreement.
+ * replica converged and, within 20 requests, not accurate, on /admin/consistency and on the
+ * per-replica gauges. Before, predicted entries made by the routing itself matched the engine's
+ * reports for 30 s, and the accuracy window needed more than 20 disagreeing requests after a
+ * history of agreement.
  */
 class ConvergedButInaccurateIT {
 
@@ -107,6 +108,9 @@ class ConvergedButInaccurateIT {
         assertThat(seen.path("per_replica").path(REPLICA).path("accurate").asBoolean())
             .as("every ingress reports it")
             .isFalse();
+        // The view just gathered set this ingress's per-replica gauges.
+        assertThat(LoopbackHttp.metric(i.url(), "kvrouter_replica_converged")).isEqualTo(1.0);
+        assertThat(LoopbackHttp.metric(i.url(), "kvrouter_replica_accurate")).isZero();
       }
     }
   }

@@ -80,7 +80,19 @@
     return { state: alert > 0 ? "mismatch" : "ok", ratio, mean: count ? total / count : null, count };
   }
 
-  function renderReplicas(replicas, scrape) {
+  // Converged (trackers agree with each other) and accurate (they agree with the engine, from every
+  // ingress's predictions) are two things: /admin/consistency's per_replica cell, side by side.
+  function agreementCells(r, perReplica) {
+    const cell = perReplica ? perReplica[r.replica] : undefined;
+    if (!cell) return [td("–", { "data-converged": "unknown" }), td("–", { "data-accurate": "unknown" })];
+    const acc = cell.accurate === null || cell.accurate === undefined ? "unknown" : cell.accurate ? "yes" : "no";
+    return [
+      td(cell.converged ? "yes" : "no", { "data-converged": String(cell.converged), "data-state": cell.converged ? "converged" : "lagging", id: "converged-" + r.replica }),
+      td(acc === "unknown" ? "no data" : acc, { "data-accurate": acc, "data-state": acc === "no" ? "diverged" : acc === "yes" ? "converged" : "unknown", id: "accurate-" + r.replica }),
+    ];
+  }
+
+  function renderReplicas(replicas, scrape, perReplica) {
     const body = $("replicas").tBodies[0];
     body.replaceChildren();
     const flagged = [];
@@ -90,7 +102,7 @@
       tr.dataset.replica = r.replica;
       const label = { ok: "ok", mismatch: "MISMATCH", unknown: "no data" }[a.state];
       if (a.state === "mismatch") flagged.push(r.replica);
-      tr.append(td(r.replica),
+      tr.append(td(r.replica), ...agreementCells(r, perReplica),
         td(label, { class: "accuracy", "data-accuracy": a.state, id: "accuracy-" + r.replica }),
         td(a.ratio === null || a.ratio === undefined ? "–" : (100 * a.ratio).toFixed(0) + "%"),
         td(a.mean === null || a.mean === undefined ? "–" : a.mean.toFixed(1) + " tok"),
@@ -275,7 +287,7 @@
     } else errors.push(cluster.reason.message);
     if (replicas.status === "fulfilled") {
       recordLoad(replicas.value, t);
-      renderReplicas(replicas.value, scrape);
+      renderReplicas(replicas.value, scrape, consistency.status === "fulfilled" ? consistency.value.per_replica : undefined);
     } else errors.push(replicas.reason.message);
     if (consistency.status === "fulfilled") {
       document.body.dataset.consistency = "ok";

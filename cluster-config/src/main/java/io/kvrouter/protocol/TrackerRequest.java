@@ -4,8 +4,9 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * What an ingress tracker answers its peers: every ingress registers one endpoint under {@link
- * #SERVICE_KEY}. Requests: {@link GetTrackerView} (for the cluster-wide consistency view) and
- * {@link ReplayReservations} (a peer missed some of this tracker's reservation events).
+ * #SERVICE_KEY}. Requests: {@link GetTrackerReport} (for the cluster-wide consistency view; {@link
+ * GetTrackerView} for nodes of earlier versions) and {@link ReplayReservations} (a peer missed some
+ * of this tracker's reservation events).
  */
 public interface TrackerRequest {
 

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.feed.GapDetected;
@@ -68,7 +69,7 @@ public final class KvTrackerCore {
 
   public KvTrackerCore(TrackerConfig config) {
     this.config = config;
-    this.index = new PrefixIndex(config.expectedBlocks());
+    this.index = new PrefixIndex(config.expectedBlocks(), config.maxIndexBytes());
     this.ledger = new LoadLedger(ids::idOf);
     // Seeded per ingress: routers acting on the same state must not draw the same tie-breaks.
     this.policy =
@@ -91,18 +92,31 @@ public final class KvTrackerCore {
   /** A replica joined (or re-announced itself); see {@link Membership} for the block-size rule. */
   public void replicaUp(ReplicaInfo info) {
     replicas.up(info);
+    attach(info.targetId());
   }
 
-  /** A replica left: forget everything about it. */
+  /**
+   * A replica left: it is no candidate any more, and its blocks, watermark and reported load are
+   * forgotten. Reservations on it stay, detached, until their origins end them: they belong to
+   * their origins' streams, which this tracker does not see in step with the membership.
+   */
   public void replicaDown(String targetId) {
     int replica = ids.indexOf(targetId);
     if (replica >= 0) {
       index.dropReplica(replica);
-      ledger.dropReplica(replica);
+      ledger.detachReplica(replica);
       policy.onReplicaRemoved(replica);
     }
     replicas.down(targetId);
     feed.forget(targetId);
+  }
+
+  /** The replica's id has an index (again): reservations held for it weigh on its load. */
+  private void attach(String targetId) {
+    int replica = ids.indexOf(targetId);
+    if (replica >= 0) {
+      ledger.attachReplica(targetId, replica);
+    }
   }
 
   /** Known replicas' target ids. */
@@ -114,7 +128,9 @@ public final class KvTrackerCore {
 
   /** Applies a batch if it is its replica's next one (see {@link ReplicaFeed#apply}). */
   public EventSequencer.Verdict apply(KvEventBatch batch) {
-    return feed.apply(batch);
+    EventSequencer.Verdict verdict = feed.apply(batch);
+    attach(batch.replicaId());
+    return verdict;
   }
 
   /** The gap to repair when an agent's heartbeat shows this tracker behind, or null. */
@@ -125,6 +141,7 @@ public final class KvTrackerCore {
   /** Replaces the replica's state by an agent's snapshot and continues after its last seq. */
   public void installSnapshot(ReplicaSnapshot snapshot) {
     feed.installSnapshot(snapshot);
+    attach(snapshot.replicaId());
   }
 
   /** Records an engine load report. */
@@ -149,7 +166,8 @@ public final class KvTrackerCore {
 
   /**
    * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
-   * event to broadcast, or null.
+   * event to broadcast, or null. Its predicted entries now wait for the engine's confirmation (see
+   * {@link TrackerConfig#predictedConfirmMillis}).
    */
   public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     return placement.prefillCompleted(requestId, nowMillis);
@@ -212,17 +230,22 @@ public final class KvTrackerCore {
     return sync.ownMark();
   }
 
-  /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
-  public List<Reservation> expire(long nowMillis) {
+  /**
+   * Ends leases and predicted entries due at {@code nowMillis}. An own reservation whose lease
+   * ended is released like any other, so the returned {@code Released} events must be broadcast:
+   * peers end it at the same point of this tracker's stream (they keep no lease of their own on a
+   * peer's reservation, see {@link Placement#applyReservation}).
+   */
+  public List<Released> expire(long nowMillis) {
     index.expirePredicted(nowMillis);
-    List<Reservation> ended = ledger.expire(nowMillis);
-    for (Reservation r : ended) {
+    List<Released> events = new ArrayList<>();
+    for (Reservation r : ledger.expire(nowMillis)) {
       if (sync.isSelf(r.origin())) {
-        sync.ownLeaseEnded(r.requestId());
+        events.add(sync.originate(seq -> new Released(r.origin(), seq, r.requestId())));
         placement.ownLeaseEnded(r.requestId(), nowMillis);
       }
     }
-    return ended;
+    return events;
   }
 
   /**
@@ -240,14 +263,28 @@ public final class KvTrackerCore {
 
   /** Watermarks and digests of every replica and origin, for the consistency view. */
   public TrackerView view(long nowMillis, boolean ready) {
+    return report(nowMillis, ready).view();
+  }
+
+  /**
+   * {@link #view} with the holdings of each replica this tracker's index memory budget evicted (its
+   * digest of such a replica is of what it still holds); the ingress adds its accuracy figures.
+   */
+  public TrackerReport report(long nowMillis, boolean ready) {
     TrackerDigests d = digests();
     List<TrackerView.ReplicaMark> marks = new ArrayList<>();
+    List<TrackerReport.Trim> trims = new ArrayList<>();
     d.replicas()
         .forEach(
-            (id, st) ->
-                marks.add(
-                    new TrackerView.ReplicaMark(
-                        id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
+            (id, st) -> {
+              marks.add(
+                  new TrackerView.ReplicaMark(
+                      id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum()));
+              long evicted = index.evicted(ids.indexOf(id));
+              if (evicted > 0) {
+                trims.add(new TrackerReport.Trim(id, evicted));
+              }
+            });
     Set<String> origins = sync.origins();
     origins.addAll(d.origins().keySet());
     List<TrackerView.OriginMark> originMarks = new ArrayList<>();
@@ -255,12 +292,15 @@ public final class KvTrackerCore {
       ReservationDigest rd = ledger.digest(o);
       originMarks.add(new TrackerView.OriginMark(o, sync.lastSeq(o), rd.count(), rd.sum()));
     }
-    return new TrackerView(
-        config.ingressId(),
-        nowMillis,
-        marks.toArray(TrackerView.ReplicaMark[]::new),
-        originMarks.toArray(TrackerView.OriginMark[]::new),
-        ready);
+    TrackerView view =
+        new TrackerView(
+            config.ingressId(),
+            nowMillis,
+            marks.toArray(TrackerView.ReplicaMark[]::new),
+            originMarks.toArray(TrackerView.OriginMark[]::new),
+            ready);
+    return new TrackerReport(
+        view, trims.toArray(TrackerReport.Trim[]::new), new TrackerReport.Accuracy[0]);
   }
 
   /** Digests of every known replica and every origin with open reservations. */
@@ -312,6 +352,18 @@ public final class KvTrackerCore {
   /** Open reservations, for metrics. */
   public int openReservations() {
     return ledger.openReservations();
+  }
+
+  /** The size of this tracker's state now. */
+  public TrackerStats stats() {
+    return new TrackerStats(
+        index.nodes(),
+        index.holdings(),
+        index.estimatedBytes(),
+        index.predictedRuns(),
+        ledger.openReservations(),
+        ledger.detachedReservations(),
+        index.evictedHoldings());
   }
 
   /**

@@ -10,6 +10,7 @@ import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.policy.Visibility;
@@ -37,6 +38,8 @@ final class Placement {
   private final Policy policy;
   private final ReservationSync sync;
   private final Visibility visibility;
+  private static final long[] NO_KEYS = new long[0];
+
   private final MatchResult match = new MatchResult();
 
   Placement(
@@ -102,10 +105,12 @@ final class Placement {
     ledger.reserve(
         config.ingressId(),
         request.requestId(),
+        reserved.replicaId(),
         chosen,
         request.promptTokens(),
         reserved.prefillTokens(),
-        nowMillis + lease);
+        nowMillis + lease,
+        predicts(chosen) ? newKeys : NO_KEYS);
     policy.onReserved(request.requestId(), query, chosen);
     if (predicts(chosen)) {
       index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
@@ -132,8 +137,34 @@ final class Placement {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
+    awaitConfirmation(config.ingressId(), requestId, nowMillis);
     policy.onPrefillCompleted(requestId, nowMillis);
     return sync.originate(seq -> new PrefillCompleted(config.ingressId(), seq, requestId));
+  }
+
+  /**
+   * The request's prefill is over, so its engine has stored its blocks and published their events
+   * by now: the reservation's predicted entries live only {@link
+   * TrackerConfig#predictedConfirmMillis} longer (on a replica that publishes KV events), and what
+   * the engine confirmed stays as its own blocks. A prediction the engine never confirmed (it
+   * evicted the blocks, or its keys do not line up with the router's) stops predicting, and the
+   * index accuracy check then sees the index as it is. Without a clock ({@code nowMillis} negative)
+   * the entries keep their TTL.
+   */
+  private void awaitConfirmation(String origin, String requestId, long nowMillis) {
+    Reservation r = ledger.reservation(origin, requestId);
+    if (nowMillis < 0 || r == null || !r.attached() || r.predictedKeys().length == 0) {
+      return;
+    }
+    ReplicaInfo info = replicas.info(r.replica());
+    if (info != null && info.kvEvents()) {
+      index.retirePredicted(
+          r.replica(),
+          r.predictedKeys(),
+          0,
+          r.predictedKeys().length,
+          nowMillis + config.predictedConfirmMillis());
+    }
   }
 
   /**
@@ -151,30 +182,40 @@ final class Placement {
   /**
    * A peer's reservation event: reservations enter the ledger and their new keys the index as
    * predicted entries; lifecycle events move or return load. Returns false when the event changed
-   * nothing (duplicate, unknown request or replica).
+   * nothing (duplicate or unknown request).
+   *
+   * <p>What an event does to the ledger depends on the event and the ledger alone, never on what
+   * this tracker happens to see of the membership or the clock, so an origin's digest is a function
+   * of the prefix of its stream applied: a reservation on a replica not known here is held detached
+   * (see {@link LoadLedger}), and a peer's reservation has no lease here. Its origin ends it, with
+   * a {@code Released} in its stream when the request ends or its lease there runs out, or by
+   * leaving the cluster ({@link KvTrackerCore#dropOrigin}).
    */
   boolean applyReservation(ReservationEvent event, long nowMillis) {
     if (event instanceof Reserved r) {
       int replica = replicas.ids().indexOf(r.replicaId());
-      if (replica < 0) {
-        return false;
-      }
       if (!ledger.reserve(
           r.ingressId(),
           r.requestId(),
-          replica,
+          r.replicaId(),
+          replica < 0 ? Reservation.DETACHED : replica,
           r.promptTokens(),
           r.prefillTokens(),
-          nowMillis + r.leaseMillis())) {
+          LoadLedger.NO_LEASE,
+          replica >= 0 && predicts(replica) ? r.newKeys() : NO_KEYS)) {
         return false;
       }
-      if (predicts(replica)) {
+      if (replica >= 0 && predicts(replica)) {
         index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
       }
       return true;
     }
     if (event instanceof PrefillCompleted p) {
-      return ledger.prefillCompleted(p.ingressId(), p.requestId());
+      if (!ledger.prefillCompleted(p.ingressId(), p.requestId())) {
+        return false;
+      }
+      awaitConfirmation(p.ingressId(), p.requestId(), nowMillis);
+      return true;
     }
     Released released = (Released) event;
     return ledger.release(released.ingressId(), released.requestId()) != null;

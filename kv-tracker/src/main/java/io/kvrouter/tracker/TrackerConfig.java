@@ -18,6 +18,12 @@ import java.util.Objects;
  * @param approximateTtlMillis how long a predicted entry lives on a replica without KV events,
  *     where predicted entries are the whole index (Dynamo's ApproxKvIndexer uses 120 s)
  * @param expectedBlocks index nodes to size for up front
+ * @param predictedConfirmMillis once a reservation's prefill completed on a replica that publishes
+ *     KV events, how long its predicted entries still live: the engine's own events should have
+ *     confirmed the blocks by then, and a prediction the engine never confirmed must not keep
+ *     predicting (nor hide a wrong index from the accuracy check)
+ * @param maxIndexBytes the index's memory budget in bytes (0: none); beyond it the least recently
+ *     matched entries are evicted
  */
 public record TrackerConfig(
     String ingressId,
@@ -27,7 +33,15 @@ public record TrackerConfig(
     long leaseMillis,
     long predictedTtlMillis,
     long approximateTtlMillis,
-    int expectedBlocks) {
+    int expectedBlocks,
+    long predictedConfirmMillis,
+    long maxIndexBytes) {
+
+  /** Default of {@link #predictedConfirmMillis}. */
+  public static final long DEFAULT_CONFIRM_MILLIS = 2_000;
+
+  /** Default of {@link #maxIndexBytes}: 1 GiB. */
+  public static final long DEFAULT_MAX_INDEX_BYTES = 1L << 30;
 
   public TrackerConfig {
     Objects.requireNonNull(ingressId, "ingressId");
@@ -36,6 +50,33 @@ public record TrackerConfig(
     if (leaseMillis <= 0 || predictedTtlMillis <= 0 || approximateTtlMillis <= 0) {
       throw new IllegalArgumentException("lease and TTLs must be positive");
     }
+    if (predictedConfirmMillis <= 0 || maxIndexBytes < 0) {
+      throw new IllegalArgumentException(
+          "the confirmation window must be positive and the index budget not negative");
+    }
+  }
+
+  /** A configuration with the default confirmation window and index budget. */
+  public TrackerConfig(
+      String ingressId,
+      String policy,
+      PolicyConfig policyConfig,
+      long seed,
+      long leaseMillis,
+      long predictedTtlMillis,
+      long approximateTtlMillis,
+      int expectedBlocks) {
+    this(
+        ingressId,
+        policy,
+        policyConfig,
+        seed,
+        leaseMillis,
+        predictedTtlMillis,
+        approximateTtlMillis,
+        expectedBlocks,
+        DEFAULT_CONFIRM_MILLIS,
+        DEFAULT_MAX_INDEX_BYTES);
   }
 
   /** Defaults: policy {@code kvrouter}, lease 10 min, predicted TTL 30 s, approximate 120 s. */
@@ -60,7 +101,9 @@ public record TrackerConfig(
         leaseMillis,
         predictedTtlMillis,
         approximateTtlMillis,
-        expectedBlocks);
+        expectedBlocks,
+        predictedConfirmMillis,
+        maxIndexBytes);
   }
 
   public TrackerConfig withPolicyConfig(PolicyConfig c) {
@@ -72,7 +115,9 @@ public record TrackerConfig(
         leaseMillis,
         predictedTtlMillis,
         approximateTtlMillis,
-        expectedBlocks);
+        expectedBlocks,
+        predictedConfirmMillis,
+        maxIndexBytes);
   }
 
   public TrackerConfig withExpectedBlocks(int blocks) {
@@ -84,12 +129,53 @@ public record TrackerConfig(
         leaseMillis,
         predictedTtlMillis,
         approximateTtlMillis,
-        blocks);
+        blocks,
+        predictedConfirmMillis,
+        maxIndexBytes);
   }
 
   /** The same with another lease and other predicted-entry TTLs, all in milliseconds. */
   public TrackerConfig withLeaseAndTtls(long lease, long predictedTtl, long approximateTtl) {
     return new TrackerConfig(
-        ingressId, policy, policyConfig, seed, lease, predictedTtl, approximateTtl, expectedBlocks);
+        ingressId,
+        policy,
+        policyConfig,
+        seed,
+        lease,
+        predictedTtl,
+        approximateTtl,
+        expectedBlocks,
+        predictedConfirmMillis,
+        maxIndexBytes);
+  }
+
+  /** The same with another confirmation window for predicted entries, in milliseconds. */
+  public TrackerConfig withPredictedConfirm(long millis) {
+    return new TrackerConfig(
+        ingressId,
+        policy,
+        policyConfig,
+        seed,
+        leaseMillis,
+        predictedTtlMillis,
+        approximateTtlMillis,
+        expectedBlocks,
+        millis,
+        maxIndexBytes);
+  }
+
+  /** The same with another index memory budget in bytes (0: none). */
+  public TrackerConfig withMaxIndexBytes(long bytes) {
+    return new TrackerConfig(
+        ingressId,
+        policy,
+        policyConfig,
+        seed,
+        leaseMillis,
+        predictedTtlMillis,
+        approximateTtlMillis,
+        expectedBlocks,
+        predictedConfirmMillis,
+        bytes);
   }
 }

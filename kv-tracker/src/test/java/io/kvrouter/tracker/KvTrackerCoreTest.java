@@ -95,7 +95,7 @@ class KvTrackerCoreTest {
     long[] prompt = KEYS.keys(tokens(64, 2));
     Decision d = t.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
     int a = t.replicaIndex("a");
-    PrefillCompleted p = t.prefillCompleted("q1");
+    PrefillCompleted p = t.prefillCompleted("q1", 0);
     assertThat(p.seq()).isEqualTo(d.reserved().seq() + 1);
     assertThat(t.load().prefillTokens(a)).isZero();
     assertThat(t.load().decodeTokens(a)).isEqualTo(64);
@@ -104,7 +104,7 @@ class KvTrackerCoreTest {
     assertThat(t.load().inFlight(a)).isZero();
     assertThat(t.load().decodeTokens(a)).isZero();
     assertThat(t.released("q1")).isNull();
-    assertThat(t.prefillCompleted("unknown")).isNull();
+    assertThat(t.prefillCompleted("unknown", 0)).isNull();
   }
 
   @Test
@@ -120,7 +120,7 @@ class KvTrackerCoreTest {
     assertThat(a.digests().origins().get("in-a").count()).as("q1 open on its origin").isEqualTo(1);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
 
-    b.applyReservation(a.prefillCompleted("q1"), 0);
+    b.applyReservation(a.prefillCompleted("q1", 0), 0);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
     b.applyReservation(a.released("q1"), 0);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins()).isEmpty();
@@ -150,6 +150,40 @@ class KvTrackerCoreTest {
   }
 
   @Test
+  void predictionTheEngineNeverConfirms_endsSoonAfterThePrefill_whileConfirmedBlocksStay() {
+    KvTrackerCore origin = tracker("in-1", "a");
+    KvTrackerCore peer = tracker("in-2", "a");
+    long[] prompt = KEYS.keys(tokens(64, 11)); // 4 blocks
+    Decision d = origin.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
+    peer.applyReservation(d.reserved(), 0);
+    origin.apply(stored("a", 0, prompt, 2)); // the engine confirms 2 of the 4 blocks
+    peer.apply(stored("a", 0, prompt, 2));
+    PrefillCompleted p = origin.prefillCompleted("q1", 100);
+    peer.applyReservation(p, 100);
+    long confirm = TrackerConfig.defaults("in-1").predictedConfirmMillis();
+
+    for (KvTrackerCore t : List.of(origin, peer)) {
+      t.expire(100 + confirm - 1);
+      assertThat(t.matchedBlocks(prompt)).as("still waiting").containsEntry("a", 4);
+      t.expire(100 + confirm);
+      assertThat(t.matchedBlocks(prompt))
+          .as("what the engine confirmed, long before the predicted-entry TTL")
+          .containsEntry("a", 2);
+    }
+  }
+
+  @Test
+  void approximateMode_predictionsOutliveThePrefill_untilTheirTtl() {
+    KvTrackerCore t = new KvTrackerCore(TrackerConfig.defaults("in-1"));
+    t.replicaUp(replica("x", false));
+    long[] prompt = KEYS.keys(tokens(64, 12));
+    t.selectAndReserve(new RouteRequest("q1", MODEL, prompt, 64), 0);
+    t.prefillCompleted("q1", 10);
+    t.expire(60_000);
+    assertThat(t.matchedBlocks(prompt)).containsEntry("x", 4);
+  }
+
+  @Test
   void approximateMode_predictionsAreTheIndex_untilTheirTtlEnds() {
     KvTrackerCore t = new KvTrackerCore(TrackerConfig.defaults("in-1"));
     t.replicaUp(replica("x", false));
@@ -171,7 +205,9 @@ class KvTrackerCoreTest {
     KvTrackerCore t = tracker("in-1", "a");
     t.selectAndReserve(new RouteRequest("q1", MODEL, KEYS.keys(tokens(32, 6)), 32), 0);
     assertThat(t.expire(599_999)).isEmpty();
-    assertThat(t.expire(600_000)).hasSize(1);
+    assertThat(t.expire(600_000))
+        .as("the end of an own lease is broadcast like any release")
+        .containsExactly(new Released("in-1", 1, "q1"));
     assertThat(t.load().inFlight(t.replicaIndex("a"))).isZero();
     assertThat(t.released("q1")).isNull();
   }
@@ -222,6 +258,22 @@ class KvTrackerCoreTest {
       assertThat(t.selectAndReserve(new RouteRequest("q" + i, MODEL, p, 64), 0).chosen())
           .isEqualTo("b");
     }
+  }
+
+  @Test
+  void replicaDown_keepsPeersReservationsOnIt_soTheOriginsDigestStaysItsStreams() {
+    KvTrackerCore origin = tracker("in-a", "r");
+    KvTrackerCore peer = tracker("in-b", "r");
+    Decision d = origin.selectAndReserve(new RouteRequest("q", MODEL, new long[0], 10), 0);
+    peer.replicaDown("r");
+    origin.replicaDown("r");
+    peer.applyReservation(d.reserved(), 0);
+    assertThat(peer.digests().origins()).isEqualTo(origin.digests().origins()).isNotEmpty();
+
+    Released released = origin.released("q");
+    assertThat(released).as("the origin still ends its request").isNotNull();
+    peer.applyReservation(released, 0);
+    assertThat(peer.digests().origins()).isEqualTo(origin.digests().origins()).isEmpty();
   }
 
   @Test

@@ -32,7 +32,7 @@ class ReservationPlaneTest {
                   new RouteRequest("q" + i, MODEL, KEYS.keys(tokens(64, i + 1)), 64), 0)
               .reserved());
     }
-    out.add(origin.prefillCompleted("q0"));
+    out.add(origin.prefillCompleted("q0", 0));
     out.add(origin.released("q1"));
     return out;
   }

@@ -4,6 +4,7 @@ import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
@@ -21,6 +22,7 @@ import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -90,6 +92,12 @@ public final class KryoRegistrations {
     t.put(TrackerView.OriginMark.class, 603);
     t.put(TrackerView.ReplicaMark[].class, 604);
     t.put(TrackerView.OriginMark[].class, 605);
+    t.put(TrackerReport.Accuracy.class, 690);
+    t.put(TrackerReport.Accuracy[].class, 691);
+    t.put(TrackerReport.class, 692);
+    t.put(TrackerReport.Trim.class, 693);
+    t.put(TrackerReport.Trim[].class, 694);
+    t.put(GetTrackerReport.class, 695);
 
     t.put(GateCommand.Admit.class, 700);
     t.put(GateCommand.Leave.class, 701);

@@ -45,6 +45,12 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.TrackerView$OriginMark", 603);
     expected.put("[Lio.kvrouter.protocol.TrackerView$ReplicaMark;", 604);
     expected.put("[Lio.kvrouter.protocol.TrackerView$OriginMark;", 605);
+    expected.put("io.kvrouter.protocol.TrackerReport$Accuracy", 690);
+    expected.put("[Lio.kvrouter.protocol.TrackerReport$Accuracy;", 691);
+    expected.put("io.kvrouter.protocol.TrackerReport", 692);
+    expected.put("io.kvrouter.protocol.TrackerReport$Trim", 693);
+    expected.put("[Lio.kvrouter.protocol.TrackerReport$Trim;", 694);
+    expected.put("io.kvrouter.protocol.GetTrackerReport", 695);
     expected.put("io.kvrouter.protocol.GateCommand$Admit", 700);
     expected.put("io.kvrouter.protocol.GateCommand$Leave", 701);
     expected.put("io.kvrouter.protocol.GateCommand$Admission", 702);

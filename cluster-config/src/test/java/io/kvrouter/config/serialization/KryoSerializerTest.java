@@ -16,6 +16,8 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.TrackerReport;
+import io.kvrouter.protocol.TrackerView;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -72,7 +74,16 @@ class KryoSerializerTest {
             new ReplicaLoad("r1", 7, 3, 1, 0.25, 100, 50, 123456789L),
             new Reserved("i1", 9, "req-1", "r1", 512, 2048, 77L, new long[] {1, 2, 3}, 30_000),
             new PrefillCompleted("i1", 10, "req-1"),
-            new Released("i1", 11, "req-1"));
+            new Released("i1", 11, "req-1"),
+            new TrackerReport(
+                new TrackerView(
+                    "i1",
+                    5,
+                    new TrackerView.ReplicaMark[] {new TrackerView.ReplicaMark("r1", 2, 9, 3, -7L)},
+                    new TrackerView.OriginMark[] {new TrackerView.OriginMark("i2", 8, 1, 99L)},
+                    true),
+                new TrackerReport.Trim[] {new TrackerReport.Trim("r1", 4)},
+                new TrackerReport.Accuracy[] {new TrackerReport.Accuracy("r1", 20, 11, true)}));
     for (Object message : messages) {
       assertThat(serialization.findSerializerFor(message)).isInstanceOf(KryoSerializer.class);
       assertThat(roundTrip(message)).isEqualTo(message);

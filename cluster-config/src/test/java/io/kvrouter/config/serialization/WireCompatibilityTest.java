@@ -10,6 +10,7 @@ import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
+import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
@@ -28,6 +29,7 @@ import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -141,6 +143,12 @@ class WireCompatibilityTest {
               new TrackerView.OriginMark("pekko://kvrouter@10.0.0.2:25520", 5, 1, 88)
             },
             true));
+    m.put(
+        "TrackerReport",
+        new TrackerReport(
+            (TrackerView) m.get("TrackerView"),
+            new TrackerReport.Trim[] {new TrackerReport.Trim("sim-0", 4)},
+            new TrackerReport.Accuracy[] {new TrackerReport.Accuracy("sim-0", 16, 9, true)}));
     m.put("GateCommand.Leave", new GateCommand.Leave("req-1"));
     m.put("GateCommand.Admission", new GateCommand.Admission(true, 3));
     m.put(
@@ -158,6 +166,7 @@ class WireCompatibilityTest {
     // With actor references (bytes not compared).
     m.put("GetInfo", new GetInfo((ActorRef) replyTo));
     m.put("GetTrackerView", new GetTrackerView((ActorRef) replyTo));
+    m.put("GetTrackerReport", new GetTrackerReport((ActorRef) replyTo));
     m.put("RequestReplay", new RequestReplay("sim-0", 3, 40, (ActorRef) replyTo));
     m.put(
         "ReplayReservations",
@@ -191,8 +200,10 @@ class WireCompatibilityTest {
           || type == BlocksRemoved.class
           || type == ReplicaCleared.class
           || type == TrackerView.ReplicaMark.class
-          || type == TrackerView.OriginMark.class) {
-        continue; // sampled inside SnapshotReply, KvEventBatch, TrackerView
+          || type == TrackerView.OriginMark.class
+          || type == TrackerReport.Trim.class
+          || type == TrackerReport.Accuracy.class) {
+        continue; // sampled inside SnapshotReply, KvEventBatch, TrackerView, TrackerReport
       }
       assertThat(sampled).as("a wire sample of %s", type.getName()).contains(type);
     }

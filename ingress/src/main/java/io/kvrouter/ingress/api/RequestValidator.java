@@ -14,10 +14,11 @@ import java.util.Set;
  * throws {@link ApiException} with an error naming the offending field.
  *
  * <p>It checks what the router itself relies on (model, prompt or messages, stream flag, token
- * limits); sampling parameters pass through to the engine untouched and the engine validates them.
- * Chat messages and tools are also kept in the form vLLM hands its chat template ({@link
- * TemplateInputs}), so the router renders the engine's prompt. Anthropic requests are validated and
- * translated by {@link AnthropicRequests}, Responses requests by {@link ResponsesRequests}.
+ * limits) and the types of the sampling parameters ({@link SamplingFields}); those pass through to
+ * the engine untouched and the engine checks their ranges. Chat messages and tools are also kept in
+ * the form vLLM hands its chat template ({@link TemplateInputs}), so the router renders the
+ * engine's prompt. Anthropic requests are validated and translated by {@link AnthropicRequests},
+ * Responses requests by {@link ResponsesRequests}.
  */
 public final class RequestValidator {
 
@@ -53,6 +54,7 @@ public final class RequestValidator {
     ObjectNode obj = (ObjectNode) body;
     String model = requiredString(obj, "model");
     boolean stream = optionalBoolean(obj, "stream");
+    SamplingFields.check(endpoint, obj);
     return switch (endpoint) {
       case COMPLETIONS -> completions(obj, model, stream);
       case CHAT -> chat(obj, model, stream);

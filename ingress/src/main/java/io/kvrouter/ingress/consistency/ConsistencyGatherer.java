@@ -2,9 +2,9 @@ package io.kvrouter.ingress.consistency;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvrouter.ingress.metrics.IngressMetrics;
-import io.kvrouter.protocol.GetTrackerView;
+import io.kvrouter.protocol.GetTrackerReport;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerRequest;
-import io.kvrouter.protocol.TrackerView;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,8 +49,8 @@ public final class ConsistencyGatherer {
     List<CompletableFuture<ConsistencyReport.Answer>> asks = new ArrayList<>();
     for (Map.Entry<String, ActorRef<TrackerRequest>> peer : endpoints.entrySet()) {
       asks.add(
-          AskPattern.<TrackerRequest, TrackerView>ask(
-                  peer.getValue(), GetTrackerView::new, timeout, scheduler)
+          AskPattern.<TrackerRequest, TrackerReport>ask(
+                  peer.getValue(), GetTrackerReport::new, timeout, scheduler)
               .toCompletableFuture()
               .handle(
                   (view, error) ->
@@ -66,6 +66,16 @@ public final class ConsistencyGatherer {
               if (report.divergedCells() > 0) {
                 metrics.digestMismatches(report.divergedCells());
               }
+              json.path("per_replica")
+                  .fields()
+                  .forEachRemaining(
+                      e -> {
+                        JsonNode accurate = e.getValue().path("accurate");
+                        metrics.replicaConsistency(
+                            e.getKey(),
+                            e.getValue().path("converged").asBoolean(),
+                            accurate.isBoolean() ? accurate.asBoolean() : null);
+                      });
               return json;
             });
   }

@@ -24,6 +24,7 @@ import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RetryAfter;
+import org.apache.pekko.http.scaladsl.model.EntityStreamException;
 import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
 
@@ -71,7 +72,7 @@ public final class InferenceHandler {
     String[] model = {null};
     return entity
         .withSizeLimit(settings.maxBodyBytes())
-        .toStrict(settings.bodyReadTimeout().toMillis(), materializer)
+        .toStrict(settings.bodyReadTimeout().toMillis(), settings.maxBodyBytes(), materializer)
         .thenCompose(
             strict -> {
               InferenceRequest request =
@@ -169,13 +170,28 @@ public final class InferenceHandler {
     if (cause instanceof ApiException api) {
       return api.error();
     }
-    if (cause instanceof EntityStreamSizeException) {
+    if (cause instanceof EntityStreamSizeException || tooLarge(cause)) {
       return ApiError.tooLarge(settings.maxBodyBytes());
+    }
+    if (cause instanceof EntityStreamException stream) {
+      return ApiError.invalid(
+          "The request body could not be read: " + stream.info().summary(), null, "invalid_body");
     }
     if (cause instanceof java.util.concurrent.TimeoutException) {
       return ApiError.invalid("The request body was not received in time.", null, "body_timeout");
     }
     return new ApiError(500, "Internal error: " + cause, "server_error", null, "internal_error", 0);
+  }
+
+  /**
+   * True for Pekko HTTP's answer to a body whose declared length is over the limit: it fails the
+   * read with an {@link EntityStreamException} "Request too large" (ToStrict, pekko-http 1.3.0)
+   * before any byte is counted, where a body that only turns out too long while streaming fails
+   * with an {@link EntityStreamSizeException}.
+   */
+  private static boolean tooLarge(Throwable cause) {
+    return cause instanceof EntityStreamException stream
+        && "Request too large".equals(stream.info().summary());
   }
 
   /** The error response in the endpoint's protocol, counted in the metrics. */

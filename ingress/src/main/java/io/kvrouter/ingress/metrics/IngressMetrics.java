@@ -1,6 +1,8 @@
 package io.kvrouter.ingress.metrics;
 
 import io.kvrouter.ingress.proxy.ProxyListener;
+import io.kvrouter.protocol.TrackerReport;
+import io.kvrouter.tracker.TrackerStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -11,6 +13,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToLongFunction;
 
 /**
  * The ingress's Prometheus metrics (served at {@code GET /metrics}). Names as exported:
@@ -27,6 +31,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code kvrouter_retries_total}, {@code kvrouter_rejected_total{reason}}
  *   <li>{@code kvrouter_prediction_mismatch_ratio{replica}}, {@code
  *       kvrouter_prediction_mismatch_alert{replica}}: index accuracy ({@link PredictionAccuracy})
+ *   <li>{@code kvrouter_index_blocks}, {@code kvrouter_index_holdings}, {@code
+ *       kvrouter_index_bytes}, {@code kvrouter_predicted_runs}, {@code kvrouter_open_reservations},
+ *       {@code kvrouter_detached_reservations}, {@code kvrouter_index_evicted_total}: the size of
+ *       this node's tracker state (TrackerStats)
+ *   <li>{@code kvrouter_replica_converged{replica}} (1 or 0) and {@code
+ *       kvrouter_replica_accurate{replica}} (1, 0, or -1 before any ingress has a sample): per
+ *       replica, whether the trackers agree with each other and whether they agree with the engine,
+ *       as of this node's last cluster-wide consistency view ({@code /admin/consistency})
  * </ul>
  *
  * Thread-safe; every update is a lock-free counter increment or map lookup.
@@ -41,12 +53,23 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter engineCached;
   private final Counter retries;
   private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> convergedGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> accurateGauges = new ConcurrentHashMap<>();
   // Meters met on every request, looked up once (a builder per request allocates an id each time).
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
-  private final PredictionAccuracy accuracy = PredictionAccuracy.withDefaults(registry);
+  private final PredictionAccuracy accuracy;
+  private final AtomicReference<TrackerStats> stats =
+      new AtomicReference<>(new TrackerStats(0, 0, 0, 0, 0, 0, 0));
 
+  /** Metrics with the accuracy settings of the default configuration. */
   public IngressMetrics() {
+    this(AccuracySettings.fromConfig(com.typesafe.config.ConfigFactory.load()));
+  }
+
+  /** Metrics judging index accuracy by {@code accuracySettings}. */
+  public IngressMetrics(AccuracySettings accuracySettings) {
+    accuracy = PredictionAccuracy.of(registry, accuracySettings);
     decision =
         Timer.builder("kvrouter.decision")
             .description("Select-and-reserve latency")
@@ -86,6 +109,27 @@ public final class IngressMetrics implements ProxyListener {
           .register(registry);
     }
     counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks");
+    statsGauge(
+        "kvrouter.index.blocks", "Distinct blocks in the prefix index", s -> s.indexBlocks());
+    statsGauge(
+        "kvrouter.index.holdings",
+        "(replica, block) holdings the prefix index maps",
+        s -> s.indexHoldings());
+    statsGauge(
+        "kvrouter.index.bytes", "Estimated heap held by the prefix index", s -> s.indexBytes());
+    statsGauge("kvrouter.predicted.runs", "Live predicted runs", s -> s.predictedRuns());
+    statsGauge(
+        "kvrouter.open.reservations",
+        "Reservations in this node's ledger, every origin",
+        s -> s.openReservations());
+    statsGauge(
+        "kvrouter.detached.reservations",
+        "Reservations on replicas this node's tracker does not know",
+        s -> s.detachedReservations());
+    statsGauge(
+        "kvrouter.index.evicted",
+        "Holdings the index memory budget evicted (a total)",
+        s -> s.evictedBlocks());
     lagTimer(
         "kvrouter.event.lag",
         "Time from an agent publishing a KV event batch to this tracker receiving it");
@@ -158,6 +202,11 @@ public final class IngressMetrics implements ProxyListener {
         .increment(cells);
   }
 
+  /** This ingress's index accuracy per replica, for the consistency view. */
+  public TrackerReport.Accuracy[] accuracy() {
+    return accuracy.snapshot();
+  }
+
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();
@@ -192,6 +241,46 @@ public final class IngressMetrics implements ProxyListener {
         .tag("reason", reason)
         .register(registry)
         .increment();
+  }
+
+  private void statsGauge(String name, String description, ToLongFunction<TrackerStats> field) {
+    Gauge.builder(name, stats, ref -> field.applyAsLong(ref.get()))
+        .description(description)
+        .register(registry);
+  }
+
+  /** The size of this node's tracker state, refreshed with the gauges. */
+  public void trackerStats(TrackerStats now) {
+    stats.set(now);
+  }
+
+  /**
+   * A replica's cell of the last consistency view: converged (the trackers agree with each other)
+   * and accurate (they agree with the engine; null before any ingress has a sample).
+   */
+  public void replicaConsistency(String replica, boolean converged, Boolean accurate) {
+    replicaGauge(convergedGauges, "kvrouter.replica.converged", "converged", replica)
+        .set(converged ? 1 : 0);
+    replicaGauge(accurateGauges, "kvrouter.replica.accurate", "accurate", replica)
+        .set(accurate == null ? -1 : accurate ? 1 : 0);
+  }
+
+  private AtomicInteger replicaGauge(
+      Map<String, AtomicInteger> gauges, String name, String what, String replica) {
+    return gauges.computeIfAbsent(
+        replica,
+        r -> {
+          AtomicInteger holder = new AtomicInteger();
+          Gauge.builder(name, holder, AtomicInteger::get)
+              .description(
+                  "1 while the replica is "
+                      + what
+                      + " in this node's last consistency view, 0 when not"
+                      + ("accurate".equals(what) ? ", -1 before any sample" : ""))
+              .tag("replica", r)
+              .register(registry);
+          return holder;
+        });
   }
 
   /** Sets the in-flight gauge of a replica. */

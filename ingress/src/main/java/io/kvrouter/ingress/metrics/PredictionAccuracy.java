@@ -1,7 +1,10 @@
 package io.kvrouter.ingress.metrics;
 
+import io.kvrouter.protocol.TrackerReport;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -10,7 +13,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Index accuracy per replica: over a sliding window of the last {@code window} answered requests
  * whose engine reported its cached tokens, the share where the tracker's prediction and the
- * engine's report disagree by more than {@code max(minToleranceTokens, 10% of the prompt)}.
+ * engine's report disagree by more than {@code max(minToleranceTokens, 10% of the prompt)}. With
+ * the defaults ({@link AccuracySettings}: 16 requests, at least 8) a replica whose predictions stop
+ * matching is flagged at the 9th disagreeing request after any history of agreement, and from a
+ * standing start at the 8th. (Predicted entries made by reservations do not hide a wrong index for
+ * long: the tracker retires them shortly after the request's prefill unless the engine confirmed
+ * them, see {@code TrackerConfig.predictedConfirmMillis}.)
  *
  * <p>Exported per replica as the gauges {@code kvrouter_prediction_mismatch_ratio{replica}} (the
  * share, 0..1) and {@code kvrouter_prediction_mismatch_alert{replica}} (1 while alerting). A
@@ -62,9 +70,17 @@ public final class PredictionAccuracy {
     this.minToleranceTokens = minToleranceTokens;
   }
 
-  /** The defaults: last 50 requests, at least 20, tolerance one 16-token block. */
-  public static PredictionAccuracy withDefaults(MeterRegistry registry) {
-    return new PredictionAccuracy(registry, 50, 20, 16);
+  /** With the window, minimum and tolerance of {@code settings}. */
+  public static PredictionAccuracy of(MeterRegistry registry, AccuracySettings settings) {
+    return new PredictionAccuracy(
+        registry, settings.window(), settings.minSamples(), settings.toleranceTokens());
+  }
+
+  /** Every replica seen so far: requests in its window, disagreeing ones, whether it alerts. */
+  public TrackerReport.Accuracy[] snapshot() {
+    List<TrackerReport.Accuracy> out = new ArrayList<>(windows.size());
+    windows.forEach((replica, w) -> out.add(w.figures(replica)));
+    return out.toArray(TrackerReport.Accuracy[]::new);
   }
 
   /** True when a prediction and a report disagree by more than the tolerance. */
@@ -161,6 +177,10 @@ public final class PredictionAccuracy {
 
     synchronized boolean alerting() {
       return alerting;
+    }
+
+    synchronized TrackerReport.Accuracy figures(String replica) {
+      return new TrackerReport.Accuracy(replica, size, missCount, alerting);
     }
   }
 }

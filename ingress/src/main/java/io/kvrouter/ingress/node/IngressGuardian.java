@@ -8,6 +8,7 @@ import io.kvrouter.ingress.drain.IngressReadiness;
 import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
+import io.kvrouter.ingress.metrics.AccuracySettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.ingress.routing.TrackerRouter;
@@ -135,7 +136,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             ? new StrictGate(
                 ctx.getSystem(), nodeSettings.askTimeout(), trackerConfig.leaseMillis())
             : null;
-    metrics = new IngressMetrics();
+    metrics = new IngressMetrics(AccuracySettings.fromConfig(config));
     readiness = ctx.spawn(Readiness.create(), "readiness");
 
     tracker =
@@ -248,6 +249,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   private Behavior<Command> onLoads(LoadsArrived m) {
     m.loads().byReplica().forEach((replica, load) -> metrics.inflight(replica, load.inFlight()));
+    metrics.trackerStats(m.loads().stats());
     return this;
   }
 

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.node;
 
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.ReplayReservations;
 import io.kvrouter.protocol.ReservationEvent;
@@ -8,7 +9,9 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerRequest;
+import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.time.Duration;
@@ -31,9 +34,10 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
  * tracker's reservation events and, every {@code reservation-mark-interval}, its next seq; feeds
  * peers' events and marks to the tracker; when the tracker finds a gap in a peer's events, asks
  * that peer to replay (its log, or a snapshot of its open reservations); answers peers' replay and
- * view requests by handing them to the tracker. Reports this side's readiness ({@link
- * Readiness.Component#PEERS}: every listed peer heard from, no replay pending) and follows the
- * node's, which it puts in its tracker's view. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ * view requests by handing them to the tracker (a view goes out with this ingress's index accuracy
+ * beside it). Reports this side's readiness ({@link Readiness.Component#PEERS}: every listed peer
+ * heard from, no replay pending) and follows the node's, which it puts in its tracker's view.
+ * Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
@@ -59,6 +63,14 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private record ReplayFailed(String origin) implements Internal {}
 
   private record ReadinessChanged(Readiness.Status status) implements Internal {}
+
+  /**
+   * The tracker's report for a peer's {@link GetTrackerReport}, to complete with this accuracy, or
+   * for a {@link GetTrackerView} of an earlier version's node ({@code viewTo}), its view alone.
+   */
+  private record ViewArrived(
+      TrackerReport report, ActorRef<TrackerReport> replyTo, ActorRef<TrackerView> viewTo)
+      implements Internal {}
 
   /** Replies with every tracker endpoint listed now (this one's included), by ingress id. */
   public record GetPeers(ActorRef<Peers> replyTo) implements Internal {}
@@ -152,7 +164,9 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   @Override
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
-        .onMessage(GetTrackerView.class, this::onGetView)
+        .onMessage(GetTrackerView.class, m -> askView(null, m.replyTo()))
+        .onMessage(GetTrackerReport.class, m -> askView(m.replyTo(), null))
+        .onMessage(ViewArrived.class, this::onViewArrived)
         .onMessage(ReplayReservations.class, this::onReplayReservations)
         .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
@@ -169,8 +183,26 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .build();
   }
 
-  private Behavior<TrackerRequest> onGetView(GetTrackerView m) {
-    tracker.tell(new KvTracker.GetView(nodeReady, m.replyTo()));
+  private Behavior<TrackerRequest> askView(
+      ActorRef<TrackerReport> replyTo, ActorRef<TrackerView> viewTo) {
+    getContext()
+        .ask(
+            TrackerReport.class,
+            tracker,
+            askTimeout,
+            ref -> new KvTracker.GetView(nodeReady, ref),
+            (report, error) ->
+                report == null ? Nothing.INSTANCE : new ViewArrived(report, replyTo, viewTo));
+    return this;
+  }
+
+  /** The tracker's report goes out with this ingress's index accuracy beside it. */
+  private Behavior<TrackerRequest> onViewArrived(ViewArrived m) {
+    if (m.viewTo() != null) {
+      m.viewTo().tell(m.report().view());
+    } else {
+      m.replyTo().tell(m.report().withAccuracy(metrics.accuracy()));
+    }
     return this;
   }
 

@@ -15,6 +15,9 @@ import java.time.Duration;
  * @param lease how long a reservation holds if it is never released
  * @param predictedTtl how long a predicted entry lives on a replica that publishes KV events
  * @param approximateTtl how long a predicted entry lives on a replica without KV events
+ * @param predictedConfirmGrace how long a predicted entry outlives its request's prefill on a
+ *     replica with KV events, unless the engine confirmed it
+ * @param maxIndexBytes the prefix index's memory budget in bytes (0: none)
  */
 public record TrackerSettings(
     String policy,
@@ -22,7 +25,9 @@ public record TrackerSettings(
     Duration tickInterval,
     Duration lease,
     Duration predictedTtl,
-    Duration approximateTtl) {
+    Duration approximateTtl,
+    Duration predictedConfirmGrace,
+    long maxIndexBytes) {
 
   /** Reads {@code kvrouter.tracker} from {@code config}. */
   public static TrackerSettings fromConfig(Config config) {
@@ -33,7 +38,9 @@ public record TrackerSettings(
         c.getDuration("tick-interval"),
         c.getDuration("lease"),
         c.getDuration("predicted-ttl"),
-        c.getDuration("approximate-ttl"));
+        c.getDuration("approximate-ttl"),
+        c.getDuration("predicted-confirm-grace"),
+        c.getBytes("max-index-bytes"));
   }
 
   /** The core's configuration for the tracker of ingress {@code ingressId}. */
@@ -41,7 +48,9 @@ public record TrackerSettings(
     TrackerConfig c =
         TrackerConfig.defaults(ingressId)
             .withPolicy(policy)
-            .withLeaseAndTtls(lease.toMillis(), predictedTtl.toMillis(), approximateTtl.toMillis());
+            .withLeaseAndTtls(lease.toMillis(), predictedTtl.toMillis(), approximateTtl.toMillis())
+            .withPredictedConfirm(predictedConfirmGrace.toMillis())
+            .withMaxIndexBytes(maxIndexBytes);
     return nearTieRandomisation
         ? c
         : c.withPolicyConfig(c.policyConfig().withoutNearTieRandomisation());

@@ -118,6 +118,24 @@ class PredictionAccuracyTest {
   }
 
   @Test
+  void withTheDefaults_aReplicaThatStopsMatching_isFlaggedAtItsNinthRequest_afterAnyHistory() {
+    PredictionAccuracy defaults =
+        PredictionAccuracy.of(
+            registry, AccuracySettings.fromConfig(com.typesafe.config.ConfigFactory.load()));
+    for (int i = 0; i < 500; i++) {
+      defaults.record("r", 1000, 992, 992);
+    }
+    int requests = 0;
+    while (!defaults.alerting("r")) {
+      defaults.record("r", 1000, 0, 992);
+      requests++;
+    }
+    assertThat(requests).isEqualTo(9);
+    assertThat(defaults.snapshot())
+        .containsExactly(new io.kvrouter.protocol.TrackerReport.Accuracy("r", 16, 9, true));
+  }
+
+  @Test
   void badSettings_areRejected() {
     assertThatThrownBy(() -> new PredictionAccuracy(registry, 10, 11, 16))
         .isInstanceOf(IllegalArgumentException.class);

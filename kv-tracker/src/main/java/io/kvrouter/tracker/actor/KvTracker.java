@@ -9,7 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
-import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
@@ -86,7 +86,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   public record DebugDiverge(String replicaId) implements Command {}
 
   /** Replies with this tracker's watermarks and digests. */
-  public record GetView(boolean ready, ActorRef<TrackerView> replyTo) implements Command {}
+  public record GetView(boolean ready, ActorRef<TrackerReport> replyTo) implements Command {}
 
   /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
   public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
@@ -119,8 +119,10 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** Replies with every replica's current load. */
   public record GetLoads(ActorRef<Loads> replyTo) implements Command {}
 
-  /** Every replica's load, by target id. */
-  public record Loads(java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica) {}
+  /** Every replica's load, by target id, and the size of the tracker's state. */
+  public record Loads(
+      java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica,
+      io.kvrouter.tracker.TrackerStats stats) {}
 
   /** Lease and prediction expiry. */
   enum Tick implements Command {
@@ -253,7 +255,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onGetView(GetView m) {
-    m.replyTo().tell(core.view(clock.getAsLong(), m.ready()));
+    m.replyTo().tell(core.report(clock.getAsLong(), m.ready()));
     return this;
   }
 
@@ -331,12 +333,12 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onGetLoads(GetLoads m) {
-    m.replyTo().tell(new Loads(core.loads()));
+    m.replyTo().tell(new Loads(core.loads(), core.stats()));
     return this;
   }
 
   private Behavior<Command> onTick() {
-    core.expire(clock.getAsLong());
+    core.expire(clock.getAsLong()).forEach(reservationsOut::tell);
     return this;
   }
 }

@@ -168,6 +168,29 @@ public final class LongLongMap {
     }
   }
 
+  /** Removes every entry whose value is a key of {@code values}; returns how many. */
+  int removeIfValueIn(LongLongMap values) {
+    int removed = 0;
+    if (hasZero && values.get(zeroValue, 0L) != 0L) {
+      hasZero = false;
+      removed++;
+    }
+    long[] k = keys;
+    int i = 0;
+    while (i < k.length) {
+      if (k[i] != 0L && values.get(this.values[i], 0L) != 0L) {
+        shiftBack(i);
+        size--;
+        removed++;
+        if (k[i] != 0L) {
+          continue; // refilled by the backward shift: look at it again
+        }
+      }
+      i++;
+    }
+    return removed;
+  }
+
   void clear() {
     java.util.Arrays.fill(keys, 0L);
     java.util.Arrays.fill(values, 0L);

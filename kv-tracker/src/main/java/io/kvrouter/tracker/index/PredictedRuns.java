@@ -11,10 +11,11 @@ import java.util.PriorityQueue;
  *
  * <p>Contract: a run covers, for a prompt walk that reaches its first key with the replica still in
  * the run, the longest common prefix of the prompt's remaining keys and the run's keys. A run ends
- * at its deadline ({@link #expire}) or when its replica is dropped. Adding a run identical to a
- * live one of the same replica extends that one's deadline; adding one that extends a live run (the
- * live one is a prefix of it) with a deadline no earlier replaces it. Both leave what is covered,
- * at every future time, exactly as keeping the runs apart would.
+ * at its deadline ({@link #expire}), which {@link #retire} may bring forward, or when its replica
+ * is dropped. Adding a run identical to a live one of the same replica extends that one's deadline;
+ * adding one that extends a live run (the live one is a prefix of it) with a deadline no earlier
+ * replaces it. Both leave what is covered, at every future time, exactly as keeping the runs apart
+ * would.
  *
  * <p>Cost: add O(run length) for the comparison with runs of the same start (sequential memory);
  * expiry O(log runs) per run; lookup by start key O(1) expected. Memory: about 80 bytes per run
@@ -225,6 +226,20 @@ final class PredictedRuns {
         starts[j] = oldStarts[i];
         heads[j] = oldHeads[i];
         used++;
+      }
+    }
+  }
+
+  /**
+   * Brings the deadline of every live run of {@code replica} that starts with {@code keys[from]}
+   * and shares at least that key with {@code keys[from, to)} forward to {@code deadline} (a later
+   * deadline is left as it is). O(runs with that start key + their common prefix).
+   */
+  void retire(int replica, long[] keys, int from, int to, long deadline) {
+    for (Run r = first(keys[from]); r != null; r = r.next) {
+      if (r.replica == replica && deadline < r.deadline && common(keys, from, to, r) > 0) {
+        r.deadline = deadline;
+        due.add(new Due(deadline, r));
       }
     }
   }

@@ -123,9 +123,24 @@ public final class PrefixIndex {
   private final long[] digestSum = new long[MAX_REPLICAS];
   private final PredictedRuns runs = new PredictedRuns();
 
-  /** An empty index sized for {@code expectedBlocks} nodes before it first grows. */
+  private final IndexBudget budget; // null: no memory budget
+  private long holdings; // bridge entries over all replicas
+  private final long[] evicted = new long[MAX_REPLICAS]; // since the replica's last clear
+  private long evictedTotal;
+
+  /** An empty index sized for {@code expectedBlocks} nodes before it first grows, no budget. */
   public PrefixIndex(int expectedBlocks) {
+    this(expectedBlocks, 0);
+  }
+
+  /**
+   * An empty index sized for {@code expectedBlocks} nodes before it first grows, holding at most
+   * about {@code maxBytes} (0: no budget) by evicting its least recently matched blocks ({@link
+   * IndexBudget}).
+   */
+  public PrefixIndex(int expectedBlocks, long maxBytes) {
     allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
+    budget = maxBytes > 0 ? new IndexBudget(maxBytes, capacity) : null;
   }
 
   public PrefixIndex() {
@@ -168,12 +183,17 @@ public final class PrefixIndex {
     int added = 0;
     for (int i = 0; i < blockKeys.length; i++) {
       long key = blockKeys[i];
-      bridge.put(hashes[i], key, 0L);
+      if (bridge.put(hashes[i], key, 0L) == 0L) {
+        holdings++;
+      }
       int old = update(key, replica, bit, 0);
       if ((old & bit) == 0) {
         digestAdd(replica, key, bit);
         added++;
       }
+    }
+    if (budget != null && budget.over(estimatedBytes())) {
+      evictLeastRecentlyMatched();
     }
     return added;
   }
@@ -197,8 +217,8 @@ public final class PrefixIndex {
         digestRemove(replica, key, bit);
         removed++;
       }
-      if ((old & REAL_BITS & ~bit) == 0) {
-        bridge.remove(hash, 0L);
+      if ((old & REAL_BITS & ~bit) == 0 && bridge.remove(hash, 0L) != 0L) {
+        holdings--;
       }
     }
     return removed;
@@ -209,8 +229,10 @@ public final class PrefixIndex {
     checkReplica(replica);
     LongLongMap bridge = bridges[replica];
     if (bridge != null) {
+      holdings -= bridge.size();
       bridge.clear();
     }
+    evicted[replica] = 0;
     if (digestCount[replica] != 0) {
       int s = 0;
       while (s < capacity) {
@@ -265,6 +287,18 @@ public final class PrefixIndex {
   }
 
   /**
+   * The engine has had its chance to store the blocks {@code keys[from, to)} predicted on {@code
+   * replica}: predicted runs of that replica starting with them end at {@code deadline} at the
+   * latest (blocks the engine confirmed stay, as its own). Keeps no reference to {@code keys}.
+   */
+  public void retirePredicted(int replica, long[] keys, int from, int to, long deadline) {
+    checkReplica(replica);
+    if (from < to) {
+      runs.retire(replica, keys, from, to, deadline);
+    }
+  }
+
+  /**
    * Ends every predicted run whose deadline is at or before {@code nowMillis}; returns how many.
    */
   public int expirePredicted(long nowMillis) {
@@ -288,6 +322,13 @@ public final class PrefixIndex {
     int cap = capacity;
     long sink = 0;
     boolean anyRuns = runs.size() > 0;
+    int[] stamps = null; // the budget's access clock: when each found block was last matched
+    int now = 0;
+    if (budget != null) {
+      budget.tick();
+      stamps = budget.stamps();
+      now = budget.now();
+    }
     // A run of blocks with the same holders (a shared system prompt on every replica, a replica's
     // own long history) is walked without touching the result: its holders are applied once, in
     // bulk, when the run ends (see flushRun).
@@ -307,6 +348,9 @@ public final class PrefixIndex {
           long probe = t[2 * s];
           if (probe == key) {
             word = t[2 * s + 1];
+            if (stamps != null) {
+              stamps[s] = now;
+            }
             break;
           }
           if (probe == 0L) {
@@ -489,6 +533,9 @@ public final class PrefixIndex {
         t[2 * s] = key;
         t[2 * s + 1] = 0L;
         size++;
+        if (budget != null) {
+          budget.stored(s);
+        }
         return s;
       }
       if (++s == cap) {
@@ -513,6 +560,9 @@ public final class PrefixIndex {
       if (Hashing.distance(home, j, cap) >= Hashing.distance(hole, j, cap)) {
         t[2 * hole] = key;
         t[2 * hole + 1] = t[2 * j + 1];
+        if (budget != null) {
+          budget.moved(j, hole);
+        }
         hole = j;
       }
     }
@@ -525,6 +575,9 @@ public final class PrefixIndex {
     long[] old = table;
     int oldCapacity = capacity;
     allocate(newCapacity);
+    if (budget != null) {
+      budget.resized(newCapacity);
+    }
     long[] t = table;
     int cap = capacity;
     for (int i = 0; i < oldCapacity; i++) {
@@ -538,8 +591,115 @@ public final class PrefixIndex {
         }
         t[2 * s] = key;
         t[2 * s + 1] = old[2 * i + 1];
+        if (budget != null) {
+          budget.carried(i, s);
+        }
       }
     }
+    if (budget != null) {
+      budget.rehashed();
+    }
+  }
+
+  // ---------------------------------------------------------------- memory budget
+
+  /**
+   * Evicts the least recently matched blocks, every holder of each, until the estimate is back to
+   * the budget's target: their holdings leave the digests (a budget-trimmed replica is counted in
+   * {@link #evicted}, so its digest is not compared with untrimmed ones) and their bridges.
+   */
+  private void evictLeastRecentlyMatched() {
+    long target = budget.target();
+    for (int pass = 0; pass < 6 && estimatedBytes() > target; pass++) {
+      // Each pass forgets about the share of nodes the estimate says is too much (all of them at
+      // the last), then the bridges' entries of what it evicted; a hash reused by several keys can
+      // leave fewer entries to drop than counted, which the next pass makes up for.
+      double fraction =
+          pass == 5 ? 1.0 : Math.min(1.0, 1.0 - (double) target / estimatedBytes() + 0.01);
+      int cutoff = sampledCutoff(fraction);
+      LongLongMap[] victims = new LongLongMap[MAX_REPLICAS];
+      long[] pending = {0}; // holdings evicted whose bridge entries are still to go
+      int s = 0;
+      while (s < capacity && estimate(pending[0]) > target) {
+        long key = table[2 * s];
+        if (key != 0L && budget.stamp(s) <= cutoff) {
+          evictSlot(s, key, victims, pending);
+          if (table[2 * s] != 0L) {
+            continue; // refilled by the backward shift: look at it again
+          }
+        }
+        s++;
+      }
+      for (int r = 0; r < MAX_REPLICAS; r++) {
+        if (victims[r] != null && bridges[r] != null) {
+          holdings -= bridges[r].removeIfValueIn(victims[r]);
+        }
+      }
+    }
+  }
+
+  private long estimate(long pendingHoldings) {
+    return IndexBudget.estimate(size, holdings - pendingHoldings, runs.size());
+  }
+
+  /** The cutoff stamp of the oldest {@code fraction} of the nodes, from a strided sample. */
+  private int sampledCutoff(double fraction) {
+    if (fraction >= 1.0) {
+      return Integer.MAX_VALUE;
+    }
+    int[] sample = new int[IndexBudget.SAMPLE];
+    int stride = Math.max(1, capacity / IndexBudget.SAMPLE);
+    int n = 0;
+    for (int s = 0; s < capacity && n < sample.length; s += stride) {
+      if (table[2 * s] != 0L) {
+        sample[n++] = budget.stamp(s);
+      }
+    }
+    return IndexBudget.cutoff(sample, n, fraction);
+  }
+
+  private void evictSlot(int s, long key, LongLongMap[] victims, long[] pending) {
+    long word = table[2 * s + 1];
+    int n = decode(word);
+    for (int i = 0; i < n; i++) {
+      int replica = scratch[i] >>> 4;
+      int mask = scratch[i] & REAL_BITS;
+      if (mask != 0) {
+        digestRemove(replica, key, mask);
+        evicted[replica] += Integer.bitCount(mask);
+        evictedTotal += Integer.bitCount(mask);
+        if (victims[replica] == null) {
+          victims[replica] = new LongLongMap(64);
+        }
+        victims[replica].put(key, 1L, 0L);
+        pending[0]++;
+      }
+    }
+    if (word < 0) {
+      freeOverflow((int) word);
+    }
+    deleteSlot(s);
+  }
+
+  /** Estimated bytes the index holds (see {@link IndexBudget#estimate}). */
+  public long estimatedBytes() {
+    return IndexBudget.estimate(size, holdings, runs.size());
+  }
+
+  /** (replica, block) holdings the bridges map, over all replicas. */
+  public long holdings() {
+    return holdings;
+  }
+
+  /** Holdings the budget evicted from {@code replica} since it was last cleared. */
+  public long evicted(int replica) {
+    checkReplica(replica);
+    return evicted[replica];
+  }
+
+  /** Holdings the budget evicted, over all replicas, ever. */
+  public long evictedHoldings() {
+    return evictedTotal;
   }
 
   /**

@@ -2,9 +2,11 @@ package io.kvrouter.tracker.ledger;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import net.openhft.hashing.LongHashFunction;
 
 /**
@@ -18,10 +20,24 @@ import net.openhft.hashing.LongHashFunction;
  * once. A reservation whose lease passes before it is released is dropped by {@link #expire}.
  * Counters never go negative. Not thread-safe.
  *
+ * <p>A reservation names its replica by target id, and the origin digests use that id, so an
+ * origin's digest is a function of the reservation events applied and nothing else
+ * (ARCHITECTURE.md, "Consistency, stated"): what this tracker knows of the replicas never changes
+ * it. A reservation on a replica this tracker does not know (its announcement has not arrived, or
+ * it left) is held <em>detached</em>: in its origin's digest, on no replica's load, until the
+ * replica's id gets an index again ({@link #attachReplica}); {@link #detachReplica} does the
+ * reverse when a replica leaves. Only the origin ends a reservation (its {@code Released}, or its
+ * lease).
+ *
  * <p>Cost: O(1) expected per lifecycle call (one hash lookup) plus O(log n) for the lease queue;
  * about 200 bytes per open reservation; per replica 64 bytes of counters.
  */
 public final class LoadLedger implements LoadView {
+
+  private static final long[] NO_KEYS = new long[0];
+
+  /** The lease deadline of a reservation that only an explicit release ends. */
+  public static final long NO_LEASE = Long.MAX_VALUE;
 
   /*
    * Implementation notes. Per-replica counters are dense arrays indexed by replica index, grown
@@ -29,7 +45,8 @@ public final class LoadLedger implements LoadView {
    * never per block, so boxing is no concern here. Leases live in a PriorityQueue by deadline with
    * lazy deletion: an entry is acted on only if the reservation it names still has that deadline.
    * The origin digest adds mix(reservation) on reserve and subtracts it on release, expiry or a
-   * phase change, so it is a function of the set of open reservations only.
+   * phase change, so it is a function of the set of open reservations only. Detached reservations
+   * are also listed by replica id, so attaching is O(1) when a replica has none.
    */
 
   private static final LongHashFunction HASH = LongHashFunction.xx3(0x4c656467L);
@@ -38,6 +55,7 @@ public final class LoadLedger implements LoadView {
   private final PriorityQueue<Lease> leases =
       new PriorityQueue<>((a, b) -> Long.compare(a.deadline, b.deadline));
   private final Map<String, long[]> originDigests = new HashMap<>();
+  private final Map<String, Set<Key>> detached = new HashMap<>();
   private final java.util.function.IntFunction<String> names;
 
   private int[] inFlight = new int[16];
@@ -72,7 +90,10 @@ public final class LoadLedger implements LoadView {
     }
   }
 
-  /** Records a reservation; returns false (and changes nothing) if the request already has one. */
+  /**
+   * Records a reservation on a replica known here by index; returns false (and changes nothing) if
+   * the request already has one.
+   */
   public boolean reserve(
       String origin,
       String requestId,
@@ -80,28 +101,66 @@ public final class LoadLedger implements LoadView {
       int promptTokens,
       int prefillTokens,
       long leaseDeadline) {
-    if (replica < 0 || promptTokens < 0 || prefillTokens < 0) {
-      throw new IllegalArgumentException("negative replica or token count");
+    if (replica < 0) {
+      throw new IllegalArgumentException("negative replica index");
     }
+    return reserve(
+        origin,
+        requestId,
+        names.apply(replica),
+        replica,
+        promptTokens,
+        prefillTokens,
+        leaseDeadline,
+        NO_KEYS);
+  }
+
+  /**
+   * Records a reservation on replica {@code replicaId}, whose index here is {@code replica} or
+   * {@link Reservation#DETACHED} when this tracker does not know it, predicting that the replica
+   * will hold {@code predictedKeys} (kept, never mutated); returns false (and changes nothing) if
+   * the request already has one.
+   */
+  public boolean reserve(
+      String origin,
+      String requestId,
+      String replicaId,
+      int replica,
+      int promptTokens,
+      int prefillTokens,
+      long leaseDeadline,
+      long[] predictedKeys) {
+    if (replica < Reservation.DETACHED || promptTokens < 0 || prefillTokens < 0) {
+      throw new IllegalArgumentException("negative replica index or token count");
+    }
+    java.util.Objects.requireNonNull(replicaId, "replicaId");
     Key key = new Key(origin, requestId);
     if (reservations.containsKey(key)) {
       return false;
     }
-    ensure(replica);
     Reservation r =
         new Reservation(
             origin,
             requestId,
+            replicaId,
             replica,
             promptTokens,
             Math.min(prefillTokens, promptTokens),
             false,
-            leaseDeadline);
+            leaseDeadline,
+            predictedKeys);
     reservations.put(key, r);
-    leases.add(new Lease(leaseDeadline, key));
-    inFlight[replica]++;
-    prefill[replica] += r.prefillTokens();
-    active[replica] += promptTokens;
+    if (leaseDeadline != NO_LEASE) {
+      leases.add(new Lease(leaseDeadline, key));
+      if (leases.size() > 2 * reservations.size() + 1024) {
+        compactLeases();
+      }
+    }
+    if (r.attached()) {
+      load(r);
+    } else {
+      detached.computeIfAbsent(replicaId, id -> new HashSet<>()).add(key);
+    }
     digest(origin, r, +1);
     return true;
   }
@@ -113,18 +172,12 @@ public final class LoadLedger implements LoadView {
     if (r == null || r.decoding()) {
       return false;
     }
-    Reservation next =
-        new Reservation(
-            r.origin(),
-            r.requestId(),
-            r.replica(),
-            r.promptTokens(),
-            r.prefillTokens(),
-            true,
-            r.leaseDeadline());
+    Reservation next = r.decodingNow();
     reservations.put(key, next);
-    prefill[r.replica()] -= r.prefillTokens();
-    decode[r.replica()] += r.promptTokens();
+    if (r.attached()) {
+      prefill[r.replica()] -= r.prefillTokens();
+      decode[r.replica()] += r.promptTokens();
+    }
     digest(origin, r, -1);
     digest(origin, next, +1);
     return true;
@@ -132,11 +185,26 @@ public final class LoadLedger implements LoadView {
 
   /** The request ended; returns its reservation, or {@code null} if unknown. */
   public Reservation release(String origin, String requestId) {
-    Reservation r = reservations.remove(new Key(origin, requestId));
+    Key key = new Key(origin, requestId);
+    Reservation r = reservations.remove(key);
     if (r != null) {
-      unload(r);
+      if (r.attached()) {
+        unload(r);
+      } else {
+        forgetDetached(r.replicaId(), key);
+      }
+      digest(r.origin(), r, -1);
     }
     return r;
+  }
+
+  private void load(Reservation r) {
+    int replica = r.replica();
+    ensure(replica);
+    inFlight[replica]++;
+    prefill[replica] += r.decoding() ? 0 : r.prefillTokens();
+    decode[replica] += r.decoding() ? r.promptTokens() : 0;
+    active[replica] += r.promptTokens();
   }
 
   private void unload(Reservation r) {
@@ -148,7 +216,28 @@ public final class LoadLedger implements LoadView {
     } else {
       prefill[replica] -= r.prefillTokens();
     }
-    digest(r.origin(), r, -1);
+  }
+
+  private void compactLeases() {
+    leases.clear();
+    reservations.forEach(
+        (key, r) -> {
+          if (r.leaseDeadline() != NO_LEASE) {
+            leases.add(new Lease(r.leaseDeadline(), key));
+          }
+        });
+  }
+
+  /** Lease entries held (open leases plus released ones not yet dropped), for tests. */
+  int leaseEntries() {
+    return leases.size();
+  }
+
+  private void forgetDetached(String replicaId, Key key) {
+    Set<Key> keys = detached.get(replicaId);
+    if (keys != null && keys.remove(key) && keys.isEmpty()) {
+      detached.remove(replicaId);
+    }
   }
 
   /** Drops every reservation whose lease ended at or before {@code nowMillis}; returns them. */
@@ -159,8 +248,7 @@ public final class LoadLedger implements LoadView {
       leases.poll();
       Reservation r = reservations.get(lease.key);
       if (r != null && r.leaseDeadline() == lease.deadline) {
-        reservations.remove(lease.key);
-        unload(r);
+        release(r.origin(), r.requestId());
         expired.add(r);
       }
     }
@@ -180,21 +268,45 @@ public final class LoadLedger implements LoadView {
     return doomed.size();
   }
 
-  /** Drops every reservation on {@code replica} and its reported load (the replica left). */
-  public int dropReplica(int replica) {
-    List<Reservation> doomed = new ArrayList<>();
-    for (Reservation r : reservations.values()) {
+  /**
+   * The replica at {@code replica} left this tracker's view: its reservations stay (their origins
+   * end them) but are detached from the index, which may be reused; its reported load is forgotten.
+   * Returns how many reservations were detached.
+   */
+  public int detachReplica(int replica) {
+    int moved = 0;
+    for (Map.Entry<Key, Reservation> e : reservations.entrySet()) {
+      Reservation r = e.getValue();
       if (r.replica() == replica) {
-        doomed.add(r);
+        unload(r);
+        e.setValue(r.withReplica(Reservation.DETACHED));
+        detached.computeIfAbsent(r.replicaId(), id -> new HashSet<>()).add(e.getKey());
+        moved++;
       }
     }
-    doomed.forEach(r -> release(r.origin(), r.requestId()));
     if (replica < inFlight.length) {
       waiting[replica] = 0;
       running[replica] = 0;
       kvUsage[replica] = 0;
     }
-    return doomed.size();
+    return moved;
+  }
+
+  /**
+   * Replica {@code replicaId} is known here again, at index {@code replica}: its detached
+   * reservations weigh on its load from now on. Returns how many were attached.
+   */
+  public int attachReplica(String replicaId, int replica) {
+    Set<Key> keys = detached.remove(replicaId);
+    if (keys == null) {
+      return 0;
+    }
+    for (Key key : keys) {
+      Reservation r = reservations.get(key).withReplica(replica);
+      reservations.put(key, r);
+      load(r);
+    }
+    return keys.size();
   }
 
   /** Records the engine's last load report. */
@@ -213,6 +325,15 @@ public final class LoadLedger implements LoadView {
   /** Open reservations over all origins. */
   public int openReservations() {
     return reservations.size();
+  }
+
+  /** Open reservations on replicas not known here. */
+  public int detachedReservations() {
+    int n = 0;
+    for (Set<Key> keys : detached.values()) {
+      n += keys.size();
+    }
+    return n;
   }
 
   /** The digest of the open reservations made by {@code origin}. */
@@ -235,8 +356,7 @@ public final class LoadLedger implements LoadView {
 
   private void digest(String origin, Reservation r, int sign) {
     long h = HASH.hashChars(r.requestId());
-    String replicaId = names.apply(r.replica());
-    h = h * 31 + (replicaId == null ? r.replica() : HASH.hashChars(replicaId));
+    h = h * 31 + HASH.hashChars(r.replicaId());
     h = h * 31 + r.promptTokens();
     h = h * 31 + r.prefillTokens();
     h = h * 31 + (r.decoding() ? 1 : 0);

@@ -59,12 +59,6 @@ public final class OwnReservationLog {
     }
   }
 
-  /** A reservation ended without an event (its lease expired): it leaves the snapshot. */
-  public void forget(String requestId) {
-    open.remove(requestId);
-    prefilled.remove(requestId);
-  }
-
   /** The seq the next event will carry. */
   public long nextSeq() {
     return nextSeq;

@@ -54,11 +54,6 @@ public final class ReservationSync {
     return event;
   }
 
-  /** An own reservation ended without an event (its lease expired): it leaves the snapshot. */
-  public void ownLeaseEnded(String requestId) {
-    own.forget(requestId);
-  }
-
   /** What a peer that expects {@code fromSeq} of this tracker's events next needs. */
   public ReservationReplay ownReplay(long fromSeq) {
     return own.replayFrom(fromSeq);

@@ -123,14 +123,31 @@ class KvTrackerTest {
   }
 
   @Test
-  void peerReservation_countsUntilItsLeaseExpiresOnTheTimer() {
+  void ownLeaseEnd_isPublishedAsARelease_onTheTimer() {
+    TestProbe<Decision> reply = kit.createTestProbe();
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("q1", "m", KEYS.keys(tokens(32)), 32), reply.getRef()));
+    Reserved reserved = (Reserved) reservations.receiveMessage();
+
+    now.addAndGet(TrackerConfig.defaults("in-1").leaseMillis());
+    manualTime.timePasses(TICK);
+    assertThat(reservations.receiveMessage())
+        .isEqualTo(new Released("in-1", reserved.seq() + 1, "q1"));
+    assertThat(digests().origins()).isEmpty();
+  }
+
+  @Test
+  void peerReservation_staysUntilItsOriginEndsIt_whateverTheClock() {
     tracker.tell(
         new KvTracker.ApplyReservation(
             new Reserved("in-2", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 5_000)));
     assertThat(digests().origins()).containsKey("in-2");
 
-    now.addAndGet(5_000);
+    now.addAndGet(60_000);
     manualTime.timePasses(TICK);
+    assertThat(digests().origins()).containsKey("in-2");
+    tracker.tell(new KvTracker.ApplyReservation(new Released("in-2", 1, "p1")));
     assertThat(digests().origins()).doesNotContainKey("in-2");
   }
 

@@ -23,8 +23,8 @@ import net.jqwik.api.Provide;
  */
 class PrefixIndexPropertiesTest {
 
-  private static final int REPLICAS = 5;
-  private static final int KEYS = 24;
+  static final int REPLICAS = 5;
+  static final int KEYS = 24;
 
   /** Keys 1..KEYS so that blocks collide across replicas and operations. */
   private static Arbitrary<Long> key() {
@@ -32,7 +32,7 @@ class PrefixIndexPropertiesTest {
   }
 
   /** Engine hash of a key: usually a function of it, sometimes another (a reused hash), or 0. */
-  private static long engineHash(long key, int variant) {
+  static long engineHash(long key, int variant) {
     return switch (variant) {
       case 0 -> 0L;
       case 1 -> key * 1_000_003L + 7;
@@ -44,11 +44,11 @@ class PrefixIndexPropertiesTest {
     return Arbitraries.of(Tier.GPU, Tier.GPU, Tier.CPU, Tier.DISK);
   }
 
-  private static Arbitrary<Integer> replica() {
+  static Arbitrary<Integer> replica() {
     return Arbitraries.integers().between(0, REPLICAS - 1);
   }
 
-  private static Arbitrary<IndexOp> store() {
+  static Arbitrary<IndexOp> store() {
     return Combinators.combine(
             replica(),
             key().list().ofMinSize(1).ofMaxSize(6),
@@ -65,7 +65,7 @@ class PrefixIndexPropertiesTest {
             });
   }
 
-  private static Arbitrary<IndexOp> remove() {
+  static Arbitrary<IndexOp> remove() {
     return Combinators.combine(
             replica(),
             key().list().ofMinSize(1).ofMaxSize(6),
@@ -173,7 +173,7 @@ class PrefixIndexPropertiesTest {
   }
 
   /** A fresh index holding exactly {@code state} for replica {@code r}, built in key order. */
-  private static PrefixIndex rebuilt(Map<Long, Set<Tier>> state, int r) {
+  static PrefixIndex rebuilt(Map<Long, Set<Tier>> state, int r) {
     PrefixIndex fresh = new PrefixIndex(4);
     state.entrySet().stream()
         .sorted(Map.Entry.comparingByKey())

@@ -194,4 +194,33 @@ class PrefixIndexTest {
     assertThat(matched(index, 1, 1, 2)).isEqualTo(2);
     assertThat(index.predictedRuns()).isEqualTo(1);
   }
+
+  @org.junit.jupiter.api.Test
+  void memoryBudget_evictsTheLeastRecentlyMatchedBlocks_andKeepsTheMatchedOnes() {
+    long budget = 1_000L * (IndexBudget.NODE_BYTES + IndexBudget.HOLDING_BYTES);
+    PrefixIndex index = new PrefixIndex(16, budget);
+    long[] hot = new long[32];
+    for (int i = 0; i < hot.length; i++) {
+      hot[i] = 1_000_000 + i;
+    }
+    index.store(0, new BlocksStored(BlocksStored.ROOT, hot.clone(), hot, Tier.GPU));
+    MatchResult m = new MatchResult();
+    for (int batch = 0; batch < 200; batch++) {
+      long[] cold = new long[32];
+      for (int i = 0; i < cold.length; i++) {
+        cold[i] = 1 + batch * 32L + i;
+      }
+      index.store(batch % 2, new BlocksStored(BlocksStored.ROOT, cold.clone(), cold, Tier.GPU));
+      index.match(hot, hot.length, m); // the hot prompt keeps being routed
+      assertThat(index.estimatedBytes()).isLessThanOrEqualTo(budget);
+    }
+    index.match(hot, hot.length, m);
+    assertThat(m.matched(0)).as("the matched prompt survived 6,400 newer blocks").isEqualTo(32);
+    assertThat(index.nodes()).isLessThanOrEqualTo(1_000).isGreaterThan(800);
+    assertThat(index.evictedHoldings()).isGreaterThan(5_000);
+    long[] oldest = {1, 2, 3};
+    index.match(oldest, 3, m);
+    assertThat(m.longest()).as("the oldest unmatched blocks went first").isZero();
+    assertThat(index.digest(0).count() + index.digest(1).count()).isEqualTo(index.nodes());
+  }
 }

@@ -25,7 +25,9 @@ class LoadLedgerTest {
 
     assertThat(l.release("in-1", "r1"))
         .as("the released reservation, past its prefill")
-        .isEqualTo(new Reservation("in-1", "r1", 2, 1000, 200, true, 5_000));
+        .usingRecursiveComparison()
+        .isEqualTo(
+            new Reservation("in-1", "r1", "replica-2", 2, 1000, 200, true, 5_000, new long[0]));
     assertThat(l.inFlight(2)).isZero();
     assertThat(l.decodeTokens(2)).isZero();
     assertThat(l.activeTokens(2)).isZero();
@@ -103,8 +105,62 @@ class LoadLedgerTest {
     assertThat(l.waiting(3)).isEqualTo(2);
     assertThat(l.kvUsage(3)).isEqualTo(0.5);
     l.reserve("in-1", "a", 3, 100, 100, 1_000);
-    l.dropReplica(3);
+    l.detachReplica(3);
     assertThat(l.waiting(3)).isZero();
     assertThat(l.inFlight(3)).isZero();
+  }
+
+  @Test
+  void replicaThatLeaves_keepsItsReservationsInTheOriginsDigest_untilTheOriginEndsThem() {
+    LoadLedger l = ledger();
+    l.reserve("in-1", "a", 3, 100, 40, 1_000);
+    l.reserve("in-2", "b", 3, 50, 50, 1_000);
+    ReservationDigest before = l.digest("in-1");
+
+    assertThat(l.detachReplica(3)).isEqualTo(2);
+    assertThat(l.inFlight(3)).isZero();
+    assertThat(l.prefillTokens(3)).isZero();
+    assertThat(l.digest("in-1")).as("the origin's digest is its stream's").isEqualTo(before);
+    assertThat(l.openReservations()).isEqualTo(2);
+
+    assertThat(l.prefillCompleted("in-1", "a")).isTrue();
+    assertThat(l.release("in-2", "b")).isNotNull();
+    assertThat(l.attachReplica("replica-3", 5)).as("back at another index").isEqualTo(1);
+    assertThat(l.inFlight(5)).isEqualTo(1);
+    assertThat(l.decodeTokens(5)).isEqualTo(100);
+    assertThat(l.prefillTokens(5)).isZero();
+    assertThat(l.release("in-1", "a")).isNotNull();
+    assertThat(l.inFlight(5)).isZero();
+    assertThat(l.decodeTokens(5)).isZero();
+    assertThat(l.digest("in-1")).isEqualTo(ReservationDigest.EMPTY);
+  }
+
+  @Test
+  void reservationOnAnUnknownReplica_isHeldDetached_andCountsOnceItsReplicaIsKnown() {
+    LoadLedger known = ledger();
+    LoadLedger unknown = ledger();
+    known.reserve("in-1", "a", "replica-2", 2, 100, 60, 1_000, new long[0]);
+    unknown.reserve("in-1", "a", "replica-2", Reservation.DETACHED, 100, 60, 1_000, new long[0]);
+    assertThat(unknown.digest("in-1")).isEqualTo(known.digest("in-1"));
+    assertThat(unknown.inFlight(2)).isZero();
+
+    unknown.attachReplica("replica-2", 2);
+    assertThat(unknown.inFlight(2)).isEqualTo(1);
+    assertThat(unknown.prefillTokens(2)).isEqualTo(60);
+    assertThat(unknown.attachReplica("replica-2", 2)).as("attached once").isZero();
+  }
+
+  @Test
+  void leaseQueue_staysProportionalToOpenReservations_whateverTheRequestRate() {
+    LoadLedger l = ledger();
+    for (int i = 0; i < 100_000; i++) {
+      l.reserve("in-1", "q" + i, 0, 10, 10, 1_000_000 + i);
+      l.release("in-1", "q" + i);
+    }
+    assertThat(l.openReservations()).isZero();
+    assertThat(l.leaseEntries()).isLessThanOrEqualTo(1024 + 2);
+    l.reserve("in-2", "peer", "replica-0", 0, 10, 10, LoadLedger.NO_LEASE, new long[0]);
+    assertThat(l.expire(Long.MAX_VALUE - 1)).isEmpty();
+    assertThat(l.openReservations()).isOne();
   }
 }

@@ -410,8 +410,10 @@ public final class LabSimulation {
         }
       }
     }
-    for (KvTrackerCore router : routers) {
-      router.expire(now / 1000);
+    for (int r = 0; r < routers.length; r++) {
+      for (ReservationEvent ended : routers[r].expire(now / 1000)) {
+        broadcast(now, r, ended);
+      }
     }
     if (now - lastSampleMicros >= sampleMicros) {
       sampleLoad(now);

@@ -7,9 +7,16 @@ import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.routing.SteeringSettings;
 import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.strict.StrictGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.ingress.traffic.IngressTraffic;
+import io.kvrouter.ingress.traffic.SessionRouter;
+import io.kvrouter.ingress.traffic.TrafficMetrics;
+import io.kvrouter.ingress.traffic.TrafficPlane;
+import io.kvrouter.ingress.traffic.TrafficSettings;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.TrackerRequest;
@@ -17,6 +24,7 @@ import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.actor.GapDetected;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.actor.ReservationGap;
+import io.kvrouter.tracker.steering.QueueAheadTtftPredictor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,9 +41,10 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 /**
  * The guardian of an ingress node: spawns the node's {@link KvTracker}, the {@link TrackerFeeds}
  * that keep it level with the replicas and the {@link PeerSync} that keeps it level with the other
- * ingresses, and binds the HTTP front once wired. Configuration comes from the node's own {@code
- * kvrouter.ingress}, {@code kvrouter.tracker} and {@code kvrouter.models}, so several ingress nodes
- * can share a JVM.
+ * ingresses, the traffic management actors ({@link TrafficPlane}: session bindings and tenant
+ * limits in Distributed Data), and binds the HTTP front once wired. Configuration comes from the
+ * node's own {@code kvrouter.ingress}, {@code kvrouter.tracker} and {@code kvrouter.models}, so
+ * several ingress nodes can share a JVM.
  */
 public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Command> {
 
@@ -125,6 +134,14 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
           trackerConfig.withPolicyConfig(
               trackerConfig.policyConfig().withoutNearTieRandomisation());
     }
+    trackerConfig =
+        trackerConfig.withPolicyConfig(
+            trackerConfig
+                .policyConfig()
+                .withBusyThresholds(
+                    config.getDouble("kvrouter.tracker.busy.kv-usage"),
+                    config.getInt("kvrouter.tracker.busy.waiting"),
+                    config.getInt("kvrouter.tracker.busy.max-in-flight")));
     StrictGate gate =
         switch (config.getString("kvrouter.consistency")) {
           case "broadcast" -> null;
@@ -173,7 +190,10 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
             "peer-sync");
 
-    TrackerRouter router =
+    IngressTraffic traffic =
+        TrafficPlane.spawn(ctx, config, new TrafficMetrics(metrics.registry()), ingressId);
+    TrafficSettings ts = traffic.settings();
+    Router router =
         new TrackerRouter(
             tracker,
             ctx.getSystem().scheduler(),
@@ -181,7 +201,19 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             directory,
             tokenizers,
             metrics,
-            gate);
+            gate,
+            new SteeringSettings(
+                ts.sessions().affinityBonusTokens(),
+                new QueueAheadTtftPredictor(ts.sloBaseMillis(), ts.sloMillisPerToken())));
+    if (ts.sessions().enabled()) {
+      router =
+          new SessionRouter(
+              router,
+              traffic.sessions(),
+              ts.sessions().refreshAfter().toMillis(),
+              System::currentTimeMillis,
+              traffic.metrics());
+    }
     NodeAdminView admin =
         new NodeAdminView(
             ctx.getSystem(),
@@ -192,7 +224,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 peers, ctx.getSystem().scheduler(), Duration.ofSeconds(2), metrics),
             () -> bound.get() && caughtUp.get());
     ctx.pipeToSelf(
-        IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
+        IngressFrontend.start(
+            ctx.getSystem(), settings, tokenizers, router, metrics, admin, traffic),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));
   }
 

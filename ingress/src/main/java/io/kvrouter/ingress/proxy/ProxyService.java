@@ -11,7 +11,11 @@ import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.tracing.RequestTrace;
+import io.kvrouter.ingress.traffic.RequestTraffic;
+import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.protocol.ReplicaInfo;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -27,6 +31,7 @@ import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
+import org.apache.pekko.http.javadsl.model.headers.RawHeader;
 import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
@@ -50,6 +55,14 @@ import org.apache.pekko.util.ByteString;
  * releases, exactly once. What is sent to the chosen engine, and how its answer is put to the
  * client, is the request's {@link EngineExchange} for that engine (the protocols live in {@code
  * api/}).
+ *
+ * <p>Admission: when every replica is busy, or none is predicted to meet the request's TTFT target,
+ * the request waits in the {@link AdmissionQueue} (by priority, fairly among tenants, then by age),
+ * and while requests of its model wait a newcomer queues behind them. It gets 429 with {@code
+ * Retry-After} when the queue is full and it may displace nobody, when a more pressing request
+ * displaces it, when it has waited too long, or when waiting can no longer meet its TTFT target.
+ * Each phase (decide, queue, first byte, stream) is a span of the request's trace, and the engine
+ * receives the trace's {@code traceparent}.
  */
 public final class ProxyService {
 
@@ -62,22 +75,36 @@ public final class ProxyService {
   private final ProxySettings settings;
   private final ProxyListener listener;
   private final AdmissionQueue admission;
+  private final TrafficMetrics traffic;
+  private final int retryAfterSeconds;
 
+  /**
+   * @param quantumTokens the fair queue's credit per round for a tenant of weight 1
+   * @param retryAfter the {@code Retry-After} of a 429 from the router queue
+   */
   public ProxyService(
       ActorSystem<?> system,
       Router router,
       ObjectMapper mapper,
       ProxySettings settings,
-      ProxyListener listener) {
+      ProxyListener listener,
+      long quantumTokens,
+      Duration retryAfter,
+      TrafficMetrics traffic) {
     this.http = Http.get(system);
     this.materializer = Materializer.matFromSystem(system);
     this.admission =
         new AdmissionQueue(
-            settings.queueCapacity(), settings.queueMaxWait(), settings.queueRecheck());
+            settings.queueCapacity(),
+            settings.queueMaxWait(),
+            settings.queueRecheck(),
+            quantumTokens);
     this.router = new SignallingRouter(router, admission);
     this.mapper = mapper;
     this.settings = settings;
     this.listener = listener;
+    this.traffic = traffic;
+    this.retryAfterSeconds = (int) Math.max(1, retryAfter.toSeconds());
   }
 
   /** The outcome of forwarding: a response to send, or an error to answer. */
@@ -92,23 +119,36 @@ public final class ProxyService {
   /**
    * One request's state across attempts.
    *
-   * @param queuedSinceNanos when it entered the admission queue, or -1 when it holds no place
+   * @param waiting its place in the admission queue, or null when it holds none
    */
   private record Job(
-      InferenceRequest request, int[] tokenIds, String requestId, long queuedSinceNanos) {
-    Job queued(long now) {
-      return new Job(request, tokenIds, requestId, now);
-    }
-
-    Job dequeued() {
-      return new Job(request, tokenIds, requestId, -1);
+      InferenceRequest request,
+      int[] tokenIds,
+      String requestId,
+      RequestTraffic traffic,
+      Waiting waiting) {
+    Job waitingAs(Waiting w) {
+      return new Job(request, tokenIds, requestId, traffic, w);
     }
   }
+
+  /** A place in the admission queue, since when, and its trace span. */
+  private record Waiting(AdmissionQueue.Ticket ticket, long sinceNanos, RequestTrace.Phase span) {}
 
   /** Routes and forwards {@code request}, whose prompt tokenized to {@code tokenIds}. */
   public CompletionStage<Result> forward(
       InferenceRequest request, int[] tokenIds, String requestId) {
-    return attempt(new Job(request, tokenIds, requestId, -1), 1, Set.of(), null);
+    return forward(
+        request,
+        tokenIds,
+        requestId,
+        RequestTraffic.plain(tokenIds.length + (long) Math.max(0, request.maxTokens())));
+  }
+
+  /** The same, for a request whose tenant, priority, target and trace are {@code traffic}. */
+  public CompletionStage<Result> forward(
+      InferenceRequest request, int[] tokenIds, String requestId, RequestTraffic traffic) {
+    return attempt(new Job(request, tokenIds, requestId, traffic, null), 1, Set.of(), null);
   }
 
   private CompletionStage<Result> attempt(
@@ -123,69 +163,162 @@ public final class ProxyService {
                       + lastFailure)));
     }
     InferenceRequest request = job.request();
+    if (job.waiting() == null && admission.hasWaiters(request.model())) {
+      // No overtaking: while requests of this model wait, a newcomer takes its place behind them.
+      return queue(job, attempt, excluded, lastFailure, "requests are waiting for a replica");
+    }
+    double target = job.traffic().ttftTargetMillis();
     RouteQuery query =
         new RouteQuery(
-            job.requestId() + "#" + attempt,
-            request.model(),
-            job.tokenIds(),
-            request.maxTokens(),
-            excluded,
-            request.sessionKey(),
-            request.pinnedReplica(),
-            request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null);
+                job.requestId() + "#" + attempt,
+                request.model(),
+                job.tokenIds(),
+                request.maxTokens(),
+                excluded,
+                request.sessionKey(),
+                request.pinnedReplica(),
+                request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
+            .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0);
+    RequestTrace.Phase decide =
+        job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
     return router
         .selectAndReserve(query)
-        .thenCompose(
-            outcome -> {
-              if (outcome instanceof RouteOutcome.Busy busy) {
-                return queue(job, attempt, excluded, lastFailure, busy);
+        .handle(
+            (outcome, error) -> {
+              if (error != null) {
+                decide.fail(String.valueOf(error));
+                dequeue(job, "failed");
+                return CompletableFuture.<Result>failedFuture(error);
               }
-              Job placed = job;
-              if (job.queuedSinceNanos() >= 0) {
-                admission.leave();
-                placed = job.dequeued();
-              }
-              if (outcome instanceof RouteOutcome.Routed routed) {
-                return send(placed, routed, attempt, excluded);
-              }
-              String reason = ((RouteOutcome.NoReplica) outcome).reason();
-              if (lastFailure != null) {
-                reason = reason + "; last failure: " + lastFailure;
-              }
-              return done(new Result.Failed(ApiError.unavailable(reason, 2)));
-            });
+              decide.set("kvrouter.outcome", outcome.getClass().getSimpleName()).end();
+              return decided(job, attempt, excluded, lastFailure, outcome);
+            })
+        .thenCompose(x -> x);
+  }
+
+  private CompletionStage<Result> decided(
+      Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome outcome) {
+    if (outcome instanceof RouteOutcome.Busy busy) {
+      return queue(job, attempt, excluded, lastFailure, busy.reason());
+    }
+    if (outcome instanceof RouteOutcome.SloMiss miss) {
+      double left = job.traffic().ttftTargetMillis() - job.traffic().elapsedMillis();
+      if (left < miss.floorMillis()) {
+        dequeue(job, "slo");
+        return sloRejected(
+            job,
+            miss.reason()
+                + "; even an idle replica is predicted at "
+                + Math.round(miss.floorMillis())
+                + " ms");
+      }
+      return queue(job, attempt, excluded, lastFailure, miss.reason());
+    }
+    Job placed = dequeue(job, outcome instanceof RouteOutcome.Routed ? "placed" : "failed");
+    if (outcome instanceof RouteOutcome.Routed routed) {
+      return send(placed, routed, attempt, excluded);
+    }
+    String reason = ((RouteOutcome.NoReplica) outcome).reason();
+    if (lastFailure != null) {
+      reason = reason + "; last failure: " + lastFailure;
+    }
+    return done(new Result.Failed(ApiError.unavailable(reason, 2)));
   }
 
   /**
-   * Every replica is busy: wait in the bounded admission queue and ask again, or answer 429 when
-   * the queue is full or the wait is over.
+   * No replica can take the request now: wait in the admission queue for a turn and ask again, or
+   * answer 429 when the queue is full, the request is displaced, or it has waited too long.
    */
   private CompletionStage<Result> queue(
-      Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome.Busy busy) {
+      Job job, int attempt, Set<String> excluded, String lastFailure, String reason) {
     long now = System.nanoTime();
+    RequestTraffic t = job.traffic();
     Job waiting = job;
-    if (job.queuedSinceNanos() < 0) {
-      if (!admission.tryEnter()) {
-        return done(
-            new Result.Failed(
-                ApiError.overloaded(
-                    busy.reason() + "; the router queue is full (" + admission.size() + " waiting)",
-                    1)));
+    if (job.waiting() == null) {
+      AdmissionQueue.Ticket ticket =
+          admission.enter(
+              job.request().model(),
+              t.priority(),
+              t.tenant().id(),
+              t.tokens(),
+              t.tenant().weight());
+      if (ticket == null) {
+        traffic.queueFull(t.priority());
+        return overloaded(
+            job, reason + "; the router queue is full (" + admission.size() + " waiting)");
       }
-      waiting = job.queued(now);
-    } else if (now - job.queuedSinceNanos() > admission.maxWait().toNanos()) {
-      admission.leave();
-      return done(
-          new Result.Failed(
-              ApiError.overloaded(
-                  busy.reason()
-                      + "; waited "
-                      + admission.maxWait().toMillis()
-                      + " ms in the router queue",
-                  1)));
+      RequestTrace.Phase span = t.trace().phase("queue").set("kvrouter.priority", t.priority());
+      waiting = job.waitingAs(new Waiting(ticket, now, span));
+    } else if (now - job.waiting().sinceNanos() > admission.maxWait().toNanos()) {
+      dequeue(job, "timeout");
+      return overloaded(
+          job, reason + "; waited " + admission.maxWait().toMillis() + " ms in the router queue");
+    } else if (t.ttftTargetMillis() > 0 && t.elapsedMillis() > t.ttftTargetMillis()) {
+      dequeue(job, "slo");
+      return sloRejected(job, reason + "; the TTFT target passed while waiting");
     }
     Job next = waiting;
-    return admission.await().thenCompose(v -> attempt(next, attempt, excluded, lastFailure));
+    AdmissionQueue.Ticket ticket = next.waiting().ticket();
+    return admission
+        .await(ticket)
+        .thenCompose(
+            wake ->
+                switch (wake) {
+                  case SHED -> {
+                    Waiting w = next.waiting();
+                    traffic.queued(t.priority(), "shed", System.nanoTime() - w.sinceNanos());
+                    w.span().fail("shed for a more pressing request");
+                    yield overloaded(
+                        next,
+                        reason
+                            + "; shed from the router queue for a more pressing request (priority"
+                            + " below "
+                            + t.priority()
+                            + ")");
+                  }
+                  case TURN -> attempt(next, attempt, excluded, lastFailure);
+                  case RECHECK ->
+                      admission.isNext(ticket)
+                          ? attempt(next, attempt, excluded, lastFailure)
+                          : queue(next, attempt, excluded, lastFailure, reason);
+                });
+  }
+
+  /** The job without its queue place: placed, or given up with {@code outcome}. */
+  private Job dequeue(Job job, String outcome) {
+    Waiting w = job.waiting();
+    if (w == null) {
+      return job;
+    }
+    if (outcome.equals("placed")) {
+      admission.placed(w.ticket());
+      w.span().end();
+    } else {
+      admission.leave(w.ticket());
+      w.span().fail(outcome);
+    }
+    traffic.queued(job.traffic().priority(), outcome, System.nanoTime() - w.sinceNanos());
+    return job.waitingAs(null);
+  }
+
+  private CompletionStage<Result> overloaded(Job job, String message) {
+    if (job.traffic().ttftTargetMillis() > 0) {
+      traffic.slo("rejected");
+    }
+    return done(new Result.Failed(ApiError.overloaded(message, retryAfterSeconds)));
+  }
+
+  private CompletionStage<Result> sloRejected(Job job, String message) {
+    traffic.slo("rejected");
+    return done(
+        new Result.Failed(
+            new ApiError(
+                429,
+                message,
+                "rate_limit_error",
+                null,
+                "ttft_target_unattainable",
+                retryAfterSeconds)));
   }
 
   private CompletionStage<Result> send(
@@ -193,9 +326,14 @@ public final class ProxyService {
     Target target = routed.target();
     ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
     EngineExchange exchange = EngineExchange.of(job.request(), job.tokenIds(), target, mapper);
+    RequestTrace trace = job.traffic().trace();
+    Call call = new Call(trace.engineCall(target.replicaId()), System.nanoTime());
     HttpRequest engineRequest =
         HttpRequest.POST(target.baseUrl() + exchange.path())
             .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
+    for (var h : trace.engineHeaders(call.span()).entrySet()) {
+      engineRequest = engineRequest.addHeader(RawHeader.create(h.getKey(), h.getValue()));
+    }
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =
@@ -215,9 +353,11 @@ public final class ProxyService {
                 throw new AttemptFailed(
                     "replica " + target.replicaId() + " answered " + r.status().intValue());
               }
-              return job.request().stream() && r.status().isSuccess()
-                  ? stream(job, routed, lifecycle, r, exchange)
-                  : whole(job, routed, lifecycle, r, exchange);
+              if (job.request().stream() && r.status().isSuccess()) {
+                return stream(job, routed, lifecycle, r, exchange, call);
+              }
+              firstByte(job, routed, call, false);
+              return whole(job, routed, lifecycle, r, exchange);
             })
         .handle(
             (result, error) -> {
@@ -226,6 +366,7 @@ public final class ProxyService {
               }
               lifecycle.release();
               String why = describe(error, target);
+              call.span().fail(why);
               try {
                 listener.retried(job.request().model(), target.replicaId(), why);
               } catch (RuntimeException listenerFailure) {
@@ -258,12 +399,32 @@ public final class ProxyService {
             });
   }
 
+  /** One call to an engine: its trace span (up to the first byte) and when it was sent. */
+  private record Call(RequestTrace.Phase span, long sentNanos) {}
+
+  /**
+   * The engine's first byte: ends the call's span, and for a stream compares the tracker's TTFT
+   * prediction with what was observed. A request with a TTFT target met it when its first byte came
+   * within the target of its arrival.
+   */
+  private void firstByte(Job job, RouteOutcome.Routed routed, Call call, boolean streaming) {
+    call.span().end();
+    if (streaming) {
+      traffic.ttft(routed.predictedTtftMillis(), (System.nanoTime() - call.sentNanos()) / 1e6);
+    }
+    RequestTraffic t = job.traffic();
+    if (t.ttftTargetMillis() > 0) {
+      traffic.slo(t.elapsedMillis() <= t.ttftTargetMillis() ? "met" : "missed");
+    }
+  }
+
   private CompletionStage<Result> stream(
       Job job,
       RouteOutcome.Routed routed,
       ReservationLifecycle lifecycle,
       HttpResponse r,
-      EngineExchange exchange) {
+      EngineExchange exchange,
+      Call call) {
     UsageSniffer usage = new UsageSniffer();
     Source<ByteString, ?> upstream =
         r.entity()
@@ -299,6 +460,8 @@ public final class ProxyService {
                     "replica " + routed.target().replicaId() + " sent an empty stream");
               }
               lifecycle.firstByte();
+              firstByte(job, routed, call, true);
+              RequestTrace.Phase streaming = job.traffic().trace().phase("stream");
               Source<ByteString, NotUsed> body =
                   Source.from(pair.first())
                       .concat(pair.second())
@@ -307,7 +470,20 @@ public final class ProxyService {
                             usage.feed(bytes.toArray());
                             return bytes;
                           });
-              body = exchange.stream(body);
+              body =
+                  exchange.stream(body)
+                      .watchTermination(
+                          (mat, done) -> {
+                            done.whenComplete(
+                                (d, e) -> {
+                                  if (e == null) {
+                                    streaming.end();
+                                  } else {
+                                    streaming.fail(String.valueOf(e));
+                                  }
+                                });
+                            return mat;
+                          });
               return (Result)
                   new Result.Answered(
                       HttpResponse.create()

@@ -44,6 +44,8 @@ public final class TrackerRouter implements Router {
   private final Map<String, Set<String>> gateRejected = new ConcurrentHashMap<>();
   private final Map<String, Integer> gateRounds = new ConcurrentHashMap<>();
 
+  private final SteeringSettings steering;
+
   /** Rounds over every candidate a request may be turned away in, before its last is forced. */
   private static final int GATE_ROUNDS = 3;
 
@@ -55,6 +57,30 @@ public final class TrackerRouter implements Router {
       TokenizerRegistry tokenizers,
       IngressMetrics metrics,
       StrictGate gate) {
+    this(
+        tracker,
+        scheduler,
+        askTimeout,
+        directory,
+        tokenizers,
+        metrics,
+        gate,
+        SteeringSettings.NONE);
+  }
+
+  /**
+   * @param steering how a query's session binding and TTFT target reach the tracker
+   */
+  public TrackerRouter(
+      ActorRef<KvTracker.Command> tracker,
+      Scheduler scheduler,
+      Duration askTimeout,
+      ReplicaDirectory directory,
+      TokenizerRegistry tokenizers,
+      IngressMetrics metrics,
+      StrictGate gate,
+      SteeringSettings steering) {
+    this.steering = steering;
     this.gate = gate;
     this.tracker = tracker;
     this.scheduler = scheduler;
@@ -74,7 +100,8 @@ public final class TrackerRouter implements Router {
             blockKeys,
             query.tokenIds().length,
             ReplicaConstraints.excluded(query, directory.all()),
-            true);
+            true,
+            steering.steering(query));
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
@@ -86,6 +113,9 @@ public final class TrackerRouter implements Router {
 
   private CompletionStage<RouteOutcome> outcome(RouteQuery query, Decision decision, long start) {
     metrics.decision(System.nanoTime() - start);
+    if (decision.sloMiss()) {
+      return CompletableFuture.completedFuture(sloMiss(query, decision));
+    }
     if (!decision.placed()) {
       return CompletableFuture.completedFuture(
           decision.busy()
@@ -103,8 +133,10 @@ public final class TrackerRouter implements Router {
       return selectAndReserve(query.withExcluded(excluded));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
+    double ttft =
+        decision.ranked().isEmpty() ? Double.NaN : decision.ranked().get(0).predictedTtftMillis();
     RouteOutcome.Routed routed =
-        new RouteOutcome.Routed(query.requestId(), target.get(), predicted);
+        new RouteOutcome.Routed(query.requestId(), target.get(), predicted, ttft);
     if (gate == null) {
       return CompletableFuture.completedFuture(routed);
     }
@@ -138,6 +170,25 @@ public final class TrackerRouter implements Router {
               }
               return selectAndReserve(query.withExcluded(excluded));
             });
+  }
+
+  private static RouteOutcome sloMiss(RouteQuery query, Decision decision) {
+    double best = Double.POSITIVE_INFINITY;
+    double floor = Double.POSITIVE_INFINITY;
+    for (Decision.Candidate c : decision.ranked()) {
+      best = Math.min(best, c.predictedTtftMillis());
+      floor = Math.min(floor, c.ttftFloorMillis());
+    }
+    return new RouteOutcome.SloMiss(
+        "no replica serving '"
+            + query.model()
+            + "' is predicted to meet the TTFT target of "
+            + Math.round(query.ttftTargetMillis())
+            + " ms (best: "
+            + Math.round(best)
+            + " ms)",
+        best,
+        floor);
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */

@@ -94,11 +94,27 @@ public final class InferenceHandler {
     return admitted(endpoint, http.entity(), headers, trace, arrival, model)
         .thenApply(reply -> respond(endpoint, model[0], reply))
         .exceptionally(e -> error(endpoint, model[0], toApiError(e)))
-        .thenApply(
-            response -> {
-              trace.end(response.status().intValue());
-              return response;
-            });
+        .thenApply(response -> traced(response, trace));
+  }
+
+  /** Ends the request's span with the response, or with its stream's last byte. */
+  private static HttpResponse traced(HttpResponse response, RequestTrace trace) {
+    int status = response.status().intValue();
+    if (!trace.recording() || !response.entity().isChunked()) {
+      trace.end(status);
+      return response;
+    }
+    HttpEntity entity = response.entity();
+    return response.withEntity(
+        HttpEntities.create(
+            entity.getContentType(),
+            entity
+                .getDataBytes()
+                .watchTermination(
+                    (mat, done) -> {
+                      done.whenComplete((d, e) -> trace.end(status));
+                      return mat;
+                    })));
   }
 
   private CompletionStage<Reply> admitted(

@@ -79,7 +79,8 @@ public final class SessionDirectory extends AbstractBehavior<SessionDirectory.Co
       LongSupplier clock) {
     super(context);
     this.replicator =
-        new ReplicatorMessageAdapter<>(context, replicator, settings.writeTimeout().plusSeconds(1));
+        new ReplicatorMessageAdapter<>(
+            context, replicator, settings.writeTimeout().multipliedBy(2));
     this.self = self;
     this.settings = settings;
     this.clock = clock;
@@ -209,10 +210,6 @@ public final class SessionDirectory extends AbstractBehavior<SessionDirectory.Co
   }
 
   private Replicator.WriteConsistency writeConsistency() {
-    return switch (settings.write()) {
-      case "all" -> new Replicator.WriteAll(settings.writeTimeout());
-      case "majority" -> new Replicator.WriteMajority(settings.writeTimeout());
-      default -> Replicator.writeLocal();
-    };
+    return Consistency.write(settings.write(), settings.writeTimeout());
   }
 }

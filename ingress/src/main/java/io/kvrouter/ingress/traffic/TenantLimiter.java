@@ -90,7 +90,8 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
       TrafficMetrics metrics) {
     super(context);
     this.replicator =
-        new ReplicatorMessageAdapter<>(context, replicator, settings.writeTimeout().plusSeconds(1));
+        new ReplicatorMessageAdapter<>(
+            context, replicator, settings.writeTimeout().multipliedBy(2));
     this.self = self;
     this.settings = settings;
     this.clock = clock;
@@ -264,11 +265,7 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
   }
 
   private Replicator.WriteConsistency writeConsistency() {
-    return switch (settings.write()) {
-      case "all" -> new Replicator.WriteAll(settings.writeTimeout());
-      case "majority" -> new Replicator.WriteMajority(settings.writeTimeout());
-      default -> Replicator.writeLocal();
-    };
+    return Consistency.write(settings.write(), settings.writeTimeout());
   }
 
   private static long count(Map<String, BigInteger> counters, String kind, long window) {

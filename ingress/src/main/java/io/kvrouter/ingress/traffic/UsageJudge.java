@@ -55,6 +55,7 @@ final class UsageJudge {
             counts.requests(), counts.previousRequests(), elapsedMillis, windowMillis);
     double usedTokens =
         UsageWindow.estimate(counts.tokens(), counts.previousTokens(), elapsedMillis, windowMillis);
+    Frame frame = new Frame(tenant, counts, elapsedMillis, windowMillis);
     List<LimitVerdict> verdicts = new ArrayList<>(tokens.size());
     long batch = 0;
     long batchTokens = 0;
@@ -65,27 +66,7 @@ final class UsageJudge {
       boolean overTokens = !overRequests && tpm > 0 && t + c > tpm;
       if (overRequests || overTokens) {
         verdicts.add(
-            new LimitVerdict(
-                false,
-                overRequests ? "requests" : "tokens",
-                tenant.id(),
-                standing(
-                    rpm,
-                    counts.requests() + batch,
-                    counts.previousRequests(),
-                    r,
-                    1,
-                    elapsedMillis,
-                    windowMillis),
-                standing(
-                    tpm,
-                    counts.tokens() + batchTokens,
-                    counts.previousTokens(),
-                    t,
-                    c,
-                    elapsedMillis,
-                    windowMillis),
-                c));
+            frame.verdict(overRequests ? "requests" : "tokens", batch, batchTokens, r, t, c));
         continue;
       }
       if (batch > 0
@@ -95,30 +76,43 @@ final class UsageJudge {
       }
       batch++;
       batchTokens += c;
-      verdicts.add(
-          new LimitVerdict(
-              true,
-              null,
-              tenant.id(),
-              standing(
-                  rpm,
-                  counts.requests() + batch,
-                  counts.previousRequests(),
-                  r + 1,
-                  1,
-                  elapsedMillis,
-                  windowMillis),
-              standing(
-                  tpm,
-                  counts.tokens() + batchTokens,
-                  counts.previousTokens(),
-                  t + c,
-                  c,
-                  elapsedMillis,
-                  windowMillis),
-              c));
+      verdicts.add(frame.verdict(null, batch, batchTokens, r + 1, t + c, c));
     }
     return new Round(verdicts, batch, batchTokens);
+  }
+
+  /** What a round's verdicts are judged against. */
+  private record Frame(Tenant tenant, Counts counts, long elapsedMillis, long windowMillis) {
+
+    /**
+     * The verdict of a request of {@code c} tokens: allowed when {@code exceeded} is null, with the
+     * round's batch so far and the estimated use with the request ({@code r}, {@code t}) when
+     * allowed, without it when refused.
+     */
+    LimitVerdict verdict(
+        String exceeded, long batch, long batchTokens, double r, double t, long c) {
+      return new LimitVerdict(
+          exceeded == null,
+          exceeded,
+          tenant.id(),
+          standing(
+              tenant.requestsPerMinute(),
+              counts.requests() + batch,
+              counts.previousRequests(),
+              r,
+              1,
+              elapsedMillis,
+              windowMillis),
+          standing(
+              tenant.tokensPerMinute(),
+              counts.tokens() + batchTokens,
+              counts.previousTokens(),
+              t,
+              c,
+              elapsedMillis,
+              windowMillis),
+          c);
+    }
   }
 
   /**

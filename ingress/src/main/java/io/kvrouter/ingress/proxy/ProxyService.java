@@ -100,6 +100,7 @@ public final class ProxyService {
             settings.queueRecheck(),
             quantumTokens);
     this.router = new SignallingRouter(router, admission);
+    traffic.queueWaiting(admission, AdmissionQueue::size);
     this.mapper = mapper;
     this.settings = settings;
     this.listener = listener;

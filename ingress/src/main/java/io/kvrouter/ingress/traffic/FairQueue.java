@@ -13,15 +13,21 @@ import java.util.TreeMap;
  * Deficit Round Robin", SIGCOMM 1995) with each entry's cost in tokens: a tenant is served while
  * its deficit covers its oldest entry's cost, gets {@code quantum × weight} more at each visit and
  * loses what is left when it runs empty. A tenant sending ten times the others thus gets its
- * weight's share of turns, not ten times theirs, while any tenant alone gets every turn.
+ * weight's share of the tokens served, not ten times theirs, while any tenant alone gets every
+ * turn.
+ *
+ * <p>The quantum may be far smaller than a request (a small quantum keeps a newly waiting tenant's
+ * wait to about one request of each other tenant): when a whole round passes with nobody able to
+ * go, the rounds in which still nobody could are credited at once instead of being walked through.
  *
  * <p>When the owner must make room it sheds {@link #victim()}: the newest entry of the tenant with
  * the most entries at the lowest priority (least important), so the lowest priorities go first and,
  * among them, the tenant that holds the most places.
  *
- * <p>Cost: {@link #add} O(log p) for p priority levels; {@link #peek} O(t) amortised over t tenants
- * of the first level (each visit either serves or rotates); {@link #remove} O(n) in the entry's
- * tenant queue; {@link #victim} O(t) over the last level. Not thread-safe.
+ * <p>Cost: {@link #add} O(log p) for p priority levels; {@link #peek} O(t) over t tenants of the
+ * first level (at most two rounds: one to find nobody can go, one after crediting the rest); {@link
+ * #remove} O(n) in the entry's tenant queue; {@link #victim} O(t) over the last level. Not
+ * thread-safe.
  *
  * @param <T> what waits
  */
@@ -152,10 +158,11 @@ public final class FairQueue<T> {
     }
 
     Entry<T> peek(long quantum) {
+      int skipped = 0;
       while (true) {
         TenantQueue<T> q = round.peekFirst();
         if (!q.visiting) {
-          q.deficit += Math.max(1, (long) (quantum * q.weight));
+          q.deficit += quantum * q.weight;
           q.visiting = true;
         }
         Entry<T> head = q.entries.peekFirst();
@@ -164,6 +171,27 @@ public final class FairQueue<T> {
         }
         q.visiting = false;
         round.addLast(round.pollFirst());
+        if (++skipped == round.size()) {
+          fastForward(quantum);
+          skipped = 0;
+        }
+      }
+    }
+
+    /**
+     * A whole round went by with nobody able to go: credits at once the further rounds in which
+     * still nobody would (every tenant gets the same number of quanta, so the order is DRR's).
+     */
+    private void fastForward(long quantum) {
+      double rounds = Double.POSITIVE_INFINITY;
+      for (TenantQueue<T> q : round) {
+        double missing = q.entries.peekFirst().cost - q.deficit;
+        rounds = Math.min(rounds, Math.ceil(missing / (quantum * q.weight)) - 1);
+      }
+      if (rounds > 0) {
+        for (TenantQueue<T> q : round) {
+          q.deficit += rounds * quantum * q.weight;
+        }
       }
     }
 
@@ -210,7 +238,7 @@ public final class FairQueue<T> {
     final String tenant;
     final ArrayDeque<Entry<T>> entries = new ArrayDeque<>();
     double weight = 1;
-    long deficit;
+    double deficit;
     boolean visiting;
 
     TenantQueue(String tenant) {

@@ -84,6 +84,13 @@ public final class TrafficMetrics {
         .record(Duration.ofNanos(Math.max(0, nanos)));
   }
 
+  /** Exports how many requests wait in the router queue. */
+  public <T> void queueWaiting(T queue, java.util.function.ToDoubleFunction<T> size) {
+    io.micrometer.core.instrument.Gauge.builder("kvrouter.queue.waiting", queue, size)
+        .description("Requests waiting in this ingress's router queue")
+        .register(registry);
+  }
+
   /** The queue was full and the newcomer could displace nobody. */
   public void queueFull(int priority) {
     Counter.builder("kvrouter.queue.rejected")

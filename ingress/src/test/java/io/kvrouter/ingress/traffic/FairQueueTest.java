@@ -68,6 +68,29 @@ class FairQueueTest {
   }
 
   @Test
+  void aQuantumFarBelowTheCosts_stillSharesTokensEvenly() {
+    FairQueue<Long> q = new FairQueue<>(1);
+    for (int i = 0; i < 40; i++) {
+      q.add(1000L, 0, "big", 1000, 1);
+      q.add(300L, 0, "small", 300, 1);
+    }
+    long big = 0;
+    long small = 0;
+    for (int served = 0; served < 30; served++) {
+      FairQueue.Entry<Long> e = q.peek();
+      q.remove(e, true);
+      if (e.tenant().equals("big")) {
+        big += e.value();
+      } else {
+        small += e.value();
+      }
+      assertThat(Math.abs(big - small)).as("after %d turns", served + 1).isLessThanOrEqualTo(1000);
+    }
+    assertThat(small).isGreaterThan(0);
+    assertThat(big).isGreaterThan(0);
+  }
+
+  @Test
   void victim_isTheNewestOfTheLargestTenant_atTheLeastPressingPriority() {
     FairQueue<String> q = new FairQueue<>(100);
     q.add("a-high", 0, "a", 1, 1);

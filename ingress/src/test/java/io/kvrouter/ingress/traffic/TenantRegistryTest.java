@@ -45,14 +45,17 @@ class TenantRegistryTest {
                 "",
                 "",
                 "acme { keys = [sk-acme], requests-per-minute = 60, weight = 2, priority = 5 }\n"
-                    + "beta { keys = [\"sha256:" + digest.toUpperCase() + "\"] }"));
+                    + "beta { keys = [\"sha256:"
+                    + digest.toUpperCase()
+                    + "\"] }"));
     Tenant acme = r.authenticate("sk-acme");
     assertThat(acme).isEqualTo(new Tenant("acme", 60, 0, 2, 5));
     assertThat(r.authenticate("sk-beta").id()).isEqualTo("beta");
     assertThat(status(() -> r.authenticate("sk-nope"))).isEqualTo(401);
     assertThat(status(() -> r.authenticate(null))).isEqualTo(401);
     ApiException e =
-        (ApiException) org.assertj.core.api.Assertions.catchThrowable(() -> r.authenticate("sk-secret-key"));
+        (ApiException)
+            org.assertj.core.api.Assertions.catchThrowable(() -> r.authenticate("sk-secret-key"));
     assertThat(e.error().code()).isEqualTo("invalid_api_key");
     assertThat(e.error().message()).contains("sk-***key").doesNotContain("secret");
   }
@@ -69,11 +72,9 @@ class TenantRegistryTest {
   void aKeyOfTwoTenants_orAnUnknownAnonymousTenant_isAConfigurationError() {
     assertThatThrownBy(
             () ->
-                TenantRegistry.fromSettings(
-                    settings("", "", "a { keys = [k] }\nb { keys = [k] }")))
+                TenantRegistry.fromSettings(settings("", "", "a { keys = [k] }\nb { keys = [k] }")))
         .hasMessageContaining("two tenants");
-    assertThatThrownBy(
-            () -> TenantRegistry.fromSettings(settings("", "ghost", "a { keys = [k] }")))
+    assertThatThrownBy(() -> TenantRegistry.fromSettings(settings("", "ghost", "a { keys = [k] }")))
         .hasMessageContaining("ghost");
   }
 

@@ -68,8 +68,7 @@ class TrafficGateTest {
   void theSessionHeader_overridesTheBodysKey() throws Exception {
     InferenceRequest r = chat("{}", 0).withSessionKey("user-7");
     assertThat(gate.withSession(TrafficHeaders.NONE, r).sessionKey()).isEqualTo("user-7");
-    assertThat(gate.withSession(headers(null, null, "conv-1"), r).sessionKey())
-        .isEqualTo("conv-1");
+    assertThat(gate.withSession(headers(null, null, "conv-1"), r).sessionKey()).isEqualTo("conv-1");
   }
 
   static int status(Runnable r) {

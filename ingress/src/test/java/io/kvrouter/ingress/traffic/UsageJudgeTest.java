@@ -21,11 +21,13 @@ class UsageJudgeTest {
     Tenant t = new Tenant("acme", 3, 0, 1, null);
     UsageJudge.Round round = UsageJudge.judge(t, NOTHING, 0, MINUTE, 1, requests(5, 10));
 
-    assertThat(round.verdicts()).extracting(LimitVerdict::allowed)
+    assertThat(round.verdicts())
+        .extracting(LimitVerdict::allowed)
         .containsExactly(true, true, true, false, false);
     assertThat(round.admittedRequests()).isEqualTo(3);
     assertThat(round.admittedTokens()).isEqualTo(30);
-    assertThat(round.verdicts()).extracting(v -> v.requests().remaining())
+    assertThat(round.verdicts())
+        .extracting(v -> v.requests().remaining())
         .containsExactly(2L, 1L, 0L, 0L, 0L);
     LimitVerdict refused = round.verdicts().get(3);
     assertThat(refused.exceeded()).isEqualTo("requests");
@@ -40,7 +42,8 @@ class UsageJudgeTest {
   void requestsBeyondTheTokenLimit_areRefused_namingIt() {
     Tenant t = new Tenant("acme", 0, 1000, 1, null);
     UsageJudge.Round round = UsageJudge.judge(t, NOTHING, 0, MINUTE, 1, requests(4, 300));
-    assertThat(round.verdicts()).extracting(LimitVerdict::allowed)
+    assertThat(round.verdicts())
+        .extracting(LimitVerdict::allowed)
         .containsExactly(true, true, true, false);
     assertThat(round.verdicts().get(3).exceeded()).isEqualTo("tokens");
     assertThat(round.verdicts().get(2).tokens().remaining()).isEqualTo(100);
@@ -50,11 +53,13 @@ class UsageJudgeTest {
   void thePreviousWindow_countsByHowMuchOfItStillOverlapsTheLastMinute() {
     Tenant t = new Tenant("acme", 10, 0, 1, null);
     UsageJudge.Counts previous = new UsageJudge.Counts(0, 10, 0, 0);
-    assertThat(UsageJudge.judge(t, previous, MINUTE / 2, MINUTE, 1, requests(10, 1))
-            .admittedRequests())
+    assertThat(
+            UsageJudge.judge(t, previous, MINUTE / 2, MINUTE, 1, requests(10, 1))
+                .admittedRequests())
         .isEqualTo(5);
-    assertThat(UsageJudge.judge(t, previous, MINUTE / 10, MINUTE, 1, requests(10, 1))
-            .admittedRequests())
+    assertThat(
+            UsageJudge.judge(t, previous, MINUTE / 10, MINUTE, 1, requests(10, 1))
+                .admittedRequests())
         .isEqualTo(1);
   }
 
@@ -87,13 +92,18 @@ class UsageJudgeTest {
           for (int ingress = 0; ingress < peers; ingress++) {
             admittedThisRound +=
                 UsageJudge.judge(
-                        t, new UsageJudge.Counts(counted, 0, 0, 0), 0, MINUTE, peers,
+                        t,
+                        new UsageJudge.Counts(counted, 0, 0, 0),
+                        0,
+                        MINUTE,
+                        peers,
                         requests(50, 1))
                     .admittedRequests();
           }
           counted += admittedThisRound;
         }
-        assertThat(counted).as("limit %d, %d ingresses", limit, peers)
+        assertThat(counted)
+            .as("limit %d, %d ingresses", limit, peers)
             .isBetween(limit, limit + peers - 1);
       }
     }
@@ -107,8 +117,9 @@ class UsageJudgeTest {
     // limit 4: one fits when 5·(1 − f) ≤ 3, at f = 0.4, 12 s after now.
     assertThat(UsageWindow.millisUntilFits(4, 0, 5, 1, 12_000, MINUTE)).isEqualTo(12_000);
     // full in the current window: the rest of it, then until the current count fades enough.
-    assertThat(UsageWindow.millisUntilFits(4, 4, 0, 1, 15_000, MINUTE))
-        .isEqualTo(45_000 + 15_000);
-    assertThat(UsageWindow.millisUntilFits(4, 0, 0, 5, 0, MINUTE)).as("never fits").isEqualTo(2 * MINUTE);
+    assertThat(UsageWindow.millisUntilFits(4, 4, 0, 1, 15_000, MINUTE)).isEqualTo(45_000 + 15_000);
+    assertThat(UsageWindow.millisUntilFits(4, 0, 0, 5, 0, MINUTE))
+        .as("never fits")
+        .isEqualTo(2 * MINUTE);
   }
 }

@@ -64,7 +64,9 @@ public final class IngressFrontend {
             metrics,
             traffic.settings().quantumTokens(),
             traffic.settings().retryAfter(),
-            traffic.metrics());
+            traffic.metrics(),
+            traffic.peers(),
+            traffic.heads());
     InferenceHandler handler =
         new InferenceHandler(
             settings,

@@ -1,14 +1,17 @@
 package io.kvrouter.ingress.proxy;
 
 import io.kvrouter.ingress.traffic.FairQueue;
+import io.kvrouter.ingress.traffic.PeerQueues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
@@ -19,6 +22,12 @@ import java.util.concurrent.TimeUnit;
  * #placed}) the next one gets its turn at once, so a burst of free capacity drains the queue in
  * order. While requests of a model wait, newcomers for it queue behind them ({@link #hasWaiters})
  * instead of overtaking.
+ *
+ * <p>Across ingresses: each tells the others the most pressing priority it waits with per model
+ * (the {@code heads} listener), and a request whose turn comes while another ingress waits with a
+ * more pressing one yields it ({@link PeerQueues}): otherwise the ingress whose requests free
+ * capacity would always ask first, and a more pressing request elsewhere would wait behind its
+ * queue.
  *
  * <p>When the queue is full a newcomer displaces the {@link FairQueue#victim()} if it is more
  * pressing (a lower priority value), or of equal priority from a tenant holding fewer places: the
@@ -62,6 +71,9 @@ public final class AdmissionQueue {
   private final Duration recheck;
   private final long quantum;
   private final Map<String, FairQueue<Ticket>> byModel = new HashMap<>();
+  private final PeerQueues peers;
+  private final BiConsumer<String, Integer> heads;
+  private final Map<String, Integer> published = new HashMap<>();
   private int size;
 
   /**
@@ -71,6 +83,23 @@ public final class AdmissionQueue {
    * @param quantumTokens tokens credited to a tenant of weight 1 per fair-queuing round
    */
   public AdmissionQueue(int capacity, Duration maxWait, Duration recheck, long quantumTokens) {
+    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, (model, priority) -> {});
+  }
+
+  /**
+   * @param peers what the other ingresses wait with
+   * @param heads told the most pressing priority waiting for a model whenever it changes (null:
+   *     nothing waits), to tell the other ingresses
+   */
+  public AdmissionQueue(
+      int capacity,
+      Duration maxWait,
+      Duration recheck,
+      long quantumTokens,
+      PeerQueues peers,
+      BiConsumer<String, Integer> heads) {
+    this.peers = peers;
+    this.heads = heads;
     if (capacity < 0) {
       throw new IllegalArgumentException("capacity must be >= 0, was " + capacity);
     }
@@ -100,6 +129,7 @@ public final class AdmissionQueue {
         byModel.get(shed.model).remove(victim, false);
         size--;
         cleanUp(shed.model);
+        publish(shed.model);
         shed.shed = true;
         shedWaiter = shed.waiter;
         shed.waiter = null;
@@ -109,6 +139,7 @@ public final class AdmissionQueue {
               .computeIfAbsent(model, m -> new FairQueue<>(quantum))
               .add(ticket, priority, tenant, cost, weight);
       size++;
+      publish(model);
     }
     if (shedWaiter != null) {
       shedWaiter.complete(Wake.SHED);
@@ -153,7 +184,26 @@ public final class AdmissionQueue {
   /** True when it is {@code ticket}'s turn (it is first in its model's order). */
   public synchronized boolean isNext(Ticket ticket) {
     FairQueue<Ticket> q = byModel.get(ticket.model);
-    return q != null && q.peek() == ticket.entry;
+    return q != null && q.peek() == ticket.entry && !yields(ticket.model, ticket.entry);
+  }
+
+  /** True while another ingress waits for {@code model} with a more pressing priority. */
+  private boolean yields(String model, FairQueue.Entry<Ticket> head) {
+    return peers.morePressing(model, head.priority(), System.nanoTime());
+  }
+
+  /** Tells the listener when the most pressing priority waiting for {@code model} changed. */
+  private void publish(String model) {
+    FairQueue<Ticket> q = byModel.get(model);
+    Integer now = q == null ? null : q.firstPriority();
+    if (!Objects.equals(now, published.get(model))) {
+      if (now == null) {
+        published.remove(model);
+      } else {
+        published.put(model, now);
+      }
+      heads.accept(model, now);
+    }
   }
 
   /**
@@ -207,6 +257,7 @@ public final class AdmissionQueue {
       }
       size--;
       cleanUp(ticket.model);
+      publish(ticket.model);
       next = served || wasNext || ticket.turnPending ? turnOf(ticket.model) : null;
     }
     if (next != null) {
@@ -235,7 +286,7 @@ public final class AdmissionQueue {
   private CompletableFuture<Wake> turnOf(String model) {
     FairQueue<Ticket> q = byModel.get(model);
     FairQueue.Entry<Ticket> head = q == null ? null : q.peek();
-    if (head == null) {
+    if (head == null || yields(model, head)) {
       return null;
     }
     Ticket t = head.value();

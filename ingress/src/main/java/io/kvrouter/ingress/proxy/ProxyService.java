@@ -12,6 +12,7 @@ import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
 import io.kvrouter.ingress.tracing.RequestTrace;
+import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.RequestTraffic;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.protocol.ReplicaInfo;
@@ -81,6 +82,8 @@ public final class ProxyService {
   /**
    * @param quantumTokens the fair queue's credit per round for a tenant of weight 1
    * @param retryAfter the {@code Retry-After} of a 429 from the router queue
+   * @param peers what the other ingresses' router queues wait with
+   * @param heads told what this ingress's router queue waits with
    */
   public ProxyService(
       ActorSystem<?> system,
@@ -90,7 +93,9 @@ public final class ProxyService {
       ProxyListener listener,
       long quantumTokens,
       Duration retryAfter,
-      TrafficMetrics traffic) {
+      TrafficMetrics traffic,
+      PeerQueues peers,
+      java.util.function.BiConsumer<String, Integer> heads) {
     this.http = Http.get(system);
     this.materializer = Materializer.matFromSystem(system);
     this.admission =
@@ -98,7 +103,9 @@ public final class ProxyService {
             settings.queueCapacity(),
             settings.queueMaxWait(),
             settings.queueRecheck(),
-            quantumTokens);
+            quantumTokens,
+            peers,
+            heads);
     this.router = new SignallingRouter(router, admission);
     traffic.queueWaiting(admission, AdmissionQueue::size);
     this.mapper = mapper;

@@ -127,6 +127,11 @@ public final class FairQueue<T> {
     return levels.isEmpty() ? null : levels.lastEntry().getValue().victim();
   }
 
+  /** The most pressing priority waiting, or null when empty. */
+  public Integer firstPriority() {
+    return levels.isEmpty() ? null : levels.firstKey();
+  }
+
   /** Entries of {@code tenant} waiting at {@code priority}. */
   public int count(int priority, String tenant) {
     Level<T> level = levels.get(priority);

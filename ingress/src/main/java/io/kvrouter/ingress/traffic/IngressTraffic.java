@@ -2,18 +2,24 @@ package io.kvrouter.ingress.traffic;
 
 import com.typesafe.config.Config;
 import io.kvrouter.ingress.tracing.Tracing;
+import java.util.function.BiConsumer;
 
 /**
  * Traffic management as the HTTP front of one ingress uses it: its settings, the request path's
- * checks ({@link TrafficGate}), tracing, meters and the session bindings (for {@code
- * /admin/sessions}).
+ * checks ({@link TrafficGate}), tracing, meters, the session bindings (for {@code
+ * /admin/sessions}), and what the other ingresses' router queues wait with.
+ *
+ * @param peers the other ingresses' queue heads
+ * @param heads told this ingress's queue heads (model, most pressing priority or null)
  */
 public record IngressTraffic(
     TrafficSettings settings,
     TrafficGate gate,
     Tracing tracing,
     TrafficMetrics metrics,
-    SessionStore sessions) {
+    SessionStore sessions,
+    PeerQueues peers,
+    BiConsumer<String, Integer> heads) {
 
   /**
    * Traffic management of a front without a cluster (tests, tools): tenants as configured but no
@@ -30,6 +36,13 @@ public record IngressTraffic(
             metrics),
         Tracing.off(),
         metrics,
-        SessionStore.NONE);
+        SessionStore.NONE,
+        PeerQueues.NONE,
+        (model, priority) -> {});
+  }
+
+  /** The same with other tracing. */
+  public IngressTraffic withTracing(Tracing other) {
+    return new IngressTraffic(settings, gate, other, metrics, sessions, peers, heads);
   }
 }

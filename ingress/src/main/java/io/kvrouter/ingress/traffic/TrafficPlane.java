@@ -16,8 +16,9 @@ import org.apache.pekko.cluster.typed.Cluster;
  * Starts an ingress node's traffic management: a Distributed Data replicator that replicates among
  * ingress nodes only (agents run none; the default replicator of the {@code DistributedData}
  * extension would count them in every write), the {@link SessionDirectory} and the {@link
- * TenantLimiter} over it, the tenants file's reload timer, and tracing as configured. Every ingress
- * spawns them under the same names, so their replicators find each other.
+ * TenantLimiter} over it, the {@link QueueHeads} gossip between the router queues, the tenants
+ * file's reload timer, and tracing as configured. Every ingress spawns them under the same names,
+ * so their replicators find each other.
  */
 public final class TrafficPlane {
 
@@ -63,6 +64,9 @@ public final class TrafficPlane {
     SessionStore store =
         SessionDirectory.asStore(
             sessions, ctx.getSystem().scheduler(), settings.sessions().lookupTimeout());
+    PeerQueues peers = new PeerQueues(settings.peerHeadsTtl().toNanos());
+    ActorRef<QueueHeads.Command> heads =
+        ctx.spawn(QueueHeads.create(instanceId, peers, settings.peerHeadsRefresh()), "queue-heads");
     return new IngressTraffic(
         settings,
         new TrafficGate(
@@ -73,6 +77,8 @@ public final class TrafficPlane {
             metrics),
         tracing,
         metrics,
-        store);
+        store,
+        peers,
+        (model, priority) -> heads.tell(new QueueHeads.LocalHead(model, priority)));
   }
 }

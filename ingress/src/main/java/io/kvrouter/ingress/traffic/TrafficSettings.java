@@ -16,6 +16,8 @@ import java.util.Locale;
  * @param sessions session affinity
  * @param quantumTokens fair-queuing credit per round for a tenant of weight 1
  * @param retryAfter the {@code Retry-After} of a 429 from the router queue
+ * @param peerHeadsRefresh how often this ingress tells the others what its queue waits with
+ * @param peerHeadsTtl how long what another ingress told counts without being told again
  * @param tenants where tenants are configured
  * @param limits how per-tenant limits are counted across the cluster
  * @param sloBaseMillis the TTFT predictor's per-request overhead
@@ -29,6 +31,8 @@ public record TrafficSettings(
     Sessions sessions,
     long quantumTokens,
     Duration retryAfter,
+    Duration peerHeadsRefresh,
+    Duration peerHeadsTtl,
     Tenants tenants,
     Limits limits,
     double sloBaseMillis,
@@ -105,6 +109,8 @@ public record TrafficSettings(
             s.getDuration("lookup-timeout")),
         c.getLong("queue.quantum-tokens"),
         c.getDuration("queue.retry-after"),
+        c.getDuration("queue.peer-heads-refresh"),
+        c.getDuration("queue.peer-heads-ttl"),
         new Tenants(
             t.getString("file"),
             t.getDuration("reload-interval"),

@@ -97,12 +97,8 @@ class RequestTracingTest {
     IngressTraffic standalone =
         IngressTraffic.standalone(config, new TrafficMetrics(metrics.registry()));
     IngressTraffic traffic =
-        new IngressTraffic(
-            standalone.settings(),
-            standalone.gate(),
-            tracing ? Tracing.exportingTo(spans, "kvrouter-test") : Tracing.off(),
-            standalone.metrics(),
-            standalone.sessions());
+        standalone.withTracing(
+            tracing ? Tracing.exportingTo(spans, "kvrouter-test") : Tracing.off());
     router.targets.add(new Target("sim-0", engine.baseUrl(), true));
     binding =
         IngressFrontend.start(

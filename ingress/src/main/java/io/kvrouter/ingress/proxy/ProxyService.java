@@ -284,11 +284,16 @@ public final class ProxyService {
                             + t.priority()
                             + ")");
                   }
-                  case TURN -> attempt(next, attempt, excluded, lastFailure);
-                  case RECHECK ->
-                      admission.isNext(ticket)
-                          ? attempt(next, attempt, excluded, lastFailure)
-                          : queue(next, attempt, excluded, lastFailure, reason);
+                  case TURN, RECHECK -> {
+                    if (admission.isNext(ticket)) {
+                      yield attempt(next, attempt, excluded, lastFailure);
+                    }
+                    if (wake == AdmissionQueue.Wake.TURN) {
+                      // A more pressing request arrived since this turn was given: pass it on.
+                      admission.signal();
+                    }
+                    yield queue(next, attempt, excluded, lastFailure, reason);
+                  }
                 });
   }
 

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.ingress.proxy.AdmissionQueue.Ticket;
 import io.kvrouter.ingress.proxy.AdmissionQueue.Wake;
+import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.QueueHead;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -105,6 +109,51 @@ class AdmissionQueueTest {
     q.leave(t);
     assertThat(q.hasWaiters("busy-model")).isFalse();
     assertThat(q.size()).isZero();
+  }
+
+  @Test
+  void aTurnYields_whileAnotherIngressWaitsWithAMorePressingPriority() throws Exception {
+    PeerQueues peers = new PeerQueues(Duration.ofMinutes(1).toNanos());
+    List<String> told = new ArrayList<>();
+    AdmissionQueue q =
+        new AdmissionQueue(
+            10,
+            Duration.ofMinutes(1),
+            Duration.ofMinutes(10),
+            100,
+            peers,
+            (model, priority) -> told.add(model + "=" + priority));
+    Ticket low = q.enter("m", 10, "t", 10, 1);
+    q.enter("m", 3, "t", 10, 1);
+    assertThat(told)
+        .as("what this ingress waits with, as it changes")
+        .containsExactly("m=10", "m=3");
+
+    Ticket mid = q.enter("m", 3, "t", 10, 1);
+    CompletableFuture<Wake> lowWake = await(q, low);
+    peers.heard(new QueueHead("other-ingress", "m", 0), System.nanoTime());
+    q.signal();
+    assertThat(q.isNext(mid)).isFalse();
+    assertThat(lowWake).isNotDone();
+
+    peers.heard(new QueueHead("other-ingress", "m", 5), System.nanoTime());
+    assertThat(q.isNext(q.enter("x", 0, "t", 1, 1))).as("other models are not held").isTrue();
+    q.signal();
+    assertThat(lowWake).as("the head (priority 3) goes first; 5 is not more pressing").isNotDone();
+
+    peers.heard(new QueueHead("other-ingress", "m", null), System.nanoTime());
+    told.clear();
+    q.leave(low);
+    assertThat(told).isEmpty();
+  }
+
+  @Test
+  void whatAnotherIngressToldExpires_unlessToldAgain() {
+    PeerQueues peers = new PeerQueues(1_000);
+    peers.heard(new QueueHead("other", "m", 0), 0);
+    assertThat(peers.morePressing("m", 1, 999)).isTrue();
+    assertThat(peers.morePressing("m", 0, 999)).as("equal is not more pressing").isFalse();
+    assertThat(peers.morePressing("m", 1, 1_001)).isFalse();
   }
 
   @Test

@@ -3,7 +3,6 @@ package io.kvrouter.cli;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
-import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
@@ -14,6 +13,7 @@ import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code kvrouter sim-engine}. */
@@ -86,37 +86,7 @@ final class SimEngineCommand implements Callable<Integer> {
       description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
   int blockSize;
 
-  @Option(
-      names = "--num-blocks",
-      defaultValue = "16384",
-      description = "KV cache capacity in blocks (default: ${DEFAULT-VALUE}).")
-  int numBlocks;
-
-  @Option(
-      names = "--max-num-seqs",
-      defaultValue = "256",
-      description = "Running requests at most (default: ${DEFAULT-VALUE}).")
-  int maxNumSeqs;
-
-  @Option(
-      names = "--max-num-batched-tokens",
-      defaultValue = "8192",
-      description = "Tokens per scheduler pass at most (default: ${DEFAULT-VALUE}).")
-  int maxNumBatchedTokens;
-
-  @Option(
-      names = "--speedup",
-      defaultValue = "1.0",
-      description =
-          "Divides every pass time of the Dynamo mocker timing model (default: ${DEFAULT-VALUE}).")
-  double speedup;
-
-  @Option(
-      names = "--hash-seed",
-      defaultValue = "0",
-      description =
-          "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
-  String hashSeed;
+  @Mixin SimEngineOptions engine;
 
   @Option(
       names = "--dp-rank",
@@ -140,14 +110,7 @@ final class SimEngineCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    SimEngineConfig engineConfig =
-        new SimEngineConfig(
-            blockSize,
-            numBlocks,
-            maxNumSeqs,
-            maxNumBatchedTokens,
-            hashSeed,
-            new MockerTimingModel(speedup));
+    SimEngineConfig engineConfig = engine.config(blockSize);
     SimEngineSettings settings =
         new SimEngineSettings(
             host,

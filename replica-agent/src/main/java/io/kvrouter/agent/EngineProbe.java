@@ -2,9 +2,9 @@ package io.kvrouter.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvrouter.agent.sim.PrometheusText;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.metrics.PrometheusText;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -60,7 +60,10 @@ public final class EngineProbe {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
               return toLoad(
-                  replicaId, epoch, PrometheusText.parse(r.body()), System.currentTimeMillis());
+                  replicaId,
+                  epoch,
+                  PrometheusText.parse(r.body()).sums(),
+                  System.currentTimeMillis());
             });
   }
 

@@ -158,8 +158,7 @@ public final class IngressRoutes extends AllDirectives {
   }
 
   private Route ready() {
-    boolean ready = admin.ready() && !router.servedModels().isEmpty();
-    return json(ready ? 200 : 503, "{\"ready\":" + ready + "}");
+    return onSuccess(admin.ready(), ready -> json(ready ? 200 : 503, "{\"ready\":" + ready + "}"));
   }
 
   /**

@@ -179,13 +179,7 @@ final class EngineCall {
             .getDataBytes()
             .watchTermination(
                 (mat, finished) -> {
-                  finished.whenComplete(
-                      (d, e) -> {
-                        if (!lifecycle.isReleased()) {
-                          report(job, routed, usage.cachedTokens());
-                        }
-                        lifecycle.release();
-                      });
+                  finished.whenComplete((d, e) -> lifecycle.release());
                   return mat;
                 });
     Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
@@ -217,6 +211,15 @@ final class EngineCall {
                           bytes -> {
                             usage.feed(bytes.toArray());
                             return bytes;
+                          })
+                      // Reported once every chunk went through the sniffer: the engine's stream
+                      // can end before the client's copy of it has been read, and the usage chunk
+                      // comes last.
+                      .watchTermination(
+                          (mat, delivered) -> {
+                            delivered.whenComplete(
+                                (d, e) -> report(job, routed, usage.cachedTokens()));
+                            return mat;
                           });
               body =
                   exchange.stream(body)

@@ -3,7 +3,7 @@ package io.kvrouter.loadtest.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URLEncoder;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;

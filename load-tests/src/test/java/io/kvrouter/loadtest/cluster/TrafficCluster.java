@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -52,8 +52,8 @@ final class TrafficCluster implements AutoCloseable {
           Duration.ofSeconds(90),
           () -> {
             for (ClusterHarness.Ingress i : harness.ingresses()) {
-              assertThat(ClusterHarness.status(i.url() + "/ready")).isEqualTo(200);
-              assertThat(ClusterHarness.get(i.url() + "/admin/replicas").size())
+              assertThat(LoopbackHttp.status(i.url() + "/ready")).isEqualTo(200);
+              assertThat(LoopbackHttp.getJson(i.url() + "/admin/replicas").size())
                   .isEqualTo(engineCount);
             }
             return null;
@@ -143,12 +143,12 @@ final class TrafficCluster implements AutoCloseable {
    * The sum of ingress {@code i}'s samples of {@code name} whose {@code label} is {@code value}.
    */
   double metric(int ingress, String name, String label, String value) throws Exception {
-    return io.kvrouter.loadtest.bench.PrometheusText.parse(
+    return io.kvrouter.protocol.metrics.PrometheusText.parse(
             LoopbackHttp.get(url(ingress) + "/metrics").body())
         .samples()
         .stream()
         .filter(s -> s.name().equals(name) && value.equals(s.labels().get(label)))
-        .mapToDouble(io.kvrouter.loadtest.bench.PrometheusText.Sample::value)
+        .mapToDouble(io.kvrouter.protocol.metrics.PrometheusText.Sample::value)
         .sum();
   }
 

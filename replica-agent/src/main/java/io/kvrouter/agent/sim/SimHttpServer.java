@@ -158,7 +158,7 @@ public final class SimHttpServer implements AutoCloseable {
             ex,
             200,
             "text/plain; version=0.0.4",
-            PrometheusText.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
+            SimMetricsRenderer.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
       }
       case "/reset_prefix_cache" -> {
         SimHttp.requireMethod(method, "POST");

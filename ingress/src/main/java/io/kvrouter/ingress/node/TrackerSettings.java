@@ -1,0 +1,61 @@
+package io.kvrouter.ingress.node;
+
+import com.typesafe.config.Config;
+import io.kvrouter.tracker.TrackerConfig;
+import java.time.Duration;
+
+/**
+ * The node's tracker settings, read once at start-up from {@code kvrouter.tracker} (documented in
+ * the ingress's {@code reference.conf}); {@link #trackerConfig} turns them into the plain-Java
+ * core's {@link TrackerConfig}.
+ *
+ * @param policy the routing policy's name
+ * @param nearTieRandomisation whether near-ties between replicas are broken at random
+ * @param tickInterval how often leases and predicted entries are expired
+ * @param lease how long a reservation holds if it is never released
+ * @param predictedTtl how long a predicted entry lives on a replica that publishes KV events
+ * @param approximateTtl how long a predicted entry lives on a replica without KV events
+ * @param busyKvUsage a replica reporting this KV usage is busy
+ * @param busyWaiting a replica reporting this many waiting requests is busy
+ * @param busyMaxInFlight a replica holding this many reservations of every ingress is busy
+ */
+public record TrackerSettings(
+    String policy,
+    boolean nearTieRandomisation,
+    Duration tickInterval,
+    Duration lease,
+    Duration predictedTtl,
+    Duration approximateTtl,
+    double busyKvUsage,
+    int busyWaiting,
+    int busyMaxInFlight) {
+
+  /** Reads {@code kvrouter.tracker} from {@code config}. */
+  public static TrackerSettings fromConfig(Config config) {
+    Config c = config.getConfig("kvrouter.tracker");
+    return new TrackerSettings(
+        c.getString("policy"),
+        c.getBoolean("near-tie-randomisation"),
+        c.getDuration("tick-interval"),
+        c.getDuration("lease"),
+        c.getDuration("predicted-ttl"),
+        c.getDuration("approximate-ttl"),
+        c.getDouble("busy.kv-usage"),
+        c.getInt("busy.waiting"),
+        c.getInt("busy.max-in-flight"));
+  }
+
+  /** The core's configuration for the tracker of ingress {@code ingressId}. */
+  public TrackerConfig trackerConfig(String ingressId) {
+    TrackerConfig c =
+        TrackerConfig.defaults(ingressId)
+            .withPolicy(policy)
+            .withLeaseAndTtls(lease.toMillis(), predictedTtl.toMillis(), approximateTtl.toMillis());
+    c =
+        c.withPolicyConfig(
+            c.policyConfig().withBusyThresholds(busyKvUsage, busyWaiting, busyMaxInFlight));
+    return nearTieRandomisation
+        ? c
+        : c.withPolicyConfig(c.policyConfig().withoutNearTieRandomisation());
+  }
+}

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngine;
@@ -15,8 +14,6 @@ import io.kvrouter.ingress.routing.Target;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.tracing.Tracing;
 import io.kvrouter.ingress.tracing.TracingSettings;
-import io.kvrouter.ingress.traffic.IngressTraffic;
-import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
@@ -88,29 +85,14 @@ class RequestTracingTest {
   }
 
   void startIngress(boolean tracing) throws Exception {
-    Config config =
-        ConfigFactory.parseString(
-                "kvrouter.ingress { http.host = 127.0.0.1, first-byte-timeout = 5s,"
-                    + " queue { capacity = 4, max-wait = 5s, recheck = 20ms } }")
-            .withFallback(ConfigFactory.load());
-    IngressMetrics metrics = new IngressMetrics();
-    IngressTraffic standalone =
-        IngressTraffic.standalone(config, new TrafficMetrics(metrics.registry()));
-    IngressTraffic traffic =
-        standalone.withTracing(
-            tracing ? Tracing.exportingTo(spans, "kvrouter-test") : Tracing.off());
     router.targets.add(new Target("sim-0", engine.baseUrl(), true));
     binding =
-        IngressFrontend.start(
-                kit.system(),
-                IngressSettings.fromConfig(config).withPort(0),
-                tokenizers,
-                router,
-                metrics,
-                new StaticAdminView(),
-                traffic)
-            .toCompletableFuture()
-            .get();
+        TrafficFront.start(
+            kit,
+            tokenizers,
+            router,
+            new IngressMetrics(),
+            tracing ? Tracing.exportingTo(spans, "kvrouter-test") : Tracing.off());
   }
 
   CompletableFuture<HttpResponse<String>> streamChat() {

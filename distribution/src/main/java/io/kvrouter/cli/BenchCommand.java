@@ -140,7 +140,8 @@ final class BenchCommand implements Callable<Integer> {
       defaultValue = "0",
       description =
           "Poll every target's GET /ready every MS milliseconds and send only to ready ones, as a"
-              + " load balancer does (rolling restarts); 0 = off (default: ${DEFAULT-VALUE}).")
+              + " load balancer does (rolling restarts); a request whose connection is refused goes"
+              + " to the next ready target; 0 = off (default: ${DEFAULT-VALUE}).")
   long followReadyMillis;
 
   @Option(

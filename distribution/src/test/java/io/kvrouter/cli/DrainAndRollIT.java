@@ -36,6 +36,10 @@ import org.junit.jupiter.api.Test;
  * load balancer (the bench's {@code followReadiness}, polling every 100 ms) takes to stop sending
  * it new requests even on a loaded machine, then it unbinds, lets streams in flight finish and
  * leaves the cluster.
+ *
+ * <p>Like Envoy ({@code retry_on: connect-failure}) the bench resends a request whose connection
+ * was refused to the next ready ingress: no ingress accepted it. Every request an ingress accepted
+ * must be answered in full; how many were resent is printed.
  */
 class DrainAndRollIT {
 
@@ -176,7 +180,8 @@ class DrainAndRollIT {
       BenchSummary summary = BenchSummary.of(done, "DrainAndRollIT");
       System.out.printf(
           "rolling restart: %d requests in %.1f s, %d ok, %d errors, %d timeouts, %d dropped;"
-              + " TTFT p50 %.1f ms p99 %.1f ms; per target %s%n",
+              + " TTFT p50 %.1f ms p99 %.1f ms; %d resent after a refused connection;"
+              + " per target %s%n",
           summary.counts().sent(),
           summary.durationSeconds(),
           summary.counts().ok(),
@@ -185,6 +190,7 @@ class DrainAndRollIT {
           summary.counts().dropped(),
           summary.latencyMs().ttft().uncorrected().p50(),
           summary.latencyMs().ttft().uncorrected().p99(),
+          runner.connectRetries(),
           summary.targets());
       done.outcomes().stream()
           .filter(o -> o.status() != io.kvrouter.loadtest.bench.RequestOutcome.Status.OK)

@@ -79,6 +79,15 @@ public final class BenchRunner {
     }
   }
 
+  /**
+   * Requests resent to the next ready target because a connection to theirs could not be opened
+   * (only when following readiness; see {@link StreamingSender}); 0 before the run starts.
+   */
+  public int connectRetries() {
+    StreamingSender s = activeSender;
+    return s == null ? 0 : s.connectRetries();
+  }
+
   /** Live counts for a progress display; valid before, during and after {@link #run}. */
   public RunCounters counters() {
     return counters;
@@ -126,7 +135,13 @@ public final class BenchRunner {
       long origin = System.nanoTime();
       counters.started(origin);
       StreamingSender sender =
-          new StreamingSender(client, config, model, timer, () -> System.nanoTime() - origin);
+          new StreamingSender(
+              client,
+              config,
+              model,
+              timer,
+              () -> System.nanoTime() - origin,
+              readyTargets == null ? null : readyTargets::after);
       activeSender = sender;
       scheduler = Thread.currentThread();
       List<CompletableFuture<RequestOutcome>> pending;

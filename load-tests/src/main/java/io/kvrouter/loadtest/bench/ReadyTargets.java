@@ -60,6 +60,17 @@ final class ReadyTargets implements AutoCloseable {
     return preferred;
   }
 
+  /**
+   * The target to try after a connection to {@code failed} could not be opened: {@code failed} is
+   * taken as not ready until its next poll, and the next ready target after it is named ({@code
+   * failed} itself when none is).
+   */
+  int after(int failed) {
+    ready.set(failed, 0);
+    int next = choose((failed + 1) % ready.length());
+    return ready.get(next) == 1 ? next : failed;
+  }
+
   private void pollOnce() {
     for (int i = 0; i < readyUrls.size(); i++) {
       int state;

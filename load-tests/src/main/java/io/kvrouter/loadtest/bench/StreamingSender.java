@@ -12,6 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntUnaryOperator;
 import java.util.function.LongSupplier;
 
 /**
@@ -23,6 +26,13 @@ import java.util.function.LongSupplier;
  * <p>{@link #send} does not block on the network: it hands the (prepared) request to {@link
  * HttpClient#sendAsync}; the body is read line by line on the client's executor. Thread- safe. Cost
  * per request: the body bytes, one timer task, one {@link SseStreamSubscriber}.
+ *
+ * <p>With a {@code reroute} (the run follows readiness, as a load balancer does), a request whose
+ * connection could not even be opened goes to the target {@code reroute} names instead, at most
+ * once per other target: no server accepted it, so nothing is resent that anyone received. This is
+ * what Envoy's {@code retry_on: connect-failure} and nginx's {@code proxy_next_upstream error} do
+ * for a backend whose listener closed between two health checks. Each such resend is counted
+ * ({@link #connectRetries}).
  */
 final class StreamingSender {
 
@@ -32,6 +42,8 @@ final class StreamingSender {
   private final String model;
   private final ScheduledExecutorService timer;
   private final LongSupplier clock;
+  private final IntUnaryOperator reroute;
+  private final AtomicInteger connectRetries = new AtomicInteger();
   private final Map<SseStreamSubscriber, CompletableFuture<?>> live = new ConcurrentHashMap<>();
 
   /**
@@ -43,6 +55,21 @@ final class StreamingSender {
       String model,
       ScheduledExecutorService timer,
       LongSupplier clock) {
+    this(client, config, model, timer, clock, null);
+  }
+
+  /**
+   * @param reroute the target to try after a connection to the given one failed, or the same target
+   *     (or a negative number) for none; {@code null} never reroutes
+   */
+  StreamingSender(
+      HttpClient client,
+      BenchConfig config,
+      String model,
+      ScheduledExecutorService timer,
+      LongSupplier clock,
+      IntUnaryOperator reroute) {
+    this.reroute = reroute;
     this.client = client;
     this.config = config;
     this.model = model;
@@ -88,6 +115,16 @@ final class StreamingSender {
    */
   CompletableFuture<RequestOutcome> send(
       int index, int target, Prepared prepared, long intendedNanos) {
+    return send(index, target, prepared, intendedNanos, endpoints.size() - 1);
+  }
+
+  /** Requests resent to another target because their connection could not be opened. */
+  int connectRetries() {
+    return connectRetries.get();
+  }
+
+  private CompletableFuture<RequestOutcome> send(
+      int index, int target, Prepared prepared, long intendedNanos, int reroutesLeft) {
     long sent = clock.getAsLong();
     BenchRequest request = prepared.request();
     SseStreamSubscriber subscriber =
@@ -114,9 +151,18 @@ final class StreamingSender {
         };
     CompletableFuture<HttpResponse<Void>> exchange = client.sendAsync(builder.build(), handler);
     live.put(subscriber, exchange);
+    CompletableFuture<RequestOutcome> result = new CompletableFuture<>();
+    AtomicBoolean rerouted = new AtomicBoolean();
     exchange.whenComplete(
         (response, failure) -> {
-          if (failure != null) {
+          int next = failure != null && reroutesLeft > 0 ? rerouteAfter(target, failure) : -1;
+          if (next >= 0) {
+            connectRetries.incrementAndGet();
+            rerouted.set(true);
+            subscriber.cancel();
+            send(index, next, prepared, intendedNanos, reroutesLeft - 1)
+                .whenComplete((o, t) -> result.complete(o));
+          } else if (failure != null) {
             subscriber.failedBeforeResponse(failure);
           }
         });
@@ -134,8 +180,28 @@ final class StreamingSender {
             (o, t) -> {
               deadline.cancel(false);
               live.remove(subscriber);
+              if (!rerouted.get()) {
+                result.complete(o);
+              }
             });
-    return subscriber.outcome();
+    return result;
+  }
+
+  private int rerouteAfter(int target, Throwable failure) {
+    if (reroute == null || !connectFailed(failure)) {
+      return -1;
+    }
+    int next = reroute.applyAsInt(target);
+    return next == target ? -1 : next;
+  }
+
+  private static boolean connectFailed(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof java.net.ConnectException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Ends every request in flight as CANCELLED and aborts its exchange. */

@@ -220,6 +220,47 @@ class BenchRunnerTest {
   }
 
   @Test
+  void followingReadiness_aTargetWhoseListenerClosedSinceItsLastProbe_getsNoRequestLost()
+      throws Exception {
+    FakeOpenAiServer gone = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1);
+    try (FakeOpenAiServer live = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1)) {
+      List<BenchRequest> reqs = requests(6);
+      java.util.Iterator<BenchRequest> it = reqs.iterator();
+      // Both answer the warm-up and the first readiness poll (the next one is an hour away); the
+      // first target's listener closes just before the first request is sent to it.
+      BenchRequestSource source =
+          new BenchRequestSource() {
+            @Override
+            public String name() {
+              return "closing";
+            }
+
+            @Override
+            public boolean hasNext() {
+              return it.hasNext();
+            }
+
+            @Override
+            public BenchRequest next() {
+              gone.close();
+              return it.next();
+            }
+          };
+      BenchRunner runner =
+          new BenchRunner(config(List.of(gone.base(), live.base()), null))
+              .followReadiness(Duration.ofHours(1));
+      BenchRun run = runner.run(source);
+      assertThat(run.outcomes())
+          .hasSize(6)
+          .allSatisfy(o -> assertThat(o.status()).as(o.error()).isEqualTo(RequestOutcome.Status.OK))
+          .allSatisfy(o -> assertThat(o.target()).isEqualTo(1));
+      assertThat(runner.connectRetries()).isBetween(1, 6);
+    } finally {
+      gone.close();
+    }
+  }
+
+  @Test
   void groupAffinity_keepsEachGroupOnOneTarget() throws Exception {
     try (FakeOpenAiServer a = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1);
         FakeOpenAiServer b = new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 1, 0, 1);

@@ -66,6 +66,7 @@ final class FakeOpenAiServer implements AutoCloseable {
     server.createContext("/v1/completions", ex -> generate(ex, false));
     server.createContext("/v1/chat/completions", ex -> generate(ex, true));
     server.createContext("/metrics", this::metrics);
+    server.createContext("/ready", ex -> respond(ex, 200, "{\"status\":\"ready\"}"));
     server.createContext(
         "/v1/models",
         ex -> respond(ex, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\"}]}"));

@@ -27,16 +27,16 @@ import org.apache.pekko.stream.Materializer;
  * Forwards a validated request to the replica the router picks, and keeps the reservation's
  * lifecycle honest.
  *
- * <p>Per attempt: select-and-reserve (excluding replicas already tried), send, and wait for the
- * first byte of the answer. A connection failure, a 5xx, a timeout or an empty body before that
- * first byte releases the reservation and tries the next replica, up to {@link
- * ProxySettings#maxAttempts()}. Once the first byte is in, the response is committed: streams are
- * relayed chunk by chunk with backpressure, and a failure later in the stream reaches the client as
- * an error frame in the protocol's own form (OpenAI {@code data: {"error":...}}, Anthropic {@code
- * event: error}). The first byte marks prefill completed; end, error, timeout or client disconnect
- * releases, exactly once. What is sent to the chosen engine, and how its answer is put to the
- * client, is the request's {@link EngineExchange} for that engine (the protocols live in {@code
- * api/}).
+ * <p>Per attempt: select-and-reserve (excluding replicas already tried), then an {@link EngineCall}
+ * sends the request and waits for the first byte of the answer. A connection failure, a 5xx, a
+ * timeout or an empty body before that first byte releases the reservation and tries the next
+ * replica, up to {@link ProxySettings#maxAttempts()}. Once the first byte is in, the response is
+ * committed: streams are relayed chunk by chunk with backpressure, and a failure later in the
+ * stream reaches the client as an error frame in the protocol's own form (OpenAI {@code data:
+ * {"error":...}}, Anthropic {@code event: error}). The first byte marks prefill completed; end,
+ * error, timeout or client disconnect releases, exactly once. What is sent to the chosen engine,
+ * and how its answer is put to the client, is the request's {@link EngineExchange} for that engine
+ * (the protocols live in {@code api/}).
  *
  * <p>Admission: when every replica is busy, or none is predicted to meet the request's TTFT target,
  * the request waits in the {@link AdmissionQueue} (by priority, fairly among tenants, then by age),

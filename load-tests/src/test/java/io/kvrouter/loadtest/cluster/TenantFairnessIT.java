@@ -31,16 +31,24 @@ import org.junit.jupiter.api.Test;
  * could stay within 2x; what fairness bounds is how long it waits (about one noisy request per
  * ingress), not that it waits.
  *
- * <p>Bound from repeated runs on the 2-core machine at load average 25-35 (other builds running):
- * quiet p99 under noise ÷ unloaded p99 was 1.2-1.5 with fair queuing; with the tenants served in
- * arrival order instead (quantum 10^9 tokens, which serves the noisy tenant's whole backlog per
- * visit) it was 3.0-3.6, so the 2x bound separates the two. The figures are printed.
+ * <p>Each phase sends 25 requests per quiet client (100 in all, so the p99 is the second slowest),
+ * after a warm-up whose latencies are dropped (the first requests through each ingress and engine
+ * pay for JIT and new connections, which would inflate the unloaded figure and let any noise pass).
+ *
+ * <p>Bound from repeated runs on the 2-core machine at load average 25-55 (other helpers' builds
+ * running): quiet p99 under noise ÷ unloaded p99 was 1.17-2.02 with fair queuing (1.98 and 1.17
+ * with 100 samples; 1.65 and 2.02 with 60); with the noisy tenant's whole backlog served per visit
+ * instead (quantum 10^9 tokens) a quiet request starved until its 120 s client timeout. On a loaded
+ * machine the margin under 2x is thin: the whole JVM (44 clients, two ingresses, three engines)
+ * slows while the noise runs, which raises the quiet p50 by about half whatever the queue does; a
+ * quiet machine should show the ratio well under 2x. The figures are printed.
  */
 class TenantFairnessIT {
 
   static final int QUIET_CLIENTS = 4;
   static final int NOISY_CLIENTS = 40;
-  static final int QUIET_REQUESTS_PER_CLIENT = 15;
+  static final int QUIET_REQUESTS_PER_CLIENT = 25;
+  static final int WARM_UP_REQUESTS_PER_CLIENT = 3;
 
   @Test
   void aNoisyTenant_doesNotRaiseAQuietTenantsP99_beyondTwiceItsUnloadedFigure() throws Exception {
@@ -58,7 +66,10 @@ class TenantFairnessIT {
             1)) {
       ExecutorService pool = Executors.newFixedThreadPool(QUIET_CLIENTS + NOISY_CLIENTS);
       try {
-        List<Long> unloaded = quiet(cluster, pool, 0);
+        // The first requests through each ingress and engine pay for class loading, JIT and new
+        // connections: not part of the unloaded figure.
+        quiet(cluster, pool, 0, WARM_UP_REQUESTS_PER_CLIENT);
+        List<Long> unloaded = quiet(cluster, pool, 1, QUIET_REQUESTS_PER_CLIENT);
 
         AtomicBoolean noisy = new AtomicBoolean(true);
         AtomicInteger noisyDone = new AtomicInteger();
@@ -85,7 +96,7 @@ class TenantFairnessIT {
             });
         int noisyBefore = noisyDone.get();
         long start = System.nanoTime();
-        List<Long> loaded = quiet(cluster, pool, 1);
+        List<Long> loaded = quiet(cluster, pool, 2, QUIET_REQUESTS_PER_CLIENT);
         double seconds = (System.nanoTime() - start) / 1e9;
         int noisyDuring = noisyDone.get() - noisyBefore;
         noisy.set(false);
@@ -117,8 +128,11 @@ class TenantFairnessIT {
     }
   }
 
-  /** Runs the quiet clients to completion; returns every request's latency in milliseconds. */
-  static List<Long> quiet(TrafficCluster cluster, ExecutorService pool, int phase)
+  /**
+   * Runs the quiet clients, {@code requests} each, to completion; returns every request's latency
+   * in milliseconds.
+   */
+  static List<Long> quiet(TrafficCluster cluster, ExecutorService pool, int phase, int requests)
       throws Exception {
     List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
     List<Future<?>> clients = new ArrayList<>();
@@ -127,7 +141,7 @@ class TenantFairnessIT {
       clients.add(
           pool.submit(
               () -> {
-                for (int i = 0; i < QUIET_REQUESTS_PER_CLIENT; i++) {
+                for (int i = 0; i < requests; i++) {
                   long t0 = System.nanoTime();
                   send(cluster, client % 2, "sk-quiet", 100_000 * (phase + 1) + client * 1000 + i);
                   latencies.add((System.nanoTime() - t0) / 1_000_000);

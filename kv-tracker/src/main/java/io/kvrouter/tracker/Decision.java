@@ -11,8 +11,9 @@ import java.util.List;
  * @param ranked every candidate, best first (the chosen one first); retry down this list
  * @param reserved the reservation this tracker recorded, to broadcast to peers; {@code null} when
  *     nothing was chosen
- * @param busy true when nothing was chosen because every candidate is over its busy threshold (only
- *     for requests asking for admission)
+ * @param busy true when nothing was chosen because every candidate is over its busy threshold, or
+ *     because none is predicted to meet the request's TTFT target (only for requests asking for
+ *     admission; see {@link #sloMiss()})
  */
 public record Decision(
     String requestId, String chosen, List<Candidate> ranked, Reserved reserved, boolean busy) {
@@ -36,8 +37,21 @@ public record Decision(
     return new Decision(requestId, null, List.of(), null, true);
   }
 
+  /**
+   * No candidate is predicted to meet the request's TTFT target; nothing was reserved. {@code
+   * candidates} carry their predictions, so the caller can tell waiting from hopeless.
+   */
+  public static Decision sloMiss(String requestId, List<Candidate> candidates) {
+    return new Decision(requestId, null, candidates, null, true);
+  }
+
   public boolean placed() {
     return chosen != null;
+  }
+
+  /** True for a refusal because no candidate meets the TTFT target ({@link #sloMiss}). */
+  public boolean sloMiss() {
+    return busy && !ranked.isEmpty();
   }
 
   /**
@@ -48,7 +62,24 @@ public record Decision(
    * @param gpuBlocks of those, confirmed on GPU
    * @param cachedTokens prompt tokens it is predicted to serve from cache
    * @param inFlight its reserved requests at decision time
+   * @param predictedTtftMillis its predicted time to first token for the request (NaN when the
+   *     request brought no predictor)
+   * @param ttftFloorMillis the same prediction were the replica idle: no wait can beat it (NaN
+   *     without a predictor)
    */
   public record Candidate(
-      String replicaId, int matchedBlocks, int gpuBlocks, int cachedTokens, int inFlight) {}
+      String replicaId,
+      int matchedBlocks,
+      int gpuBlocks,
+      int cachedTokens,
+      int inFlight,
+      double predictedTtftMillis,
+      double ttftFloorMillis) {
+
+    /** A candidate without TTFT predictions. */
+    public Candidate(
+        String replicaId, int matchedBlocks, int gpuBlocks, int cachedTokens, int inFlight) {
+      this(replicaId, matchedBlocks, gpuBlocks, cachedTokens, inFlight, Double.NaN, Double.NaN);
+    }
+  }
 }

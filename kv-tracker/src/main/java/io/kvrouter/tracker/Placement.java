@@ -14,6 +14,7 @@ import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.policy.Visibility;
+import io.kvrouter.tracker.steering.SteeringRule;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -79,7 +80,12 @@ final class Placement {
         new RouteQuery(
             blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
     index.match(blockKeys, blockKeys.length, match);
-    int[] ranked = policy.rank(query, candidates, match, ledger);
+    int[] policyRanked = policy.rank(query, candidates, match, ledger);
+    SteeringRule.Steered steered = steer(request, query, policyRanked);
+    if (steered.sloMiss()) {
+      return Decision.sloMiss(request.requestId(), candidates(steered, query, -1));
+    }
+    int[] ranked = steered.order();
     int chosen = ranked[0];
     policy.onRouted(query, match, chosen);
 
@@ -116,17 +122,46 @@ final class Placement {
       index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
     }
 
-    List<Decision.Candidate> out = new ArrayList<>(ranked.length);
-    for (int r : ranked) {
+    return new Decision(
+        request.requestId(),
+        replicas.ids().idOf(chosen),
+        candidates(steered, query, chosen),
+        reserved);
+  }
+
+  /** The request's session affinity and TTFT target applied to the policy's ranking. */
+  private SteeringRule.Steered steer(RouteRequest request, RouteQuery query, int[] ranked) {
+    String bound = request.steering().boundReplica();
+    return SteeringRule.apply(
+        request.steering(),
+        bound == null ? -1 : replicas.ids().indexOf(bound),
+        ranked,
+        query.promptTokens(),
+        query.blockSize(),
+        match,
+        ledger,
+        r -> config.policyConfig().busy(ledger, r),
+        request.admission());
+  }
+
+  /** The candidates in steered order; {@code chosen}'s own new reservation is not counted. */
+  private List<Decision.Candidate> candidates(
+      SteeringRule.Steered steered, RouteQuery query, int chosen) {
+    int[] order = steered.order();
+    List<Decision.Candidate> out = new ArrayList<>(order.length);
+    for (int i = 0; i < order.length; i++) {
+      int r = order[i];
       out.add(
           new Decision.Candidate(
               replicas.ids().idOf(r),
               match.matched(r),
               match.gpu(r),
               cachedTokens(r, query),
-              ledger.inFlight(r) - (r == chosen ? 1 : 0)));
+              ledger.inFlight(r) - (r == chosen ? 1 : 0),
+              steered.predicted()[i],
+              steered.floor()[i]));
     }
-    return new Decision(request.requestId(), replicas.ids().idOf(chosen), out, reserved);
+    return out;
   }
 
   /**

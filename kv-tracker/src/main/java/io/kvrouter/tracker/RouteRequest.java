@@ -1,5 +1,6 @@
 package io.kvrouter.tracker;
 
+import io.kvrouter.tracker.steering.Steering;
 import java.util.Objects;
 import java.util.Set;
 
@@ -12,6 +13,9 @@ import java.util.Set;
  * @param admission when true and every remaining replica is over its busy threshold, nothing is
  *     reserved and the decision says {@link Decision#busy()} (the ingress queues the request); when
  *     false the least bad busy replica is chosen (the policy lab's behaviour)
+ * @param steering what the request asks on top of the policy (session affinity, a TTFT target),
+ *     applied by {@link io.kvrouter.tracker.steering.SteeringRule}; {@link Steering#NONE} for
+ *     nothing
  */
 public record RouteRequest(
     String requestId,
@@ -19,21 +23,34 @@ public record RouteRequest(
     long[] blockKeys,
     int promptTokens,
     Set<String> excluded,
-    boolean admission) {
+    boolean admission,
+    Steering steering) {
 
   public RouteRequest {
     Objects.requireNonNull(requestId, "requestId");
     Objects.requireNonNull(model, "model");
     Objects.requireNonNull(blockKeys, "blockKeys");
     excluded = Set.copyOf(excluded);
+    steering = steering == null ? Steering.NONE : steering;
     if (promptTokens < 0) {
       throw new IllegalArgumentException("promptTokens must be >= 0");
     }
   }
 
+  /** A request that asks nothing beyond the policy. */
+  public RouteRequest(
+      String requestId,
+      String model,
+      long[] blockKeys,
+      int promptTokens,
+      Set<String> excluded,
+      boolean admission) {
+    this(requestId, model, blockKeys, promptTokens, excluded, admission, Steering.NONE);
+  }
+
   /** A request with nothing excluded and no busy admission. */
   public RouteRequest(String requestId, String model, long[] blockKeys, int promptTokens) {
-    this(requestId, model, blockKeys, promptTokens, Set.of(), false);
+    this(requestId, model, blockKeys, promptTokens, Set.of(), false, Steering.NONE);
   }
 
   @Override
@@ -44,6 +61,7 @@ public record RouteRequest(
         && requestId.equals(r.requestId)
         && model.equals(r.model)
         && excluded.equals(r.excluded)
+        && steering.equals(r.steering)
         && java.util.Arrays.equals(blockKeys, r.blockKeys);
   }
 
@@ -64,6 +82,7 @@ public record RouteRequest(
         + ", tokens="
         + promptTokens
         + (excluded.isEmpty() ? "" : ", excluded=" + excluded)
+        + (steering == Steering.NONE ? "" : ", " + steering)
         + "]";
   }
 }

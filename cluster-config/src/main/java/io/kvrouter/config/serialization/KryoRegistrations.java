@@ -38,8 +38,10 @@ import java.util.Map;
  *
  * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
  * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode
- * gates, 10000 and above extra registrations from configuration ({@code
- * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * gates, 800–849 traffic management (none used yet: session bindings and tenant usage are Pekko
+ * Distributed Data, carried by its own serializers with CBOR values, and queue heads are CBOR; kept
+ * for traffic messages that come to need Kryo), 10000 and above extra registrations from
+ * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
 

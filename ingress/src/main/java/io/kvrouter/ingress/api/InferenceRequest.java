@@ -66,6 +66,24 @@ public record InferenceRequest(
         null);
   }
 
+  /** The same request with another session key (e.g. from the session header). */
+  public InferenceRequest withSessionKey(String key) {
+    return new InferenceRequest(
+        endpoint,
+        model,
+        stream,
+        maxTokens,
+        promptText,
+        promptTokenIds,
+        messages,
+        tools,
+        templateKwargs,
+        engineBody,
+        nativeBody,
+        key,
+        pinnedReplica);
+  }
+
   /** True when the prompt is chat messages (chat completions, Anthropic messages, Responses). */
   public boolean isChat() {
     return messages != null;

@@ -15,6 +15,12 @@ import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.ingress.tracing.RequestTrace;
+import io.kvrouter.ingress.traffic.IngressTraffic;
+import io.kvrouter.ingress.traffic.LimitVerdict;
+import io.kvrouter.ingress.traffic.RequestTraffic;
+import io.kvrouter.ingress.traffic.Tenant;
+import io.kvrouter.ingress.traffic.TrafficHeaders;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -22,6 +28,7 @@ import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.headers.RetryAfter;
 import org.apache.pekko.http.scaladsl.model.EntityStreamException;
@@ -29,11 +36,14 @@ import org.apache.pekko.http.scaladsl.model.EntityStreamSizeException;
 import org.apache.pekko.stream.Materializer;
 
 /**
- * The request path of one inference call: read the body (size limit, strict UTF-8, JSON), validate,
- * tokenize with the model's template (on the {@link PromptEncoder}'s pool, re-using the tokens of a
- * conversation's earlier turns), check the context length, then route and forward through the
- * {@link ProxyService}. Every failure becomes the protocol's error object with its status; nothing
- * reaches a replica, and no reservation is made, before validation passed.
+ * The request path of one inference call: authenticate its tenant (401 before the body is read),
+ * read the body (size limit, strict UTF-8, JSON), validate, tokenize with the model's template (on
+ * the {@link PromptEncoder}'s pool, re-using the tokens of a conversation's earlier turns), check
+ * the context length, count it against its tenant's limits (429 naming the limit), then route and
+ * forward through the {@link ProxyService} with its priority, session and TTFT target. Every
+ * failure becomes the protocol's error object with its status; nothing reaches a replica, and no
+ * reservation is made, before validation passed. Responses of a tenant with limits carry OpenAI's
+ * {@code x-ratelimit-*} headers; the request's trace spans it all.
  */
 public final class InferenceHandler {
 
@@ -46,6 +56,7 @@ public final class InferenceHandler {
   private final IngressMetrics metrics;
   private final Materializer materializer;
   private final PromptEncoder encoder;
+  private final IngressTraffic traffic;
 
   public InferenceHandler(
       IngressSettings settings,
@@ -55,7 +66,9 @@ public final class InferenceHandler {
       ProxyService proxy,
       IngressMetrics metrics,
       Materializer materializer,
-      PromptEncoder encoder) {
+      PromptEncoder encoder,
+      IngressTraffic traffic) {
+    this.traffic = traffic;
     this.settings = settings;
     this.reader = new BodyReader(mapper);
     this.validator = new RequestValidator(mapper);
@@ -67,42 +80,139 @@ public final class InferenceHandler {
     this.encoder = encoder;
   }
 
-  /** Handles one request to {@code endpoint} whose body is {@code entity}. */
-  public CompletionStage<HttpResponse> handle(Endpoint endpoint, HttpEntity entity) {
+  /** A result and the limit verdict whose headers go with it (null for none). */
+  private record Reply(ProxyService.Result result, LimitVerdict verdict) {}
+
+  /** Handles one request to {@code endpoint}. */
+  public CompletionStage<HttpResponse> handle(Endpoint endpoint, HttpRequest http) {
+    long arrival = System.nanoTime();
+    TrafficHeaders headers = TrafficHeaders.of(http, traffic.settings());
+    RequestTrace trace =
+        traffic
+            .tracing()
+            .start("POST " + path(endpoint), headers.traceparent(), headers.tracestate());
     String[] model = {null};
+    return admitted(endpoint, http.entity(), headers, trace, arrival, model)
+        .thenApply(reply -> respond(endpoint, model[0], reply))
+        .exceptionally(e -> error(endpoint, model[0], toApiError(e)))
+        .thenApply(response -> traced(response, trace));
+  }
+
+  /** Ends the request's span with the response, or with its stream's last byte. */
+  private static HttpResponse traced(HttpResponse response, RequestTrace trace) {
+    int status = response.status().intValue();
+    if (!trace.recording() || !response.entity().isChunked()) {
+      trace.end(status);
+      return response;
+    }
+    HttpEntity entity = response.entity();
+    return response.withEntity(
+        HttpEntities.create(
+            entity.getContentType(),
+            entity
+                .getDataBytes()
+                .watchTermination(
+                    (mat, done) -> {
+                      done.whenComplete((d, e) -> trace.end(status));
+                      return mat;
+                    })));
+  }
+
+  private CompletionStage<Reply> admitted(
+      Endpoint endpoint,
+      HttpEntity entity,
+      TrafficHeaders headers,
+      RequestTrace trace,
+      long arrival,
+      String[] model) {
+    Tenant tenant;
+    try {
+      tenant = traffic.gate().authenticate(headers);
+    } catch (ApiException e) {
+      entity.discardBytes(materializer);
+      return CompletableFuture.failedFuture(e);
+    }
+    trace.set("kvrouter.tenant", tenant.id());
     return entity
         .withSizeLimit(settings.maxBodyBytes())
         .toStrict(settings.bodyReadTimeout().toMillis(), settings.maxBodyBytes(), materializer)
         .thenCompose(
             strict -> {
               InferenceRequest request =
-                  validator.validate(endpoint, reader.read(strict.getData().toArray()));
+                  traffic
+                      .gate()
+                      .withSession(
+                          headers,
+                          validator.validate(endpoint, reader.read(strict.getData().toArray())));
               model[0] = request.model();
+              trace.set("gen_ai.request.model", request.model());
+              RequestTrace.Phase tokenizing = trace.phase("tokenize");
               return encoder
                   .onPool(() -> tokenize(request))
+                  .whenComplete(
+                      (tokens, e) -> {
+                        if (e == null) {
+                          tokenizing.set("kvrouter.prompt_tokens", tokens.length).end();
+                        } else {
+                          tokenizing.fail(String.valueOf(e));
+                        }
+                      })
                   .thenCompose(
                       tokens -> {
                         if (endpoint == Endpoint.COUNT_TOKENS) {
-                          return CompletableFuture.<ProxyService.Result>completedFuture(
-                              new ProxyService.Result.Answered(
-                                  HttpResponse.create()
-                                      .withEntity(
-                                          HttpEntities.create(
-                                              ContentTypes.APPLICATION_JSON,
-                                              CountTokens.body(tokens.length).toString()))));
+                          return CompletableFuture.completedFuture(
+                              new Reply(
+                                  new ProxyService.Result.Answered(
+                                      HttpResponse.create()
+                                          .withEntity(
+                                              HttpEntities.create(
+                                                  ContentTypes.APPLICATION_JSON,
+                                                  CountTokens.body(tokens.length).toString()))),
+                                  null));
                         }
-                        return proxy.forward(request, tokens, "req-" + UUID.randomUUID());
+                        RequestTraffic described =
+                            traffic
+                                .gate()
+                                .describe(headers, request, tenant, tokens.length, arrival, trace);
+                        trace.set("kvrouter.priority", described.priority());
+                        return traffic
+                            .gate()
+                            .acquire(described)
+                            .thenCompose(
+                                verdict ->
+                                    verdict.allowed()
+                                        ? proxy
+                                            .forward(
+                                                request,
+                                                tokens,
+                                                "req-" + UUID.randomUUID(),
+                                                described)
+                                            .thenApply(r -> new Reply(r, verdict))
+                                        : CompletableFuture.completedFuture(
+                                            new Reply(
+                                                new ProxyService.Result.Failed(verdict.error()),
+                                                verdict)));
                       });
-            })
-        .thenApply(
-            result -> {
-              if (result instanceof ProxyService.Result.Answered answered) {
-                metrics.request(model[0], answered.response().status().intValue());
-                return answered.response();
-              }
-              return error(endpoint, model[0], ((ProxyService.Result.Failed) result).error());
-            })
-        .exceptionally(e -> error(endpoint, model[0], toApiError(e)));
+            });
+  }
+
+  private HttpResponse respond(Endpoint endpoint, String model, Reply reply) {
+    HttpResponse response;
+    if (reply.result() instanceof ProxyService.Result.Answered answered) {
+      metrics.request(model, answered.response().status().intValue());
+      response = answered.response();
+    } else {
+      response = error(endpoint, model, ((ProxyService.Result.Failed) reply.result()).error());
+    }
+    return reply.verdict() == null ? response : response.addHeaders(reply.verdict().headers());
+  }
+
+  /** The client-facing path of an endpoint (span names). */
+  private static String path(Endpoint endpoint) {
+    return switch (endpoint) {
+      case MESSAGES -> "/v1/messages";
+      default -> endpoint.enginePath();
+    };
   }
 
   private int[] tokenize(InferenceRequest request) {
@@ -198,7 +308,12 @@ public final class InferenceHandler {
   HttpResponse error(Endpoint endpoint, String model, ApiError error) {
     metrics.request(model, error.status());
     if (error.status() == 429 || error.status() == 503) {
-      metrics.rejected(error.status() == 429 ? "busy" : "no_replica");
+      metrics.rejected(
+          error.status() == 503
+              ? "no_replica"
+              : error.type().equals("requests") || error.type().equals("tokens")
+                  ? "rate_limited"
+                  : "busy");
     } else if (error.status() < 500) {
       metrics.rejected("invalid");
     }

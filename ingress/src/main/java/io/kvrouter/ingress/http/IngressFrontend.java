@@ -6,6 +6,9 @@ import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.ingress.traffic.IngressTraffic;
+import io.kvrouter.ingress.traffic.TrafficAdminRoutes;
+import io.kvrouter.ingress.traffic.TrafficMetrics;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.DispatcherSelector;
@@ -20,7 +23,10 @@ public final class IngressFrontend {
 
   private IngressFrontend() {}
 
-  /** Builds the routes and binds them. */
+  /**
+   * Builds the routes and binds them, with traffic management as a front without a cluster has it
+   * ({@link IngressTraffic#standalone}).
+   */
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system,
       IngressSettings settings,
@@ -28,8 +34,39 @@ public final class IngressFrontend {
       Router router,
       IngressMetrics metrics,
       AdminView admin) {
+    return start(
+        system,
+        settings,
+        tokenizers,
+        router,
+        metrics,
+        admin,
+        IngressTraffic.standalone(
+            system.settings().config(), new TrafficMetrics(metrics.registry())));
+  }
+
+  /** Builds the routes and binds them. */
+  public static CompletionStage<ServerBinding> start(
+      ActorSystem<?> system,
+      IngressSettings settings,
+      TokenizerRegistry tokenizers,
+      Router router,
+      IngressMetrics metrics,
+      AdminView admin,
+      IngressTraffic traffic) {
     ObjectMapper mapper = new ObjectMapper();
-    ProxyService proxy = new ProxyService(system, router, mapper, settings.proxy(), metrics);
+    ProxyService proxy =
+        new ProxyService(
+            system,
+            router,
+            mapper,
+            settings.proxy(),
+            metrics,
+            traffic.settings().quantumTokens(),
+            traffic.settings().retryAfter(),
+            traffic.metrics(),
+            traffic.peers(),
+            traffic.heads());
     InferenceHandler handler =
         new InferenceHandler(
             settings,
@@ -44,9 +81,18 @@ public final class IngressFrontend {
                 system
                     .dispatchers()
                     .lookup(DispatcherSelector.fromConfig(PromptEncoder.DISPATCHER)),
-                tokenizers));
+                tokenizers),
+            traffic);
     IngressRoutes routes =
-        new IngressRoutes(settings, handler, router, tokenizers, metrics, admin, mapper);
+        new IngressRoutes(
+            settings,
+            handler,
+            router,
+            tokenizers,
+            metrics,
+            admin,
+            mapper,
+            new TrafficAdminRoutes(traffic, mapper));
     return IngressHttpServer.start(system, routes.routes(), settings);
   }
 }

@@ -31,6 +31,7 @@ public final class IngressRoutes extends AllDirectives {
   private final IngressMetrics metrics;
   private final AdminView admin;
   private final ObjectMapper mapper;
+  private final io.kvrouter.ingress.traffic.TrafficAdminRoutes trafficAdmin;
 
   public IngressRoutes(
       IngressSettings settings,
@@ -39,7 +40,9 @@ public final class IngressRoutes extends AllDirectives {
       TokenizerRegistry tokenizers,
       IngressMetrics metrics,
       AdminView admin,
-      ObjectMapper mapper) {
+      ObjectMapper mapper,
+      io.kvrouter.ingress.traffic.TrafficAdminRoutes trafficAdmin) {
+    this.trafficAdmin = trafficAdmin;
     this.settings = settings;
     this.inference = inference;
     this.router = router;
@@ -97,6 +100,7 @@ public final class IngressRoutes extends AllDirectives {
                                                 admin.consistency(),
                                                 node -> json(200, node.toString())))),
                             pathPrefix("debug", this::debug),
+                            trafficAdmin.routes(),
                             notFound()))),
         new io.kvrouter.ingress.dashboard.DashboardRoutes(settings.adminToken(), mapper).routes(),
         notFound());
@@ -135,7 +139,7 @@ public final class IngressRoutes extends AllDirectives {
   }
 
   private Route inference(Endpoint endpoint) {
-    return extractRequestEntity(entity -> completeWithFuture(inference.handle(endpoint, entity)));
+    return extractRequest(request -> completeWithFuture(inference.handle(endpoint, request)));
   }
 
   private Route models() {

@@ -11,15 +11,23 @@ import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.AccuracySettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.routing.SteeringSettings;
 import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.strict.StrictGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.ingress.traffic.IngressTraffic;
+import io.kvrouter.ingress.traffic.SessionRouter;
+import io.kvrouter.ingress.traffic.TrafficMetrics;
+import io.kvrouter.ingress.traffic.TrafficPlane;
+import io.kvrouter.ingress.traffic.TrafficSettings;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.actor.KvTracker;
 import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.steering.QueueAheadTtftPredictor;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.net.InetSocketAddress;
 import java.util.function.Consumer;
@@ -38,9 +46,11 @@ import org.apache.pekko.http.javadsl.ServerBinding;
 /**
  * The guardian of an ingress node: spawns the node's {@link Readiness}, its {@link KvTracker}, the
  * {@link TrackerFeeds} that keep it level with the replicas and the {@link PeerSync} that keeps it
- * level with the other ingresses, and binds the HTTP front once wired. Configuration comes from the
- * node's own {@code kvrouter.ingress}, {@code kvrouter.tracker}, {@code kvrouter.consistency} and
- * {@code kvrouter.models}, read once here, so several ingress nodes can share a JVM.
+ * level with the other ingresses, the traffic management actors ({@link TrafficPlane}: session
+ * bindings and tenant limits in Distributed Data), and binds the HTTP front once wired.
+ * Configuration comes from the node's own {@code kvrouter.ingress}, {@code kvrouter.tracker},
+ * {@code kvrouter.consistency}, {@code kvrouter.traffic} and {@code kvrouter.models}, read once
+ * here, so several ingress nodes can share a JVM.
  */
 public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Command> {
 
@@ -172,7 +182,10 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
             "peer-sync");
 
-    TrackerRouter router =
+    IngressTraffic traffic =
+        TrafficPlane.spawn(ctx, config, new TrafficMetrics(metrics.registry()), ingressId);
+    TrafficSettings ts = traffic.settings();
+    Router router =
         new TrackerRouter(
             tracker,
             ctx.getSystem().scheduler(),
@@ -180,7 +193,19 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             directory,
             tokenizers,
             metrics,
-            gate);
+            gate,
+            new SteeringSettings(
+                ts.sessions().affinityBonusTokens(),
+                new QueueAheadTtftPredictor(ts.sloBaseMillis(), ts.sloMillisPerToken())));
+    if (ts.sessions().enabled()) {
+      router =
+          new SessionRouter(
+              router,
+              traffic.sessions(),
+              ts.sessions().refreshAfter().toMillis(),
+              System::currentTimeMillis,
+              traffic.metrics());
+    }
     NodeAdminView admin =
         new NodeAdminView(
             ctx.getSystem(),
@@ -203,7 +228,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     IngressReadiness.register(ctx.getSystem(), readiness, nodeSettings.askTimeout());
     ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
     ctx.pipeToSelf(
-        IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
+        IngressFrontend.start(
+            ctx.getSystem(), settings, tokenizers, router, metrics, admin, traffic),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));
   }
 

@@ -18,6 +18,9 @@ import java.time.Duration;
  * @param predictedConfirmGrace how long a predicted entry outlives its request's prefill on a
  *     replica with KV events, unless the engine confirmed it
  * @param maxIndexBytes the prefix index's memory budget in bytes (0: none)
+ * @param busyKvUsage a replica reporting this KV usage is busy
+ * @param busyWaiting a replica reporting this many waiting requests is busy
+ * @param busyMaxInFlight a replica holding this many reservations of every ingress is busy
  */
 public record TrackerSettings(
     String policy,
@@ -27,7 +30,10 @@ public record TrackerSettings(
     Duration predictedTtl,
     Duration approximateTtl,
     Duration predictedConfirmGrace,
-    long maxIndexBytes) {
+    long maxIndexBytes,
+    double busyKvUsage,
+    int busyWaiting,
+    int busyMaxInFlight) {
 
   /** Reads {@code kvrouter.tracker} from {@code config}. */
   public static TrackerSettings fromConfig(Config config) {
@@ -40,7 +46,10 @@ public record TrackerSettings(
         c.getDuration("predicted-ttl"),
         c.getDuration("approximate-ttl"),
         c.getDuration("predicted-confirm-grace"),
-        c.getBytes("max-index-bytes"));
+        c.getBytes("max-index-bytes"),
+        c.getDouble("busy.kv-usage"),
+        c.getInt("busy.waiting"),
+        c.getInt("busy.max-in-flight"));
   }
 
   /** The core's configuration for the tracker of ingress {@code ingressId}. */
@@ -51,6 +60,9 @@ public record TrackerSettings(
             .withLeaseAndTtls(lease.toMillis(), predictedTtl.toMillis(), approximateTtl.toMillis())
             .withPredictedConfirm(predictedConfirmGrace.toMillis())
             .withMaxIndexBytes(maxIndexBytes);
+    c =
+        c.withPolicyConfig(
+            c.policyConfig().withBusyThresholds(busyKvUsage, busyWaiting, busyMaxInFlight));
     return nearTieRandomisation
         ? c
         : c.withPolicyConfig(c.policyConfig().withoutNearTieRandomisation());

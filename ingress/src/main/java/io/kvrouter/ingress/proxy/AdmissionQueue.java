@@ -1,83 +1,313 @@
 package io.kvrouter.ingress.proxy;
 
+import io.kvrouter.ingress.traffic.FairQueue;
+import io.kvrouter.ingress.traffic.PeerQueues;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 
 /**
- * The bounded router queue for requests that arrive while every replica is over its busy threshold.
- * A request takes a place ({@link #tryEnter}), waits for a wake-up ({@link #await}), asks the
- * router again, and leaves ({@link #leave}) when it is placed or gives up. Wake-ups come from
- * releases on this node ({@link #signal}, oldest waiter first) and, because load also falls when
- * other ingresses' requests end, from a periodic recheck.
+ * The bounded router queue for requests that arrive while every replica of their model is over its
+ * busy threshold (or none meets their TTFT target). Requests wait in a {@link FairQueue} per model:
+ * by priority, then fairly among tenants, then by age. Only the request whose turn it is asks the
+ * router again, when a reservation of this node is released ({@link #signal}) or at each recheck
+ * interval (load also falls when other ingresses' requests end); when it is placed ({@link
+ * #placed}) the next one gets its turn at once, so a burst of free capacity drains the queue in
+ * order. While requests of a model wait, newcomers for it queue behind them ({@link #hasWaiters})
+ * instead of overtaking.
  *
- * <p>Thread-safe and lock-free; each operation is O(1).
+ * <p>Across ingresses: each tells the others the most pressing priority it waits with per model
+ * (the {@code heads} listener), and a request whose turn comes while another ingress waits with a
+ * more pressing one yields it ({@link PeerQueues}): otherwise the ingress whose requests free
+ * capacity would always ask first, and a more pressing request elsewhere would wait behind its
+ * queue.
+ *
+ * <p>When the queue is full a newcomer displaces the {@link FairQueue#victim()} if it is more
+ * pressing (a lower priority value), or of equal priority from a tenant holding fewer places: the
+ * displaced request is told {@link Wake#SHED} and answered 429. Otherwise the newcomer gets 429.
+ *
+ * <p>Thread-safe: every operation takes the queue's lock for O(tenants) work, and waiters are woken
+ * after it is released.
  */
 public final class AdmissionQueue {
+
+  /** Why a waiting request's {@link #await} completed. */
+  public enum Wake {
+    /** It is its turn: ask the router. */
+    TURN,
+    /** The recheck interval passed: ask the router if {@link #isNext}, else wait again. */
+    RECHECK,
+    /** A more pressing request took its place: answer 429. */
+    SHED
+  }
+
+  /** A request's place in the queue. */
+  public static final class Ticket {
+    private final String model;
+    private FairQueue.Entry<Ticket> entry;
+    private CompletableFuture<Wake> waiter;
+    private boolean turnPending;
+    private boolean shed;
+
+    private Ticket(String model) {
+      this.model = model;
+    }
+
+    /** The priority it waits at. */
+    public int priority() {
+      return entry.priority();
+    }
+  }
 
   private final int capacity;
   private final Duration maxWait;
   private final Duration recheck;
-  private final AtomicInteger queued = new AtomicInteger();
-  private final ConcurrentLinkedQueue<CompletableFuture<Void>> waiters =
-      new ConcurrentLinkedQueue<>();
+  private final long quantum;
+  private final Map<String, FairQueue<Ticket>> byModel = new HashMap<>();
+  private final PeerQueues peers;
+  private final BiConsumer<String, Integer> heads;
+  private final Map<String, Integer> published = new HashMap<>();
+  private int size;
 
   /**
-   * @param capacity requests that may wait at once; the next one gets 429
+   * @param capacity requests that may wait at once
    * @param maxWait how long one request may wait in total before it gets 429
-   * @param recheck how often a waiting request asks again without a wake-up
+   * @param recheck how often the request whose turn it is asks again without a wake-up
+   * @param quantumTokens tokens credited to a tenant of weight 1 per fair-queuing round
    */
-  public AdmissionQueue(int capacity, Duration maxWait, Duration recheck) {
+  public AdmissionQueue(int capacity, Duration maxWait, Duration recheck, long quantumTokens) {
+    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, (model, priority) -> {});
+  }
+
+  /**
+   * @param peers what the other ingresses wait with
+   * @param heads told the most pressing priority waiting for a model whenever it changes (null:
+   *     nothing waits), to tell the other ingresses
+   */
+  public AdmissionQueue(
+      int capacity,
+      Duration maxWait,
+      Duration recheck,
+      long quantumTokens,
+      PeerQueues peers,
+      BiConsumer<String, Integer> heads) {
+    this.peers = peers;
+    this.heads = heads;
     if (capacity < 0) {
       throw new IllegalArgumentException("capacity must be >= 0, was " + capacity);
     }
     this.capacity = capacity;
     this.maxWait = maxWait;
     this.recheck = recheck;
+    this.quantum = quantumTokens;
   }
 
-  /** Takes a place in the queue; false when it is full. */
-  public boolean tryEnter() {
-    while (true) {
-      int n = queued.get();
-      if (n >= capacity) {
-        return false;
+  /**
+   * Takes a place for a request of {@code model}; null when the queue is full and the request may
+   * displace nobody. May shed a less pressing waiter to make room.
+   *
+   * @param cost the request's tokens (its fair-queuing cost)
+   * @param weight its tenant's share
+   */
+  public Ticket enter(String model, int priority, String tenant, long cost, double weight) {
+    CompletableFuture<Wake> shedWaiter = null;
+    Ticket ticket = new Ticket(model);
+    synchronized (this) {
+      if (size >= capacity) {
+        FairQueue.Entry<Ticket> victim = victimFor(priority, tenant, model);
+        if (victim == null) {
+          return null;
+        }
+        Ticket shed = victim.value();
+        byModel.get(shed.model).remove(victim, false);
+        size--;
+        cleanUp(shed.model);
+        publish(shed.model);
+        shed.shed = true;
+        shedWaiter = shed.waiter;
+        shed.waiter = null;
       }
-      if (queued.compareAndSet(n, n + 1)) {
-        return true;
+      ticket.entry =
+          byModel
+              .computeIfAbsent(model, m -> new FairQueue<>(quantum))
+              .add(ticket, priority, tenant, cost, weight);
+      size++;
+      publish(model);
+    }
+    if (shedWaiter != null) {
+      shedWaiter.complete(Wake.SHED);
+    }
+    return ticket;
+  }
+
+  /** The least pressing waiter, if a newcomer of {@code priority} and {@code tenant} beats it. */
+  private FairQueue.Entry<Ticket> victimFor(int priority, String tenant, String model) {
+    FairQueue.Entry<Ticket> worst = null;
+    int worstCount = 0;
+    for (FairQueue<Ticket> q : byModel.values()) {
+      FairQueue.Entry<Ticket> v = q.victim();
+      if (v == null) {
+        continue;
       }
+      int count = q.count(v.priority(), v.tenant());
+      if (worst == null
+          || v.priority() > worst.priority()
+          || (v.priority() == worst.priority() && count > worstCount)) {
+        worst = v;
+        worstCount = count;
+      }
+    }
+    if (worst == null) {
+      return null;
+    }
+    if (priority < worst.priority()) {
+      return worst;
+    }
+    FairQueue<Ticket> own = byModel.get(model);
+    int mine = own == null ? 0 : own.count(priority, tenant);
+    return priority == worst.priority() && worstCount > mine + 1 ? worst : null;
+  }
+
+  /** True while requests of {@code model} wait: a newcomer must queue behind them. */
+  public synchronized boolean hasWaiters(String model) {
+    FairQueue<Ticket> q = byModel.get(model);
+    return q != null && !q.isEmpty();
+  }
+
+  /** True when it is {@code ticket}'s turn (it is first in its model's order). */
+  public synchronized boolean isNext(Ticket ticket) {
+    FairQueue<Ticket> q = byModel.get(ticket.model);
+    return q != null && q.peek() == ticket.entry && !yields(ticket.model, ticket.entry);
+  }
+
+  /** True while another ingress waits for {@code model} with a more pressing priority. */
+  private boolean yields(String model, FairQueue.Entry<Ticket> head) {
+    return peers.morePressing(model, head.priority(), System.nanoTime());
+  }
+
+  /** Tells the listener when the most pressing priority waiting for {@code model} changed. */
+  private void publish(String model) {
+    FairQueue<Ticket> q = byModel.get(model);
+    Integer now = q == null ? null : q.firstPriority();
+    if (!Objects.equals(now, published.get(model))) {
+      if (now == null) {
+        published.remove(model);
+      } else {
+        published.put(model, now);
+      }
+      heads.accept(model, now);
     }
   }
 
-  /** Gives the place back. */
-  public void leave() {
-    queued.decrementAndGet();
-  }
-
-  /** Completes at the next wake-up or after the recheck interval, whichever is first. */
-  public CompletableFuture<Void> await() {
-    CompletableFuture<Void> waiter = new CompletableFuture<>();
-    waiters.add(waiter);
+  /**
+   * Completes at the ticket's next turn, when it is shed, or after the recheck interval, whichever
+   * is first.
+   */
+  public CompletionStage<Wake> await(Ticket ticket) {
+    CompletableFuture<Wake> waiter = new CompletableFuture<>();
+    synchronized (this) {
+      if (ticket.shed) {
+        return CompletableFuture.completedFuture(Wake.SHED);
+      }
+      if (ticket.turnPending) {
+        ticket.turnPending = false;
+        return CompletableFuture.completedFuture(Wake.TURN);
+      }
+      ticket.waiter = waiter;
+    }
     return waiter
-        .completeOnTimeout(null, recheck.toMillis(), TimeUnit.MILLISECONDS)
-        .whenComplete((v, e) -> waiters.remove(waiter));
+        .completeOnTimeout(Wake.RECHECK, recheck.toMillis(), TimeUnit.MILLISECONDS)
+        .whenComplete(
+            (w, e) -> {
+              synchronized (this) {
+                if (ticket.waiter == waiter) {
+                  ticket.waiter = null;
+                }
+              }
+            });
   }
 
-  /** Capacity freed up: wakes the oldest waiter. */
-  public void signal() {
-    CompletableFuture<Void> next;
-    while ((next = waiters.poll()) != null) {
-      if (next.complete(null)) {
+  /** The ticket's request was placed: it leaves, and the next one of its model gets its turn. */
+  public void placed(Ticket ticket) {
+    remove(ticket, true);
+  }
+
+  /** The ticket's request gives up (waited too long, failed); its place is freed. */
+  public void leave(Ticket ticket) {
+    remove(ticket, false);
+  }
+
+  private void remove(Ticket ticket, boolean served) {
+    CompletableFuture<Wake> next;
+    synchronized (this) {
+      FairQueue<Ticket> q = byModel.get(ticket.model);
+      if (q == null) {
         return;
       }
+      boolean wasNext = q.peek() == ticket.entry;
+      if (!q.remove(ticket.entry, served)) {
+        return;
+      }
+      size--;
+      cleanUp(ticket.model);
+      publish(ticket.model);
+      next = served || wasNext || ticket.turnPending ? turnOf(ticket.model) : null;
+    }
+    if (next != null) {
+      next.complete(Wake.TURN);
+    }
+  }
+
+  /** Capacity freed up on this node: the first waiter of every model gets its turn. */
+  public void signal() {
+    List<CompletableFuture<Wake>> woken = new ArrayList<>();
+    synchronized (this) {
+      for (String model : byModel.keySet()) {
+        CompletableFuture<Wake> w = turnOf(model);
+        if (w != null) {
+          woken.add(w);
+        }
+      }
+    }
+    woken.forEach(w -> w.complete(Wake.TURN));
+  }
+
+  /**
+   * Gives the turn to {@code model}'s first waiter: returns its waiter to complete (outside the
+   * lock), or marks the turn pending while it is busy asking.
+   */
+  private CompletableFuture<Wake> turnOf(String model) {
+    FairQueue<Ticket> q = byModel.get(model);
+    FairQueue.Entry<Ticket> head = q == null ? null : q.peek();
+    if (head == null || yields(model, head)) {
+      return null;
+    }
+    Ticket t = head.value();
+    CompletableFuture<Wake> w = t.waiter;
+    if (w == null) {
+      t.turnPending = true;
+    }
+    t.waiter = null;
+    return w;
+  }
+
+  private void cleanUp(String model) {
+    FairQueue<Ticket> q = byModel.get(model);
+    if (q != null && q.isEmpty()) {
+      byModel.remove(model);
     }
   }
 
   /** Requests waiting now. */
-  public int size() {
-    return queued.get();
+  public synchronized int size() {
+    return size;
   }
 
   /** How long one request may wait in total. */

@@ -1,83 +1,103 @@
 package io.kvrouter.ingress.proxy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.Sse;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.tracing.RequestTrace;
+import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.RequestTraffic;
+import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.protocol.ReplicaInfo;
+import java.time.Duration;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import org.apache.pekko.NotUsed;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
-import org.apache.pekko.http.javadsl.model.ContentTypes;
-import org.apache.pekko.http.javadsl.model.HttpEntities;
-import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
-import org.apache.pekko.http.javadsl.model.MediaTypes;
-import org.apache.pekko.japi.Pair;
-import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
-import org.apache.pekko.stream.UniqueKillSwitch;
-import org.apache.pekko.stream.javadsl.Keep;
-import org.apache.pekko.stream.javadsl.Sink;
-import org.apache.pekko.stream.javadsl.Source;
-import org.apache.pekko.util.ByteString;
 
 /**
  * Forwards a validated request to the replica the router picks, and keeps the reservation's
  * lifecycle honest.
  *
- * <p>Per attempt: select-and-reserve (excluding replicas already tried), send, and wait for the
- * first byte of the answer. A connection failure, a 5xx, a timeout or an empty body before that
- * first byte releases the reservation and tries the next replica, up to {@link
- * ProxySettings#maxAttempts()}. Once the first byte is in, the response is committed: streams are
- * relayed chunk by chunk with backpressure, and a failure later in the stream reaches the client as
- * an error frame in the protocol's own form (OpenAI {@code data: {"error":...}}, Anthropic {@code
- * event: error}). The first byte marks prefill completed; end, error, timeout or client disconnect
- * releases, exactly once. What is sent to the chosen engine, and how its answer is put to the
- * client, is the request's {@link EngineExchange} for that engine (the protocols live in {@code
- * api/}).
+ * <p>Per attempt: select-and-reserve (excluding replicas already tried), then an {@link EngineCall}
+ * sends the request and waits for the first byte of the answer. A connection failure, a 5xx, a
+ * timeout or an empty body before that first byte releases the reservation and tries the next
+ * replica, up to {@link ProxySettings#maxAttempts()}. Once the first byte is in, the response is
+ * committed: streams are relayed chunk by chunk with backpressure, and a failure later in the
+ * stream reaches the client as an error frame in the protocol's own form (OpenAI {@code data:
+ * {"error":...}}, Anthropic {@code event: error}). The first byte marks prefill completed; end,
+ * error, timeout or client disconnect releases, exactly once. What is sent to the chosen engine,
+ * and how its answer is put to the client, is the request's {@link EngineExchange} for that engine
+ * (the protocols live in {@code api/}).
+ *
+ * <p>Admission: when every replica is busy, or none is predicted to meet the request's TTFT target,
+ * the request waits in the {@link AdmissionQueue} (by priority, fairly among tenants, then by age),
+ * and while requests of its model wait a newcomer queues behind them. It gets 429 with {@code
+ * Retry-After} when the queue is full and it may displace nobody, when a more pressing request
+ * displaces it, when it has waited too long, or when waiting can no longer meet its TTFT target.
+ * Each phase (decide, queue, first byte, stream) is a span of the request's trace, and the engine
+ * receives the trace's {@code traceparent}.
  */
 public final class ProxyService {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ProxyService.class);
 
-  private final Http http;
-  private final Materializer materializer;
   private final Router router;
-  private final ObjectMapper mapper;
+  private final EngineCall engine;
   private final ProxySettings settings;
   private final ProxyListener listener;
   private final AdmissionQueue admission;
+  private final TrafficMetrics traffic;
+  private final int retryAfterSeconds;
 
+  /**
+   * @param quantumTokens the fair queue's credit per round for a tenant of weight 1
+   * @param retryAfter the {@code Retry-After} of a 429 from the router queue
+   * @param peers what the other ingresses' router queues wait with
+   * @param heads told what this ingress's router queue waits with
+   */
   public ProxyService(
       ActorSystem<?> system,
       Router router,
       ObjectMapper mapper,
       ProxySettings settings,
-      ProxyListener listener) {
-    this.http = Http.get(system);
-    this.materializer = Materializer.matFromSystem(system);
+      ProxyListener listener,
+      long quantumTokens,
+      Duration retryAfter,
+      TrafficMetrics traffic,
+      PeerQueues peers,
+      java.util.function.BiConsumer<String, Integer> heads) {
     this.admission =
         new AdmissionQueue(
-            settings.queueCapacity(), settings.queueMaxWait(), settings.queueRecheck());
+            settings.queueCapacity(),
+            settings.queueMaxWait(),
+            settings.queueRecheck(),
+            quantumTokens,
+            peers,
+            heads);
     this.router = new SignallingRouter(router, admission);
-    this.mapper = mapper;
+    traffic.queueWaiting(admission, AdmissionQueue::size);
+    this.engine =
+        new EngineCall(
+            Http.get(system),
+            Materializer.matFromSystem(system),
+            this.router,
+            mapper,
+            settings,
+            listener,
+            traffic);
     this.settings = settings;
     this.listener = listener;
+    this.traffic = traffic;
+    this.retryAfterSeconds = (int) Math.max(1, retryAfter.toSeconds());
   }
 
   /** The outcome of forwarding: a response to send, or an error to answer. */
@@ -92,23 +112,36 @@ public final class ProxyService {
   /**
    * One request's state across attempts.
    *
-   * @param queuedSinceNanos when it entered the admission queue, or -1 when it holds no place
+   * @param waiting its place in the admission queue, or null when it holds none
    */
   private record Job(
-      InferenceRequest request, int[] tokenIds, String requestId, long queuedSinceNanos) {
-    Job queued(long now) {
-      return new Job(request, tokenIds, requestId, now);
-    }
-
-    Job dequeued() {
-      return new Job(request, tokenIds, requestId, -1);
+      InferenceRequest request,
+      int[] tokenIds,
+      String requestId,
+      RequestTraffic traffic,
+      Waiting waiting) {
+    Job waitingAs(Waiting w) {
+      return new Job(request, tokenIds, requestId, traffic, w);
     }
   }
+
+  /** A place in the admission queue, since when, and its trace span. */
+  private record Waiting(AdmissionQueue.Ticket ticket, long sinceNanos, RequestTrace.Phase span) {}
 
   /** Routes and forwards {@code request}, whose prompt tokenized to {@code tokenIds}. */
   public CompletionStage<Result> forward(
       InferenceRequest request, int[] tokenIds, String requestId) {
-    return attempt(new Job(request, tokenIds, requestId, -1), 1, Set.of(), null);
+    return forward(
+        request,
+        tokenIds,
+        requestId,
+        RequestTraffic.plain(tokenIds.length + (long) Math.max(0, request.maxTokens())));
+  }
+
+  /** The same, for a request whose tenant, priority, target and trace are {@code traffic}. */
+  public CompletionStage<Result> forward(
+      InferenceRequest request, int[] tokenIds, String requestId, RequestTraffic traffic) {
+    return attempt(new Job(request, tokenIds, requestId, traffic, null), 1, Set.of(), null);
   }
 
   private CompletionStage<Result> attempt(
@@ -123,276 +156,192 @@ public final class ProxyService {
                       + lastFailure)));
     }
     InferenceRequest request = job.request();
+    if (job.waiting() == null && admission.hasWaiters(request.model())) {
+      // No overtaking: while requests of this model wait, a newcomer takes its place behind them.
+      return queue(job, attempt, excluded, lastFailure, "requests are waiting for a replica");
+    }
+    double target = job.traffic().ttftTargetMillis();
     RouteQuery query =
         new RouteQuery(
-            job.requestId() + "#" + attempt,
-            request.model(),
-            job.tokenIds(),
-            request.maxTokens(),
-            excluded,
-            request.sessionKey(),
-            request.pinnedReplica(),
-            request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null);
+                job.requestId() + "#" + attempt,
+                request.model(),
+                job.tokenIds(),
+                request.maxTokens(),
+                excluded,
+                request.sessionKey(),
+                request.pinnedReplica(),
+                request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
+            .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0);
+    RequestTrace.Phase decide =
+        job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
     return router
         .selectAndReserve(query)
-        .whenComplete(
+        .handle(
             (outcome, error) -> {
-              if (error != null && job.queuedSinceNanos() >= 0) {
-                admission.leave(); // the ask failed: its place in the queue is given back
+              if (error != null) {
+                decide.fail(String.valueOf(error));
+                dequeue(job, "failed");
+                return CompletableFuture.<Result>failedFuture(error);
               }
+              decide.set("kvrouter.outcome", outcome.getClass().getSimpleName()).end();
+              return decided(job, attempt, excluded, lastFailure, outcome);
             })
-        .thenCompose(
-            outcome -> {
-              if (outcome instanceof RouteOutcome.Busy busy) {
-                return queue(job, attempt, excluded, lastFailure, busy);
-              }
-              Job placed = job;
-              if (job.queuedSinceNanos() >= 0) {
-                admission.leave();
-                placed = job.dequeued();
-              }
-              if (outcome instanceof RouteOutcome.Routed routed) {
-                return send(placed, routed, attempt, excluded);
-              }
-              String reason = ((RouteOutcome.NoReplica) outcome).reason();
-              if (lastFailure != null) {
-                reason = reason + "; last failure: " + lastFailure;
-              }
-              return done(new Result.Failed(ApiError.unavailable(reason, 2)));
-            });
+        .thenCompose(x -> x);
+  }
+
+  private CompletionStage<Result> decided(
+      Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome outcome) {
+    if (outcome instanceof RouteOutcome.Busy busy) {
+      return queue(job, attempt, excluded, lastFailure, busy.reason());
+    }
+    if (outcome instanceof RouteOutcome.SloMiss miss) {
+      double left = job.traffic().ttftTargetMillis() - job.traffic().elapsedMillis();
+      if (left < miss.floorMillis()) {
+        dequeue(job, "slo");
+        return sloRejected(
+            job,
+            miss.reason()
+                + "; even an idle replica is predicted at "
+                + Math.round(miss.floorMillis())
+                + " ms");
+      }
+      return queue(job, attempt, excluded, lastFailure, miss.reason());
+    }
+    Job placed = dequeue(job, outcome instanceof RouteOutcome.Routed ? "placed" : "failed");
+    if (outcome instanceof RouteOutcome.Routed routed) {
+      return send(placed, routed, attempt, excluded);
+    }
+    String reason = ((RouteOutcome.NoReplica) outcome).reason();
+    if (lastFailure != null) {
+      reason = reason + "; last failure: " + lastFailure;
+    }
+    return done(new Result.Failed(ApiError.unavailable(reason, 2)));
   }
 
   /**
-   * Every replica is busy: wait in the bounded admission queue and ask again, or answer 429 when
-   * the queue is full or the wait is over.
+   * No replica can take the request now: wait in the admission queue for a turn and ask again, or
+   * answer 429 when the queue is full, the request is displaced, or it has waited too long.
    */
   private CompletionStage<Result> queue(
-      Job job, int attempt, Set<String> excluded, String lastFailure, RouteOutcome.Busy busy) {
+      Job job, int attempt, Set<String> excluded, String lastFailure, String reason) {
     long now = System.nanoTime();
+    RequestTraffic t = job.traffic();
     Job waiting = job;
-    if (job.queuedSinceNanos() < 0) {
-      if (!admission.tryEnter()) {
-        return done(
-            new Result.Failed(
-                ApiError.overloaded(
-                    busy.reason() + "; the router queue is full (" + admission.size() + " waiting)",
-                    1)));
+    if (job.waiting() == null) {
+      AdmissionQueue.Ticket ticket =
+          admission.enter(
+              job.request().model(),
+              t.priority(),
+              t.tenant().id(),
+              t.tokens(),
+              t.tenant().weight());
+      if (ticket == null) {
+        traffic.queueFull(t.priority());
+        return overloaded(
+            job, reason + "; the router queue is full (" + admission.size() + " waiting)");
       }
-      waiting = job.queued(now);
-    } else if (now - job.queuedSinceNanos() > admission.maxWait().toNanos()) {
-      admission.leave();
-      return done(
-          new Result.Failed(
-              ApiError.overloaded(
-                  busy.reason()
-                      + "; waited "
-                      + admission.maxWait().toMillis()
-                      + " ms in the router queue",
-                  1)));
+      RequestTrace.Phase span = t.trace().phase("queue").set("kvrouter.priority", t.priority());
+      waiting = job.waitingAs(new Waiting(ticket, now, span));
+    } else if (now - job.waiting().sinceNanos() > admission.maxWait().toNanos()) {
+      dequeue(job, "timeout");
+      return overloaded(
+          job, reason + "; waited " + admission.maxWait().toMillis() + " ms in the router queue");
+    } else if (t.ttftTargetMillis() > 0 && t.elapsedMillis() > t.ttftTargetMillis()) {
+      dequeue(job, "slo");
+      return sloRejected(job, reason + "; the TTFT target passed while waiting");
     }
     Job next = waiting;
-    return admission.await().thenCompose(v -> attempt(next, attempt, excluded, lastFailure));
+    AdmissionQueue.Ticket ticket = next.waiting().ticket();
+    return admission
+        .await(ticket)
+        .thenCompose(
+            wake ->
+                switch (wake) {
+                  case SHED -> {
+                    Waiting w = next.waiting();
+                    traffic.queued(t.priority(), "shed", System.nanoTime() - w.sinceNanos());
+                    w.span().fail("shed for a more pressing request");
+                    yield overloaded(
+                        next,
+                        reason
+                            + "; shed from the router queue for a more pressing request (priority"
+                            + " below "
+                            + t.priority()
+                            + ")");
+                  }
+                  case TURN, RECHECK -> {
+                    if (admission.isNext(ticket)) {
+                      yield attempt(next, attempt, excluded, lastFailure);
+                    }
+                    if (wake == AdmissionQueue.Wake.TURN) {
+                      // A more pressing request arrived since this turn was given: pass it on.
+                      admission.signal();
+                    }
+                    yield queue(next, attempt, excluded, lastFailure, reason);
+                  }
+                });
+  }
+
+  /** The job without its queue place: placed, or given up with {@code outcome}. */
+  private Job dequeue(Job job, String outcome) {
+    Waiting w = job.waiting();
+    if (w == null) {
+      return job;
+    }
+    if (outcome.equals("placed")) {
+      admission.placed(w.ticket());
+      w.span().end();
+    } else {
+      admission.leave(w.ticket());
+      w.span().fail(outcome);
+    }
+    traffic.queued(job.traffic().priority(), outcome, System.nanoTime() - w.sinceNanos());
+    return job.waitingAs(null);
+  }
+
+  private CompletionStage<Result> overloaded(Job job, String message) {
+    if (job.traffic().ttftTargetMillis() > 0) {
+      traffic.slo("rejected");
+    }
+    return done(new Result.Failed(ApiError.overloaded(message, retryAfterSeconds)));
+  }
+
+  private CompletionStage<Result> sloRejected(Job job, String message) {
+    traffic.slo("rejected");
+    return done(
+        new Result.Failed(
+            new ApiError(
+                429,
+                message,
+                "rate_limit_error",
+                null,
+                "ttft_target_unattainable",
+                retryAfterSeconds)));
   }
 
   private CompletionStage<Result> send(
       Job job, RouteOutcome.Routed routed, int attempt, Set<String> excluded) {
-    Target target = routed.target();
-    ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
-    EngineExchange exchange = EngineExchange.of(job.request(), job.tokenIds(), target, mapper);
-    HttpRequest engineRequest =
-        HttpRequest.POST(target.baseUrl() + exchange.path())
-            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
-    CompletableFuture<HttpResponse> response =
-        http.singleRequest(engineRequest).toCompletableFuture();
-    CompletableFuture<HttpResponse> timed =
-        response.copy().orTimeout(settings.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    timed.whenComplete(
-        (r, e) -> {
-          if (e != null) {
-            // A late answer after the timeout must not hold its connection.
-            response.thenAccept(late -> late.discardEntityBytes(materializer));
-          }
-        });
-    return timed
-        .thenCompose(
-            r -> {
-              if (r.status().intValue() >= 500) {
-                r.discardEntityBytes(materializer);
-                throw new AttemptFailed(
-                    "replica " + target.replicaId() + " answered " + r.status().intValue());
-              }
-              return job.request().stream() && r.status().isSuccess()
-                  ? stream(job, routed, lifecycle, r, exchange)
-                  : whole(job, routed, lifecycle, r, exchange);
-            })
+    return engine
+        .call(new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()), routed)
         .handle(
             (result, error) -> {
               if (error == null) {
                 return done(result);
               }
-              lifecycle.release();
-              String why = describe(error, target);
+              String why = EngineCall.describe(error, routed.target());
               try {
-                listener.retried(job.request().model(), target.replicaId(), why);
+                listener.retried(job.request().model(), routed.target().replicaId(), why);
               } catch (RuntimeException listenerFailure) {
                 LOG.warn("proxy listener failed", listenerFailure);
               }
               Set<String> tried = new HashSet<>(excluded);
-              tried.add(target.replicaId());
+              tried.add(routed.target().replicaId());
               return attempt(job, attempt + 1, tried, why);
             })
         .thenCompose(x -> x);
   }
 
-  private CompletionStage<Result> whole(
-      Job job,
-      RouteOutcome.Routed routed,
-      ReservationLifecycle lifecycle,
-      HttpResponse r,
-      EngineExchange exchange) {
-    return r.entity()
-        .toStrict(settings.requestTimeout().toMillis(), materializer)
-        .thenApply(
-            strict -> {
-              lifecycle.firstByte();
-              byte[] bytes = strict.getData().toArray();
-              JsonNode body = parse(bytes);
-              int cached = body == null ? -1 : Sse.cachedTokens(body);
-              report(job, routed, cached);
-              lifecycle.release();
-              return new Result.Answered(exchange.whole(r.status(), bytes));
-            });
-  }
-
-  private CompletionStage<Result> stream(
-      Job job,
-      RouteOutcome.Routed routed,
-      ReservationLifecycle lifecycle,
-      HttpResponse r,
-      EngineExchange exchange) {
-    UsageSniffer usage = new UsageSniffer();
-    Source<ByteString, ?> upstream =
-        r.entity()
-            .getDataBytes()
-            .watchTermination(
-                (mat, finished) -> {
-                  finished.whenComplete((d, e) -> lifecycle.release());
-                  return mat;
-                });
-    Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
-        run =
-            upstream
-                .viaMat(KillSwitches.single(), Keep.right())
-                .prefixAndTail(1)
-                .toMat(Sink.head(), Keep.both())
-                .run(materializer);
-    CompletableFuture<Pair<List<ByteString>, Source<ByteString, NotUsed>>> first =
-        run.second()
-            .toCompletableFuture()
-            .copy()
-            .orTimeout(settings.firstByteTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    return first
-        .thenApply(
-            pair -> {
-              if (pair.first().isEmpty()) {
-                throw new AttemptFailed(
-                    "replica " + routed.target().replicaId() + " sent an empty stream");
-              }
-              lifecycle.firstByte();
-              Source<ByteString, NotUsed> body =
-                  Source.from(pair.first())
-                      .concat(pair.second())
-                      .map(
-                          bytes -> {
-                            usage.feed(bytes.toArray());
-                            return bytes;
-                          })
-                      // Reported once every chunk went through the sniffer: the engine's stream
-                      // can end before the client's copy of it has been read, and the usage chunk
-                      // comes last.
-                      .watchTermination(
-                          (mat, delivered) -> {
-                            delivered.whenComplete(
-                                (d, e) -> report(job, routed, usage.cachedTokens()));
-                            return mat;
-                          });
-              body = exchange.stream(body);
-              return (Result)
-                  new Result.Answered(
-                      HttpResponse.create()
-                          .withStatus(r.status())
-                          .withEntity(
-                              HttpEntities.create(
-                                  MediaTypes.TEXT_EVENT_STREAM.toContentType(), body)));
-            })
-        .whenComplete(
-            (ok, e) -> {
-              if (e != null) {
-                run.first()
-                    .abort(
-                        e instanceof TimeoutException ? e : new AttemptFailed(String.valueOf(e)));
-              }
-            });
-  }
-
-  /** Tells the listener; a failing listener must never fail or retry the request. */
-  private void report(Job job, RouteOutcome.Routed routed, int reportedCached) {
-    if (job.request().pinnedReplica() != null) {
-      // The engine prepended state the router never saw (a stored Responses conversation): its
-      // cached count says nothing about the router's prediction for the part it rendered.
-      reportedCached = -1;
-    }
-    try {
-      listener.answered(
-          job.request().model(),
-          routed.target().replicaId(),
-          job.tokenIds().length,
-          routed.predictedCachedTokens(),
-          reportedCached);
-    } catch (RuntimeException e) {
-      LOG.warn("proxy listener failed", e);
-    }
-  }
-
-  private JsonNode parse(byte[] bytes) {
-    try {
-      return mapper.readTree(bytes);
-    } catch (Exception e) {
-      return null;
-    }
-  }
-
-  private static String describe(Throwable error, Target target) {
-    Throwable cause = error;
-    while ((cause instanceof java.util.concurrent.CompletionException
-            || cause instanceof java.util.concurrent.ExecutionException)
-        && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    if (cause instanceof AttemptFailed) {
-      return cause.getMessage();
-    }
-    if (cause instanceof TimeoutException) {
-      return "replica " + target.replicaId() + " timed out before the first byte";
-    }
-    return "replica "
-        + target.replicaId()
-        + ": "
-        + cause.getClass().getSimpleName()
-        + " "
-        + cause.getMessage();
-  }
-
   private static <T> CompletionStage<T> done(T value) {
     return CompletableFuture.completedFuture(value);
-  }
-
-  /** An attempt failed before the first byte; the next replica is tried. */
-  private static final class AttemptFailed extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    AttemptFailed(String message) {
-      super(message, null, false, false);
-    }
   }
 }

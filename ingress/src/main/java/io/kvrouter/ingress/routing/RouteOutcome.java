@@ -8,13 +8,32 @@ public sealed interface RouteOutcome {
    *
    * @param reservationId the id the lifecycle calls must use
    * @param predictedCachedTokens prompt tokens the tracker expects the replica to have cached
+   * @param predictedTtftMillis the tracker's predicted time to first token there (NaN when it made
+   *     no prediction)
    */
-  record Routed(String reservationId, Target target, int predictedCachedTokens)
-      implements RouteOutcome {}
+  record Routed(
+      String reservationId, Target target, int predictedCachedTokens, double predictedTtftMillis)
+      implements RouteOutcome {
+
+    /** Routed without a TTFT prediction. */
+    public Routed(String reservationId, Target target, int predictedCachedTokens) {
+      this(reservationId, target, predictedCachedTokens, Double.NaN);
+    }
+  }
 
   /** No replica serves the model (or every one was excluded): 503 or 404. */
   record NoReplica(String reason) implements RouteOutcome {}
 
   /** Every replica is over its busy threshold: queue, then 429. */
   record Busy(String reason) implements RouteOutcome {}
+
+  /**
+   * No replica is predicted to meet the request's TTFT target; nothing is reserved. Queue while
+   * waiting can still meet it, otherwise 429.
+   *
+   * @param bestPredictedMillis the best prediction among the candidates now
+   * @param floorMillis the best prediction were its replica idle: no wait can beat it
+   */
+  record SloMiss(String reason, double bestPredictedMillis, double floorMillis)
+      implements RouteOutcome {}
 }

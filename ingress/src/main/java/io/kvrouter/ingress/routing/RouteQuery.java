@@ -12,6 +12,8 @@ import java.util.Set;
  *     known), or null
  * @param requiredApi an API path the chosen engine must serve itself ({@code
  *     ReplicaInfo.RESPONSES_API}), or null for any
+ * @param boundReplica the replica the session is bound to (a soft preference), or null
+ * @param ttftTargetMillis what is left of the request's TTFT target, in milliseconds, or 0 for none
  */
 public record RouteQuery(
     String requestId,
@@ -21,10 +23,35 @@ public record RouteQuery(
     Set<String> excluded,
     String sessionKey,
     String pinnedReplica,
-    String requiredApi) {
+    String requiredApi,
+    String boundReplica,
+    double ttftTargetMillis) {
 
   public RouteQuery {
     excluded = Set.copyOf(excluded);
+  }
+
+  /** A query without a session binding or TTFT target. */
+  public RouteQuery(
+      String requestId,
+      String model,
+      int[] tokenIds,
+      int maxTokens,
+      Set<String> excluded,
+      String sessionKey,
+      String pinnedReplica,
+      String requiredApi) {
+    this(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        null,
+        0);
   }
 
   /** A query with no session key, pin or required API. */
@@ -36,6 +63,45 @@ public record RouteQuery(
   /** The same query with other replicas excluded. */
   public RouteQuery withExcluded(Set<String> others) {
     return new RouteQuery(
-        requestId, model, tokenIds, maxTokens, others, sessionKey, pinnedReplica, requiredApi);
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        others,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        boundReplica,
+        ttftTargetMillis);
+  }
+
+  /** The same query preferring {@code replica}, the session's (null: none). */
+  public RouteQuery withBoundReplica(String replica) {
+    return new RouteQuery(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        replica,
+        ttftTargetMillis);
+  }
+
+  /** The same query with {@code millis} left of its TTFT target (0: none). */
+  public RouteQuery withTtftTarget(double millis) {
+    return new RouteQuery(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        boundReplica,
+        millis);
   }
 }

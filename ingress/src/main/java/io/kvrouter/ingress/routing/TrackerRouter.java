@@ -52,6 +52,8 @@ public final class TrackerRouter implements Router {
   /** The replica whose gate admitted each open reservation (strict mode), until its release. */
   private final Map<String, String> gated = new ConcurrentHashMap<>();
 
+  private final SteeringSettings steering;
+
   /** Rounds over every candidate a request may be turned away in, before its last is forced. */
   static final int GATE_ROUNDS = 3;
 
@@ -66,6 +68,31 @@ public final class TrackerRouter implements Router {
       TokenizerRegistry tokenizers,
       IngressMetrics metrics,
       AdmissionGate gate) {
+    this(
+        tracker,
+        scheduler,
+        askTimeout,
+        directory,
+        tokenizers,
+        metrics,
+        gate,
+        SteeringSettings.NONE);
+  }
+
+  /**
+   * @param gate the replicas' admission gates in strict mode, {@code null} in broadcast mode
+   * @param steering how a query's session binding and TTFT target reach the tracker
+   */
+  public TrackerRouter(
+      ActorRef<KvTracker.Command> tracker,
+      Scheduler scheduler,
+      Duration askTimeout,
+      ReplicaDirectory directory,
+      TokenizerRegistry tokenizers,
+      IngressMetrics metrics,
+      AdmissionGate gate,
+      SteeringSettings steering) {
+    this.steering = steering;
     this.gate = gate;
     this.tracker = tracker;
     this.scheduler = scheduler;
@@ -131,7 +158,8 @@ public final class TrackerRouter implements Router {
             blockKeys,
             query.tokenIds().length,
             ReplicaConstraints.excluded(query, directory.all()),
-            true);
+            true,
+            steering.steering(query));
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
@@ -155,6 +183,9 @@ public final class TrackerRouter implements Router {
     metrics.decision(System.nanoTime() - start);
     String id = attempt.original().requestId();
     String model = attempt.original().model();
+    if (decision.sloMiss()) {
+      return CompletableFuture.completedFuture(sloMiss(attempt.original(), decision));
+    }
     if (!decision.placed()) {
       return CompletableFuture.completedFuture(
           decision.busy()
@@ -171,7 +202,9 @@ public final class TrackerRouter implements Router {
       return attempt(attempt.without(chosen));
     }
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
-    RouteOutcome.Routed routed = new RouteOutcome.Routed(id, target.get(), predicted);
+    double ttft =
+        decision.ranked().isEmpty() ? Double.NaN : decision.ranked().get(0).predictedTtftMillis();
+    RouteOutcome.Routed routed = new RouteOutcome.Routed(id, target.get(), predicted, ttft);
     if (gate == null) {
       return CompletableFuture.completedFuture(routed);
     }
@@ -200,6 +233,25 @@ public final class TrackerRouter implements Router {
   /** Admitted reservations not yet released (strict mode); for tests and diagnostics. */
   int openAdmissions() {
     return gated.size();
+  }
+
+  private static RouteOutcome sloMiss(RouteQuery query, Decision decision) {
+    double best = Double.POSITIVE_INFINITY;
+    double floor = Double.POSITIVE_INFINITY;
+    for (Decision.Candidate c : decision.ranked()) {
+      best = Math.min(best, c.predictedTtftMillis());
+      floor = Math.min(floor, c.ttftFloorMillis());
+    }
+    return new RouteOutcome.SloMiss(
+        "no replica serving '"
+            + query.model()
+            + "' is predicted to meet the TTFT target of "
+            + Math.round(query.ttftTargetMillis())
+            + " ms (best: "
+            + Math.round(best)
+            + " ms)",
+        best,
+        floor);
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */

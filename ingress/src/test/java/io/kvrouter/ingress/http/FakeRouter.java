@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 
 /** Routes to targets in order, skipping excluded ones, and records every lifecycle call. */
 final class FakeRouter implements Router {
@@ -19,14 +20,27 @@ final class FakeRouter implements Router {
   final List<String> queries = new CopyOnWriteArrayList<>();
   final List<String> prefills = new CopyOnWriteArrayList<>();
   final List<String> releases = new CopyOnWriteArrayList<>();
+  final List<Double> ttftTargets = new CopyOnWriteArrayList<>();
   volatile boolean busy;
   volatile RuntimeException failure;
+
+  /** When set, answers in place of the targets (given the first target, or null). */
+  volatile Function<Target, RouteOutcome> script;
 
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
     queries.add(query.requestId());
+    ttftTargets.add(query.ttftTargetMillis());
     if (failure != null) {
       return CompletableFuture.failedFuture(failure);
+    }
+    Function<Target, RouteOutcome> scripted = script;
+    if (scripted != null) {
+      RouteOutcome outcome = scripted.apply(targets.isEmpty() ? null : targets.get(0));
+      if (outcome instanceof RouteOutcome.Routed routed) {
+        open.add(routed.reservationId());
+      }
+      return CompletableFuture.completedFuture(outcome);
     }
     if (busy) {
       return CompletableFuture.completedFuture(new RouteOutcome.Busy("all replicas busy"));

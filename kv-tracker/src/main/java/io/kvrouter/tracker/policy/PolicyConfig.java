@@ -110,6 +110,48 @@ public record PolicyConfig(
         llmdQueueWeight);
   }
 
+  /**
+   * The same parameters with other busy thresholds (see {@link #busy}): what an operator sets to
+   * make the router hold requests in its own queue (where priorities and tenant fairness apply)
+   * rather than in the engines' queues.
+   */
+  public PolicyConfig withBusyThresholds(double kvUsage, int waiting, int inFlight) {
+    if (!(kvUsage > 0) || waiting < 1 || inFlight < 1) {
+      throw new IllegalArgumentException(
+          "busy thresholds must be positive: kv usage "
+              + kvUsage
+              + ", waiting "
+              + waiting
+              + ", in flight "
+              + inFlight);
+    }
+    return new PolicyConfig(
+        gpuCredit,
+        predictedCredit,
+        cpuCredit,
+        diskCredit,
+        prefillQuadraticTokens,
+        decodeWeight,
+        kvUsage,
+        waiting,
+        inFlight,
+        tieRelative,
+        tieAbsoluteTokens,
+        temperature,
+        chwblLoadFactor,
+        chwblPrefixBlocks,
+        chwblVirtualNodes,
+        sglangBalanceAbs,
+        sglangBalanceRel,
+        sglangCacheThreshold,
+        sglangMaxBlocksPerWorker,
+        dynamoOverlapWeight,
+        dynamoTemperature,
+        llmdPrefixWeight,
+        llmdKvWeight,
+        llmdQueueWeight);
+  }
+
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */
   public boolean deterministicTies() {
     return tieRelative == 0 && tieAbsoluteTokens == 0 && temperature == 0;

@@ -59,7 +59,7 @@ final class SimInference {
             ? GenerationRequest.chat(body, tokenizer, id)
             : GenerationRequest.completion(body, tokenizer);
     checkModel(g.model());
-    SimRun run = start(id, g, chat ? "/v1/chat/completions" : "/v1/completions");
+    SimRun run = start(ex, id, g, chat ? "/v1/chat/completions" : "/v1/completions");
     ChatBodies bodies = new ChatBodies(id, model, created, chat);
     if (!g.stream()) {
       SimHttp.sendJson(ex, 200, bodies.full(run.drain()));
@@ -98,7 +98,7 @@ final class SimInference {
     ObjectNode chat = SimAnthropic.toChat(body);
     GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id);
     checkModel(g.model());
-    SimRun run = start(id, g, "/v1/messages");
+    SimRun run = start(ex, id, g, "/v1/messages");
     if (!g.stream()) {
       SimHttp.sendJson(ex, 200, SimAnthropic.message(id, model, run.drain()));
       return;
@@ -136,7 +136,7 @@ final class SimInference {
     ObjectNode chat = responses.toChat(body);
     GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
     checkModel(g.model());
-    SimRun run = start(id, g, "/v1/responses");
+    SimRun run = start(ex, id, g, "/v1/responses");
     ObjectNode done;
     if (!g.stream()) {
       run.drain();
@@ -154,10 +154,10 @@ final class SimInference {
     responses.remember(body, chat, done);
   }
 
-  private SimRun start(String id, GenerationRequest g, String endpoint)
+  private SimRun start(HttpExchange ex, String id, GenerationRequest g, String endpoint)
       throws InterruptedException {
     SimRun run = SimRun.start(engine, id, g, tokenizer);
-    log.add(endpoint, g, run.first());
+    log.add(endpoint, g, run.first(), ex.getRequestHeaders().getFirst("traceparent"));
     return run;
   }
 }

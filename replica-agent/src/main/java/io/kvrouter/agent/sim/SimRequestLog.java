@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * The last requests a simulated engine generated for, as it saw them (after converting Anthropic
  * and Responses requests to chat, as vLLM does): the endpoint, the roles of the rendered messages,
- * the prompt and cached token counts, the tool it called. Served as {@code GET /sim/requests} so
+ * the prompt and cached token counts, the tool it called, and the W3C {@code traceparent} header it
+ * came with (so a test can check what a router forwarded). Served as {@code GET /sim/requests} so
  * tests can check what reached the engine; a test double's window, not a vLLM API. Bounded; the
  * methods are synchronized.
  */
@@ -23,12 +24,13 @@ final class SimRequestLog {
       List<String> roles,
       int promptTokens,
       int cachedTokens,
-      String tool) {}
+      String tool,
+      String traceparent) {}
 
   private final ArrayDeque<Entry> entries = new ArrayDeque<>();
   private long seq;
 
-  synchronized void add(String endpoint, GenerationRequest g, Emission first) {
+  synchronized void add(String endpoint, GenerationRequest g, Emission first, String traceparent) {
     if (entries.size() == CAPACITY) {
       entries.removeFirst();
     }
@@ -39,10 +41,14 @@ final class SimRequestLog {
             g.roles(),
             first.promptTokens(),
             first.cachedPromptTokens(),
-            g.toolCall() == null ? null : g.toolCall().name()));
+            g.toolCall() == null ? null : g.toolCall().name(),
+            traceparent));
   }
 
-  /** {@code {"requests":[{seq, endpoint, roles, prompt_tokens, cached_tokens, tool_call}]}}. */
+  /**
+   * {@code {"requests":[{seq, endpoint, roles, prompt_tokens, cached_tokens, tool_call,
+   * traceparent}]}}.
+   */
   synchronized ObjectNode toJson() {
     JsonNodeFactory f = JsonNodeFactory.instance;
     ObjectNode root = f.objectNode();
@@ -59,6 +65,11 @@ final class SimRequestLog {
         o.putNull("tool_call");
       } else {
         o.put("tool_call", e.tool());
+      }
+      if (e.traceparent() == null) {
+        o.putNull("traceparent");
+      } else {
+        o.put("traceparent", e.traceparent());
       }
     }
     return root;

@@ -1,0 +1,95 @@
+package io.kvrouter.ingress.traffic;
+
+import io.kvrouter.ingress.routing.RouteOutcome;
+import io.kvrouter.ingress.routing.RouteQuery;
+import io.kvrouter.ingress.routing.Router;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
+
+/**
+ * A router that keeps sessions on their replica: it looks up the binding of a query's session
+ * ({@link RouteQuery#sessionKey()}, per model), asks the wrapped router with it as the bound
+ * replica (the tracker gives it an affinity bonus unless it is busy, gone, or beaten by more than
+ * the bonus), and records where the request went: a new session is bound, a session that moved is
+ * rebound, and a binding in use is refreshed once older than {@code refreshAfterMillis}. Queries
+ * without a session key pass straight through.
+ */
+public final class SessionRouter implements Router {
+
+  private final Router delegate;
+  private final SessionStore store;
+  private final long refreshAfterMillis;
+  private final LongSupplier clock;
+  private final TrafficMetrics metrics;
+
+  public SessionRouter(
+      Router delegate,
+      SessionStore store,
+      long refreshAfterMillis,
+      LongSupplier clock,
+      TrafficMetrics metrics) {
+    this.delegate = delegate;
+    this.store = store;
+    this.refreshAfterMillis = refreshAfterMillis;
+    this.clock = clock;
+    this.metrics = metrics;
+  }
+
+  /** The store key of a query's session: its model and its key. */
+  public static String sessionOf(String model, String sessionKey) {
+    return model + "\n" + sessionKey;
+  }
+
+  @Override
+  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+    if (query.sessionKey() == null) {
+      return delegate.selectAndReserve(query);
+    }
+    String session = sessionOf(query.model(), query.sessionKey());
+    return store
+        .lookup(session)
+        .thenCompose(
+            binding ->
+                delegate
+                    .selectAndReserve(
+                        query.withBoundReplica(binding == null ? null : binding.replica()))
+                    .thenApply(
+                        outcome -> {
+                          if (outcome instanceof RouteOutcome.Routed routed) {
+                            remember(session, binding, routed.target().replicaId());
+                          }
+                          return outcome;
+                        }));
+  }
+
+  private void remember(String session, SessionBinding binding, String replica) {
+    if (binding == null) {
+      metrics.session("new");
+      store.bind(session, replica);
+    } else if (!binding.replica().equals(replica)) {
+      metrics.session("moved");
+      store.bind(session, replica);
+    } else {
+      metrics.session("kept");
+      if (clock.getAsLong() - binding.touchedMillis() > refreshAfterMillis) {
+        store.bind(session, replica);
+      }
+    }
+  }
+
+  @Override
+  public void prefillCompleted(String reservationId) {
+    delegate.prefillCompleted(reservationId);
+  }
+
+  @Override
+  public void released(String reservationId) {
+    delegate.released(reservationId);
+  }
+
+  @Override
+  public Set<String> servedModels() {
+    return delegate.servedModels();
+  }
+}

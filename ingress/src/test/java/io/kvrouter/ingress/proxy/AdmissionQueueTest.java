@@ -1,0 +1,168 @@
+package io.kvrouter.ingress.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.ingress.proxy.AdmissionQueue.Ticket;
+import io.kvrouter.ingress.proxy.AdmissionQueue.Wake;
+import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.QueueHead;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class AdmissionQueueTest {
+
+  /** A queue whose recheck never fires within a test: only turns and sheds wake a waiter. */
+  static AdmissionQueue queue(int capacity) {
+    return new AdmissionQueue(capacity, Duration.ofMinutes(1), Duration.ofMinutes(10), 100);
+  }
+
+  static CompletableFuture<Wake> await(AdmissionQueue q, Ticket t) {
+    return q.await(t).toCompletableFuture();
+  }
+
+  static Wake now(CompletableFuture<Wake> f) throws Exception {
+    return f.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aRelease_givesTheTurnToTheMostPressingWaiter_andEachPlacementToTheNext() throws Exception {
+    AdmissionQueue q = queue(10);
+    Ticket low = q.enter("m", 10, "t", 10, 1);
+    Ticket mid = q.enter("m", 5, "t", 10, 1);
+    Ticket high = q.enter("m", 0, "t", 10, 1);
+    CompletableFuture<Wake> lowWake = await(q, low);
+    CompletableFuture<Wake> midWake = await(q, mid);
+    CompletableFuture<Wake> highWake = await(q, high);
+
+    q.signal();
+    assertThat(now(highWake)).isEqualTo(Wake.TURN);
+    assertThat(midWake).isNotDone();
+    assertThat(q.isNext(high)).isTrue();
+
+    q.placed(high);
+    assertThat(now(midWake)).as("a placement passes the turn on").isEqualTo(Wake.TURN);
+    assertThat(lowWake).isNotDone();
+    assertThat(q.size()).isEqualTo(2);
+  }
+
+  @Test
+  void aTurnGivenWhileTheWaiterIsAsking_isNotLost() throws Exception {
+    AdmissionQueue q = queue(10);
+    Ticket t = q.enter("m", 0, "t", 10, 1);
+    q.signal(); // t is not awaiting yet: it is asking the router
+    assertThat(now(await(q, t))).isEqualTo(Wake.TURN);
+  }
+
+  @Test
+  void aFullQueue_shedsTheLeastPressing_forAMorePressingNewcomer_andRefusesAnEqualOne()
+      throws Exception {
+    AdmissionQueue q = queue(2);
+    Ticket a = q.enter("m", 10, "t", 10, 1);
+    Ticket b = q.enter("m", 10, "t", 10, 1);
+    CompletableFuture<Wake> aWake = await(q, a);
+    CompletableFuture<Wake> bWake = await(q, b);
+
+    assertThat(q.enter("m", 10, "t", 10, 1)).as("same priority, same tenant").isNull();
+    Ticket urgent = q.enter("m", 0, "t", 10, 1);
+    assertThat(urgent).isNotNull();
+    assertThat(now(bWake)).as("the newest of the least pressing").isEqualTo(Wake.SHED);
+    assertThat(aWake).isNotDone();
+    assertThat(q.size()).isEqualTo(2);
+    assertThat(q.isNext(urgent)).isTrue();
+  }
+
+  @Test
+  void aFullQueue_shedsFromTheTenantHoldingMostPlaces_forATenantWithFewer() throws Exception {
+    AdmissionQueue q = queue(3);
+    Ticket n1 = q.enter("m", 0, "noisy", 10, 1);
+    Ticket n2 = q.enter("m", 0, "noisy", 10, 1);
+    Ticket n3 = q.enter("m", 0, "noisy", 10, 1);
+    CompletableFuture<Wake> n3Wake = await(q, n3);
+    Ticket quiet = q.enter("m", 0, "quiet", 10, 1);
+    assertThat(quiet).isNotNull();
+    assertThat(now(n3Wake)).isEqualTo(Wake.SHED);
+    assertThat(q.enter("m", 0, "quiet", 10, 1))
+        .as("2 noisy against 1 quiet: a second quiet one would not be fairer")
+        .isNull();
+    assertThat(n1).isNotNull();
+    assertThat(n2).isNotNull();
+  }
+
+  @Test
+  void aShedTicketThatIsAsking_learnsItWhenItComesBack() throws Exception {
+    AdmissionQueue q = queue(1);
+    Ticket low = q.enter("m", 10, "t", 10, 1);
+    assertThat(q.enter("m", 0, "t", 10, 1)).isNotNull();
+    assertThat(now(await(q, low))).isEqualTo(Wake.SHED);
+  }
+
+  @Test
+  void waitersOfOneModel_doNotHoldBackAnother() {
+    AdmissionQueue q = queue(10);
+    Ticket t = q.enter("busy-model", 0, "t", 10, 1);
+    assertThat(q.hasWaiters("busy-model")).isTrue();
+    assertThat(q.hasWaiters("free-model")).isFalse();
+    q.leave(t);
+    assertThat(q.hasWaiters("busy-model")).isFalse();
+    assertThat(q.size()).isZero();
+  }
+
+  @Test
+  void aTurnYields_whileAnotherIngressWaitsWithAMorePressingPriority() throws Exception {
+    PeerQueues peers = new PeerQueues(Duration.ofMinutes(1).toNanos());
+    List<String> told = new ArrayList<>();
+    AdmissionQueue q =
+        new AdmissionQueue(
+            10,
+            Duration.ofMinutes(1),
+            Duration.ofMinutes(10),
+            100,
+            peers,
+            (model, priority) -> told.add(model + "=" + priority));
+    Ticket low = q.enter("m", 10, "t", 10, 1);
+    q.enter("m", 3, "t", 10, 1);
+    assertThat(told)
+        .as("what this ingress waits with, as it changes")
+        .containsExactly("m=10", "m=3");
+
+    Ticket mid = q.enter("m", 3, "t", 10, 1);
+    CompletableFuture<Wake> lowWake = await(q, low);
+    peers.heard(new QueueHead("other-ingress", "m", 0), System.nanoTime());
+    q.signal();
+    assertThat(q.isNext(mid)).isFalse();
+    assertThat(lowWake).isNotDone();
+
+    peers.heard(new QueueHead("other-ingress", "m", 5), System.nanoTime());
+    assertThat(q.isNext(q.enter("x", 0, "t", 1, 1))).as("other models are not held").isTrue();
+    q.signal();
+    assertThat(lowWake).as("the head (priority 3) goes first; 5 is not more pressing").isNotDone();
+
+    peers.heard(new QueueHead("other-ingress", "m", null), System.nanoTime());
+    told.clear();
+    q.leave(low);
+    assertThat(told).isEmpty();
+  }
+
+  @Test
+  void whatAnotherIngressToldExpires_unlessToldAgain() {
+    PeerQueues peers = new PeerQueues(1_000);
+    peers.heard(new QueueHead("other", "m", 0), 0);
+    assertThat(peers.morePressing("m", 1, 999)).isTrue();
+    assertThat(peers.morePressing("m", 0, 999)).as("equal is not more pressing").isFalse();
+    assertThat(peers.morePressing("m", 1, 1_001)).isFalse();
+  }
+
+  @Test
+  void aWaiterThatIsNotNext_isWokenByTheRecheck_andToldItIsNotItsTurn() throws Exception {
+    AdmissionQueue q = new AdmissionQueue(10, Duration.ofMinutes(1), Duration.ofMillis(10), 100);
+    Ticket first = q.enter("m", 0, "t", 10, 1);
+    Ticket second = q.enter("m", 0, "t", 10, 1);
+    assertThat(now(await(q, second))).isEqualTo(Wake.RECHECK);
+    assertThat(q.isNext(second)).isFalse();
+    assertThat(q.isNext(first)).isTrue();
+  }
+}

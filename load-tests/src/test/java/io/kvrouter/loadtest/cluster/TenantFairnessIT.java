@@ -1,0 +1,180 @@
+package io.kvrouter.loadtest.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.loadtest.bench.PseudoWords;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fair queuing across tenants through two ingresses: a noisy tenant keeping ten times the quiet
+ * tenant's requests outstanding does not raise the quiet tenant's p99 latency beyond twice what it
+ * is without the noise, measured in the same run.
+ *
+ * <p>Three simulated engines at real speed, each busy at 4 reservations: 12 requests run at once
+ * and the rest wait in the ingresses' router queues, where fair queuing applies (an engine's own
+ * queue is first come, first served). The quiet tenant runs 4 closed-loop clients (2 per ingress),
+ * the noisy one 40, all with the same request shape (a short prompt, 100 output tokens; about 0.7 s
+ * end to end). Latency is end to end: under overload every slot is taken, so a quiet request always
+ * waits for one to free, and its time to first token has no unloaded figure to compare with that
+ * could stay within 2x; what fairness bounds is how long it waits (about one noisy request per
+ * ingress), not that it waits.
+ *
+ * <p>Each phase sends 25 requests per quiet client (100 in all, so the p99 is the second slowest),
+ * after a warm-up whose latencies are dropped (the first requests through each ingress and engine
+ * pay for JIT and new connections, which would inflate the unloaded figure and let any noise pass).
+ *
+ * <p>Bound from repeated runs on the 2-core machine at load average 25-55 (other helpers' builds
+ * running): quiet p99 under noise ÷ unloaded p99 was 1.17-2.02 with fair queuing (1.98 and 1.17
+ * with 100 samples; 1.65 and 2.02 with 60); with the noisy tenant's whole backlog served per visit
+ * instead (quantum 10^9 tokens) a quiet request starved until its 120 s client timeout. On a loaded
+ * machine the margin under 2x is thin: the whole JVM (44 clients, two ingresses, three engines)
+ * slows while the noise runs, which raises the quiet p50 by about half whatever the queue does; a
+ * quiet machine should show the ratio well under 2x. The figures are printed.
+ */
+class TenantFairnessIT {
+
+  static final int QUIET_CLIENTS = 4;
+  static final int NOISY_CLIENTS = 40;
+  static final int QUIET_REQUESTS_PER_CLIENT = 25;
+  static final int WARM_UP_REQUESTS_PER_CLIENT = 3;
+
+  @Test
+  void aNoisyTenant_doesNotRaiseAQuietTenantsP99_beyondTwiceItsUnloadedFigure() throws Exception {
+    try (TrafficCluster cluster =
+        TrafficCluster.start(
+            """
+            kvrouter.tracker.busy.max-in-flight = 4
+            kvrouter.ingress.queue { capacity = 256, max-wait = 120s }
+            kvrouter.ingress.traffic.tenants.inline {
+              quiet { keys = [sk-quiet] }
+              noisy { keys = [sk-noisy] }
+            }
+            """,
+            3,
+            1)) {
+      ExecutorService pool = Executors.newFixedThreadPool(QUIET_CLIENTS + NOISY_CLIENTS);
+      try {
+        // The first requests through each ingress and engine pay for class loading, JIT and new
+        // connections: not part of the unloaded figure.
+        quiet(cluster, pool, 0, WARM_UP_REQUESTS_PER_CLIENT);
+        List<Long> unloaded = quiet(cluster, pool, 1, QUIET_REQUESTS_PER_CLIENT);
+
+        AtomicBoolean noisy = new AtomicBoolean(true);
+        AtomicInteger noisyDone = new AtomicInteger();
+        List<Future<?>> noise = new ArrayList<>();
+        for (int c = 0; c < NOISY_CLIENTS; c++) {
+          int client = c;
+          noise.add(
+              pool.submit(
+                  () -> {
+                    for (int i = 0; noisy.get(); i++) {
+                      send(cluster, client % 2, "sk-noisy", 500_000 + client * 10_000 + i);
+                      noisyDone.incrementAndGet();
+                    }
+                    return null;
+                  }));
+        }
+        // Overload established: requests wait in both ingresses' router queues.
+        cluster.await(
+            Duration.ofSeconds(60),
+            () -> {
+              assertThat(cluster.metric(0, "kvrouter_queue_waiting")).isGreaterThan(4);
+              assertThat(cluster.metric(1, "kvrouter_queue_waiting")).isGreaterThan(4);
+              return null;
+            });
+        int noisyBefore = noisyDone.get();
+        long start = System.nanoTime();
+        List<Long> loaded = quiet(cluster, pool, 2, QUIET_REQUESTS_PER_CLIENT);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        int noisyDuring = noisyDone.get() - noisyBefore;
+        noisy.set(false);
+        for (Future<?> f : noise) {
+          f.get(5, TimeUnit.MINUTES);
+        }
+
+        long p99Unloaded = p99(unloaded);
+        long p99Loaded = p99(loaded);
+        System.out.printf(
+            "TenantFairnessIT: quiet p50/p99 unloaded %d/%d ms, under noise %d/%d ms (x%.2f);"
+                + " noisy completed %d in %.1f s (%.1f/s) against quiet %d%n",
+            p50(unloaded),
+            p99Unloaded,
+            p50(loaded),
+            p99Loaded,
+            p99Loaded / (double) p99Unloaded,
+            noisyDuring,
+            seconds,
+            noisyDuring / seconds,
+            loaded.size());
+        assertThat(noisyDuring)
+            .as("the noisy tenant kept the cluster overloaded meanwhile")
+            .isGreaterThan(3 * loaded.size());
+        assertThat(p99Loaded).isLessThanOrEqualTo(2 * p99Unloaded);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+  }
+
+  /**
+   * Runs the quiet clients, {@code requests} each, to completion; returns every request's latency
+   * in milliseconds.
+   */
+  static List<Long> quiet(TrafficCluster cluster, ExecutorService pool, int phase, int requests)
+      throws Exception {
+    List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
+    List<Future<?>> clients = new ArrayList<>();
+    for (int c = 0; c < QUIET_CLIENTS; c++) {
+      int client = c;
+      clients.add(
+          pool.submit(
+              () -> {
+                for (int i = 0; i < requests; i++) {
+                  long t0 = System.nanoTime();
+                  send(cluster, client % 2, "sk-quiet", 100_000 * (phase + 1) + client * 1000 + i);
+                  latencies.add((System.nanoTime() - t0) / 1_000_000);
+                }
+                return null;
+              }));
+    }
+    for (Future<?> f : clients) {
+      f.get(5, TimeUnit.MINUTES);
+    }
+    return latencies;
+  }
+
+  static void send(TrafficCluster cluster, int ingress, String key, int seed) throws Exception {
+    HttpResponse<String> r =
+        cluster.send(
+            ingress,
+            TrafficCluster.chat(PseudoWords.words(seed, 20), 100, false),
+            Map.of("Authorization", "Bearer " + key));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+  }
+
+  static long p99(List<Long> values) {
+    return percentile(values, 0.99);
+  }
+
+  static long p50(List<Long> values) {
+    return percentile(values, 0.50);
+  }
+
+  static long percentile(List<Long> values, double p) {
+    List<Long> sorted = new ArrayList<>(values);
+    Collections.sort(sorted);
+    return sorted.get((int) Math.ceil(p * sorted.size()) - 1);
+  }
+}

@@ -77,9 +77,9 @@ metric() { # url name [filter...]
 }
 
 wait_until() { # seconds description command...
-  local deadline=$((SECONDS + $1)) what="$2"; shift 2
+  local wait="$1" deadline=$((SECONDS + $1)) what="$2"; shift 2
   until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || { echo "not ready after ${deadline}s: $what (logs in $work)" >&2; exit 1; }
+    [ $SECONDS -lt $deadline ] || { echo "not ready after ${wait}s: $what (logs in $work)" >&2; exit 1; }
     sleep 0.5
   done
 }
@@ -110,6 +110,8 @@ for k in "${ks[@]}"; do
       --port "${ports[$((2 * i))]}" --http-host 127.0.0.1 --http-port "${ports[$((2 * i + 1))]}" \
       --seed-nodes "$seed" >"$work/k$k/ingress-$i.log" 2>&1 &
     pids+=($!); ingress_pids+=($!); urls+=("http://127.0.0.1:${ports[$((2 * i + 1))]}")
+    # The first ingress is the seed: the others join once it serves.
+    [ "$i" != 0 ] || wait_until 300 "${urls[0]}/metrics" curl -sf -o /dev/null "${urls[0]}/metrics"
   done
   "${java_run[@]}" -jar "$jar" agent --host 127.0.0.1 --port "${ports[$((2 * k))]}" \
     --seed-nodes "$seed" --sim "$engines" --sim-http-base 0 --sim-zmq-base 0 \

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
@@ -156,7 +157,24 @@ public final class KvTrackerCore {
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
   public Decision selectAndReserve(RouteRequest request, long nowMillis) {
-    return placement.selectAndReserve(request, nowMillis);
+    return placement.selectAndReserve(request, nowMillis, true);
+  }
+
+  /**
+   * {@link #selectAndReserve(RouteRequest, long)} that holds the reservation back from the peers
+   * (the decision carries none) until {@link #announce} (strict mode: until its gate admits it); a
+   * release before that drops it without an event.
+   */
+  public Decision selectAndReserveUnannounced(RouteRequest request, long nowMillis) {
+    return placement.selectAndReserve(request, nowMillis, false);
+  }
+
+  /**
+   * A held-back reservation stands: returns its event to broadcast, or null when there is none
+   * (already announced, released, or its lease ended).
+   */
+  public Reserved announce(String requestId) {
+    return placement.announce(requestId);
   }
 
   /** {@link #prefillCompleted(String, long)} for callers without a clock. */

@@ -18,14 +18,22 @@ import io.kvrouter.tracker.steering.SteeringRule;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.function.LongFunction;
 
 /**
  * The decision and its bookkeeping: select-and-reserve (match, rank, pick, reserve, predict), the
  * lifecycle of own requests (passed on to the policy too), and peers' reservations entering the
  * ledger and the index. A policy whose {@link Visibility} excludes predicted blocks gets none on
  * replicas that publish KV events (its peer sees event-confirmed blocks only).
+ *
+ * <p>A reservation is announced to peers when it is made, or, when the caller asks (strict mode,
+ * where an admission gate may still turn it away), only once {@link #announce} says it stands: a
+ * reservation given back before its announcement never reaches the peers, so they never count load
+ * that was not placed.
  *
  * <p>Cost of select-and-reserve: O(prompt blocks x holders per block) for the match, O(n log n)
  * over n candidates for ranking, O(uncached blocks) for predicting. Not thread-safe: one owner.
@@ -43,6 +51,9 @@ final class Placement {
 
   private final MatchResult match = new MatchResult();
 
+  /** Own reservations held back from the peers until announced, as events awaiting their seq. */
+  private final Map<String, LongFunction<Reserved>> unannounced = new HashMap<>();
+
   Placement(
       TrackerConfig config,
       Membership replicas,
@@ -59,8 +70,13 @@ final class Placement {
     this.visibility = policy.visibility();
   }
 
-  /** Matches, ranks, picks, reserves and predicts in one step. */
-  Decision selectAndReserve(RouteRequest request, long nowMillis) {
+  /**
+   * Matches, ranks, picks, reserves and predicts in one step.
+   *
+   * @param announce true: the decision carries the reservation to broadcast now; false: it carries
+   *     none, and {@link #announce} makes it later (or a release drops it unseen)
+   */
+  Decision selectAndReserve(RouteRequest request, long nowMillis, boolean announce) {
     int[] candidates = replicas.candidates(request.model());
     if (candidates == null) {
       return Decision.none(request.requestId());
@@ -94,27 +110,34 @@ final class Placement {
     long[] newKeys = Arrays.copyOfRange(blockKeys, held, blockKeys.length);
     int cached = cachedTokens(chosen, query);
     long lease = config.leaseMillis();
-    Reserved reserved =
-        sync.originate(
-            seq ->
-                new Reserved(
-                    config.ingressId(),
-                    seq,
-                    request.requestId(),
-                    replicas.ids().idOf(chosen),
-                    request.promptTokens() - cached,
-                    request.promptTokens(),
-                    anchor,
-                    newKeys,
-                    lease,
-                    nowMillis));
+    int prefill = request.promptTokens() - cached;
+    String replicaId = replicas.ids().idOf(chosen);
+    LongFunction<Reserved> stamped =
+        seq ->
+            new Reserved(
+                config.ingressId(),
+                seq,
+                request.requestId(),
+                replicaId,
+                prefill,
+                request.promptTokens(),
+                anchor,
+                newKeys,
+                lease,
+                nowMillis);
+    Reserved reserved = null;
+    if (announce) {
+      reserved = sync.originate(stamped);
+    } else {
+      unannounced.put(request.requestId(), stamped);
+    }
     ledger.reserve(
         config.ingressId(),
         request.requestId(),
-        reserved.replicaId(),
+        replicaId,
         chosen,
         request.promptTokens(),
-        reserved.prefillTokens(),
+        prefill,
         nowMillis + lease,
         predicts(chosen) ? newKeys : NO_KEYS);
     policy.onReserved(request.requestId(), query, chosen);
@@ -174,6 +197,9 @@ final class Placement {
     }
     awaitConfirmation(config.ingressId(), requestId, nowMillis);
     policy.onPrefillCompleted(requestId, nowMillis);
+    if (unannounced.containsKey(requestId)) {
+      return null; // the peers do not know it
+    }
     return sync.originate(seq -> new PrefillCompleted(config.ingressId(), seq, requestId));
   }
 
@@ -208,9 +234,13 @@ final class Placement {
    */
   Released released(String requestId, long nowMillis) {
     if (ledger.release(config.ingressId(), requestId) == null) {
+      unannounced.remove(requestId);
       return null;
     }
     policy.onReleased(requestId, nowMillis);
+    if (unannounced.remove(requestId) != null) {
+      return null; // given back before the peers heard of it
+    }
     return sync.originate(seq -> new Released(config.ingressId(), seq, requestId));
   }
 
@@ -292,6 +322,16 @@ final class Placement {
 
   /** An own reservation's lease ran out: the policy forgets it as it would a release. */
   void ownLeaseEnded(String requestId, long nowMillis) {
+    unannounced.remove(requestId);
     policy.onReleased(requestId, nowMillis);
+  }
+
+  /**
+   * An own reservation held back by {@code selectAndReserve(..., false)} stands: returns its event
+   * with the next seq, to broadcast, or null when there is none (announced, released or expired).
+   */
+  Reserved announce(String requestId) {
+    LongFunction<Reserved> stamped = unannounced.remove(requestId);
+    return stamped == null ? null : sync.originate(stamped);
   }
 }

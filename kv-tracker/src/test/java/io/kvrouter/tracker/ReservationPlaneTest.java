@@ -49,6 +49,37 @@ class ReservationPlaneTest {
   }
 
   @Test
+  void heldBackReservation_reachesPeersOnlyWhenAnnounced_andOneGivenBackFirstNeverDoes() {
+    KvTrackerCore origin = tracker("in-1", "a", "b");
+    KvTrackerCore peer = tracker("in-2", "a", "b");
+
+    Decision kept =
+        origin.selectAndReserveUnannounced(
+            new RouteRequest("kept", MODEL, KEYS.keys(tokens(64, 1)), 64), 0);
+    Decision dropped =
+        origin.selectAndReserveUnannounced(
+            new RouteRequest("dropped", MODEL, KEYS.keys(tokens(64, 2)), 64), 0);
+    assertThat(kept.reserved()).as("nothing to broadcast yet").isNull();
+    assertThat(dropped.reserved()).isNull();
+    assertThat(origin.loads().values().stream().mapToInt(l -> l.inFlight()).sum())
+        .as("the origin counts both itself")
+        .isEqualTo(2);
+
+    assertThat(origin.released("dropped")).as("given back before anyone heard of it").isNull();
+    Reserved announced = origin.announce("kept");
+    assertThat(announced.requestId()).isEqualTo("kept");
+    assertThat(announced.seq()).as("the first own event: no seq was spent on the other").isZero();
+    assertThat(origin.announce("kept")).as("announced once").isNull();
+
+    assertThat(peer.applyPeer(announced, 0)).isEqualTo(PeerSequencer.Offer.NO_GAP);
+    assertThat(peer.loads().get(kept.chosen()).inFlight()).isEqualTo(1);
+    assertThat(peer.loads().values().stream().mapToInt(l -> l.inFlight()).sum())
+        .as("the peer never counts the one given back")
+        .isEqualTo(1);
+    assertThat(peer.applyPeer(origin.released("kept"), 0)).isEqualTo(PeerSequencer.Offer.NO_GAP);
+  }
+
+  @Test
   void reorderedPeerEvents_areAppliedInSeqOrder_andReachTheOriginsDigest() {
     KvTrackerCore origin = tracker("in-1", "a", "b");
     KvTrackerCore peer = tracker("in-2", "a", "b");

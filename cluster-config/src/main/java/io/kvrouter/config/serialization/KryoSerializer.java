@@ -17,7 +17,8 @@ import org.apache.pekko.serialization.JSerializer;
  * unregistered class fails with {@link UnregisteredClassException} instead of being sent.
  *
  * <p>Bound to {@link io.kvrouter.protocol.KryoWire} in {@code reference.conf}. Kryo instances are
- * not thread-safe, so each call borrows one from a {@link Pool}.
+ * not thread-safe, so each call borrows one from a {@link Pool}. Every message written or read is
+ * counted, by plane, in the system's {@link WireTraffic}.
  *
  * <p>Wire layout of one message: Kryo's varint class id (id + 2) followed by the object as Kryo's
  * record serializer writes it: components in alphabetical order of their names, so renaming a
@@ -34,10 +35,12 @@ public final class KryoSerializer extends JSerializer {
   private final ExtendedActorSystem system;
   private final Map<Class<?>, Integer> extra;
   private final Pool<Kryo> pool;
+  private final WireTraffic traffic;
 
   public KryoSerializer(ExtendedActorSystem system) {
     this.system = system;
     this.extra = extraRegistrations(system.settings().config());
+    this.traffic = WireTraffic.get(system);
     this.pool =
         new Pool<>(true, false, 16) {
           @Override
@@ -62,7 +65,9 @@ public final class KryoSerializer extends JSerializer {
     Kryo kryo = pool.obtain();
     try (Output output = new Output(INITIAL_BUFFER, -1)) {
       kryo.writeClassAndObject(output, message);
-      return output.toBytes();
+      byte[] bytes = output.toBytes();
+      traffic.count(WireTraffic.Direction.SENT, message, bytes.length);
+      return bytes;
     } catch (IllegalArgumentException | KryoException e) {
       String missing = unregisteredClassIn(e);
       if (missing != null) {
@@ -78,7 +83,9 @@ public final class KryoSerializer extends JSerializer {
   public Object fromBinaryJava(byte[] bytes, Class<?> manifest) {
     Kryo kryo = pool.obtain();
     try (Input input = new Input(bytes)) {
-      return kryo.readClassAndObject(input);
+      Object message = kryo.readClassAndObject(input);
+      traffic.count(WireTraffic.Direction.RECEIVED, message, bytes.length);
+      return message;
     } finally {
       pool.free(kryo);
     }

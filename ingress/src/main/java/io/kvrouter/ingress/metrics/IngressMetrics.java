@@ -1,10 +1,13 @@
 package io.kvrouter.ingress.metrics;
 
+import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.ingress.proxy.ProxyListener;
 import io.kvrouter.protocol.TrackerReport;
+import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.tracker.TrackerStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -39,6 +42,10 @@ import java.util.function.ToLongFunction;
  *       kvrouter_replica_accurate{replica}} (1, 0, or -1 before any ingress has a sample): per
  *       replica, whether the trackers agree with each other and whether they agree with the engine,
  *       as of this node's last cluster-wide consistency view ({@code /admin/consistency})
+ *   <li>{@code kvrouter_plane_bytes_total{plane,direction}}, {@code
+ *       kvrouter_plane_messages_total{plane,direction}}: what this node's Kryo serializer wrote
+ *       ({@code sent}) and read ({@code received}) on the reservation, event, load, gate planes
+ *       ({@link WireTraffic}; payload bytes, without the transport's framing)
  * </ul>
  *
  * Thread-safe; every update is a lock-free counter increment or map lookup.
@@ -136,6 +143,25 @@ public final class IngressMetrics implements ProxyListener {
     lagTimer(
         "kvrouter.reservation.propagation",
         "Time from a peer tracker's reservation to this tracker receiving it");
+  }
+
+  /** Exports the bytes and messages {@code traffic} counts, by plane and direction. */
+  public void wire(WireTraffic traffic) {
+    for (WirePlane plane : WirePlane.values()) {
+      for (WireTraffic.Direction direction : WireTraffic.Direction.values()) {
+        FunctionCounter.builder("kvrouter.plane.bytes", traffic, t -> t.bytes(plane, direction))
+            .description("Kryo payload bytes this node wrote or read, by plane and direction")
+            .tag("plane", plane.label())
+            .tag("direction", direction.label())
+            .register(registry);
+        FunctionCounter.builder(
+                "kvrouter.plane.messages", traffic, t -> t.messages(plane, direction))
+            .description("Kryo messages this node wrote or read, by plane and direction")
+            .tag("plane", plane.label())
+            .tag("direction", direction.label())
+            .register(registry);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- consistency (event planes)

@@ -3,6 +3,7 @@ package io.kvrouter.ingress.node;
 import com.typesafe.config.Config;
 import io.kvrouter.config.node.NodeFailed;
 import io.kvrouter.config.node.RoleGuardian;
+import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
 import io.kvrouter.ingress.drain.IngressReadiness;
 import io.kvrouter.ingress.extproc.ExtProcServer;
@@ -147,6 +148,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.getSystem(), nodeSettings.askTimeout(), trackerConfig.leaseMillis())
             : null;
     metrics = new IngressMetrics(AccuracySettings.fromConfig(config));
+    metrics.wire(WireTraffic.get(ctx.getSystem()));
     readiness = ctx.spawn(Readiness.create(), "readiness");
 
     tracker =

@@ -28,10 +28,12 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * reservation is given back and the tracker decides again without that replica; when every
  * candidate turned it away, it starts another round over all of them (by then it has seen more of
  * the other ingresses' reservations), and after {@value #GATE_ROUNDS} rounds its last candidate
- * admits it regardless. The rounds' state travels with the call as an {@link Attempt} value, so a
- * call that ends in busy (429), no replica (503) or a failed ask leaves nothing behind; the only
- * state kept between calls is the gate each admitted reservation must leave, dropped when it is
- * released.
+ * admits it regardless. A reservation reaches the peers only once its gate admitted it: one turned
+ * away would otherwise show them load that was never placed (they would then shun that replica and
+ * crowd another, which its gate, seeing no fewer requests than they expected, would admit). The
+ * rounds' state travels with the call as an {@link Attempt} value, so a call that ends in busy
+ * (429), no replica (503) or a failed ask leaves nothing behind; the only state kept between calls
+ * is the gate each admitted reservation must leave, dropped when it is released.
  *
  * <p>Every failure gives back what it may hold: a tracker ask that fails releases the reservation
  * the tracker may still have recorded, and a gate ask that fails also leaves that gate, where the
@@ -163,7 +165,7 @@ public final class TrackerRouter implements Router {
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
-            replyTo -> new KvTracker.SelectAndReserve(request, replyTo),
+            replyTo -> new KvTracker.SelectAndReserve(request, replyTo, gate == null),
             askTimeout,
             scheduler)
         .handle(
@@ -221,9 +223,11 @@ public final class TrackerRouter implements Router {
               }
               if (admission.admitted()) {
                 gated.put(id, chosen);
+                tracker.tell(new KvTracker.Announce(id));
                 return CompletableFuture.<RouteOutcome>completedFuture(routed);
               }
-              // Another ingress got there first: give the reservation back and decide again.
+              // Another ingress got there first: give the reservation back (the peers never saw
+              // it) and decide again.
               tracker.tell(new KvTracker.Release(id));
               return attempt(attempt.turnedAway(chosen, last));
             })

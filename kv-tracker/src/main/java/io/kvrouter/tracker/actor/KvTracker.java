@@ -9,6 +9,7 @@ import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
+import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
@@ -53,6 +54,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
           GetOwnMark,
           DebugDiverge,
           SelectAndReserve,
+          Announce,
           PrefillDone,
           Release,
           ApplyReservation,
@@ -88,9 +90,22 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** Replies with this tracker's watermarks and digests. */
   public record GetView(boolean ready, ActorRef<TrackerReport> replyTo) implements Command {}
 
-  /** Place a request: replies with the {@link Decision} (its reservation is already recorded). */
-  public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo)
-      implements Command {}
+  /**
+   * Place a request: replies with the {@link Decision} (its reservation is already recorded). With
+   * {@code announce} false the reservation reaches the peers only on {@link Announce} (strict mode:
+   * once its gate admitted it); a {@link Release} before that drops it unseen.
+   */
+  public record SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo, boolean announce)
+      implements Command {
+
+    /** Announced at once. */
+    public SelectAndReserve(RouteRequest request, ActorRef<Decision> replyTo) {
+      this(request, replyTo, true);
+    }
+  }
+
+  /** A reservation held back by {@code SelectAndReserve(..., false)} stands: broadcast it. */
+  public record Announce(String requestId) implements Command {}
 
   /** The first token of an own request arrived. */
   public record PrefillDone(String requestId) implements Command {}
@@ -212,6 +227,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
+        .onMessage(Announce.class, this::onAnnounce)
         .onMessage(ApplyReservation.class, this::onApplyReservation)
         .onMessage(ReplicaUp.class, this::onReplicaUp)
         .onMessage(ReplicaDown.class, this::onReplicaDown)
@@ -271,10 +287,21 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
-    Decision decision = core.selectAndReserve(m.request(), clock.getAsLong());
+    Decision decision =
+        m.announce()
+            ? core.selectAndReserve(m.request(), clock.getAsLong())
+            : core.selectAndReserveUnannounced(m.request(), clock.getAsLong());
     m.replyTo().tell(decision);
     if (decision.reserved() != null) {
       reservationsOut.tell(decision.reserved());
+    }
+    return this;
+  }
+
+  private Behavior<Command> onAnnounce(Announce m) {
+    Reserved event = core.announce(m.requestId());
+    if (event != null) {
+      reservationsOut.tell(event);
     }
     return this;
   }

@@ -12,22 +12,42 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Herding: a burst of long requests with unique prompts, sent at once through 4 ingresses to 8
+ * Herding: a burst of 24 long requests with unique prompts, sent at once through 4 ingresses to 8
  * replicas. Once every request is running, the per-replica count of requests gives max ÷ mean (1.0
- * is a perfect spread). Reported for broadcast, broadcast without near-tie randomisation, and
- * strict mode, side by side in one run.
+ * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
+ * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
+ * figures per mode ({@code -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties} picks
+ * the modes).
+ *
+ * <p>The bounds come from repeated runs on the 2-core VM shared with other builds (load average
+ * 40-47), on branch {@code planes} (strict mode announcing a reservation only once admitted):
+ * broadcast 1.33, 1.33, 2.00, 1.33, 1.33 and strict 1.33, 1.00, 1.00, 1.33, 1.33 (five runs,
+ * 20:19-20:28 UTC, 30 Nov 2026), strict with near-tie randomisation off 1.33, 1.00, 1.33, 1.00,
+ * 1.33 (20:46-20:54 UTC); before that change, on main, one run gave broadcast 1.33 and strict 1.33,
+ * and four earlier runs (bursts of 16 to 48) broadcast 1.17-1.67 and strict 1.00-1.33. So strict
+ * mode is asserted to put at most one request more than the mean on any replica (4/3), and
+ * broadcast at most twice the mean: both far from the issue's targets (1.0 strict, 1.15 broadcast
+ * in 4 of 5 runs), which the figures printed here measure.
  */
 class HerdingBurstIT {
 
   static final int INGRESSES = 4;
   static final int REPLICAS = 8;
+
+  /** Bound on max ÷ mean in strict mode: 4 of a mean of 3 (the runs are in the class comment). */
+  static final double STRICT_BOUND = 4.0 / 3 + 1e-9;
+
+  /** Bound on max ÷ mean in broadcast mode: 6 of a mean of 3 (runs in the class comment). */
+  static final double BROADCAST_BOUND = 2.0 + 1e-9;
 
   record Spread(String mode, int burst, int[] perReplica, double maxOverMean) {}
 
@@ -101,28 +121,60 @@ class HerdingBurstIT {
             engine.baseUrl(), "vllm:num_requests_running", "vllm:num_requests_waiting");
   }
 
+  /** Bursts per mode: {@code -Dherding.runs=5} for the five-run figures (the suite runs one). */
+  static final int RUNS = Integer.getInteger("herding.runs", 1);
+
+  static final int BURST = 24;
+
+  /** The modes compared, by name. */
+  static final Map<String, Config> MODE_CONFIG =
+      Map.of(
+          "broadcast",
+          ConfigFactory.empty(),
+          "strict",
+          ConfigFactory.parseString("kvrouter.consistency = strict"),
+          "strict-no-ties",
+          ConfigFactory.parseString(
+              "kvrouter.consistency = strict\nkvrouter.tracker.near-tie-randomisation = off"),
+          "broadcast-no-ties",
+          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"));
+
+  /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
+  static final List<String> MODES =
+      List.of(System.getProperty("herding.modes", "broadcast,strict").split(","));
+
   @Test
-  void burstThroughFourIngresses_maxOverMeanPerReplica_broadcastStrictAndWithoutRandomisation()
+  void burstThroughFourIngresses_spreadsEvenlyInStrictMode_andWithinBoundInBroadcast()
       throws Exception {
     List<Spread> spreads = new ArrayList<>();
-    for (int burst : new int[] {24}) {
-      spreads.add(burst("broadcast", ConfigFactory.empty(), burst));
-      spreads.add(
-          burst(
-              "broadcast, no near-tie randomisation",
-              ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
-              burst));
-      spreads.add(
-          burst("strict", ConfigFactory.parseString("kvrouter.consistency = strict"), burst));
+    for (int run = 0; run < RUNS; run++) {
+      for (String mode : MODES) {
+        spreads.add(burst(mode, MODE_CONFIG.get(mode), BURST));
+      }
     }
-    System.out.println("| mode | burst | requests per replica | max ÷ mean |");
+    System.out.println("| run | mode | requests per replica | max ÷ mean |");
     System.out.println("|---|---|---|---|");
-    for (Spread s : spreads) {
+    for (int i = 0; i < spreads.size(); i++) {
+      Spread s = spreads.get(i);
       System.out.printf(
-          "| %s | %d | %s | %.2f |%n",
-          s.mode(), s.burst(), java.util.Arrays.toString(s.perReplica()), s.maxOverMean());
-      assertThat(java.util.Arrays.stream(s.perReplica()).sum()).isEqualTo(s.burst());
-      assertThat(s.maxOverMean()).isGreaterThanOrEqualTo(1.0);
+          "| %d | %s | %s | %.2f |%n",
+          i / MODES.size() + 1, s.mode(), Arrays.toString(s.perReplica()), s.maxOverMean());
+    }
+    for (String mode : MODES) {
+      System.out.printf(
+          "%s max ÷ mean over %d runs: %s%n",
+          mode,
+          RUNS,
+          spreads.stream()
+              .filter(s -> s.mode().equals(mode))
+              .map(s -> String.format("%.2f", s.maxOverMean()))
+              .toList());
+    }
+    for (Spread s : spreads) {
+      assertThat(Arrays.stream(s.perReplica()).sum()).isEqualTo(s.burst());
+      assertThat(s.maxOverMean())
+          .as(s.mode() + " " + Arrays.toString(s.perReplica()))
+          .isLessThanOrEqualTo(s.mode().startsWith("strict") ? STRICT_BOUND : BROADCAST_BOUND);
     }
   }
 }

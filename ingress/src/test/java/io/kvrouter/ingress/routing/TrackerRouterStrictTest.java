@@ -9,8 +9,11 @@ import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.http.StaticAdminView;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.ReplicaLoadSnapshot;
 import io.kvrouter.tracker.TrackerConfig;
@@ -160,6 +163,38 @@ class TrackerRouterStrictTest {
     assertThat(router.openAdmissions()).isZero();
     assertThat(reservedOn(forced.replica())).isZero();
     assertThat(gate.held(forced.replica())).isEqualTo(1);
+  }
+
+  @Test
+  void turnedAwayReservations_neverReachThePeers_onlyTheAdmittedOneIsBroadcast() throws Exception {
+    TestProbe<ReservationEvent> peers = kit.createTestProbe();
+    ActorRef<KvTracker.Command> broadcasting =
+        kit.spawn(
+            KvTracker.create(
+                TrackerConfig.defaults("ingress-1"),
+                () -> 1_000L,
+                Duration.ofHours(1),
+                peers.ref(),
+                kit.system().ignoreRef()));
+    for (ReplicaInfo info : directory.all()) {
+      broadcasting.tell(new KvTracker.ReplicaUp(info));
+    }
+    gate.heldElsewhere("a", "peer-1").heldElsewhere("b", "peer-2");
+    TrackerRouter router = router(broadcasting, ASK_TIMEOUT);
+    RouteOutcome outcome = router.selectAndReserve(query("q1")).toCompletableFuture().get();
+    String chosen = ((RouteOutcome.Routed) outcome).target().replicaId();
+    assertThat(gate.admits).hasSize(2 * (TrackerRouter.GATE_ROUNDS + 1));
+
+    ReservationEvent first = peers.receiveMessage();
+    assertThat(first).isInstanceOf(Reserved.class);
+    assertThat(((Reserved) first).replicaId()).isEqualTo(chosen);
+    assertThat(first.seq()).as("no seq spent on the attempts turned away").isZero();
+    peers.expectNoMessage(Duration.ofMillis(200));
+    router.released("q1");
+    ReservationEvent last = peers.receiveMessage();
+    assertThat(last).isInstanceOf(Released.class);
+    assertThat(last.seq()).isEqualTo(1);
+    peers.expectNoMessage(Duration.ofMillis(200));
   }
 
   /**

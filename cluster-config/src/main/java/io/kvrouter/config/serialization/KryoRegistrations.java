@@ -36,8 +36,11 @@ import java.util.Map;
  *
  * <p>Ranges: 100–199 arrays and enums, 200–299 the event plane, 300–399 the reservation plane,
  * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode
- * gates, 10000 and above extra registrations from configuration ({@code
- * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * gates, 900–949 prefill/decode and data parallel (none registered yet: the role and the ranks
+ * travel in the CBOR {@code ReplicaInfo}, a data-parallel rank is an ordinary routable target with
+ * its own event stream, and a disaggregated request is two ordinary reservations), 10000 and above
+ * extra registrations from configuration ({@code kvrouter.serialization.kryo.extra-registrations})
+ * for tests and plug-ins.
  */
 public final class KryoRegistrations {
 

@@ -23,12 +23,20 @@ final class SimRequestLog {
       List<String> roles,
       int promptTokens,
       int cachedTokens,
-      String tool) {}
+      String tool,
+      int dpRank,
+      String kvTransfer) {}
 
   private final ArrayDeque<Entry> entries = new ArrayDeque<>();
   private long seq;
 
   synchronized void add(String endpoint, GenerationRequest g, Emission first) {
+    add(endpoint, g, first, 0, SimKvHandshake.Part.NONE);
+  }
+
+  /** A request served by rank {@code dpRank}, with its part of a prefill/decode handshake. */
+  synchronized void add(
+      String endpoint, GenerationRequest g, Emission first, int dpRank, SimKvHandshake.Part part) {
     if (entries.size() == CAPACITY) {
       entries.removeFirst();
     }
@@ -39,10 +47,16 @@ final class SimRequestLog {
             g.roles(),
             first.promptTokens(),
             first.cachedPromptTokens(),
-            g.toolCall() == null ? null : g.toolCall().name()));
+            g.toolCall() == null ? null : g.toolCall().name(),
+            dpRank,
+            part.name().toLowerCase(java.util.Locale.ROOT)));
   }
 
-  /** {@code {"requests":[{seq, endpoint, roles, prompt_tokens, cached_tokens, tool_call}]}}. */
+  /**
+   * {@code {"requests":[{seq, endpoint, roles, prompt_tokens, cached_tokens, tool_call, dp_rank,
+   * kv_transfer}]}}; {@code kv_transfer} is {@code none}, {@code prefill} (answered with transfer
+   * parameters), {@code decode} (pulled the prompt's KV) or {@code invalid}.
+   */
   synchronized ObjectNode toJson() {
     JsonNodeFactory f = JsonNodeFactory.instance;
     ObjectNode root = f.objectNode();
@@ -60,6 +74,8 @@ final class SimRequestLog {
       } else {
         o.put("tool_call", e.tool());
       }
+      o.put("dp_rank", e.dpRank());
+      o.put("kv_transfer", e.kvTransfer());
     }
     return root;
   }

@@ -7,6 +7,8 @@ import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.Sse;
+import io.kvrouter.ingress.pd.Disaggregation;
+import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
@@ -62,6 +64,7 @@ public final class ProxyService {
   private final ProxySettings settings;
   private final ProxyListener listener;
   private final AdmissionQueue admission;
+  private final Disaggregation disaggregation;
 
   public ProxyService(
       ActorSystem<?> system,
@@ -78,6 +81,14 @@ public final class ProxyService {
     this.mapper = mapper;
     this.settings = settings;
     this.listener = listener;
+    this.disaggregation =
+        new Disaggregation(
+            http,
+            materializer,
+            this.router,
+            mapper,
+            PdSettings.fromConfig(system.settings().config()),
+            listener);
   }
 
   /** The outcome of forwarding: a response to send, or an error to answer. */
@@ -196,12 +207,24 @@ public final class ProxyService {
 
   private CompletionStage<Result> send(
       Job job, RouteOutcome.Routed routed, int attempt, Set<String> excluded) {
+    // A disaggregated request first takes its prefill hop (pd/); the others go as they are.
+    return disaggregation
+        .exchange(job.request(), job.tokenIds(), routed, job.requestId() + "#" + attempt)
+        .thenCompose(exchange -> send(job, routed, attempt, excluded, exchange));
+  }
+
+  private CompletionStage<Result> send(
+      Job job,
+      RouteOutcome.Routed routed,
+      int attempt,
+      Set<String> excluded,
+      EngineExchange exchange) {
     Target target = routed.target();
     ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
-    EngineExchange exchange = EngineExchange.of(job.request(), job.tokenIds(), target, mapper);
     HttpRequest engineRequest =
-        HttpRequest.POST(target.baseUrl() + exchange.path())
-            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
+        target.addressed(
+            HttpRequest.POST(target.baseUrl() + exchange.path())
+                .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body())));
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =

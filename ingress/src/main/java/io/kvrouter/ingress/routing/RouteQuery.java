@@ -12,6 +12,8 @@ import java.util.Set;
  *     known), or null
  * @param requiredApi an API path the chosen engine must serve itself ({@code
  *     ReplicaInfo.RESPONSES_API}), or null for any
+ * @param pool which replicas may serve it: {@link Pool#SERVE} for a request (or the decode hop of a
+ *     disaggregated one), {@link Pool#PREFILL} for the prefill hop
  */
 public record RouteQuery(
     String requestId,
@@ -21,10 +23,42 @@ public record RouteQuery(
     Set<String> excluded,
     String sessionKey,
     String pinnedReplica,
-    String requiredApi) {
+    String requiredApi,
+    Pool pool) {
+
+  /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
+  public enum Pool {
+    /** Replicas that decode: role {@code both} or {@code decode}. */
+    SERVE,
+    /** Replicas that prefill for others: role {@code both} or {@code prefill}. */
+    PREFILL
+  }
 
   public RouteQuery {
     excluded = Set.copyOf(excluded);
+    pool = pool == null ? Pool.SERVE : pool;
+  }
+
+  /** A query served by the replicas that decode. */
+  public RouteQuery(
+      String requestId,
+      String model,
+      int[] tokenIds,
+      int maxTokens,
+      Set<String> excluded,
+      String sessionKey,
+      String pinnedReplica,
+      String requiredApi) {
+    this(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        Pool.SERVE);
   }
 
   /** A query with no session key, pin or required API. */
@@ -36,6 +70,14 @@ public record RouteQuery(
   /** The same query with other replicas excluded. */
   public RouteQuery withExcluded(Set<String> others) {
     return new RouteQuery(
-        requestId, model, tokenIds, maxTokens, others, sessionKey, pinnedReplica, requiredApi);
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        others,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        pool);
   }
 }

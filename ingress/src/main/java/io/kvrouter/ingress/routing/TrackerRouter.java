@@ -130,7 +130,8 @@ public final class TrackerRouter implements Router {
             query.model(),
             blockKeys,
             query.tokenIds().length,
-            ReplicaConstraints.excluded(query, directory.all()),
+            ReplicaConstraints.excluded(
+                query, directory.all(), directory.rolesMatter(query.model())),
             true);
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
@@ -235,5 +236,10 @@ public final class TrackerRouter implements Router {
   @Override
   public Set<String> servedModels() {
     return directory.models();
+  }
+
+  @Override
+  public boolean disaggregated(String model) {
+    return directory.disaggregated(model);
   }
 }

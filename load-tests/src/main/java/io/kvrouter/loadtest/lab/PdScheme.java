@@ -119,13 +119,10 @@ public record PdScheme(
         c.sglangBalanceRel(),
         c.sglangCacheThreshold(),
         c.sglangMaxBlocksPerWorker(),
-        c.tgiMaxPrompts(),
         w,
         c.dynamoTemperature(),
         c.llmdPrefixWeight(),
         c.llmdKvWeight(),
-        c.llmdQueueWeight(),
-        c.prebleWindowMillis(),
-        c.prebleDecodeWeight());
+        c.llmdQueueWeight());
   }
 }

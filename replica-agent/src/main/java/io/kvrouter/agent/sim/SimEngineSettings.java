@@ -90,7 +90,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {

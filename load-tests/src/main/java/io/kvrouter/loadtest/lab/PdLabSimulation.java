@@ -9,6 +9,7 @@ import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,6 +30,11 @@ import java.util.PriorityQueue;
  * from its last prompt token, as vLLM's NIXL connector runs it. TTFT is from arrival to the decode
  * rank's first token, TPOT the mean time per later token, hit rates per pool the engines' own
  * (local cache hits over prompt tokens; transferred blocks are not hits).
+ *
+ * <p>Each scheme's routers see what its peer sees ({@link io.kvrouter.tracker.policy.Visibility}):
+ * predicted blocks as the tracker honours them, engine load at the decode policy's refresh interval
+ * (every scheme runs one policy on both pools). One router per pool, so other routers' reservations
+ * do not arise.
  *
  * <p>Cost: as {@link LabSimulation}, plus one cache probe per transfer. Single-threaded; one
  * instance per run.
@@ -60,6 +66,8 @@ public final class PdLabSimulation {
   /**
    * What a scheme did.
    *
+   * @param requests requests in the workload
+   * @param completed requests decoded to their last token
    * @param disaggregated share of requests that took the prefill hop
    * @param prefillHitRate prefill pool's cached prompt tokens over its prompt tokens
    * @param decodeHitRate decode pool's locally cached prompt tokens over its prompt tokens
@@ -69,6 +77,7 @@ public final class PdLabSimulation {
   public record Result(
       String scheme,
       int requests,
+      int completed,
       double disaggregated,
       Latency ttft,
       Latency tpot,
@@ -99,6 +108,9 @@ public final class PdLabSimulation {
   private final KvTrackerCore prefillRouter;
   private final KvTrackerCore decodeRouter;
 
+  /** How often both pools' routers get load reports: the decode policy's own refresh, else ours. */
+  private final long reportMicros;
+
   /** Prefill ranks first, then decode ranks; rank {@code k} of engine {@code e} of a pool. */
   private final LabEngine[] ranks;
 
@@ -121,6 +133,7 @@ public final class PdLabSimulation {
     this.scheme = scheme;
     this.prefillRouter = router("prefill", scheme.prefillPolicy(), scheme.prefillConfig());
     this.decodeRouter = router("decode", scheme.decodePolicy(), scheme.decodeConfig());
+    this.reportMicros = LabSimulation.reportMicros(lab, Policies.visibility(scheme.decodePolicy()));
     int p = cluster.prefillEngines() * cluster.dpSize();
     int d = cluster.decodeEngines() * cluster.dpSize();
     this.ranks = new LabEngine[p + d];
@@ -390,7 +403,7 @@ public final class PdLabSimulation {
     prefillRouter.expire(now / 1000);
     decodeRouter.expire(now / 1000);
     if (arrivalsLeft > 0 || pendingWork > 0) {
-      push(now + lab.loadReportMicros(), TICK, 0, 0, null);
+      push(now + reportMicros, TICK, 0, 0, null);
     }
   }
 
@@ -432,6 +445,7 @@ public final class PdLabSimulation {
     return new Result(
         scheme.name(),
         n,
+        e2e.size(),
         n == 0 ? 0 : (double) disaggregated / n,
         Latency.of(ttft),
         Latency.of(tpot.stream().mapToDouble(Double::doubleValue).toArray()),

@@ -108,7 +108,9 @@
         td(a.mean === null || a.mean === undefined ? "–" : a.mean.toFixed(1) + " tok"),
         td(r.block_size), td(r.kv_events), td(r.blocks),
         td(`${r.epoch}:${r.seq}`), td(r.in_flight), td(`${r.waiting} / ${r.running}`),
-        td(r.kv_usage === undefined ? "" : (100 * r.kv_usage).toFixed(1) + "%"), td(r.model), td(r.url));
+        td(r.kv_usage === undefined ? "" : (100 * r.kv_usage).toFixed(1) + "%"), td(r.model), td(r.url),
+        td(r.role || "both", { class: "role" }),
+        td(r.dp_size > 1 ? `${r.dp_rank} of ${r.dp_size}` : "–", { class: "dp-rank" }));
       body.appendChild(tr);
     }
     const alert = $("accuracy-alert");

@@ -12,12 +12,17 @@ import java.util.Objects;
  * @param baseUrl the engine's OpenAI-compatible base URL, e.g. {@code http://10.0.0.5:8000}
  * @param blockSize tokens per KV block; must equal the engine's
  * @param tiers tiers the replica reports blocks in
- * @param role {@code both}, {@code prefill} or {@code decode} (disaggregation, later)
+ * @param role {@link #BOTH}, {@link #PREFILL} or {@link #DECODE}: the pools of prefill/decode
+ *     disaggregation this replica serves in (vLLM's {@code kv_role} of its KV connector: a {@code
+ *     kv_both} engine can play either part; the role says which part the operator gives it)
  * @param kvEvents false in approximate mode (engine publishes no KV events)
  * @param acceptsTokenIds true when the engine takes a token-id prompt on /v1/completions
  * @param apis the API paths the engine serves besides the OpenAI chat and completions ones, as its
  *     agent learned them from the engine (e.g. {@code /v1/messages}, {@code /v1/responses}); empty
  *     when unknown, and then the ingress speaks chat to it
+ * @param dpSize data-parallel ranks of the engine this replica is one rank of (1 without data
+ *     parallelism); with more than one, every rank is its own routable target ({@link #targetId()})
+ *     behind the same {@code baseUrl}, chosen per request by the {@link #DP_RANK_HEADER} header
  */
 public record ReplicaInfo(
     String replicaId,
@@ -29,8 +34,26 @@ public record ReplicaInfo(
     String role,
     boolean kvEvents,
     boolean acceptsTokenIds,
-    List<String> apis)
+    List<String> apis,
+    int dpSize)
     implements CborWire {
+
+  /** Role of a replica that prefills and decodes (no disaggregation). */
+  public static final String BOTH = "both";
+
+  /** Role of a replica that only prefills, for decode replicas to pull the KV from. */
+  public static final String PREFILL = "prefill";
+
+  /** Role of a replica that decodes, prefilling locally only the prompts short enough. */
+  public static final String DECODE = "decode";
+
+  /**
+   * The request header that makes a data-parallel vLLM engine serve a request on one rank:
+   * vllm-project/vllm {@code vllm/entrypoints/openai/engine/serving.py} {@code
+   * _get_data_parallel_rank} reads {@code X-data-parallel-rank} (HTTP headers are case-insensitive)
+   * and passes it to the engine as {@code data_parallel_rank}.
+   */
+  public static final String DP_RANK_HEADER = "X-data-parallel-rank";
 
   /** Anthropic Messages API ({@code POST /v1/messages}), as vLLM serves it. */
   public static final String MESSAGES_API = "/v1/messages";
@@ -56,6 +79,32 @@ public record ReplicaInfo(
         replicaId, dpRank, model, baseUrl, blockSize, tiers, role, kvEvents, acceptsTokenIds, null);
   }
 
+  /** A replica that is not one rank of a data-parallel engine. */
+  public ReplicaInfo(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      List<Tier> tiers,
+      String role,
+      boolean kvEvents,
+      boolean acceptsTokenIds,
+      List<String> apis) {
+    this(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        tiers,
+        role,
+        kvEvents,
+        acceptsTokenIds,
+        apis,
+        1);
+  }
+
   public ReplicaInfo {
     Objects.requireNonNull(replicaId, "replicaId");
     Objects.requireNonNull(model, "model");
@@ -64,8 +113,31 @@ public record ReplicaInfo(
       throw new IllegalArgumentException("blockSize must be positive, was " + blockSize);
     }
     tiers = List.copyOf(tiers);
-    role = role == null ? "both" : role;
+    role = role == null ? BOTH : role;
+    if (!role.equals(BOTH) && !role.equals(PREFILL) && !role.equals(DECODE)) {
+      throw new IllegalArgumentException(
+          "role must be both, prefill or decode, was '" + role + "'");
+    }
     apis = apis == null ? List.of() : List.copyOf(apis);
+    dpSize = Math.max(1, dpSize); // 0 when an older node's announcement lacks the field
+    if (dpRank < 0) {
+      throw new IllegalArgumentException("dpRank must be >= 0, was " + dpRank);
+    }
+  }
+
+  /** True when this replica takes the prefill hop of disaggregated requests. */
+  public boolean prefills() {
+    return !role.equals(DECODE);
+  }
+
+  /** True when this replica decodes (and serves requests that are not disaggregated). */
+  public boolean decodes() {
+    return !role.equals(PREFILL);
+  }
+
+  /** True when this replica is one rank of an engine with several data-parallel ranks. */
+  public boolean dataParallel() {
+    return dpSize > 1;
   }
 
   /** True when the engine serves {@code path} itself (one of the {@code *_API} constants). */

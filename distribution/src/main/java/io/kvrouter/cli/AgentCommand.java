@@ -3,6 +3,7 @@ package io.kvrouter.cli;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
+import io.kvrouter.agent.DataParallelRanks;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
 import io.kvrouter.agent.sim.SimEngineSettings;
@@ -78,8 +79,27 @@ final class AgentCommand implements Callable<Integer> {
   @Option(
       names = "--dp-rank",
       defaultValue = "0",
-      description = "Data-parallel rank of the engine's event stream (default: ${DEFAULT-VALUE}).")
+      description =
+          "Data-parallel rank of the engine's first event stream (vLLM's"
+              + " --data-parallel-start-rank; default: ${DEFAULT-VALUE}).")
   int dpRank;
+
+  @Option(
+      names = "--dp-size",
+      defaultValue = "1",
+      description =
+          "Data-parallel ranks of the engine (with --sim: of each simulated engine). Ranks --dp-rank"
+              + " to --dp-size - 1 each become a replica, subscribed at the --kv-events and --replay"
+              + " ports plus the rank, as vLLM binds them (default: ${DEFAULT-VALUE}).")
+  int dpSize;
+
+  @Option(
+      names = "--role",
+      defaultValue = "both",
+      description =
+          "What the replicas do in prefill/decode disaggregation: both, prefill or decode"
+              + " (default: ${DEFAULT-VALUE}).")
+  String role;
 
   @Option(
       names = "--heartbeat-ms",
@@ -131,10 +151,16 @@ final class AgentCommand implements Callable<Integer> {
               .withTokenizer(
                   ModelSimTokenizer.forModel(
                       TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
-              .withEngine(simEngine.config(blockSize));
+              .withEngine(simEngine.config(blockSize))
+              .withTransfer(simEngine.transfer())
+              .withDataParallel(0, dpSize);
       fleet =
           SimFleet.start(
-              sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase, template);
+              java.util.Collections.nCopies(sim, role),
+              replicaId == null ? "sim" : replicaId,
+              simHttpBase,
+              simZmqBase,
+              template);
       replicas = fleet.specs();
       for (ReplicaSpec r : replicas) {
         System.out.println(
@@ -150,10 +176,10 @@ final class AgentCommand implements Callable<Integer> {
     } else if (engineUrl != null) {
       URI uri = URI.create(engineUrl);
       String id = replicaId != null ? replicaId : uri.getHost() + ":" + uri.getPort();
-      replicas =
-          List.of(
-              new ReplicaSpec(
-                  id, dpRank, model, engineUrl, blockSize, kvEvents, replay, topicFilter));
+      ReplicaSpec engine =
+          new ReplicaSpec(
+              id, dpRank, model, engineUrl, blockSize, kvEvents, replay, topicFilter, role, dpSize);
+      replicas = DataParallelRanks.expand(engine, dpSize - dpRank, dpSize);
       if (kvEvents == null) {
         System.out.println("kvrouter agent: no --kv-events: approximate mode for " + id);
       }

@@ -70,6 +70,28 @@ final class DemoCommand implements Callable<Integer> {
           "Routing policy of every ingress (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
   String policy;
 
+  @Option(
+      names = "--prefill",
+      defaultValue = "0",
+      description =
+          "Prefill engines of a disaggregated cluster (with --decode; replaces --engines; default:"
+              + " ${DEFAULT-VALUE}, no disaggregation).")
+  int prefill;
+
+  @Option(
+      names = "--decode",
+      defaultValue = "0",
+      description = "Decode engines of a disaggregated cluster (with --prefill).")
+  int decode;
+
+  @Option(
+      names = "--dp-size",
+      defaultValue = "1",
+      description =
+          "Data-parallel ranks of every engine, behind its one HTTP port (default:"
+              + " ${DEFAULT-VALUE}).")
+  int dpSize;
+
   /** The shape and speed of every simulated engine. */
   @Mixin SimEngineOptions engine;
 
@@ -86,7 +108,15 @@ final class DemoCommand implements Callable<Integer> {
             model,
             policy,
             engine.config());
-    DemoCluster cluster = DemoCluster.start(options);
+    if (prefill > 0 || decode > 0) {
+      if (prefill < 1 || decode < 1) {
+        System.err.println("kvrouter demo: --prefill and --decode go together, each at least 1");
+        return 2;
+      }
+      options = options.withDisaggregation(prefill, decode);
+    }
+    options = options.withDataParallel(dpSize);
+    DemoCluster cluster = DemoCluster.start(options, engine.transfer());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -97,7 +127,14 @@ final class DemoCommand implements Callable<Integer> {
                 },
                 "kvrouter-demo-shutdown"));
     for (int i = 0; i < cluster.engineUrls().size(); i++) {
-      System.out.println("kvrouter demo: engine sim-" + i + "   " + cluster.engineUrls().get(i));
+      System.out.println(
+          "kvrouter demo: engine sim-"
+              + i
+              + "   "
+              + cluster.engineUrls().get(i)
+              + "   "
+              + options.role(i)
+              + (dpSize > 1 ? ", " + dpSize + " data-parallel ranks" : ""));
     }
     for (String url : cluster.ingressUrls()) {
       System.out.println(
@@ -108,7 +145,7 @@ final class DemoCommand implements Callable<Integer> {
         "kvrouter demo ready: "
             + ingresses
             + " ingresses, "
-            + engines
+            + options.engines()
             + " engines, model "
             + model
             + ". Try: curl "

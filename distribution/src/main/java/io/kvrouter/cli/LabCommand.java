@@ -166,6 +166,10 @@ final class LabCommand implements Callable<Integer> {
       description = "Write results.json, report.md and PNG charts here.")
   Path out;
 
+  /** The disaggregated lab's options ({@code --prefill}, {@code --decode}, {@code --dp-size}). */
+  @CommandLine.ArgGroup(exclusive = false)
+  PdLabOptions pd;
+
   @Override
   public Integer call() throws Exception {
     System.setProperty("java.awt.headless", "true");
@@ -214,6 +218,9 @@ final class LabCommand implements Callable<Integer> {
     // originalArgs() holds the whole command line, the subcommand name included.
     String command =
         "kvrouter " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    if (pd != null) {
+      return pd.run(workload, config, threads, command, out);
+    }
     LabResults results = PolicyLab.run(workload, config, threads, command);
     System.out.print(LabReport.render(results, List.of()));
     for (PolicyResult p : results.policies()) {

@@ -91,8 +91,19 @@ final class SimEngineCommand implements Callable<Integer> {
   @Option(
       names = "--dp-rank",
       defaultValue = "0",
-      description = "Data-parallel rank stamped on KV-event batches (default: ${DEFAULT-VALUE}).")
+      description =
+          "Data-parallel rank of the first engine core (vLLM's --data-parallel-start-rank;"
+              + " default: ${DEFAULT-VALUE}).")
   int dpRank;
+
+  @Option(
+      names = "--dp-size",
+      defaultValue = "1",
+      description =
+          "Data-parallel ranks behind the one HTTP port, each with its own cache and scheduler;"
+              + " rank r publishes KV events on the --kv-events and --replay ports plus r, as vLLM"
+              + " does (default: ${DEFAULT-VALUE}).")
+  int dpSize;
 
   @Option(
       names = "--chat-only",
@@ -125,7 +136,9 @@ final class SimEngineCommand implements Callable<Integer> {
             dpRank,
             engineConfig,
             SimTokenizer.BYTES,
-            (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore));
+            (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore),
+            dpSize,
+            engine.transfer());
     // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
     // the registry lives as long as the engine.
     TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());
@@ -148,7 +161,8 @@ final class SimEngineCommand implements Callable<Integer> {
             + (engine.kvEventsEndpoint() == null
                 ? ", no KV events"
                 : ", KV events " + engine.kvEventsEndpoint())
-            + (engine.replayEndpoint() == null ? "" : ", replay " + engine.replayEndpoint()));
+            + (engine.replayEndpoint() == null ? "" : ", replay " + engine.replayEndpoint())
+            + (engine.ranks() > 1 ? ", " + engine.ranks() + " data-parallel ranks" : ""));
     System.out.flush();
     stopped.await();
     return 0;

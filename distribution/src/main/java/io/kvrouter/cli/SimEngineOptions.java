@@ -2,6 +2,7 @@ package io.kvrouter.cli;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimKvTransfer;
 import picocli.CommandLine.Option;
 
 /**
@@ -41,6 +42,27 @@ final class SimEngineOptions {
       description =
           "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
   String hashSeed = DEFAULTS.hashSeed();
+
+  private static final SimKvTransfer TRANSFER = SimKvTransfer.defaults();
+
+  @Option(
+      names = "--kv-bytes-per-token",
+      description =
+          "KV bytes per token a decode engine pulls from a prefill engine (default:"
+              + " ${DEFAULT-VALUE}, Llama-3.1-8B).")
+  long kvBytesPerToken = TRANSFER.bytesPerToken();
+
+  @Option(
+      names = "--transfer-bytes-per-second",
+      description =
+          "Bandwidth of the prefill-to-decode KV transfer (default: ${DEFAULT-VALUE}, one 200 Gb/s"
+              + " NIC).")
+  double transferBytesPerSecond = TRANSFER.bytesPerSecond();
+
+  /** How fast a simulated decode engine receives a prefill engine's KV. */
+  SimKvTransfer transfer() {
+    return new SimKvTransfer(kvBytesPerToken, transferBytesPerSecond, TRANSFER.fixedMicros());
+  }
 
   /** The engine these options describe, with the default block size. */
   SimEngineConfig config() {

@@ -52,6 +52,17 @@ public final class EngineProbe {
 
   /** Scrapes /metrics into a load heartbeat; fails when the engine does not answer. */
   public CompletionStage<ReplicaLoad> load(String replicaId, long epoch) {
+    return load(replicaId, epoch, -1);
+  }
+
+  /**
+   * Scrapes /metrics into the heartbeat of one data-parallel rank: only samples labelled {@code
+   * engine="<rank>"} (or with no {@code engine} label) count. vLLM labels each rank's gauges and
+   * counters with {@code engine} = its engine index, which is its data-parallel rank
+   * (vllm-project/vllm {@code vllm/v1/metrics/loggers.py}, {@code PrometheusStatLogger}); {@code
+   * rank} -1 sums every rank.
+   */
+  public CompletionStage<ReplicaLoad> load(String replicaId, long epoch, int rank) {
     return CLIENT
         .sendAsync(request("/metrics"), HttpResponse.BodyHandlers.ofString())
         .thenApply(
@@ -59,11 +70,7 @@ public final class EngineProbe {
               if (r.statusCode() != 200) {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
-              return toLoad(
-                  replicaId,
-                  epoch,
-                  PrometheusText.parse(r.body()).sums(),
-                  System.currentTimeMillis());
+              return toLoad(replicaId, epoch, sums(PrometheusText.parse(r.body()), rank), now());
             });
   }
 
@@ -105,6 +112,26 @@ public final class EngineProbe {
       }
     }
     return List.copyOf(served);
+  }
+
+  private static long now() {
+    return System.currentTimeMillis();
+  }
+
+  /** Each metric's sum over the samples of {@code rank} (all samples for -1). */
+  static Map<String, Double> sums(PrometheusText.Parsed parsed, int rank) {
+    if (rank < 0) {
+      return parsed.sums();
+    }
+    String engine = Integer.toString(rank);
+    Map<String, Double> out = new java.util.LinkedHashMap<>();
+    for (PrometheusText.Sample s : parsed.samples()) {
+      String label = s.labels().get("engine");
+      if ((label == null || label.equals(engine)) && !Double.isNaN(s.value())) {
+        out.merge(s.name(), s.value(), Double::sum);
+      }
+    }
+    return out;
   }
 
   /** Maps scraped metrics to a heartbeat (missing metrics read as 0). */

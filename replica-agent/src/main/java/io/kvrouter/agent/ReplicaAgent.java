@@ -186,7 +186,8 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
           .pipeToSelf(
-              probe.load(spec.info().targetId(), epoch), (load, e) -> new LoadScraped(load));
+              probe.load(spec.info().targetId(), epoch, spec.dpSize() > 1 ? spec.dpRank() : -1),
+              (load, e) -> new LoadScraped(load));
     } else if (++failures >= settings.deadAfterFailures() && registered) {
       getContext()
           .getLog()

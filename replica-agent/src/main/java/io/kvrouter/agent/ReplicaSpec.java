@@ -16,6 +16,9 @@ import java.util.List;
  *     trackers rely on predicted entries)
  * @param replayEndpoint the engine's ZMQ replay endpoint, or null
  * @param topicFilter ZMQ SUB prefix filter ("" for all)
+ * @param role {@code both}, {@code prefill} or {@code decode} ({@code ReplicaInfo.role})
+ * @param dpSize data-parallel ranks of the engine (1 without data parallelism); one spec per rank
+ *     ({@link DataParallelRanks})
  */
 public record ReplicaSpec(
     String replicaId,
@@ -25,7 +28,32 @@ public record ReplicaSpec(
     int blockSize,
     String kvEventsEndpoint,
     String replayEndpoint,
-    String topicFilter) {
+    String topicFilter,
+    String role,
+    int dpSize) {
+
+  /** A replica of an engine without data parallelism, prefilling and decoding. */
+  public ReplicaSpec(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      String kvEventsEndpoint,
+      String replayEndpoint,
+      String topicFilter) {
+    this(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topicFilter,
+        ReplicaInfo.BOTH,
+        1);
+  }
 
   public ReplicaSpec {
     java.util.Objects.requireNonNull(replicaId, "replicaId");
@@ -33,6 +61,23 @@ public record ReplicaSpec(
     java.util.Objects.requireNonNull(baseUrl, "baseUrl");
     baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
     topicFilter = topicFilter == null ? "" : topicFilter;
+    role = role == null ? ReplicaInfo.BOTH : role;
+    dpSize = Math.max(1, dpSize);
+  }
+
+  /** The same replica announced with {@code newRole}. */
+  public ReplicaSpec withRole(String newRole) {
+    return new ReplicaSpec(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topicFilter,
+        newRole,
+        dpSize);
   }
 
   /** True when the engine publishes KV events. */
@@ -54,9 +99,10 @@ public record ReplicaSpec(
         baseUrl,
         blockSize,
         List.of(Tier.GPU),
-        "both",
+        role,
         kvEvents(),
         true,
-        apis);
+        apis,
+        dpSize);
   }
 }

@@ -2,6 +2,7 @@ package io.kvrouter.agent;
 
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.protocol.ReplicaInfo;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,27 +34,45 @@ public final class SimFleet implements AutoCloseable {
   public static SimFleet start(
       int n, String idPrefix, int httpBase, int zmqBase, SimEngineSettings template)
       throws IOException {
+    return start(
+        java.util.Collections.nCopies(n, ReplicaInfo.BOTH), idPrefix, httpBase, zmqBase, template);
+  }
+
+  /**
+   * Starts one engine per entry of {@code roles}, each announced with that role; with {@code
+   * template.dpSize()} ranks, engine {@code i} publishes rank {@code r}'s events on {@code zmqBase
+   * + 2·dp·i + r} and its replay on {@code zmqBase + 2·dp·i + dp + r}, and serves one replica per
+   * rank.
+   */
+  public static SimFleet start(
+      List<String> roles, String idPrefix, int httpBase, int zmqBase, SimEngineSettings template)
+      throws IOException {
     List<SimEngine> engines = new ArrayList<>();
     List<ReplicaSpec> specs = new ArrayList<>();
+    int dp = template.dpSize();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int i = 0; i < roles.size(); i++) {
         String host = template.host();
-        String pub = "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(zmqBase + 2 * i));
-        String replay =
-            "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(zmqBase + 2 * i + 1));
+        int first = zmqBase + 2 * dp * i;
+        String pub = "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(first));
+        String replay = "tcp://" + host + ":" + (zmqBase == 0 ? "*" : String.valueOf(first + dp));
         SimEngine e =
             SimEngine.start(template.withEndpoints(httpBase == 0 ? 0 : httpBase + i, pub, replay));
         engines.add(e);
-        specs.add(
-            new ReplicaSpec(
-                idPrefix + "-" + i,
-                0,
-                template.model(),
-                e.baseUrl(),
-                template.engine().blockSize(),
-                e.kvEventsEndpoint(),
-                e.replayEndpoint(),
-                ""));
+        for (int k = 0; k < e.ranks(); k++) {
+          specs.add(
+              new ReplicaSpec(
+                  idPrefix + "-" + i,
+                  template.dpRank() + k,
+                  template.model(),
+                  e.baseUrl(),
+                  template.engine().blockSize(),
+                  e.kvEventsEndpoint(k),
+                  e.replayEndpoint(k),
+                  "",
+                  roles.get(i),
+                  dp));
+        }
       }
     } catch (IOException | RuntimeException e) {
       engines.forEach(SimEngine::close);
@@ -66,7 +85,7 @@ public final class SimFleet implements AutoCloseable {
     return engines;
   }
 
-  /** One spec per engine, ready for {@link AgentSettings#of}. */
+  /** One spec per engine rank, ready for {@link AgentSettings#of}. */
   public List<ReplicaSpec> specs() {
     return specs;
   }

@@ -40,8 +40,11 @@ import java.util.Map;
  * 400–499 agent control, 500–599 actor references, 600–699 tracker control, 700–799 strict-mode
  * gates, 800–849 traffic management (none used yet: session bindings and tenant usage are Pekko
  * Distributed Data, carried by its own serializers with CBOR values, and queue heads are CBOR; kept
- * for traffic messages that come to need Kryo), 10000 and above extra registrations from
- * configuration ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * for traffic messages that come to need Kryo), 900–949 prefill/decode and data parallel (none
+ * registered yet: the role and the ranks travel in the CBOR {@code ReplicaInfo}, a data-parallel
+ * rank is an ordinary routable target with its own event stream, and a disaggregated request is two
+ * ordinary reservations), 10000 and above extra registrations from configuration ({@code
+ * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
 

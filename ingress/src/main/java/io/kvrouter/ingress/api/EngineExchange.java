@@ -69,15 +69,34 @@ public abstract class EngineExchange {
   }
 
   private static byte[] completions(InferenceRequest request, int[] tokenIds, Target t) {
+    return bytes(openAiBody(request, tokenIds, t));
+  }
+
+  /**
+   * The OpenAI completions or chat body for {@code t} (a completions text prompt as the router's
+   * token ids where the engine takes them); not a copy when nothing changes, so callers that edit
+   * it copy it first.
+   */
+  public static ObjectNode openAiBody(InferenceRequest request, int[] tokenIds, Target t) {
     ObjectNode body = request.engineBody();
-    if (request.promptText() != null && t.acceptsTokenIds()) {
+    if (request.endpoint() == Endpoint.COMPLETIONS
+        && request.promptText() != null
+        && t.acceptsTokenIds()) {
       body = body.deepCopy();
       ArrayNode ids = body.putArray("prompt");
       for (int id : tokenIds) {
         ids.add(id);
       }
     }
-    return bytes(body);
+    return body;
+  }
+
+  /**
+   * An OpenAI completions or chat request sent with {@code body} as it is (the decode hop of a
+   * disaggregated request carries the prefill's {@code kv_transfer_params}), answered unchanged.
+   */
+  public static EngineExchange relayed(Endpoint endpoint, ObjectNode body, ObjectMapper mapper) {
+    return new Relayed(endpoint.enginePath(), bytes(body), false, mapper);
   }
 
   static byte[] bytes(JsonNode body) {

@@ -63,6 +63,9 @@ final class NodeAdminView implements AdminView {
                 r.put("block_size", info.blockSize());
                 r.put("kv_events", info.kvEvents());
                 info.apis().forEach(r.putArray("apis")::add);
+                r.put("role", info.role());
+                r.put("dp_rank", info.dpRank());
+                r.put("dp_size", info.dpSize());
                 TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
                 if (state != null) {
                   r.put("blocks", state.digest().count());

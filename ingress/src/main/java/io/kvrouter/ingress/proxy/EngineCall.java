@@ -79,14 +79,21 @@ final class EngineCall {
    * released) when the next replica should be tried.
    */
   CompletionStage<ProxyService.Result> call(Request job, RouteOutcome.Routed routed) {
+    return call(
+        job, routed, EngineExchange.of(job.request(), job.tokenIds(), routed.target(), mapper));
+  }
+
+  /** The same, sending {@code exchange} (a disaggregated request's decode hop, for one). */
+  CompletionStage<ProxyService.Result> call(
+      Request job, RouteOutcome.Routed routed, EngineExchange exchange) {
     Target target = routed.target();
     ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
-    EngineExchange exchange = EngineExchange.of(job.request(), job.tokenIds(), target, mapper);
     RequestTrace trace = job.traffic().trace();
     Call call = new Call(trace.engineCall(target.replicaId()), System.nanoTime());
     HttpRequest engineRequest =
-        HttpRequest.POST(target.baseUrl() + exchange.path())
-            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
+        target.addressed(
+            HttpRequest.POST(target.baseUrl() + exchange.path())
+                .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body())));
     for (var h : trace.engineHeaders(call.span()).entrySet()) {
       engineRequest = engineRequest.addHeader(RawHeader.create(h.getKey(), h.getValue()));
     }

@@ -5,6 +5,8 @@ import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.pd.Disaggregation;
+import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
@@ -57,6 +59,7 @@ public final class ProxyService {
   private final AdmissionQueue admission;
   private final TrafficMetrics traffic;
   private final int retryAfterSeconds;
+  private final Disaggregation disaggregation;
 
   /**
    * @param quantumTokens the fair queue's credit per round for a tenant of weight 1
@@ -98,6 +101,14 @@ public final class ProxyService {
     this.listener = listener;
     this.traffic = traffic;
     this.retryAfterSeconds = (int) Math.max(1, retryAfter.toSeconds());
+    this.disaggregation =
+        new Disaggregation(
+            Http.get(system),
+            Materializer.matFromSystem(system),
+            this.router,
+            mapper,
+            PdSettings.fromConfig(system.settings().config()),
+            listener);
   }
 
   /** The outcome of forwarding: a response to send, or an error to answer. */
@@ -321,8 +332,15 @@ public final class ProxyService {
 
   private CompletionStage<Result> send(
       Job job, RouteOutcome.Routed routed, int attempt, Set<String> excluded) {
-    return engine
-        .call(new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()), routed)
+    // A disaggregated request first takes its prefill hop (pd/); the others go as they are.
+    return disaggregation
+        .exchange(job.request(), job.tokenIds(), routed, job.requestId() + "#" + attempt)
+        .thenCompose(
+            exchange ->
+                engine.call(
+                    new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()),
+                    routed,
+                    exchange))
         .handle(
             (result, error) -> {
               if (error == null) {

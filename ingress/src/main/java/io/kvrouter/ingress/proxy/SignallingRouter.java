@@ -37,4 +37,9 @@ final class SignallingRouter implements Router {
   public Set<String> servedModels() {
     return delegate.servedModels();
   }
+
+  @Override
+  public boolean disaggregated(String model) {
+    return delegate.disaggregated(model);
+  }
 }

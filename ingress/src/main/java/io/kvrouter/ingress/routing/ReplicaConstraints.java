@@ -7,17 +7,28 @@ import java.util.Set;
 
 /**
  * Turns a query's constraints into the replicas the tracker must not choose: those already tried,
- * those whose engine does not serve the API the request needs, and, when the request is pinned to a
- * replica that is still known, every other replica of the model. A pin to a replica that has left
- * is dropped: the request goes wherever the tracker sends it, and the engine there says that it
- * does not hold the state. Cost: one pass over the known replicas, only for constrained queries.
+ * those outside the query's pool (prefill-only replicas for requests and decode hops, decode-only
+ * replicas for prefill hops), those whose engine does not serve the API the request needs, and,
+ * when the request is pinned to a replica that is still known, every other replica of the model. A
+ * pin to a replica that has left is dropped: the request goes wherever the tracker sends it, and
+ * the engine there says that it does not hold the state. Cost: one pass over the known replicas,
+ * only for constrained queries.
  */
 final class ReplicaConstraints {
 
   private ReplicaConstraints() {}
 
   static Set<String> excluded(RouteQuery query, Collection<ReplicaInfo> replicas) {
-    if (query.requiredApi() == null && query.pinnedReplica() == null) {
+    return excluded(query, replicas, true);
+  }
+
+  /**
+   * @param rolesMatter false when every replica has role {@code both} (nothing to filter by role:
+   *     the common case stays free)
+   */
+  static Set<String> excluded(
+      RouteQuery query, Collection<ReplicaInfo> replicas, boolean rolesMatter) {
+    if (query.requiredApi() == null && query.pinnedReplica() == null && !rolesMatter) {
       return query.excluded();
     }
     boolean pinKnown =
@@ -29,6 +40,9 @@ final class ReplicaConstraints {
         continue;
       }
       if (query.requiredApi() != null && !i.serves(query.requiredApi())) {
+        excluded.add(i.targetId());
+      }
+      if (query.pool() == RouteQuery.Pool.PREFILL ? !i.prefills() : !i.decodes()) {
         excluded.add(i.targetId());
       }
       if (pinKnown && !i.targetId().equals(query.pinnedReplica())) {

@@ -16,14 +16,48 @@ public final class ReplicaDirectory {
 
   private final Map<String, ReplicaInfo> replicas = new ConcurrentHashMap<>();
 
+  /** Models with a replica whose role is not {@code both}; rebuilt on every change. */
+  private volatile Set<String> disaggregated = Set.of();
+
+  /** Models with a replica of role {@code prefill}; rebuilt on every change. */
+  private volatile Set<String> prefilled = Set.of();
+
   /** A replica joined (or re-announced itself). */
   public void put(ReplicaInfo info) {
     replicas.put(info.targetId(), info);
+    rolesChanged();
   }
 
   /** A replica left. */
   public void remove(String targetId) {
     replicas.remove(targetId);
+    rolesChanged();
+  }
+
+  private void rolesChanged() {
+    disaggregated =
+        replicas.values().stream()
+            .filter(i -> !i.role().equals(ReplicaInfo.BOTH))
+            .map(ReplicaInfo::model)
+            .collect(Collectors.toUnmodifiableSet());
+    prefilled =
+        replicas.values().stream()
+            .filter(i -> i.role().equals(ReplicaInfo.PREFILL))
+            .map(ReplicaInfo::model)
+            .collect(Collectors.toUnmodifiableSet());
+  }
+
+  /** True when some replica of {@code model} is not of role {@code both} (roles filter routing). */
+  public boolean rolesMatter(String model) {
+    return disaggregated.contains(model);
+  }
+
+  /**
+   * True when {@code model}'s requests are disaggregated: some replica of it is a prefill replica
+   * (as Dynamo's frontend starts its prefill router once a prefill worker registers).
+   */
+  public boolean disaggregated(String model) {
+    return prefilled.contains(model);
   }
 
   public Optional<ReplicaInfo> get(String targetId) {
@@ -33,7 +67,14 @@ public final class ReplicaDirectory {
   /** Where to send a request for {@code targetId}, if it is still known. */
   public Optional<Target> target(String targetId) {
     return get(targetId)
-        .map(i -> new Target(i.targetId(), trimSlash(i.baseUrl()), i.acceptsTokenIds(), i.apis()));
+        .map(
+            i ->
+                new Target(
+                    i.targetId(),
+                    trimSlash(i.baseUrl()),
+                    i.acceptsTokenIds(),
+                    i.apis(),
+                    i.dataParallel() ? i.dpRank() : Target.NO_RANK));
   }
 
   /** Models some replica serves. */

@@ -14,6 +14,8 @@ import java.util.Set;
  *     ReplicaInfo.RESPONSES_API}), or null for any
  * @param boundReplica the replica the session is bound to (a soft preference), or null
  * @param ttftTargetMillis what is left of the request's TTFT target, in milliseconds, or 0 for none
+ * @param pool which replicas may serve it: {@link Pool#SERVE} for a request (or the decode hop of a
+ *     disaggregated one), {@link Pool#PREFILL} for the prefill hop
  */
 public record RouteQuery(
     String requestId,
@@ -25,13 +27,48 @@ public record RouteQuery(
     String pinnedReplica,
     String requiredApi,
     String boundReplica,
-    double ttftTargetMillis) {
+    double ttftTargetMillis,
+    Pool pool) {
+
+  /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
+  public enum Pool {
+    /** Replicas that decode: role {@code both} or {@code decode}. */
+    SERVE,
+    /** Replicas that prefill for others: role {@code both} or {@code prefill}. */
+    PREFILL
+  }
 
   public RouteQuery {
     excluded = Set.copyOf(excluded);
+    pool = pool == null ? Pool.SERVE : pool;
   }
 
-  /** A query without a session binding or TTFT target. */
+  /** A query for {@code pool}, without a session binding or TTFT target. */
+  public RouteQuery(
+      String requestId,
+      String model,
+      int[] tokenIds,
+      int maxTokens,
+      Set<String> excluded,
+      String sessionKey,
+      String pinnedReplica,
+      String requiredApi,
+      Pool pool) {
+    this(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        null,
+        0,
+        pool);
+  }
+
+  /** A query served by the replicas that decode, without a session binding or TTFT target. */
   public RouteQuery(
       String requestId,
       String model,
@@ -50,8 +87,7 @@ public record RouteQuery(
         sessionKey,
         pinnedReplica,
         requiredApi,
-        null,
-        0);
+        Pool.SERVE);
   }
 
   /** A query with no session key, pin or required API. */
@@ -72,7 +108,8 @@ public record RouteQuery(
         pinnedReplica,
         requiredApi,
         boundReplica,
-        ttftTargetMillis);
+        ttftTargetMillis,
+        pool);
   }
 
   /** The same query preferring {@code replica}, the session's (null: none). */
@@ -87,7 +124,8 @@ public record RouteQuery(
         pinnedReplica,
         requiredApi,
         replica,
-        ttftTargetMillis);
+        ttftTargetMillis,
+        pool);
   }
 
   /** The same query with {@code millis} left of its TTFT target (0: none). */
@@ -102,6 +140,7 @@ public record RouteQuery(
         pinnedReplica,
         requiredApi,
         boundReplica,
-        millis);
+        millis,
+        pool);
   }
 }

@@ -21,4 +21,12 @@ public interface Router {
 
   /** Models some replica serves right now. */
   Set<String> servedModels();
+
+  /**
+   * True when {@code model} has prefill replicas, so its requests go prefill then decode
+   * (disaggregation) unless short enough to skip the prefill hop.
+   */
+  default boolean disaggregated(String model) {
+    return false;
+  }
 }

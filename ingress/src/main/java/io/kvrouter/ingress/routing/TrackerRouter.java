@@ -159,7 +159,8 @@ public final class TrackerRouter implements Router {
             query.model(),
             blockKeys,
             query.tokenIds().length,
-            ReplicaConstraints.excluded(query, directory.all()),
+            ReplicaConstraints.excluded(
+                query, directory.all(), directory.rolesMatter(query.model())),
             true,
             steering.steering(query));
     long start = System.nanoTime();
@@ -291,5 +292,10 @@ public final class TrackerRouter implements Router {
   @Override
   public Set<String> servedModels() {
     return directory.models();
+  }
+
+  @Override
+  public boolean disaggregated(String model) {
+    return directory.disaggregated(model);
   }
 }

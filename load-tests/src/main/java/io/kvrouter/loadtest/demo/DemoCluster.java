@@ -10,6 +10,7 @@ import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
 import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.agent.sim.SimKvTransfer;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.node.IngressGuardian;
@@ -72,17 +73,33 @@ public final class DemoCluster implements AutoCloseable {
     return start(o, SimApis.vllm().withResponsesStore(true));
   }
 
+  /** Starts a demo whose decode engines receive prefilled KV at {@code transfer}'s speed. */
+  public static DemoCluster start(DemoOptions o, SimKvTransfer transfer) throws IOException {
+    return start(o, SimApis.vllm().withResponsesStore(true), transfer);
+  }
+
   /** Starts a demo whose engines serve {@code apis} (e.g. {@link SimApis#chatOnly()}). */
   public static DemoCluster start(DemoOptions o, SimApis apis) throws IOException {
+    return start(o, apis, SimKvTransfer.defaults());
+  }
+
+  private static DemoCluster start(DemoOptions o, SimApis apis, SimKvTransfer transfer)
+      throws IOException {
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     SimEngineSettings template =
         SimEngineSettings.loopback()
             .withModel(o.model())
             .withApis(apis)
             .withTokenizer(ModelSimTokenizer.forModel(tokenizers, o.model()))
-            .withEngine(o.engine());
+            .withEngine(o.engine())
+            .withDataParallel(0, o.dpSize())
+            .withTransfer(transfer);
     int regular = o.mismatchedBlockSize() > 0 ? o.engines() - 1 : o.engines();
-    SimFleet fleet = SimFleet.start(regular, "sim", o.enginePort(), o.kvEventsPort(), template);
+    List<String> roles = new ArrayList<>();
+    for (int i = 0; i < regular; i++) {
+      roles.add(o.role(i));
+    }
+    SimFleet fleet = SimFleet.start(roles, "sim", o.enginePort(), o.kvEventsPort(), template);
     SimFleet mismatched = null;
     List<ReplicaSpec> specs = new ArrayList<>(fleet.specs());
     if (o.mismatchedBlockSize() > 0) {
@@ -199,8 +216,8 @@ public final class DemoCluster implements AutoCloseable {
           return url + " answered " + replicas.statusCode();
         }
         JsonNode list = JSON.readTree(replicas.body());
-        if (list.size() < options.engines()) {
-          return url + " knows " + list.size() + " of " + options.engines() + " replicas";
+        if (list.size() < options.replicas()) {
+          return url + " knows " + list.size() + " of " + options.replicas() + " replicas";
         }
       } catch (IOException e) {
         return url + ": " + e;

@@ -18,6 +18,9 @@ import io.kvrouter.agent.sim.SimEngineConfig;
  * @param mismatchedBlockSize 0 normally; otherwise the last engine runs with this KV block size
  *     while its replica is still declared with the default one, a deliberate silent
  *     misconfiguration that the index-accuracy check must flag
+ * @param prefillEngines 0 for engines that prefill and decode (role {@code both}); otherwise the
+ *     first this many engines are prefill replicas and the others decode replicas
+ * @param dpSize data-parallel ranks of every engine (each rank a replica)
  */
 public record DemoOptions(
     int ingresses,
@@ -29,7 +32,9 @@ public record DemoOptions(
     String model,
     String policy,
     SimEngineConfig engine,
-    int mismatchedBlockSize) {
+    int mismatchedBlockSize,
+    int prefillEngines,
+    int dpSize) {
 
   public DemoOptions {
     if (ingresses < 1 || engines < 1) {
@@ -40,6 +45,89 @@ public record DemoOptions(
           "mismatchedBlockSize must be 0, or positive with at least two engines; got "
               + mismatchedBlockSize);
     }
+    if (prefillEngines < 0 || (prefillEngines > 0 && prefillEngines >= engines) || dpSize < 1) {
+      throw new IllegalArgumentException(
+          "a disaggregated demo needs prefill and decode engines, and dpSize >= 1; got "
+              + prefillEngines
+              + " prefill of "
+              + engines
+              + ", dpSize "
+              + dpSize);
+    }
+  }
+
+  /** The shape without disaggregation or data parallelism. */
+  public DemoOptions(
+      int ingresses,
+      int ingressPort,
+      String host,
+      int engines,
+      int enginePort,
+      int kvEventsPort,
+      String model,
+      String policy,
+      SimEngineConfig engine,
+      int mismatchedBlockSize) {
+    this(
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engine,
+        mismatchedBlockSize,
+        0,
+        1);
+  }
+
+  /** Replicas the ingresses must know: one per engine rank. */
+  public int replicas() {
+    return engines * dpSize;
+  }
+
+  /** The role of engine {@code i}. */
+  public String role(int i) {
+    if (prefillEngines == 0) {
+      return "both";
+    }
+    return i < prefillEngines ? "prefill" : "decode";
+  }
+
+  /** The same with {@code prefill} prefill engines and {@code decode} decode engines. */
+  public DemoOptions withDisaggregation(int prefill, int decode) {
+    return new DemoOptions(
+        ingresses,
+        ingressPort,
+        host,
+        prefill + decode,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engine,
+        mismatchedBlockSize,
+        prefill,
+        dpSize);
+  }
+
+  /** The same with {@code size} data-parallel ranks per engine. */
+  public DemoOptions withDataParallel(int size) {
+    return new DemoOptions(
+        ingresses,
+        ingressPort,
+        host,
+        engines,
+        enginePort,
+        kvEventsPort,
+        model,
+        policy,
+        engine,
+        mismatchedBlockSize,
+        prefillEngines,
+        size);
   }
 
   /** The shape without a mismatched engine. */
@@ -73,7 +161,18 @@ public record DemoOptions(
   /** The same on free ports (tests). */
   public DemoOptions onFreePorts() {
     return new DemoOptions(
-        ingresses, 0, host, engines, 0, 0, model, policy, engine, mismatchedBlockSize);
+        ingresses,
+        0,
+        host,
+        engines,
+        0,
+        0,
+        model,
+        policy,
+        engine,
+        mismatchedBlockSize,
+        prefillEngines,
+        dpSize);
   }
 
   public DemoOptions withPolicy(String p) {
@@ -87,7 +186,9 @@ public record DemoOptions(
         model,
         p,
         engine,
-        mismatchedBlockSize);
+        mismatchedBlockSize,
+        prefillEngines,
+        dpSize);
   }
 
   public DemoOptions withCounts(int ingressCount, int engineCount) {
@@ -101,7 +202,9 @@ public record DemoOptions(
         model,
         policy,
         engine,
-        mismatchedBlockSize);
+        mismatchedBlockSize,
+        prefillEngines,
+        dpSize);
   }
 
   /** The same with the engines' timing model sped up {@code s} times. */
@@ -116,7 +219,9 @@ public record DemoOptions(
         model,
         policy,
         engine.withTiming(new MockerTimingModel(s)),
-        mismatchedBlockSize);
+        mismatchedBlockSize,
+        prefillEngines,
+        dpSize);
   }
 
   /**
@@ -134,6 +239,8 @@ public record DemoOptions(
         model,
         policy,
         engine,
-        blockSize);
+        blockSize,
+        prefillEngines,
+        dpSize);
   }
 }

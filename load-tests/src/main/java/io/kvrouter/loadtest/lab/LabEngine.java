@@ -223,6 +223,10 @@ final class LabEngine {
       }
       int hit = cache.cachedPrefix(s.keys, Math.min(maxHit, s.keys.length), entries);
       int computed = hit * blockSize;
+      boolean transferred = s.remotePrefill && s.numBlocks == 0 && s.cachedPromptTokens < 0;
+      if (transferred) {
+        computed = s.numTokens() - 1; // pulled from the prefill engine; the last token is computed
+      }
       int n = Math.min(s.numTokens() - computed, budget);
       long newBlocks = ceilDiv(computed + n) - hit;
       if (newBlocks + cache.freeAmongCached(entries, hit) > cache.freeBlocks()) {
@@ -236,9 +240,9 @@ final class LabEngine {
       s.numComputed = computed;
       s.numRegistered = hit;
       if (s.cachedPromptTokens < 0) {
-        s.cachedPromptTokens = computed;
+        s.cachedPromptTokens = hit * blockSize;
         prefixQueries += s.promptLength;
-        prefixHits += computed;
+        prefixHits += hit * blockSize;
         uncachedPrefill += s.promptLength - computed;
       }
       if (!ensureBlocks(s, computed + n)) {

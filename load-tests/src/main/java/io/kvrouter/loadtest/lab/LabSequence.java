@@ -27,6 +27,12 @@ final class LabSequence {
   int cachedPromptTokens = -1;
   long firstTokenMicros = -1;
 
+  /**
+   * The prompt's KV arrived from a prefill engine (disaggregation): at first admission every prompt
+   * token but the last counts as computed, as vLLM's NIXL connector loads it.
+   */
+  boolean remotePrefill;
+
   LabSequence(
       int requestIndex,
       String requestId,

@@ -23,8 +23,10 @@ import org.junit.jupiter.api.Test;
  * and {@code clients/responses.test.mjs} ({@code responses.create} whole and streamed, {@code
  * previous_response_id} across ingresses, function calls). The agent conversation runs twice: on
  * engines that serve {@code /v1/messages} themselves (forwarded unchanged) and on engines that
- * serve only OpenAI chat (translated by the ingress). Installs the pinned clients with {@code npm
- * ci} when missing.
+ * serve only OpenAI chat (translated by the ingress). {@code clients/pd.test.mjs} streams a long
+ * chat through a disaggregated demo (2 prefill, 2 decode engines): one prefill hop, one decode with
+ * the handshake, the whole answer; a short chat skips the prefill hop. Installs the pinned clients
+ * with {@code npm ci} when missing.
  */
 class SdkClientsIT {
 
@@ -66,6 +68,17 @@ class SdkClientsIT {
       String out =
           run(cluster, options, "sdk.test.mjs", "anthropic-agent.test.mjs", "responses.test.mjs");
       assertThat(out).contains("# pass 14").contains("# fail 0");
+    }
+  }
+
+  @Test
+  void officialOpenAiClient_streamsThroughAPrefillDecodeCluster() throws Exception {
+    DemoOptions options =
+        DemoOptions.defaults().onFreePorts().withSpeedup(20).withDisaggregation(2, 2);
+    try (DemoCluster cluster = DemoCluster.start(options)) {
+      cluster.awaitReady(Duration.ofSeconds(60));
+      String out = run(cluster, options, "pd.test.mjs");
+      assertThat(out).contains("# pass 2").contains("# fail 0");
     }
   }
 

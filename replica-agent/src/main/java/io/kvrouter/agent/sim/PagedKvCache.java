@@ -108,6 +108,12 @@ public final class PagedKvCache {
     return n;
   }
 
+  /** The block holding {@code hash}, or -1 when it is not cached. */
+  public int blockIdOf(long hash) {
+    Integer b = byHash.get(hash);
+    return b == null ? -1 : b;
+  }
+
   /** How many of the first {@code count} cached hashes sit on the free queue (touching costs). */
   public int freeAmongCached(long[] hashes, int count) {
     int n = 0;

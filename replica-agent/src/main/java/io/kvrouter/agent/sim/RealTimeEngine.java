@@ -72,6 +72,11 @@ public final class RealTimeEngine implements AutoCloseable {
     return core.config();
   }
 
+  /** The data-parallel rank this engine core is (0 without data parallelism). */
+  public int dpRank() {
+    return dpRank;
+  }
+
   public RealTimeEngine start() {
     thread = new Thread(this::loop, "sim-engine-loop");
     thread.setDaemon(true);
@@ -81,10 +86,22 @@ public final class RealTimeEngine implements AutoCloseable {
 
   /** Queues a request; its tokens (or its rejection) go to the listener. */
   public void submit(SimRequest request, RequestListener listener) {
+    submit(request, listener, false);
+  }
+
+  /**
+   * Queues a request, whose prompt's KV was transferred from a prefill engine when {@code
+   * remotePrefilled} ({@link SimEngineCore#submitRemotePrefilled}).
+   */
+  public void submit(SimRequest request, RequestListener listener, boolean remotePrefilled) {
     commands.add(
         c -> {
           try {
-            c.submit(request, nowMicros());
+            if (remotePrefilled) {
+              c.submitRemotePrefilled(request, nowMicros());
+            } else {
+              c.submit(request, nowMicros());
+            }
             listeners.put(request.requestId(), listener);
           } catch (IllegalArgumentException e) {
             listener.onError(e.getMessage());

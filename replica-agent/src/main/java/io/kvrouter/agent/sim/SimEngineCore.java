@@ -123,6 +123,42 @@ public final class SimEngineCore {
     waiting.addLast(seq);
   }
 
+  /**
+   * Queues a request whose prompt's KV was computed by a prefill engine and transferred here
+   * (vLLM's NIXL connector on the decode side: {@code do_remote_prefill}). At its first admission
+   * the prompt's blocks this cache lacks are allocated and filled as if computed, and registered
+   * (so they are published as stored), leaving only the last prompt token to compute, as vLLM does
+   * ({@code vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py}, {@code
+   * get_num_new_matched_tokens}; the scheduler recomputes the last token). The transfer's duration
+   * is the caller's to charge before it submits. The cached prompt tokens it reports are those
+   * found in this cache.
+   */
+  public void submitRemotePrefilled(SimRequest request, long nowMicros) {
+    submit(request, nowMicros);
+    live.get(request.requestId()).remotePrefill = true;
+  }
+
+  /**
+   * How many full blocks of {@code tokens} (all but the last token, as a transfer would move) this
+   * cache lacks: what a remote prefill must transfer here.
+   */
+  public int missingPrefillBlocks(int[] tokens, String cacheSalt) {
+    long[] hashes = blockHashes(tokens, null, cacheSalt);
+    int full = Math.min(hashes.length, (tokens.length - 1) / config.blockSize());
+    return full - cache.cachedPrefixBlocks(hashes, full);
+  }
+
+  /** The ids of the blocks holding the cached leading full blocks of {@code tokens}. */
+  public int[] cachedPrefixBlockIds(int[] tokens, String cacheSalt) {
+    long[] hashes = blockHashes(tokens, null, cacheSalt);
+    int n = cache.cachedPrefixBlocks(hashes, hashes.length);
+    int[] ids = new int[n];
+    for (int i = 0; i < n; i++) {
+      ids[i] = cache.blockIdOf(hashes[i]);
+    }
+    return ids;
+  }
+
   /** Tokens one request may hold at most (capacity × block size). */
   public int maxModelLen() {
     return config.numBlocks() * config.blockSize();
@@ -189,6 +225,9 @@ public final class SimEngineCore {
         hit = cache.cachedPrefixBlocks(seq.hashes, Math.min(maxHit, seq.numHashes));
       }
       int computed = hit * bs;
+      if (seq.remotePrefill && seq.numBlocks == 0) {
+        computed = seq.numTokens - 1; // transferred: only the last prompt token is computed here
+      }
       int n = Math.min(seq.numTokens - computed, budget);
       int newBlocks = ceilDiv(computed + n, bs) - hit;
       if (newBlocks + cache.freeAmongCached(seq.hashes, hit) > cache.freeBlocks()) {
@@ -203,9 +242,9 @@ public final class SimEngineCore {
       seq.numComputed = computed;
       seq.numRegistered = hit;
       if (seq.cachedPromptTokens < 0) {
-        seq.cachedPromptTokens = computed;
+        seq.cachedPromptTokens = hit * bs;
         prefixQueries += seq.promptLength;
-        prefixHits += computed;
+        prefixHits += hit * bs;
       }
       if (!ensureBlocks(seq, computed + n)) {
         throw new IllegalStateException("block accounting broken for " + seq.id());
@@ -320,6 +359,7 @@ public final class SimEngineCore {
     seq.numComputed = 0;
     seq.numRegistered = 0;
     seq.preemptedOnce = true;
+    seq.remotePrefill = false;
     waiting.addFirst(seq);
     preemptions++;
   }

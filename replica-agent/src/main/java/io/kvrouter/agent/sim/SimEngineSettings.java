@@ -21,6 +21,10 @@ import io.kvrouter.agent.kvevents.ReplayLayout;
  * @param tokenizer how requests become token ids ({@link SimTokenizer#BYTES} by default)
  * @param apis which APIs beyond OpenAI chat and completions it serves ({@link SimApis#vllm()} by
  *     default)
+ * @param dpSize data-parallel ranks behind the one HTTP port, each with its own core, cache,
+ *     scheduler and KV-event publisher (at the endpoints' ports plus the rank, as vLLM binds them);
+ *     {@code dpRank} is the first rank's number
+ * @param transfer how fast KV arrives from a prefill engine (disaggregation)
  */
 public record SimEngineSettings(
     String host,
@@ -35,7 +39,16 @@ public record SimEngineSettings(
     int dpRank,
     SimEngineConfig engine,
     SimTokenizer tokenizer,
-    SimApis apis) {
+    SimApis apis,
+    int dpSize,
+    SimKvTransfer transfer) {
+
+  public SimEngineSettings {
+    if (dpSize < 1) {
+      throw new IllegalArgumentException("dpSize must be >= 1, was " + dpSize);
+    }
+    java.util.Objects.requireNonNull(transfer, "transfer");
+  }
 
   /** Loopback, any ports, model "sim-model", map encoding, replay with topic, vLLM defaults. */
   public static SimEngineSettings loopback() {
@@ -52,7 +65,9 @@ public record SimEngineSettings(
         0,
         SimEngineConfig.defaults(),
         SimTokenizer.BYTES,
-        SimApis.vllm());
+        SimApis.vllm(),
+        1,
+        SimKvTransfer.defaults());
   }
 
   /**
@@ -75,7 +90,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {
@@ -92,7 +109,9 @@ public record SimEngineSettings(
         dpRank,
         c,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   public SimEngineSettings withEndpoints(int port, String kvEvents, String replay) {
@@ -109,7 +128,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   public SimEngineSettings withModel(String m) {
@@ -126,7 +147,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   public SimEngineSettings withEncoding(EventEncoding e, ReplayLayout l) {
@@ -143,7 +166,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   /** The same engine tokenizing with {@code t} (e.g. the router's tokenizer for the model). */
@@ -161,7 +186,9 @@ public record SimEngineSettings(
         dpRank,
         engine,
         t,
-        apis);
+        apis,
+        dpSize,
+        transfer);
   }
 
   /** The same engine serving {@code a}. */
@@ -179,6 +206,48 @@ public record SimEngineSettings(
         dpRank,
         engine,
         tokenizer,
-        a);
+        a,
+        dpSize,
+        transfer);
+  }
+
+  /** The same engine with {@code size} data-parallel ranks, the first numbered {@code first}. */
+  public SimEngineSettings withDataParallel(int first, int size) {
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        first,
+        engine,
+        tokenizer,
+        apis,
+        size,
+        transfer);
+  }
+
+  /** The same engine receiving transferred KV at {@code t}'s speed. */
+  public SimEngineSettings withTransfer(SimKvTransfer t) {
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer,
+        apis,
+        dpSize,
+        t);
   }
 }

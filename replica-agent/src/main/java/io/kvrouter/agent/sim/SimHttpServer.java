@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -37,6 +38,7 @@ public final class SimHttpServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(SimHttpServer.class);
 
+  private final SimRanks ranks;
   private final RealTimeEngine engine;
   private final String model;
   private final SimTokenizer tokenizer;
@@ -69,11 +71,30 @@ public final class SimHttpServer implements AutoCloseable {
       SimTokenizer tokenizer,
       SimApis apis)
       throws IOException {
-    this.engine = engine;
+    this(host, port, model, List.of(engine), tokenizer, apis, SimKvTransfer.defaults());
+  }
+
+  /**
+   * A server in front of the data-parallel ranks {@code engines} (one for an engine without data
+   * parallelism), pulling transferred KV at {@code transfer}'s speed.
+   */
+  public SimHttpServer(
+      String host,
+      int port,
+      String model,
+      List<RealTimeEngine> engines,
+      SimTokenizer tokenizer,
+      SimApis apis,
+      SimKvTransfer transfer)
+      throws IOException {
+    this.ranks = new SimRanks(engines);
+    this.engine = ranks.first();
     this.tokenizer = tokenizer;
     this.model = model;
     this.apis = apis;
-    this.inference = new SimInference(engine, model, tokenizer, apis, requests, created);
+    this.inference =
+        new SimInference(
+            ranks, transfer, new SimKvHandshake(host), model, tokenizer, apis, requests, created);
     // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
     System.setProperty("sun.net.httpserver.nodelay", "true");
@@ -158,11 +179,14 @@ public final class SimHttpServer implements AutoCloseable {
             ex,
             200,
             "text/plain; version=0.0.4",
-            SimMetricsRenderer.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
+            SimMetricsRenderer.render(model, ranks.all()).getBytes(StandardCharsets.UTF_8));
       }
       case "/reset_prefix_cache" -> {
         SimHttp.requireMethod(method, "POST");
-        boolean ok = engine.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
+        boolean ok = true;
+        for (RealTimeEngine rank : ranks.all()) {
+          ok &= rank.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
+        }
         if (!ok) {
           throw new ApiError(409, "ConflictError", "requests are running", null);
         }

@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class SimInference {
 
-  private final RealTimeEngine engine;
+  private final SimRanks ranks;
+  private final SimKvTransfer transfer;
+  private final SimKvHandshake handshake;
   private final String model;
   private final SimTokenizer tokenizer;
   private final SimResponsesApi responses;
@@ -26,13 +28,17 @@ final class SimInference {
   private final long created;
 
   SimInference(
-      RealTimeEngine engine,
+      SimRanks ranks,
+      SimKvTransfer transfer,
+      SimKvHandshake handshake,
       String model,
       SimTokenizer tokenizer,
       SimApis apis,
       SimRequestLog log,
       long created) {
-    this.engine = engine;
+    this.ranks = ranks;
+    this.transfer = transfer;
+    this.handshake = handshake;
     this.model = model;
     this.tokenizer = tokenizer;
     this.responses = new SimResponsesApi(apis.responsesStore());
@@ -51,7 +57,11 @@ final class SimInference {
     return prefix + Long.toHexString(created) + "-" + ids.incrementAndGet();
   }
 
-  /** {@code /v1/completions} and {@code /v1/chat/completions}. */
+  /**
+   * {@code /v1/completions} and {@code /v1/chat/completions}, on the rank the request names or the
+   * least loaded one, with the prefill/decode handshake when the body carries one ({@link
+   * SimKvHandshake}).
+   */
   void openAi(HttpExchange ex, JsonNode body, boolean chat) throws Exception {
     String id = nextId(chat ? "chatcmpl-" : "cmpl-");
     GenerationRequest g =
@@ -59,12 +69,47 @@ final class SimInference {
             ? GenerationRequest.chat(body, tokenizer, id)
             : GenerationRequest.completion(body, tokenizer);
     checkModel(g.model());
-    SimRun run = start(ex, id, g, chat ? "/v1/chat/completions" : "/v1/completions");
-    ChatBodies bodies = new ChatBodies(id, model, created, chat);
-    if (!g.stream()) {
-      SimHttp.sendJson(ex, 200, bodies.full(run.drain()));
-      return;
+    SimKvHandshake.Part part = SimKvHandshake.part(body);
+    RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
+    try {
+      if (part == SimKvHandshake.Part.DECODE) {
+        pull(engine, g);
+      }
+      SimRun run =
+          start(ex, engine, id, g, chat ? "/v1/chat/completions" : "/v1/completions", part);
+      ChatBodies bodies = new ChatBodies(id, model, created, chat);
+      if (!g.stream()) {
+        JsonNode answer = bodies.full(run.drain());
+        if (part == SimKvHandshake.Part.PREFILL) {
+          int[] blocks =
+              engine
+                  .query(c -> c.cachedPrefixBlockIds(g.prompt(), g.cacheSalt()))
+                  .get(10, java.util.concurrent.TimeUnit.SECONDS);
+          ((ObjectNode) answer)
+              .set("kv_transfer_params", handshake.producerParams(id, engine.dpRank(), blocks));
+        }
+        SimHttp.sendJson(ex, 200, answer);
+        return;
+      }
+      stream(ex, g, run, bodies, chat);
+    } finally {
+      ranks.done(engine);
     }
+  }
+
+  /** Waits for the KV of the prompt's blocks this rank lacks to arrive from the prefill engine. */
+  private void pull(RealTimeEngine engine, GenerationRequest g) throws Exception {
+    int missing =
+        engine
+            .query(c -> c.missingPrefillBlocks(g.prompt(), g.cacheSalt()))
+            .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    long micros = transfer.micros(missing, engine.config().blockSize());
+    Thread.sleep(micros / 1_000, (int) (micros % 1_000) * 1_000);
+  }
+
+  private void stream(
+      HttpExchange ex, GenerationRequest g, SimRun run, ChatBodies bodies, boolean chat)
+      throws Exception {
     OutputStream os = SimHttp.startStream(ex);
     try {
       if (chat) {
@@ -98,17 +143,22 @@ final class SimInference {
     ObjectNode chat = SimAnthropic.toChat(body);
     GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id);
     checkModel(g.model());
-    SimRun run = start(ex, id, g, "/v1/messages");
-    if (!g.stream()) {
-      SimHttp.sendJson(ex, 200, SimAnthropic.message(id, model, run.drain()));
-      return;
-    }
-    OutputStream os = SimHttp.startStream(ex);
+    RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
-      SimAnthropic.stream(os, id, model, run);
-    } catch (IOException e) {
-      run.abort();
-      throw e;
+      SimRun run = start(ex, engine, id, g, "/v1/messages", SimKvHandshake.Part.NONE);
+      if (!g.stream()) {
+        SimHttp.sendJson(ex, 200, SimAnthropic.message(id, model, run.drain()));
+        return;
+      }
+      OutputStream os = SimHttp.startStream(ex);
+      try {
+        SimAnthropic.stream(os, id, model, run);
+      } catch (IOException e) {
+        run.abort();
+        throw e;
+      }
+    } finally {
+      ranks.done(engine);
     }
   }
 
@@ -136,28 +186,45 @@ final class SimInference {
     ObjectNode chat = responses.toChat(body);
     GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
     checkModel(g.model());
-    SimRun run = start(ex, id, g, "/v1/responses");
+    RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     ObjectNode done;
-    if (!g.stream()) {
-      run.drain();
-      done = SimResponsesApi.response(id, model, created, body, run, SimResponsesApi.status(run));
-      SimHttp.sendJson(ex, 200, done);
-    } else {
-      OutputStream os = SimHttp.startStream(ex);
-      try {
-        done = SimResponsesApi.stream(os, id, model, created, body, run);
-      } catch (IOException e) {
-        run.abort();
-        throw e;
+    try {
+      SimRun run = start(ex, engine, id, g, "/v1/responses", SimKvHandshake.Part.NONE);
+      if (!g.stream()) {
+        run.drain();
+        done = SimResponsesApi.response(id, model, created, body, run, SimResponsesApi.status(run));
+        SimHttp.sendJson(ex, 200, done);
+      } else {
+        OutputStream os = SimHttp.startStream(ex);
+        try {
+          done = SimResponsesApi.stream(os, id, model, created, body, run);
+        } catch (IOException e) {
+          run.abort();
+          throw e;
+        }
       }
+    } finally {
+      ranks.done(engine);
     }
     responses.remember(body, chat, done);
   }
 
-  private SimRun start(HttpExchange ex, String id, GenerationRequest g, String endpoint)
+  private SimRun start(
+      HttpExchange ex,
+      RealTimeEngine engine,
+      String id,
+      GenerationRequest g,
+      String endpoint,
+      SimKvHandshake.Part part)
       throws InterruptedException {
-    SimRun run = SimRun.start(engine, id, g, tokenizer);
-    log.add(endpoint, g, run.first(), ex.getRequestHeaders().getFirst("traceparent"));
+    SimRun run = SimRun.start(engine, id, g, tokenizer, part == SimKvHandshake.Part.DECODE);
+    log.add(
+        endpoint,
+        g,
+        run.first(),
+        ex.getRequestHeaders().getFirst("traceparent"),
+        engine.dpRank(),
+        part);
     return run;
   }
 }

@@ -25,12 +25,25 @@ final class SimRequestLog {
       int promptTokens,
       int cachedTokens,
       String tool,
-      String traceparent) {}
+      String traceparent,
+      int dpRank,
+      String kvTransfer) {}
 
   private final ArrayDeque<Entry> entries = new ArrayDeque<>();
   private long seq;
 
   synchronized void add(String endpoint, GenerationRequest g, Emission first, String traceparent) {
+    add(endpoint, g, first, traceparent, 0, SimKvHandshake.Part.NONE);
+  }
+
+  /** A request served by rank {@code dpRank}, with its part of a prefill/decode handshake. */
+  synchronized void add(
+      String endpoint,
+      GenerationRequest g,
+      Emission first,
+      String traceparent,
+      int dpRank,
+      SimKvHandshake.Part part) {
     if (entries.size() == CAPACITY) {
       entries.removeFirst();
     }
@@ -42,12 +55,16 @@ final class SimRequestLog {
             first.promptTokens(),
             first.cachedPromptTokens(),
             g.toolCall() == null ? null : g.toolCall().name(),
-            traceparent));
+            traceparent,
+            dpRank,
+            part.name().toLowerCase(java.util.Locale.ROOT)));
   }
 
   /**
    * {@code {"requests":[{seq, endpoint, roles, prompt_tokens, cached_tokens, tool_call,
-   * traceparent}]}}.
+   * traceparent, dp_rank, kv_transfer}]}}; {@code kv_transfer} is {@code none}, {@code prefill}
+   * (answered with transfer parameters), {@code decode} (pulled the prompt's KV) or {@code
+   * invalid}.
    */
   synchronized ObjectNode toJson() {
     JsonNodeFactory f = JsonNodeFactory.instance;
@@ -71,6 +88,8 @@ final class SimRequestLog {
       } else {
         o.put("traceparent", e.traceparent());
       }
+      o.put("dp_rank", e.dpRank());
+      o.put("kv_transfer", e.kvTransfer());
     }
     return root;
   }

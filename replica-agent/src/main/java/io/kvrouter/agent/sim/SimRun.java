@@ -65,6 +65,17 @@ final class SimRun {
   static SimRun start(
       RealTimeEngine engine, String id, GenerationRequest request, SimTokenizer tokenizer)
       throws InterruptedException {
+    return start(engine, id, request, tokenizer, false);
+  }
+
+  /** The same, for a prompt whose KV was transferred from a prefill engine when {@code remote}. */
+  static SimRun start(
+      RealTimeEngine engine,
+      String id,
+      GenerationRequest request,
+      SimTokenizer tokenizer,
+      boolean remote)
+      throws InterruptedException {
     LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
     engine.submit(
         new SimRequest(id, request.prompt(), request.generated(), null, request.cacheSalt()),
@@ -78,7 +89,8 @@ final class SimRun {
           public void onError(String message) {
             q.add(message);
           }
-        });
+        },
+        remote);
     Object first = q.poll(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     if (first instanceof String || first == null) {
       engine.abort(id);

@@ -30,6 +30,12 @@ final class SimSequence {
   int cachedPromptTokens = -1;
   boolean preemptedOnce;
 
+  /**
+   * The prompt's KV arrives from a prefill engine (disaggregation): at first admission every prompt
+   * token but the last counts as computed; cleared by a preemption (then it recomputes locally).
+   */
+  boolean remotePrefill;
+
   SimSequence(SimRequest request, long arrivalMicros) {
     this.request = request;
     this.arrivalMicros = arrivalMicros;

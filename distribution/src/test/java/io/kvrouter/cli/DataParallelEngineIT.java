@@ -1,0 +1,255 @@
+package io.kvrouter.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.testing.LoopbackHttp;
+import java.net.ServerSocket;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A data-parallel engine as users run one, in separate processes from the fat jar: {@code
+ * sim-engine --dp-size 4} (four ranks, each with its own cache and scheduler, behind one HTTP port,
+ * publishing KV events on four consecutive ports as vLLM does), an agent told the engine has four
+ * ranks, and an ingress. The ingress routes to ranks: distinct prompts spread over the four ranks,
+ * and each prompt sent again lands on the rank that holds it, which the engine confirms with its
+ * cached tokens.
+ */
+class DataParallelEngineIT {
+
+  private static final int RANKS = 4;
+  private final List<Process> processes = new ArrayList<>();
+  private final List<Path> logs = new ArrayList<>();
+  private ActorTestKit kit;
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Process p : processes) {
+      p.destroyForcibly().waitFor();
+    }
+    if (kit != null) {
+      kit.shutdownTestKit();
+    }
+  }
+
+  private void start(String name, String... args) throws Exception {
+    Path log = Files.createTempFile("kvrouter-" + name, ".log");
+    logs.add(log);
+    processes.add(FatJarNodeIT.startJava(log, args));
+  }
+
+  private String logs() throws Exception {
+    StringBuilder out = new StringBuilder();
+    for (Path l : logs) {
+      String text = Files.readString(l);
+      out.append("==== ").append(l).append('\n');
+      out.append(text.length() > 4000 ? text.substring(text.length() - 4000) : text);
+    }
+    return out.toString();
+  }
+
+  /** A base port with {@code n} consecutive free ports (free when probed). */
+  private static int freeRun(int n) throws Exception {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int base = 20_000 + (int) (Math.random() * 30_000);
+      boolean free = true;
+      for (int p = base; p < base + n && free; p++) {
+        try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
+          s.setReuseAddress(true);
+        } catch (java.io.IOException taken) {
+          free = false;
+        }
+      }
+      if (free) {
+        return base;
+      }
+    }
+    throw new IllegalStateException("no run of " + n + " free ports");
+  }
+
+  private static ObjectNode completion(int i) {
+    ObjectNode body = LoopbackHttp.JSON.createObjectNode();
+    body.put("model", "kvrouter-demo");
+    StringBuilder prompt = new StringBuilder("conversation " + i + ":");
+    for (int w = 0; w < 100 + 7 * i; w++) { // a distinct length per prompt
+      prompt.append(' ').append("word").append((i * 7919 + w * 31) % 1000);
+    }
+    body.put("prompt", prompt.toString());
+    body.put("max_tokens", 48);
+    return body;
+  }
+
+  @Test
+  void fourRanksBehindOnePort_promptsSpreadOverRanks_andRepeatsLandWhereTheyAreCached()
+      throws Exception {
+    int zmq = freeRun(2 * RANKS);
+    int engineHttp = MultiProcessClusterIT.freePort();
+    int seedPort = MultiProcessClusterIT.freePort();
+    int agentPort = MultiProcessClusterIT.freePort();
+    int ingressHttp = MultiProcessClusterIT.freePort();
+    String seed = "pekko://kvrouter@127.0.0.1:" + seedPort;
+    String engine = "http://127.0.0.1:" + engineHttp;
+    String pub = "tcp://127.0.0.1:" + zmq;
+    String replay = "tcp://127.0.0.1:" + (zmq + RANKS);
+    start(
+        "dp-engine",
+        "sim-engine",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "" + engineHttp,
+        "--kv-events",
+        pub,
+        "--replay",
+        replay,
+        "--dp-size",
+        "" + RANKS,
+        "--speedup",
+        "10");
+    start(
+        "ingress",
+        "ingress",
+        "--profile",
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "" + seedPort,
+        "--seed-nodes",
+        seed,
+        "--http-host",
+        "127.0.0.1",
+        "--http-port",
+        "" + ingressHttp);
+    start(
+        "agent",
+        "agent",
+        "--profile",
+        "dev",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "" + agentPort,
+        "--seed-nodes",
+        seed,
+        "--engine-url",
+        engine,
+        "--kv-events",
+        pub,
+        "--replay",
+        replay,
+        "--dp-size",
+        "" + RANKS,
+        "--replica-id",
+        "dp-engine");
+    String ingress = "http://127.0.0.1:" + ingressHttp;
+    kit = ActorTestKit.create();
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(90),
+            Duration.ofMillis(500),
+            () -> {
+              for (Process p : processes) {
+                assertThat(p.isAlive()).as(logs()).isTrue();
+              }
+              JsonNode replicas = LoopbackHttp.getJson(ingress + "/admin/replicas");
+              assertThat(replicas.findValuesAsText("replica"))
+                  .containsExactlyInAnyOrder(
+                      "dp-engine", "dp-engine#1", "dp-engine#2", "dp-engine#3");
+              for (JsonNode r : replicas) {
+                assertThat(r.path("dp_size").asInt()).isEqualTo(RANKS);
+                assertThat(r.path("url").asText()).isEqualTo(engine);
+              }
+              assertThat(LoopbackHttp.status(ingress + "/ready")).isEqualTo(200);
+              return null;
+            });
+
+    // Eight distinct prompts at once: the ingress spreads them over the ranks.
+    int n = 8;
+    List<CompletableFuture<HttpResponse<String>>> first = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      ObjectNode body = completion(i);
+      first.add(
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return LoopbackHttp.post(ingress + "/v1/completions", body);
+                } catch (Exception e) {
+                  throw new java.util.concurrent.CompletionException(e);
+                }
+              }));
+    }
+    for (CompletableFuture<HttpResponse<String>> f : first) {
+      assertThat(f.get().statusCode()).as(f.get().body()).isEqualTo(200);
+    }
+    Map<Integer, Integer> rankOf = ranksByPrompt(engine, first);
+    Set<Integer> used = new HashSet<>(rankOf.values());
+    assertThat(used).as("load spread over the ranks: %s", rankOf).hasSizeGreaterThanOrEqualTo(3);
+
+    // Every tracker has applied every rank's events: the repeats are routed on them.
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(30),
+            Duration.ofMillis(200),
+            () -> {
+              JsonNode view = LoopbackHttp.getJson(ingress + "/admin/consistency");
+              assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
+              return null;
+            });
+    for (int i = 0; i < n; i++) {
+      HttpResponse<String> again = LoopbackHttp.post(ingress + "/v1/completions", completion(i));
+      assertThat(again.statusCode()).isEqualTo(200);
+      JsonNode usage = LoopbackHttp.JSON.readTree(again.body()).path("usage");
+      assertThat(usage.path("prompt_tokens_details").path("cached_tokens").asInt())
+          .as("prompt %d was cached on the rank it went to", i)
+          .isGreaterThan(usage.path("prompt_tokens").asInt() / 2);
+      JsonNode last = lastLogged(engine);
+      assertThat(last.path("dp_rank").asInt())
+          .as("prompt %d went back to rank %d", i, rankOf.get(i))
+          .isEqualTo(rankOf.get(i));
+    }
+  }
+
+  /**
+   * The rank each prompt was served on, from the engine's request log: the prompts have distinct
+   * lengths, and the log records each request's prompt length and rank.
+   */
+  private static Map<Integer, Integer> ranksByPrompt(
+      String engine, List<CompletableFuture<HttpResponse<String>>> answers) throws Exception {
+    Map<Integer, Integer> rankByLength = new HashMap<>();
+    for (JsonNode r : LoopbackHttp.getJson(engine + "/sim/requests").path("requests")) {
+      rankByLength.put(r.path("prompt_tokens").asInt(), r.path("dp_rank").asInt());
+    }
+    Map<Integer, Integer> out = new HashMap<>();
+    for (int i = 0; i < answers.size(); i++) {
+      int length =
+          LoopbackHttp.JSON
+              .readTree(answers.get(i).get().body())
+              .path("usage")
+              .path("prompt_tokens")
+              .asInt();
+      assertThat(rankByLength).containsKey(length);
+      out.put(i, rankByLength.get(length));
+    }
+    return out;
+  }
+
+  private static JsonNode lastLogged(String engine) throws Exception {
+    JsonNode list = LoopbackHttp.getJson(engine + "/sim/requests").path("requests");
+    return list.get(list.size() - 1);
+  }
+}

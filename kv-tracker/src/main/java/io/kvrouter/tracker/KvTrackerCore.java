@@ -23,6 +23,7 @@ import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
+import io.kvrouter.tracker.policy.PolicyFeedback;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.sync.BatchReorderBuffer;
 import io.kvrouter.tracker.sync.OwnReservationLog;
@@ -65,6 +66,10 @@ public final class KvTrackerCore {
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
+
+  /** The policy, when it learns from outcomes; else null. */
+  private final PolicyFeedback feedback;
+
   private final EventSequencer sequencer = new EventSequencer();
   private final MatchResult match = new MatchResult();
   private final Map<String, ReplicaInfo> infos = new HashMap<>();
@@ -87,6 +92,10 @@ public final class KvTrackerCore {
             config.policyConfig(),
             new SplittableRandom(
                 config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
+    this.feedback = policy instanceof PolicyFeedback f ? f : null;
+    if (feedback != null) {
+      feedback.bind(config.ingressId());
+    }
   }
 
   public TrackerConfig config() {
@@ -256,6 +265,10 @@ public final class KvTrackerCore {
   // ---------------------------------------------------------------- decisions
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
+  // EXPERIMENT
+  public boolean EXPERIMENT_DEFER;
+  public long lastDefer;
+
   public Decision selectAndReserve(RouteRequest request, long nowMillis) {
     int[] candidates = candidatesByModel.get(request.model());
     if (candidates == null) {
@@ -276,9 +289,22 @@ public final class KvTrackerCore {
         new RouteQuery(
             blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
     index.match(blockKeys, blockKeys.length, match);
+    if (feedback != null) {
+      feedback.experimentDeferred(!EXPERIMENT_DEFER);
+    }
     int[] ranked = policy.rank(query, candidates, match, ledger);
     int chosen = ranked[0];
+    if (EXPERIMENT_DEFER && feedback != null) {
+      long defer = feedback.deferMillis(query, chosen, nowMillis);
+      if (defer > 0) {
+        lastDefer = defer;
+        return null;
+      }
+    }
     policy.onRouted(query, match, chosen);
+    if (feedback != null) {
+      feedback.placed(request.requestId(), query, chosen);
+    }
 
     int held = match.gpuLeading(chosen);
     long anchor = held == 0 ? BlocksStored.ROOT : blockKeys[held - 1];
@@ -349,6 +375,24 @@ public final class KvTrackerCore {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
+    return recordPrefillCompleted(requestId);
+  }
+
+  /**
+   * The first token of an own request arrived at {@code nowMillis} (the policy learns the engines'
+   * timing from it); returns the event to broadcast, or null.
+   */
+  public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
+    if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
+      return null;
+    }
+    if (feedback != null) {
+      feedback.firstToken(requestId, nowMillis);
+    }
+    return recordPrefillCompleted(requestId);
+  }
+
+  private PrefillCompleted recordPrefillCompleted(String requestId) {
     PrefillCompleted event = new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
     ownLog.record(event);
     return event;
@@ -358,6 +402,9 @@ public final class KvTrackerCore {
   public Released released(String requestId) {
     if (ledger.release(config.ingressId(), requestId) == null) {
       return null;
+    }
+    if (feedback != null) {
+      feedback.ended(requestId);
     }
     Released event = new Released(config.ingressId(), nextSeq++, requestId);
     ownLog.record(event);
@@ -385,6 +432,15 @@ public final class KvTrackerCore {
         return false;
       }
       index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      if (feedback != null && !r.ingressId().equals(config.ingressId())) {
+        feedback.peerPlaced(
+            r.ingressId(),
+            replica,
+            r.prefillTokens(),
+            r.promptTokens(),
+            r.issuedMillis(),
+            nowMillis);
+      }
       return true;
     }
     if (event instanceof PrefillCompleted p) {

@@ -277,7 +277,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPrefillDone(PrefillDone m) {
-    PrefillCompleted event = core.prefillCompleted(m.requestId());
+    PrefillCompleted event = core.prefillCompleted(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }

@@ -13,6 +13,7 @@ public final class Policies {
   private static final List<String> NAMES =
       List.of(
           "kvrouter",
+          "kvrouter_v1",
           "round_robin",
           "random",
           "least_loaded",
@@ -40,7 +41,8 @@ public final class Policies {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(random, "random");
     return switch (name) {
-      case "kvrouter" -> new KvRouterPolicy(config, random);
+      case "kvrouter" -> new TtftPolicy(config, random);
+      case "kvrouter_v1" -> new KvRouterV1Policy(config, random);
       case "round_robin" -> new RoundRobinPolicy();
       case "random" -> new RandomPolicy(random);
       case "least_loaded" -> new LeastLoadedPolicy(random);

@@ -34,6 +34,7 @@ package io.kvrouter.tracker.policy;
  * @param prebleWindowMillis preble: load history window
  * @param prebleDecodeWeight preble: decode cost per active decode token, relative to a prefill
  *     token
+ * @param kvrouter kvrouter: the predicted-TTFT policy's own parameters
  */
 public record PolicyConfig(
     double gpuCredit,
@@ -62,13 +63,40 @@ public record PolicyConfig(
     double llmdKvWeight,
     double llmdQueueWeight,
     long prebleWindowMillis,
-    double prebleDecodeWeight) {
+    double prebleDecodeWeight,
+    KvRouterConfig kvrouter) {
 
   /** The defaults described above. */
   public static PolicyConfig defaults() {
     return new PolicyConfig(
-        1.0, 0.9, 0.75, 0.25, 36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0, 1.25, 4, 100, 32, 1.5,
-        0.3, 1 << 20, 100_000, 1.0, 0.0, 2.0, 1.0, 1.0, 180_000, 0.05);
+        1.0,
+        0.9,
+        0.75,
+        0.25,
+        36_000,
+        0.05,
+        0.97,
+        64,
+        512,
+        0.05,
+        64,
+        1.0,
+        1.25,
+        4,
+        100,
+        32,
+        1.5,
+        0.3,
+        1 << 20,
+        100_000,
+        1.0,
+        0.0,
+        2.0,
+        1.0,
+        1.0,
+        180_000,
+        0.05,
+        KvRouterConfig.defaults());
   }
 
   /**
@@ -85,7 +113,7 @@ public record PolicyConfig(
   /**
    * The same parameters with near-tie randomisation switched off: no tie band, and exact ties go to
    * the first candidate, so routers on the same state all pick the same replica (the herding
-   * baseline of the burst test).
+   * baseline of the burst test); for {@code kvrouter}, concurrency {@code off}.
    */
   public PolicyConfig withoutNearTieRandomisation() {
     return new PolicyConfig(
@@ -115,7 +143,41 @@ public record PolicyConfig(
         llmdKvWeight,
         llmdQueueWeight,
         prebleWindowMillis,
-        prebleDecodeWeight);
+        prebleDecodeWeight,
+        kvrouter.withConcurrency("off"));
+  }
+
+  /** The same parameters with kvrouter's own replaced. */
+  public PolicyConfig withKvRouter(KvRouterConfig k) {
+    return new PolicyConfig(
+        gpuCredit,
+        predictedCredit,
+        cpuCredit,
+        diskCredit,
+        prefillQuadraticTokens,
+        decodeWeight,
+        busyKvUsage,
+        busyWaiting,
+        maxInFlight,
+        tieRelative,
+        tieAbsoluteTokens,
+        temperature,
+        chwblLoadFactor,
+        chwblPrefixBlocks,
+        chwblVirtualNodes,
+        sglangBalanceAbs,
+        sglangBalanceRel,
+        sglangCacheThreshold,
+        sglangMaxBlocksPerWorker,
+        tgiMaxPrompts,
+        dynamoOverlapWeight,
+        dynamoTemperature,
+        llmdPrefixWeight,
+        llmdKvWeight,
+        llmdQueueWeight,
+        prebleWindowMillis,
+        prebleDecodeWeight,
+        k);
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */

@@ -52,6 +52,10 @@ public final class LabSimulation {
   private static final int DELIVER = 2;
   private static final int TICK = 3;
   private static final int KILL = 4;
+  private static final int GATE = 5;
+  private static final int GATE_REPLY = 6;
+  private static final int GATE_LEAVE = 7;
+  private static final int DEFERRED = 8;
 
   /** One scheduled event; {@code order} keeps ties in scheduling order. */
   private record Ev(long time, long order, int kind, int target, int arg, Object payload) {}
@@ -60,6 +64,10 @@ public final class LabSimulation {
   private final PromptKeys keys;
   private final LabConfig config;
   private final String policy;
+
+  /** Strict mode's gates, or null in broadcast mode. */
+  private final LabGates gates;
+
   private final PriorityQueue<Ev> queue =
       new PriorityQueue<>(
           (a, b) ->
@@ -93,6 +101,8 @@ public final class LabSimulation {
     this.keys = keys;
     this.config = config;
     this.policy = policy;
+    LabPolicy variant = LabPolicy.parse(policy);
+    this.gates = variant.strict() ? new LabGates() : null;
     int n = config.replicas();
     this.routers = new KvTrackerCore[config.routers()];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
@@ -101,8 +111,8 @@ public final class LabSimulation {
       TrackerConfig tc =
           new TrackerConfig(
               base.ingressId(),
-              policy,
-              PolicyConfig.defaults(),
+              variant.policy(),
+              experimental(PolicyConfig.defaults()),
               config.seed(),
               base.leaseMillis(),
               base.predictedTtlMillis(),
@@ -163,6 +173,29 @@ public final class LabSimulation {
     this.sampleMicros = Math.max(1_000_000, span / 200);
   }
 
+  private static final java.io.PrintStream DUMP = dump();
+
+  private static java.io.PrintStream dump() {
+    try {
+      String f = System.getProperty("lab.dump");
+      return f == null ? null : new java.io.PrintStream(new java.io.FileOutputStream(f), true);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  // TEMPORARY (experiments): kvrouter variants from system properties.
+  private static PolicyConfig experimental(PolicyConfig c) {
+    io.kvrouter.tracker.policy.KvRouterConfig k = c.kvrouter();
+    if (System.getProperty("lab.concurrency") != null) {
+      k = k.withConcurrency(System.getProperty("lab.concurrency"));
+    }
+    if (System.getProperty("lab.fit") != null) {
+      k = k.withFitTiming(Boolean.getBoolean("lab.fit"));
+    }
+    return c.withKvRouter(k);
+  }
+
   private static long totalBlocks(PromptKeys keys) {
     long t = 0;
     for (int i = 0; i < keys.size(); i++) {
@@ -202,6 +235,10 @@ public final class LabSimulation {
         case DELIVER -> deliver(e.time, e.target, e.payload);
         case TICK -> onTick(e.time);
         case KILL -> onKill(e.time, e.target);
+        case GATE -> onGate(e.time, (LabGates.Attempt) e.payload);
+        case GATE_REPLY -> onGateReply(e.time, e.arg == 1, (LabGates.Attempt) e.payload);
+        case GATE_LEAVE -> gates.leave(e.target, (String) e.payload);
+        case DEFERRED -> decide(e.time, e.target, e.arg, "q" + e.arg, true, java.util.Set.of(), 0);
         default -> throw new IllegalStateException("unknown event kind " + e.kind);
       }
     }
@@ -223,8 +260,13 @@ public final class LabSimulation {
 
   // ------------------------------------------------------------------ arrivals and decisions
 
+  private static final boolean DEFER = Boolean.getBoolean("lab.defer");
+
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
+    if (DEFER) {
+      routers[router].EXPERIMENT_DEFER = true;
+    }
     WorkloadRequest r = workload.get(index);
     decide(
         now,
@@ -244,10 +286,32 @@ public final class LabSimulation {
       boolean first,
       int promptLength,
       int outputLength) {
+    decide(now, router, index, requestId, first, java.util.Set.of(), 0);
+  }
+
+  /**
+   * Decides on {@code router}, leaving out the replicas in {@code rejected} (strict mode's gates
+   * turned the request away there this round), and dispatches the request, or in strict mode sends
+   * it to the chosen replica's gate first.
+   */
+  private void decide(
+      long now,
+      int router,
+      int index,
+      String requestId,
+      boolean first,
+      java.util.Set<String> rejected,
+      int round) {
     long[] k = keys.of(index);
     Decision d =
         routers[router].selectAndReserve(
-            new RouteRequest(requestId, LabConfig.MODEL, k, promptLength), now / 1000);
+            new RouteRequest(requestId, LabConfig.MODEL, k, promptLength(index), rejected, false),
+            now / 1000);
+    routers[router].EXPERIMENT_DEFER = false;
+    if (d == null) {
+      push(now + routers[router].lastDefer * 1000, DEFERRED, router, index, null);
+      return;
+    }
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -257,13 +321,43 @@ public final class LabSimulation {
     if (dead[replica]) {
       decisionsToKilled++;
     }
+    broadcast(now, router, d.reserved());
+    if (gates == null) {
+      dispatch(now, router, index, requestId, first, replica);
+      return;
+    }
+    boolean last = d.ranked().size() <= 1;
+    int expected =
+        LabGates.forceNext(last, round) ? Integer.MAX_VALUE : d.ranked().get(0).inFlight();
+    push(
+        now + gateHopMicros(),
+        GATE,
+        replica,
+        0,
+        new LabGates.Attempt(
+            index, requestId, router, replica, expected, first, last, rejected, round));
+  }
+
+  private int promptLength(int index) {
+    return Math.max(1, workload.get(index).inputLength());
+  }
+
+  /** The request goes to its replica's engine. */
+  private void dispatch(
+      long now, int router, int index, String requestId, boolean first, int replica) {
     if (first && blockHits != null) {
       blockHits.record(index, replica);
     }
-    broadcast(now, router, d.reserved());
     LabEngine engine = engines[replica];
     engine.submit(
-        new LabSequence(index, requestId, router, k, promptLength, outputLength, arrival[index]));
+        new LabSequence(
+            index,
+            requestId,
+            router,
+            keys.of(index),
+            promptLength(index),
+            Math.max(1, workload.get(index).outputLength()),
+            arrival[index]));
     if (engine.busy()) {
       if (engine.interrupt(now)) {
         generation[replica]++;
@@ -272,6 +366,42 @@ public final class LabSimulation {
     } else {
       startPass(now, replica);
     }
+  }
+
+  // ------------------------------------------------------------------ strict mode
+
+  /** One hop to or from a gate: the propagation delay (a gate lives on some ingress). */
+  private long gateHopMicros() {
+    return config.propagationDelayMicros();
+  }
+
+  private void onGate(long now, LabGates.Attempt a) {
+    push(now + gateHopMicros(), GATE_REPLY, a.replica(), gates.admit(a) ? 1 : 0, a);
+  }
+
+  /**
+   * The gate's answer reached the router: admitted, the request goes to the engine; turned away,
+   * the reservation is given back and the router decides again without that replica, or, when it
+   * was the last candidate, starts another round over all of them.
+   */
+  private void onGateReply(long now, boolean admitted, LabGates.Attempt a) {
+    if (dead[a.replica()]) {
+      admitted = false;
+    }
+    if (admitted) {
+      dispatch(now, a.router(), a.index(), a.requestId(), a.first(), a.replica());
+      return;
+    }
+    broadcast(now, a.router(), routers[a.router()].released(a.requestId()));
+    java.util.Set<String> rejected = new java.util.HashSet<>(a.rejected());
+    int round = a.round();
+    if (a.last()) {
+      rejected.clear();
+      round++;
+    } else {
+      rejected.add(engines[a.replica()].replicaId());
+    }
+    decide(now, a.router(), a.index(), a.requestId(), a.first(), rejected, round);
   }
 
   private void startPass(long now, int replica) {
@@ -344,8 +474,22 @@ public final class LabSimulation {
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
       if (ttftMillis[seq.requestIndex] < 0) {
         ttftMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
+        if (DUMP != null) {
+          DUMP.printf(
+              "%s,%d,%d,%d,%d,%d,%.1f%n",
+              policy,
+              seq.requestIndex,
+              seq.arrivalMicros / 1000,
+              engine.replica(),
+              seq.promptLength,
+              seq.cachedPromptTokens,
+              ttftMillis[seq.requestIndex]);
+        }
       }
-      broadcast(timeMicros, seq.router, routers[seq.router].prefillCompleted(seq.requestId));
+      broadcast(
+          timeMicros,
+          seq.router,
+          routers[seq.router].prefillCompleted(seq.requestId, timeMicros / 1000));
     }
 
     @Override
@@ -353,6 +497,9 @@ public final class LabSimulation {
       e2eMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
       completed++;
       lastFinish = Math.max(lastFinish, timeMicros);
+      if (gates != null) {
+        push(timeMicros + gateHopMicros(), GATE_LEAVE, engine.replica(), 0, seq.requestId);
+      }
       broadcast(timeMicros, seq.router, routers[seq.router].released(seq.requestId));
     }
   }

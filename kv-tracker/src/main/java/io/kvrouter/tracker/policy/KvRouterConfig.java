@@ -1,0 +1,77 @@
+package io.kvrouter.tracker.policy;
+
+/**
+ * Parameters of kvrouter's policy ({@code kvrouter}, {@link TtftPolicy}).
+ *
+ * @param chunkTokens the engines' prefill chunk ({@code max_num_batched_tokens}, vLLM's default
+ *     8,192 for online serving): tokens computed per pass
+ * @param fitTiming fit the engines' timing online from observed first tokens; off keeps the prior
+ *     ({@link EngineTiming#MOCKER})
+ * @param fitForgetting forgetting factor of the fit (0.999: an observation's weight halves after
+ *     about 700 newer ones)
+ * @param concurrency how concurrent decisions on different routers are made to diverge: {@code off}
+ *     (each router alone), {@code random} (near-ties drawn at random), {@code turns} (near-ties
+ *     resolved by each router's turn), {@code unseen} (turns, plus the load the peers deciding now
+ *     are expected to place ahead of this router's turn)
+ * @param tieMillis predicted TTFTs within this many milliseconds of the best are near-ties
+ * @param tieRelative predicted TTFTs within this fraction of the best are near-ties
+ * @param rotationMillis routers' turns rotate this often (their shared clock)
+ * @param horizonMillis a peer not heard from for this long is no longer counted
+ * @param maxDelayMillis the largest propagation delay believed (clock skew beyond is ignored)
+ */
+public record KvRouterConfig(
+    int chunkTokens,
+    boolean fitTiming,
+    double fitForgetting,
+    String concurrency,
+    double tieMillis,
+    double tieRelative,
+    long rotationMillis,
+    long horizonMillis,
+    long maxDelayMillis) {
+
+  /** The concurrency modes, see above. */
+  public static final java.util.List<String> CONCURRENCY =
+      java.util.List.of("off", "random", "turns", "unseen", "lanes");
+
+  public KvRouterConfig {
+    if (chunkTokens < 1) {
+      throw new IllegalArgumentException("chunkTokens must be >= 1");
+    }
+    if (!CONCURRENCY.contains(concurrency)) {
+      throw new IllegalArgumentException(
+          "concurrency must be one of " + CONCURRENCY + ", was " + concurrency);
+    }
+  }
+
+  /** The defaults described above. */
+  public static KvRouterConfig defaults() {
+    return new KvRouterConfig(8192, true, 0.999, "unseen", 2.0, 0.02, 1000, 30_000, 1000);
+  }
+
+  public KvRouterConfig withConcurrency(String mode) {
+    return new KvRouterConfig(
+        chunkTokens,
+        fitTiming,
+        fitForgetting,
+        mode,
+        tieMillis,
+        tieRelative,
+        rotationMillis,
+        horizonMillis,
+        maxDelayMillis);
+  }
+
+  public KvRouterConfig withFitTiming(boolean on) {
+    return new KvRouterConfig(
+        chunkTokens,
+        on,
+        fitForgetting,
+        concurrency,
+        tieMillis,
+        tieRelative,
+        rotationMillis,
+        horizonMillis,
+        maxDelayMillis);
+  }
+}

@@ -11,6 +11,7 @@ import io.kvrouter.protocol.SnapshotReply;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -24,9 +25,12 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY}, answers
- * {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica
- * while its engine fails health checks.
+ * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY} once its
+ * engine is healthy and has said which APIs it serves ({@link EngineProbe#apis}), answers {@link
+ * GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica while
+ * its engine fails health checks. Ingresses read a replica's info once per registration, so the
+ * APIs are learned before each one (an engine replaced by a newer build while it was down is
+ * announced with what the new build serves).
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
@@ -51,7 +55,16 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private record HealthChecked(boolean healthy) implements Command {}
 
+  /**
+   * The node is draining: deregister the replica for good (health checks no longer register it
+   * again) and answer once the receptionist was told.
+   */
+  public record Drain(ActorRef<Done> replyTo) implements Command {}
+
   private record LoadScraped(ReplicaLoad load) implements Command {}
+
+  /** The engine's APIs, or empty when it did not answer. */
+  private record ApisLearned(Optional<List<String>> apis) implements Command {}
 
   private final ReplicaSpec spec;
   private final AgentSettings settings;
@@ -60,7 +73,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final KvEventSubscriber subscriber;
   private final EngineProbe probe;
   private boolean registered;
+  private boolean draining;
   private int failures;
+  private List<String> apis = List.of();
 
   /**
    * @param spec the replica
@@ -112,7 +127,8 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       this.pipeline = null;
       this.subscriber = null;
     }
-    register();
+    // Registers on the first healthy check (right away, not one interval from now).
+    ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
 
@@ -124,12 +140,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessage(HealthChecked.class, this::onHealthChecked)
         .onMessage(LoadScraped.class, this::onLoadScraped)
+        .onMessage(ApisLearned.class, this::onApisLearned)
+        .onMessage(Drain.class, this::onDrain)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
 
   private Behavior<AgentRequest> onGetInfo(GetInfo m) {
-    m.replyTo().tell(spec.info());
+    m.replyTo().tell(spec.info(apis));
     return this;
   }
 
@@ -159,9 +177,11 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
       failures = 0;
-      if (!registered) {
-        getContext().getLog().info("replica {} healthy again: registering", spec.replicaId());
-        register();
+      if (!registered && !draining) {
+        getContext()
+            .pipeToSelf(
+                probe.apis(),
+                (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
       }
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
@@ -171,12 +191,23 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       getContext()
           .getLog()
           .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
-      getContext()
-          .getSystem()
-          .receptionist()
-          .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-      registered = false;
+      deregister();
     }
+    return this;
+  }
+
+  private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
+    if (m.apis().isEmpty() || registered || draining) {
+      return this; // no answer: the next healthy check asks again
+    }
+    apis = m.apis().get();
+    getContext()
+        .getLog()
+        .info(
+            "replica {} healthy, serving {}: registering",
+            spec.replicaId(),
+            apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
+    register();
     return this;
   }
 
@@ -187,6 +218,24 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       loadTopic.tell(Topic.publish(pipeline == null ? m.load() : pipeline.stamp(m.load())));
     }
     return this;
+  }
+
+  private Behavior<AgentRequest> onDrain(Drain m) {
+    draining = true;
+    if (registered) {
+      getContext().getLog().info("replica {} deregistering: the node drains", spec.replicaId());
+      deregister();
+    }
+    m.replyTo().tell(Done.getInstance());
+    return this;
+  }
+
+  private void deregister() {
+    getContext()
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+    registered = false;
   }
 
   private void register() {

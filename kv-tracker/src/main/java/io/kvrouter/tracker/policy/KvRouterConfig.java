@@ -32,7 +32,7 @@ public record KvRouterConfig(
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
-      java.util.List.of("off", "random", "turns", "unseen", "lanes");
+      java.util.List.of("off", "random", "turns", "unseen");
 
   public KvRouterConfig {
     if (chunkTokens < 1) {

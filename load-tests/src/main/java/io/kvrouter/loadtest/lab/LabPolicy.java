@@ -23,7 +23,7 @@ public record LabPolicy(String policy, boolean strict) {
   public static LabPolicy parse(String name) {
     boolean strict = name.endsWith(STRICT);
     String policy = strict ? name.substring(0, name.length() - STRICT.length()) : name;
-    if (!Policies.names().contains(policy)) {
+    if (!Policies.known(policy)) {
       throw new IllegalArgumentException(
           "unknown policy '"
               + name

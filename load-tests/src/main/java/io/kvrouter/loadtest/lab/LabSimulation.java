@@ -13,13 +13,17 @@ import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
+import io.kvrouter.tracker.policy.Visibility;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -35,6 +39,12 @@ import java.util.SplittableRandom;
  * replica killed: removed from every router at once, its live requests re-decided by their routers
  * and counted from their first arrival; batches dropped on the way to a router: delivered empty, so
  * the router's sequence stays gap-free and it relies on its predicted entries).
+ *
+ * <p>Visibility: each policy sees only what its peer sees ({@link Visibility}, declared by the
+ * policy). Peers' reservation events reach a router only when the policy reads the reservation
+ * plane; engine load reports arrive at the policy's own metrics interval when it names one; a
+ * policy that runs as one global scheduler gets a single router that decides every arrival (the
+ * others would only forward to it). KV events reach every router, after the propagation delay.
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
@@ -55,7 +65,6 @@ public final class LabSimulation {
   private static final int GATE = 5;
   private static final int GATE_REPLY = 6;
   private static final int GATE_LEAVE = 7;
-  private static final int DEFERRED = 8;
 
   /** One scheduled event; {@code order} keeps ties in scheduling order. */
   private record Ev(long time, long order, int kind, int target, int arg, Object payload) {}
@@ -74,6 +83,7 @@ public final class LabSimulation {
               a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
   private long order;
   private long pendingWork;
+  private final Visibility visibility;
   private final KvTrackerCore[] routers;
   private final LabEngine[] engines;
   private final int[] generation;
@@ -101,10 +111,11 @@ public final class LabSimulation {
     this.keys = keys;
     this.config = config;
     this.policy = policy;
+    int n = config.replicas();
     LabPolicy variant = LabPolicy.parse(policy);
     this.gates = variant.strict() ? new LabGates() : null;
-    int n = config.replicas();
-    this.routers = new KvTrackerCore[config.routers()];
+    this.visibility = Policies.visibility(variant.policy());
+    this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
     for (int r = 0; r < routers.length; r++) {
       TrackerConfig base = TrackerConfig.defaults("ingress-" + r);
@@ -112,7 +123,7 @@ public final class LabSimulation {
           new TrackerConfig(
               base.ingressId(),
               variant.policy(),
-              experimental(PolicyConfig.defaults()),
+              PolicyConfig.defaults(),
               config.seed(),
               base.leaseMillis(),
               base.predictedTtlMillis(),
@@ -173,29 +184,6 @@ public final class LabSimulation {
     this.sampleMicros = Math.max(1_000_000, span / 200);
   }
 
-  private static final java.io.PrintStream DUMP = dump();
-
-  private static java.io.PrintStream dump() {
-    try {
-      String f = System.getProperty("lab.dump");
-      return f == null ? null : new java.io.PrintStream(new java.io.FileOutputStream(f), true);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-  }
-
-  // TEMPORARY (experiments): kvrouter variants from system properties.
-  private static PolicyConfig experimental(PolicyConfig c) {
-    io.kvrouter.tracker.policy.KvRouterConfig k = c.kvrouter();
-    if (System.getProperty("lab.concurrency") != null) {
-      k = k.withConcurrency(System.getProperty("lab.concurrency"));
-    }
-    if (System.getProperty("lab.fit") != null) {
-      k = k.withFitTiming(Boolean.getBoolean("lab.fit"));
-    }
-    return c.withKvRouter(k);
-  }
-
   private static long totalBlocks(PromptKeys keys) {
     long t = 0;
     for (int i = 0; i < keys.size(); i++) {
@@ -217,7 +205,7 @@ public final class LabSimulation {
     for (int i = 0; i < workload.size(); i++) {
       WorkloadRequest r = workload.get(i);
       arrival[i] = i < config.burst() ? 0 : r.arrivalMicros();
-      push(arrival[i], ARRIVAL, i % config.routers(), i, null);
+      push(arrival[i], ARRIVAL, i % routers.length, i, null);
     }
     arrivalsLeft = workload.size();
     if (config.killReplica() >= 0) {
@@ -238,7 +226,6 @@ public final class LabSimulation {
         case GATE -> onGate(e.time, (LabGates.Attempt) e.payload);
         case GATE_REPLY -> onGateReply(e.time, e.arg == 1, (LabGates.Attempt) e.payload);
         case GATE_LEAVE -> gates.leave(e.target, (String) e.payload);
-        case DEFERRED -> decide(e.time, e.target, e.arg, "q" + e.arg, true, java.util.Set.of(), 0);
         default -> throw new IllegalStateException("unknown event kind " + e.kind);
       }
     }
@@ -258,35 +245,25 @@ public final class LabSimulation {
     queue.add(new Ev(time, order++, kind, target, arg, payload));
   }
 
-  // ------------------------------------------------------------------ arrivals and decisions
+  // ------------------------------------------------------------------ visibility
 
-  private static final boolean DEFER = Boolean.getBoolean("lab.defer");
+  /** One router for a global scheduler, else as configured. */
+  static int routerCount(LabConfig config, Visibility visibility) {
+    return visibility.globalScheduler() ? 1 : config.routers();
+  }
+
+  /** Interval of engine load reports (and ticks): the policy's own refresh, else the lab's. */
+  static long reportMicros(LabConfig config, Visibility visibility) {
+    return visibility.metricsIntervalMillis() > 0
+        ? visibility.metricsIntervalMillis() * 1000
+        : config.loadReportMicros();
+  }
+
+  // ------------------------------------------------------------------ arrivals and decisions
 
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
-    if (DEFER) {
-      routers[router].EXPERIMENT_DEFER = true;
-    }
-    WorkloadRequest r = workload.get(index);
-    decide(
-        now,
-        router,
-        index,
-        "q" + index,
-        true,
-        Math.max(1, r.inputLength()),
-        Math.max(1, r.outputLength()));
-  }
-
-  private void decide(
-      long now,
-      int router,
-      int index,
-      String requestId,
-      boolean first,
-      int promptLength,
-      int outputLength) {
-    decide(now, router, index, requestId, first, java.util.Set.of(), 0);
+    decide(now, router, index, "q" + index, true, Set.of(), 0);
   }
 
   /**
@@ -300,18 +277,13 @@ public final class LabSimulation {
       int index,
       String requestId,
       boolean first,
-      java.util.Set<String> rejected,
+      Set<String> rejected,
       int round) {
-    long[] k = keys.of(index);
     Decision d =
         routers[router].selectAndReserve(
-            new RouteRequest(requestId, LabConfig.MODEL, k, promptLength(index), rejected, false),
+            new RouteRequest(
+                requestId, LabConfig.MODEL, keys.of(index), promptLength(index), rejected, false),
             now / 1000);
-    routers[router].EXPERIMENT_DEFER = false;
-    if (d == null) {
-      push(now + routers[router].lastDefer * 1000, DEFERRED, router, index, null);
-      return;
-    }
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -385,15 +357,15 @@ public final class LabSimulation {
    * was the last candidate, starts another round over all of them.
    */
   private void onGateReply(long now, boolean admitted, LabGates.Attempt a) {
-    if (dead[a.replica()]) {
-      admitted = false;
-    }
-    if (admitted) {
+    if (admitted && !dead[a.replica()]) {
       dispatch(now, a.router(), a.index(), a.requestId(), a.first(), a.replica());
       return;
     }
-    broadcast(now, a.router(), routers[a.router()].released(a.requestId()));
-    java.util.Set<String> rejected = new java.util.HashSet<>(a.rejected());
+    if (admitted) {
+      gates.leave(a.replica(), a.requestId());
+    }
+    broadcast(now, a.router(), routers[a.router()].released(a.requestId(), now / 1000));
+    Set<String> rejected = new HashSet<>(a.rejected());
     int round = a.round();
     if (a.last()) {
       rejected.clear();
@@ -413,7 +385,7 @@ public final class LabSimulation {
   }
 
   private void broadcast(long now, int from, ReservationEvent event) {
-    if (event == null || routers.length == 1) {
+    if (event == null || routers.length == 1 || !visibility.peerReservations()) {
       return;
     }
     for (int r = 0; r < routers.length; r++) {
@@ -474,17 +446,6 @@ public final class LabSimulation {
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
       if (ttftMillis[seq.requestIndex] < 0) {
         ttftMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
-        if (DUMP != null) {
-          DUMP.printf(
-              "%s,%d,%d,%d,%d,%d,%.1f%n",
-              policy,
-              seq.requestIndex,
-              seq.arrivalMicros / 1000,
-              engine.replica(),
-              seq.promptLength,
-              seq.cachedPromptTokens,
-              ttftMillis[seq.requestIndex]);
-        }
       }
       broadcast(
           timeMicros,
@@ -500,7 +461,8 @@ public final class LabSimulation {
       if (gates != null) {
         push(timeMicros + gateHopMicros(), GATE_LEAVE, engine.replica(), 0, seq.requestId);
       }
-      broadcast(timeMicros, seq.router, routers[seq.router].released(seq.requestId));
+      broadcast(
+          timeMicros, seq.router, routers[seq.router].released(seq.requestId, timeMicros / 1000));
     }
   }
 
@@ -537,7 +499,7 @@ public final class LabSimulation {
     }
     boolean busy = arrivalsLeft > 0 || pendingWork > 0;
     if (busy) {
-      push(now + config.loadReportMicros(), TICK, 0, 0, null);
+      push(now + reportMicros(config, visibility), TICK, 0, 0, null);
     } else {
       sampleLoad(now);
     }
@@ -570,8 +532,11 @@ public final class LabSimulation {
       router.replicaDown(engines[replica].replicaId());
     }
     for (LabSequence s : live) {
-      broadcast(now, s.router, routers[s.router].released(s.requestId));
-      decide(now, s.router, s.requestIndex, s.requestId + "+", false, s.promptLength, s.maxTokens);
+      broadcast(now, s.router, routers[s.router].released(s.requestId, now / 1000));
+      if (gates != null) {
+        gates.leave(replica, s.requestId);
+      }
+      decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), 0);
     }
   }
 

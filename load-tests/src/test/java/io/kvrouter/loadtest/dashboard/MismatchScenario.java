@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.DemoOptions;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 
 /**
@@ -35,48 +36,58 @@ final class MismatchScenario {
         .withMismatchedBlockSize(32);
   }
 
+  /** Long prompt {@code i} of the scenario, one token of answer. */
+  private static ObjectNode prompt(String model, int i) {
+    return LoopbackHttp.JSON
+        .createObjectNode()
+        .put("model", model)
+        .put("prompt", PseudoWords.words(7_000 + i, 400))
+        .put("max_tokens", 1);
+  }
+
   /** Sends {@code prompts} long prompts as described above; every answer must be a 200. */
   static void drive(DemoCluster cluster, int prompts) throws Exception {
     String model = cluster.options().model();
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          Http.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
+      ObjectNode body = prompt(model, i);
       for (String engine : cluster.engineUrls()) {
-        HttpResponse<String> warm = Http.post(engine + "/v1/completions", body);
+        HttpResponse<String> warm = LoopbackHttp.post(engine + "/v1/completions", body);
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
       }
     }
     awaitEventsApplied(cluster);
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          Http.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
-      HttpResponse<String> r = Http.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
+      ObjectNode body = prompt(model, i);
+      HttpResponse<String> r =
+          LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
   }
 
-  /** Waits until the tracker holds blocks of both replicas (their warm-up events arrived). */
+  /**
+   * Waits until the tracker's view caught up with the warm-up: it holds blocks of both replicas,
+   * and exactly as many of the regular replica's as its engine caches (its last events applied, so
+   * the routed prompts find the tracker's prediction complete).
+   */
   private static void awaitEventsApplied(DemoCluster cluster) throws Exception {
+    int regularHeld = cluster.fleet().engines().get(0).cachedBlockHashes().length;
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (true) {
-      var replicas = Http.JSON.readTree(Http.get(cluster.ingressUrls().get(0) + "/admin/replicas"));
+      var replicas =
+          LoopbackHttp.JSON.readTree(
+              LoopbackHttp.getOk(cluster.ingressUrls().get(0) + "/admin/replicas"));
       boolean all = replicas.size() == 2;
       for (var r : replicas) {
-        all &= r.path("blocks").asLong() > 0;
+        long blocks = r.path("blocks").asLong();
+        all &= REGULAR.equals(r.path("replica").asText()) ? blocks == regularHeld : blocks > 0;
       }
       if (all) {
         return;
       }
       assertThat(System.nanoTime())
-          .as("warm-up events applied; replicas: %s", replicas)
+          .as(
+              "warm-up events applied (%d blocks on %s); replicas: %s",
+              regularHeld, REGULAR, replicas)
           .isLessThan(deadline);
       Thread.sleep(100); // polling the tracker's view, bounded by the deadline
     }

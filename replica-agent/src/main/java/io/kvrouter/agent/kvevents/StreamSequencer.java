@@ -9,7 +9,8 @@ import org.slf4j.LoggerFactory;
  * (seq, payload), asks a {@link ReplaySource} for what is missing and hands decoded batches to an
  * {@link EngineStreamHandler} in engine order. {@link KvEventSubscriber} drives it from its thread.
  *
- * <p>Rules ({@code shared/specs/vllm-kv-events.md} §1.2, §1.3, §7):
+ * <p>Rules (vLLM's sequence numbers and replay, {@code vllm/distributed/kv_events.py}; described in
+ * {@code docs/kv-events.md}, section 1):
  *
  * <ul>
  *   <li>at the start, and after an engine restart, a first seq above 0 means earlier batches were

@@ -11,8 +11,10 @@ package io.kvrouter.tracker.policy;
  *     about 700 newer ones)
  * @param concurrency how concurrent decisions on different routers are made to diverge: {@code off}
  *     (each router alone), {@code random} (near-ties drawn at random), {@code turns} (near-ties
- *     resolved by each router's turn), {@code unseen} (turns, plus the load the peers deciding now
- *     are expected to place ahead of this router's turn)
+ *     resolved by each router's turn; the default), {@code unseen} (turns, plus the load the peers
+ *     deciding now are expected to place ahead of this router's turn). Measured in the lab
+ *     (conversation trace, first 3,000 requests, 8 replicas × 65,536 blocks, 8 routers, 5 ms, as
+ *     recorded): p90 TTFT off 1,475 ms, random 846, unseen 846, turns 780 (1 router: 554-562)
  * @param tieMillis predicted TTFTs within this many milliseconds of the best are near-ties
  * @param tieRelative predicted TTFTs within this fraction of the best are near-ties
  * @param rotationMillis routers' turns rotate this often (their shared clock)
@@ -46,7 +48,7 @@ public record KvRouterConfig(
 
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
-    return new KvRouterConfig(8192, true, 0.999, "unseen", 2.0, 0.02, 1000, 30_000, 1000);
+    return new KvRouterConfig(8192, true, 0.999, "turns", 2.0, 0.02, 1000, 30_000, 1000);
   }
 
   public KvRouterConfig withConcurrency(String mode) {

@@ -101,7 +101,8 @@ final class PeerConcurrency {
 
   /**
    * This router's turn among the active routers at {@code nowMillis}, in {@code [0, routers)}:
-   * routers that decide within the same rotation period hold distinct turns.
+   * routers that decide within the same rotation period hold distinct turns. A router that knows no
+   * peer gets a turn in {@code [0, 65536)} drawn from its id.
    */
   int turn(long nowMillis) {
     forgetSilent(nowMillis);
@@ -114,6 +115,11 @@ final class PeerConcurrency {
     }
     int k = order.size();
     long rotation = Math.floorDiv(nowMillis, rotationMillis);
+    if (k == 1) {
+      // Alone, or not yet heard from the others: a turn drawn from the id, so routers that do not
+      // know of each other yet still differ.
+      return (int) Math.floorMod(mix(self) + rotation, 1L << 16);
+    }
     return (int) Math.floorMod(order.indexOf(self) + rotation, (long) k);
   }
 

@@ -123,6 +123,7 @@ final class TtftPolicy implements Policy {
     long now = query.nowMillis();
     double[] unseen = unseenLoad(t, candidates, load, now);
     double[] cost = new double[n];
+    double[] own = new double[n];
     boolean anyFree = false;
     if (lastFeatures.length < n) {
       lastFeatures = new double[n][EngineTiming.SIZE];
@@ -130,10 +131,10 @@ final class TtftPolicy implements Policy {
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
       double ahead = load.prefillTokens(r) + unseen[i];
-      double own = ownTokens(query, match, r);
-      cost[i] = ttft(t, ahead, own, load, r);
+      own[i] = ownTokens(query, match, r);
+      cost[i] = ttft(t, ahead, own[i], load, r);
       EngineTiming.features(
-          load.prefillTokens(r) + own,
+          load.prefillTokens(r) + own[i],
           chunk(load, r),
           decoding(load, r),
           load.kvUsage(r),
@@ -150,8 +151,8 @@ final class TtftPolicy implements Policy {
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-      case "random" -> nearTieAtRandom(candidates, cost);
-      default -> nearTieByTurn(candidates, cost, load, now);
+      case "random" -> nearTieAtRandom(candidates, cost, own, query.blockSize());
+      default -> nearTieByTurn(candidates, cost, own, query.blockSize(), load, now);
     };
   }
 
@@ -160,20 +161,40 @@ final class TtftPolicy implements Policy {
     return Math.max(k.tieMillis(), k.tieRelative() * best);
   }
 
-  private int countNearTies(double[] cost, double best) {
-    int count = 0;
-    for (double c : cost) {
-      if (c <= best + band(best)) {
-        count++;
+  /**
+   * Marks the near-ties of the best candidate: cost within the band, and no more than one block
+   * less cached than the best (a turn never gives up cached tokens). Returns how many.
+   */
+  private int nearTies(double[] cost, double[] own, int blockSize, boolean[] out) {
+    int bestAt = 0;
+    for (int i = 1; i < cost.length; i++) {
+      if (cost[i] < cost[bestAt]) {
+        bestAt = i;
       }
+    }
+    double best = cost[bestAt];
+    int count = 0;
+    for (int i = 0; i < cost.length; i++) {
+      out[i] = cost[i] <= best + band(best) && own[i] <= own[bestAt] + blockSize;
+      count += out[i] ? 1 : 0;
     }
     return count;
   }
 
-  private int[] nearTieAtRandom(int[] candidates, double[] cost) {
+  private int[] nearTieAtRandom(int[] candidates, double[] cost, double[] own, int blockSize) {
     int[] ranked = Ranking.ascending(candidates, cost, random);
-    int count = countNearTies(cost, min(cost));
-    return count <= 1 ? ranked : Ranking.withFirst(ranked, ranked[random.nextInt(count)]);
+    boolean[] tie = new boolean[cost.length];
+    int count = nearTies(cost, own, blockSize, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    int pick = random.nextInt(count);
+    for (int i = 0; i < candidates.length; i++) {
+      if (tie[i] && pick-- == 0) {
+        return Ranking.withFirst(ranked, candidates[i]);
+      }
+    }
+    return ranked;
   }
 
   /**
@@ -181,17 +202,18 @@ final class TtftPolicy implements Policy {
    * every router shares: fewest tokens recently written first (every router sees the same
    * reservations, so the same pressure), then by replica-id hash.
    */
-  private int[] nearTieByTurn(int[] candidates, double[] cost, LoadView load, long now) {
+  private int[] nearTieByTurn(
+      int[] candidates, double[] cost, double[] own, int blockSize, LoadView load, long now) {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-    double best = min(cost);
-    int count = countNearTies(cost, best);
+    boolean[] tie = new boolean[cost.length];
+    int count = nearTies(cost, own, blockSize, tie);
     if (count <= 1) {
       return ranked;
     }
     long[] keyed = new long[count];
     int[] ties = new int[count];
     for (int i = 0, j = 0; i < candidates.length; i++) {
-      if (cost[i] <= best + band(best)) {
+      if (tie[i]) {
         ties[j] = candidates[i];
         keyed[j] = (long) writePressure(candidates[i], now) * 1024 + (mix(load.id(ties[j])) & 1023);
         j++;
@@ -249,14 +271,6 @@ final class TtftPolicy implements Policy {
       ahead -= weight;
     }
     return unseen;
-  }
-
-  private static double min(double[] values) {
-    double best = Double.POSITIVE_INFINITY;
-    for (double c : values) {
-      best = Math.min(best, c);
-    }
-    return best;
   }
 
   private static long mix(String id) {

@@ -73,6 +73,13 @@ public record EngineTiming(
   }
 
   /**
+   * Compute time of {@code tokens} prompt tokens in one pass, without the pass's fixed cost, ms.
+   */
+  public double computeMillis(double tokens) {
+    return perKiloToken * tokens / 1e3 + quadratic * tokens * tokens / 1e7;
+  }
+
+  /**
    * Predicted time to first token, ms: {@code ahead} tokens queued before this request plus its own
    * {@code own} uncached tokens, in passes of {@code chunk} tokens.
    */

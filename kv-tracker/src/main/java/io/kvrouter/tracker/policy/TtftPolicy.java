@@ -20,12 +20,15 @@ import java.util.random.RandomGenerator;
  *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
  *            + unseen_r (below)
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r)
+ *   cost_r   = ttft_r + workWeight · timing.computeMillis(own_r)
  * </pre>
  *
  * with {@code timing} an {@link EngineTiming} fitted online ({@link TimingFit}) from this router's
  * observed first tokens. With nothing queued anywhere the smallest {@code own_r} wins, i.e. the
  * longest cached prefix: the policy is exactly cache-greedy at light load and spreads under load,
- * by as much as the queue ahead costs in time, not by a tuned weight.
+ * by as much as the queue ahead costs in time. The work term charges a placement the compute its
+ * uncached tokens take from the replica's later requests, so recomputing a shared prefix elsewhere
+ * is not mistaken for free when it is only as fast as queueing behind its first copy.
  *
  * <p>Many routers ({@link KvRouterConfig#concurrency()}). Routers that decide within one
  * propagation delay of each other cannot see each other's reservations. Under {@code unseen} this
@@ -132,7 +135,7 @@ final class TtftPolicy implements Policy {
       int r = candidates[i];
       double ahead = load.prefillTokens(r) + unseen[i];
       own[i] = ownTokens(query, match, r);
-      cost[i] = ttft(t, ahead, own[i], load, r);
+      cost[i] = ttft(t, ahead, own[i], load, r) + k.workWeight() * t.computeMillis(own[i]);
       EngineTiming.features(
           load.prefillTokens(r) + own[i],
           chunk(load, r),

@@ -39,8 +39,10 @@ class TtftPolicyTest {
 
   /**
    * Replica 0 holds the whole prompt (1 token to compute, about 16.5 ms); replica 1 holds nothing
-   * (4,096 tokens: 16.5 + 62.2 + 7.1 ≈ 85.8 ms by the mocker's pass time). Queued prefill on
-   * replica 0 costs its pass time: 3,000 tokens ahead (≈ 66 ms) still win, 6,000 (≈ 123 ms) do not.
+   * (4,096 tokens: 16.5 + 62.2 + 7.1 ≈ 85.8 ms by the mocker's pass time, plus the 69.3 ms of
+   * compute those tokens take from the replica's later requests, work weight 1: ≈ 155 ms). Queued
+   * prefill on replica 0 costs its pass time: 6,000 tokens ahead (≈ 123 ms) still win, 9,000 (two
+   * passes, ≈ 198 ms) do not.
    */
   @Test
   void underLoad_spreadsExactlyWhereTheQueueAheadCostsMoreThanTheMissedCache() {
@@ -48,12 +50,14 @@ class TtftPolicyTest {
     f.cache(0, PROMPT, 256, Tier.GPU);
     TtftPolicy p = policy("off", "a");
     assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
-    f.prefill[0] = 3_000;
-    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
     f.prefill[0] = 6_000;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
+    f.prefill[0] = 9_000;
     assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
-    // Decode load counts too: every pass of a decoding replica carries its decode step.
-    f.prefill[0] = 3_000;
+    // Decode load counts too: every pass of a decoding replica carries its decode step (≈ 33 ms
+    // at 90 % KV usage), which tips 7,000 tokens ahead (≈ 143 ms) over the cold replica.
+    f.prefill[0] = 7_000;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
     f.inFlight[0] = 200;
     f.decode[0] = 200_000;
     f.kv[0] = 0.9;

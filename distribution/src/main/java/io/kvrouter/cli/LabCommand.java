@@ -5,6 +5,7 @@ import io.kvrouter.loadtest.lab.LabReport;
 import io.kvrouter.loadtest.lab.LabResults;
 import io.kvrouter.loadtest.lab.PolicyLab;
 import io.kvrouter.loadtest.lab.PolicyResult;
+import io.kvrouter.loadtest.lab.RouterSweep;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
 import io.kvrouter.tracker.policy.Policies;
@@ -78,9 +79,23 @@ final class LabCommand implements Callable<Integer> {
   @Option(
       names = "--routers",
       defaultValue = "1",
+      split = ",",
+      paramLabel = "K[,K...]",
       description =
-          "Routers (ingresses); arrivals are spread over them round robin (default: ${DEFAULT-VALUE}).")
-  int routers;
+          "Routers (ingresses); arrivals are spread over them round robin (default:"
+              + " ${DEFAULT-VALUE}). Several (1,2,4,8,16) run a sweep: one report, a table and"
+              + " charts of p90 TTFT and hit rate against K.")
+  List<Integer> routers;
+
+  @Option(
+      names = "--arrivals",
+      defaultValue = "recorded",
+      paramLabel = "recorded|spread|both",
+      description =
+          "Arrivals as recorded, or spread uniformly (seeded by --seed) over their tick (a trace"
+              + " whose timestamps come in coarse ticks replays each tick as a burst), or both"
+              + " (default: ${DEFAULT-VALUE}).")
+  String arrivals;
 
   @Option(
       names = "--capacity-blocks",
@@ -96,7 +111,9 @@ final class LabCommand implements Callable<Integer> {
       description =
           "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
               + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2;"
-              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2).")
+              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2), kvrouter_v1"
+              + " (kvrouter's previous token-cost policy). NAME/strict runs a policy in strict"
+              + " mode (each decision admitted by the replica's gate, one propagation delay away).")
   List<String> policies;
 
   @Option(
@@ -194,12 +211,19 @@ final class LabCommand implements Callable<Integer> {
       kill = Integer.parseInt(parts[0].startsWith("r") ? parts[0].substring(1) : parts[0]);
       killAt = Math.round(Double.parseDouble(parts[1]) * 1e6);
     }
+    if (!List.of("recorded", "spread", "both").contains(arrivals)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--arrivals wants recorded, spread or both, got " + arrivals);
+    }
+    if (routers.isEmpty() || routers.stream().anyMatch(k -> k < 1)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--routers must be >= 1");
+    }
     LabConfig config;
     try {
       config =
           new LabConfig(
               replicas,
-              routers,
+              routers.get(0),
               capacityBlocks == null ? 0 : capacityBlocks,
               policies == null ? Policies.names() : policies,
               Math.round(propagationDelayMs * 1000),
@@ -221,6 +245,12 @@ final class LabCommand implements Callable<Integer> {
     if (pd != null) {
       return pd.run(workload, config, threads, command, out);
     }
+    if (routers.size() > 1 || arrivals.equals("both")) {
+      return sweep(workload, config, command);
+    }
+    if (arrivals.equals("spread")) {
+      workload = workload.spreadOverTicks(seed);
+    }
     LabResults results = PolicyLab.run(workload, config, threads, command);
     System.out.print(LabReport.render(results, List.of()));
     for (PolicyResult p : results.policies()) {
@@ -236,6 +266,25 @@ final class LabCommand implements Callable<Integer> {
     if (out != null) {
       PolicyLab.write(results, out);
       System.out.println("wrote " + out.resolve("results.json") + ", report.md and charts");
+    }
+    return 0;
+  }
+
+  private int sweep(Workload workload, LabConfig config, String command) throws Exception {
+    List<RouterSweep.Point> points =
+        RouterSweep.run(
+            workload,
+            config,
+            routers,
+            !arrivals.equals("spread"),
+            !arrivals.equals("recorded"),
+            seed,
+            threads,
+            command);
+    System.out.print(RouterSweep.render(points, command));
+    if (out != null) {
+      RouterSweep.write(points, command, out);
+      System.out.println("wrote " + out.resolve("sweep.md") + " and charts");
     }
     return 0;
   }

@@ -68,6 +68,7 @@ final class Placement {
     this.policy = policy;
     this.sync = sync;
     this.visibility = policy.visibility();
+    policy.bindRouter(config.ingressId());
   }
 
   /**
@@ -272,6 +273,15 @@ final class Placement {
       }
       if (replica >= 0 && predicts(replica)) {
         index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      }
+      if (!r.ingressId().equals(config.ingressId())) {
+        policy.onPeerReserved(
+            r.ingressId(),
+            replica,
+            r.prefillTokens(),
+            r.promptTokens(),
+            r.issuedMillis(),
+            nowMillis);
       }
       return true;
     }

@@ -27,7 +27,14 @@ public final class Policies {
           "preble_e2");
 
   /** Baselines with a non-default setting, selectable by name but not run by default. */
-  private static final List<String> VARIANTS = List.of(DynamoKvPolicy.OVERLAP_2);
+  private static final List<String> VARIANTS =
+      List.of(
+          DynamoKvPolicy.OVERLAP_2,
+          "kvrouter_v1",
+          "kvrouter_off",
+          "kvrouter_random",
+          "kvrouter_turns",
+          "kvrouter_unseen");
 
   private Policies() {}
 
@@ -61,7 +68,14 @@ public final class Policies {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(random, "random");
     return switch (name) {
-      case "kvrouter" -> new KvRouterPolicy(config, random);
+      case "kvrouter" -> new TtftPolicy("kvrouter", config, random);
+      case "kvrouter_v1" -> new KvRouterV1Policy(config, random);
+      case "kvrouter_off", "kvrouter_random", "kvrouter_turns", "kvrouter_unseen" ->
+          new TtftPolicy(
+              name,
+              config.withKvRouter(
+                  config.kvrouter().withConcurrency(name.substring("kvrouter_".length()))),
+              random);
       case "round_robin" -> new RoundRobinPolicy();
       case "random" -> new RandomPolicy(random);
       case "least_loaded" -> new LeastLoadedPolicy(random);

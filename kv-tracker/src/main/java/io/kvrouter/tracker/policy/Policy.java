@@ -54,6 +54,23 @@ public interface Policy {
    */
   default void onReleased(String requestId, long nowMillis) {}
 
+  /** The id of the router this policy decides for, once, before its first decision. */
+  default void bindRouter(String routerId) {}
+
+  /**
+   * A peer router's reservation arrived at {@code nowMillis}: it placed a request of {@code
+   * promptTokens}, {@code prefillTokens} of them uncached there, on {@code replica} at {@code
+   * issuedMillis} (the peer's clock; 0 when unknown). Called only when {@link
+   * Visibility#peerReservations()} lets the router show peers' reservations.
+   */
+  default void onPeerReserved(
+      String origin,
+      int replica,
+      int prefillTokens,
+      int promptTokens,
+      long issuedMillis,
+      long nowMillis) {}
+
   /** What the router may show this policy; kvrouter's own policy sees everything. */
   default Visibility visibility() {
     return Visibility.FULL;

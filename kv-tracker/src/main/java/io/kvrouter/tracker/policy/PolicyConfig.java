@@ -32,6 +32,7 @@ package io.kvrouter.tracker.policy;
  * @param llmdPrefixWeight llm-d: precise prefix scorer weight (2.0)
  * @param llmdKvWeight llm-d: KV-cache utilisation scorer weight (1.0)
  * @param llmdQueueWeight llm-d: queue scorer weight (1.0)
+ * @param kvrouter kvrouter: the predicted-TTFT policy's own parameters ({@link KvRouterConfig})
  */
 public record PolicyConfig(
     double gpuCredit,
@@ -57,13 +58,37 @@ public record PolicyConfig(
     double dynamoTemperature,
     double llmdPrefixWeight,
     double llmdKvWeight,
-    double llmdQueueWeight) {
+    double llmdQueueWeight,
+    KvRouterConfig kvrouter) {
 
   /** The defaults described above. */
   public static PolicyConfig defaults() {
     return new PolicyConfig(
-        1.0, 0.9, 0.75, 0.25, 36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0, 1.25, 2, 256, 64, 1.5,
-        0.3, 1 << 22, 1.0, 0.0, 2.0, 1.0, 1.0);
+        1.0,
+        0.9,
+        0.75,
+        0.25,
+        36_000,
+        0.05,
+        0.97,
+        64,
+        512,
+        0.05,
+        64,
+        1.0,
+        1.25,
+        2,
+        256,
+        64,
+        1.5,
+        0.3,
+        1 << 22,
+        1.0,
+        0.0,
+        2.0,
+        1.0,
+        1.0,
+        KvRouterConfig.defaults());
   }
 
   /**
@@ -80,7 +105,7 @@ public record PolicyConfig(
   /**
    * The same parameters with near-tie randomisation switched off: no tie band, and exact ties go to
    * the first candidate, so routers on the same state all pick the same replica (the herding
-   * baseline of the burst test).
+   * baseline of the burst test); for {@code kvrouter}, concurrency {@code off}.
    */
   public PolicyConfig withoutNearTieRandomisation() {
     return new PolicyConfig(
@@ -107,7 +132,38 @@ public record PolicyConfig(
         dynamoTemperature,
         llmdPrefixWeight,
         llmdKvWeight,
-        llmdQueueWeight);
+        llmdQueueWeight,
+        kvrouter.withConcurrency("off"));
+  }
+
+  /** The same parameters with kvrouter's own replaced by {@code k}. */
+  public PolicyConfig withKvRouter(KvRouterConfig k) {
+    return new PolicyConfig(
+        gpuCredit,
+        predictedCredit,
+        cpuCredit,
+        diskCredit,
+        prefillQuadraticTokens,
+        decodeWeight,
+        busyKvUsage,
+        busyWaiting,
+        maxInFlight,
+        tieRelative,
+        tieAbsoluteTokens,
+        temperature,
+        chwblLoadFactor,
+        chwblPrefixBlocks,
+        chwblVirtualNodes,
+        sglangBalanceAbs,
+        sglangBalanceRel,
+        sglangCacheThreshold,
+        sglangMaxBlocksPerWorker,
+        dynamoOverlapWeight,
+        dynamoTemperature,
+        llmdPrefixWeight,
+        llmdKvWeight,
+        llmdQueueWeight,
+        k);
   }
 
   /**
@@ -149,7 +205,8 @@ public record PolicyConfig(
         dynamoTemperature,
         llmdPrefixWeight,
         llmdKvWeight,
-        llmdQueueWeight);
+        llmdQueueWeight,
+        kvrouter);
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */

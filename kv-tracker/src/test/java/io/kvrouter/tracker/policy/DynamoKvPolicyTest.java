@@ -8,22 +8,23 @@ import org.junit.jupiter.api.Test;
 class DynamoKvPolicyTest {
 
   /**
-   * The issue's example: replica 0 holds the whole prompt, but its own in-flight requests hold 60
-   * distinct blocks; Dynamo's logit there is 0 prefill + 70 decode blocks against 10 + 10 on the
-   * cold, idle replica 1, so it goes cold. kvrouter weighs decoding KV far less than a prefill and
-   * stays on the cache.
+   * The issue's example: replica 0 holds the whole 100-block prompt, but its own in-flight requests
+   * hold 120 distinct blocks; Dynamo's logit there is 0 prefill + 220 decode blocks against 100 +
+   * 100 on the cold, idle replica 1, so it goes cold. kvrouter predicts the first token there after
+   * computing 1,600 tokens (about 42 ms) against one pass with a decode step on the cached replica
+   * (about 22 ms), and stays on the cache.
    */
   @Test
   void choosesAColdReplica_overOneWhoseCachedPrefixIsOutweighedByInFlightBlocks() {
     Fixture f = new Fixture(2);
-    long[] prompt = Fixture.prompt(1, 10);
-    f.cache(0, prompt, 10, Tier.GPU);
+    long[] prompt = Fixture.prompt(1, 100);
+    f.cache(0, prompt, 100, Tier.GPU);
     Policy dynamo = Fixture.policy("dynamo_kv", 1);
     for (int i = 0; i < 3; i++) {
-      f.running(dynamo, "busy-" + i, Fixture.prompt(1_000 * (i + 1), 20), 0);
+      f.running(dynamo, "busy-" + i, Fixture.prompt(1_000 * (i + 1), 40), 0);
     }
     f.inFlight[0] = 3;
-    f.decode[0] = 60 * Fixture.BS; // the same three requests, as the ledger counts them
+    f.decode[0] = 120 * Fixture.BS; // the same three requests, as the ledger counts them
 
     assertThat(f.rank(dynamo, prompt)[0]).isEqualTo(1);
     assertThat(f.kvrouterPick(prompt)).isEqualTo(0);

@@ -91,7 +91,7 @@ class PoliciesTest {
 
   @Test
   void variants_areCreatedByNameButNotRunByDefault() {
-    assertThat(Policies.variants()).containsExactly("dynamo_kv_w2");
+    assertThat(Policies.variants()).contains("dynamo_kv_w2", "kvrouter_v1", "kvrouter_turns");
     assertThat(Policies.names()).doesNotContain("dynamo_kv_w2");
     assertThat(Policies.known("dynamo_kv_w2")).isTrue();
     assertThat(Policies.known("nope")).isFalse();

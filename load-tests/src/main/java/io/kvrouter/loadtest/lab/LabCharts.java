@@ -90,7 +90,7 @@ public final class LabCharts {
             true,
             false,
             false);
-    String name = "load_" + p.policy() + ".png";
+    String name = "load_" + p.policy().replace('/', '-') + ".png";
     ChartUtils.saveChartAsPNG(out.resolve(name).toFile(), chart, WIDTH, HEIGHT);
     return name;
   }

@@ -12,7 +12,7 @@ import java.util.Objects;
  * @param capacityBlocks KV capacity per engine in blocks of {@code blockSize} tokens; 0 for
  *     unlimited (then {@link #UNLIMITED_BLOCKS})
  * @param policies policy names to compare (see {@link Policies#names()} and {@link
- *     Policies#variants()})
+ *     Policies#variants()}), each possibly run in strict mode ({@link LabPolicy})
  * @param propagationDelayMicros how late routers see engine events and each other's reservation
  *     events; 0 delivers them at once
  * @param seed seeds every policy's random generator and the chaos options
@@ -65,10 +65,7 @@ public record LabConfig(
           "kill-replica " + killReplica + " >= replicas " + replicas);
     }
     for (String p : policies) {
-      if (!Policies.known(p)) {
-        throw new IllegalArgumentException(
-            "unknown policy '" + p + "'; known: " + String.join(", ", Policies.names()));
-      }
+      LabPolicy.parse(p);
     }
     if (policies.isEmpty()) {
       throw new IllegalArgumentException("no policy to run");

@@ -19,9 +19,11 @@ import io.kvrouter.tracker.policy.Visibility;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -60,6 +62,9 @@ public final class LabSimulation {
   private static final int DELIVER = 2;
   private static final int TICK = 3;
   private static final int KILL = 4;
+  private static final int GATE = 5;
+  private static final int GATE_REPLY = 6;
+  private static final int GATE_LEAVE = 7;
 
   /** One scheduled event; {@code order} keeps ties in scheduling order. */
   private record Ev(long time, long order, int kind, int target, int arg, Object payload) {}
@@ -68,6 +73,10 @@ public final class LabSimulation {
   private final PromptKeys keys;
   private final LabConfig config;
   private final String policy;
+
+  /** Strict mode's gates, or null in broadcast mode. */
+  private final LabGates gates;
+
   private final PriorityQueue<Ev> queue =
       new PriorityQueue<>(
           (a, b) ->
@@ -103,7 +112,9 @@ public final class LabSimulation {
     this.config = config;
     this.policy = policy;
     int n = config.replicas();
-    this.visibility = Policies.visibility(policy);
+    LabPolicy variant = LabPolicy.parse(policy);
+    this.gates = variant.strict() ? new LabGates() : null;
+    this.visibility = Policies.visibility(variant.policy());
     this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
     for (int r = 0; r < routers.length; r++) {
@@ -111,7 +122,7 @@ public final class LabSimulation {
       TrackerConfig tc =
           new TrackerConfig(
               base.ingressId(),
-              policy,
+              variant.policy(),
               PolicyConfig.defaults(),
               config.seed(),
               base.leaseMillis(),
@@ -212,6 +223,9 @@ public final class LabSimulation {
         case DELIVER -> deliver(e.time, e.target, e.payload);
         case TICK -> onTick(e.time);
         case KILL -> onKill(e.time, e.target);
+        case GATE -> onGate(e.time, (LabGates.Attempt) e.payload);
+        case GATE_REPLY -> onGateReply(e.time, e.arg == 1, (LabGates.Attempt) e.payload);
+        case GATE_LEAVE -> gates.leave(e.target, (String) e.payload);
         default -> throw new IllegalStateException("unknown event kind " + e.kind);
       }
     }
@@ -249,29 +263,27 @@ public final class LabSimulation {
 
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
-    WorkloadRequest r = workload.get(index);
-    decide(
-        now,
-        router,
-        index,
-        "q" + index,
-        true,
-        Math.max(1, r.inputLength()),
-        Math.max(1, r.outputLength()));
+    decide(now, router, index, "q" + index, true, Set.of(), 0);
   }
 
+  /**
+   * Decides on {@code router}, leaving out the replicas in {@code rejected} (strict mode's gates
+   * turned the request away there this round), and dispatches the request, or in strict mode sends
+   * it to the chosen replica's gate first.
+   */
   private void decide(
       long now,
       int router,
       int index,
       String requestId,
       boolean first,
-      int promptLength,
-      int outputLength) {
-    long[] k = keys.of(index);
+      Set<String> rejected,
+      int round) {
     Decision d =
         routers[router].selectAndReserve(
-            new RouteRequest(requestId, LabConfig.MODEL, k, promptLength), now / 1000);
+            new RouteRequest(
+                requestId, LabConfig.MODEL, keys.of(index), promptLength(index), rejected, false),
+            now / 1000);
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -281,13 +293,43 @@ public final class LabSimulation {
     if (dead[replica]) {
       decisionsToKilled++;
     }
+    broadcast(now, router, d.reserved());
+    if (gates == null) {
+      dispatch(now, router, index, requestId, first, replica);
+      return;
+    }
+    boolean last = d.ranked().size() <= 1;
+    int expected =
+        LabGates.forceNext(last, round) ? Integer.MAX_VALUE : d.ranked().get(0).inFlight();
+    push(
+        now + gateHopMicros(),
+        GATE,
+        replica,
+        0,
+        new LabGates.Attempt(
+            index, requestId, router, replica, expected, first, last, rejected, round));
+  }
+
+  private int promptLength(int index) {
+    return Math.max(1, workload.get(index).inputLength());
+  }
+
+  /** The request goes to its replica's engine. */
+  private void dispatch(
+      long now, int router, int index, String requestId, boolean first, int replica) {
     if (first && blockHits != null) {
       blockHits.record(index, replica);
     }
-    broadcast(now, router, d.reserved());
     LabEngine engine = engines[replica];
     engine.submit(
-        new LabSequence(index, requestId, router, k, promptLength, outputLength, arrival[index]));
+        new LabSequence(
+            index,
+            requestId,
+            router,
+            keys.of(index),
+            promptLength(index),
+            Math.max(1, workload.get(index).outputLength()),
+            arrival[index]));
     if (engine.busy()) {
       if (engine.interrupt(now)) {
         generation[replica]++;
@@ -296,6 +338,42 @@ public final class LabSimulation {
     } else {
       startPass(now, replica);
     }
+  }
+
+  // ------------------------------------------------------------------ strict mode
+
+  /** One hop to or from a gate: the propagation delay (a gate lives on some ingress). */
+  private long gateHopMicros() {
+    return config.propagationDelayMicros();
+  }
+
+  private void onGate(long now, LabGates.Attempt a) {
+    push(now + gateHopMicros(), GATE_REPLY, a.replica(), gates.admit(a) ? 1 : 0, a);
+  }
+
+  /**
+   * The gate's answer reached the router: admitted, the request goes to the engine; turned away,
+   * the reservation is given back and the router decides again without that replica, or, when it
+   * was the last candidate, starts another round over all of them.
+   */
+  private void onGateReply(long now, boolean admitted, LabGates.Attempt a) {
+    if (admitted && !dead[a.replica()]) {
+      dispatch(now, a.router(), a.index(), a.requestId(), a.first(), a.replica());
+      return;
+    }
+    if (admitted) {
+      gates.leave(a.replica(), a.requestId());
+    }
+    broadcast(now, a.router(), routers[a.router()].released(a.requestId(), now / 1000));
+    Set<String> rejected = new HashSet<>(a.rejected());
+    int round = a.round();
+    if (a.last()) {
+      rejected.clear();
+      round++;
+    } else {
+      rejected.add(engines[a.replica()].replicaId());
+    }
+    decide(now, a.router(), a.index(), a.requestId(), a.first(), rejected, round);
   }
 
   private void startPass(long now, int replica) {
@@ -380,6 +458,9 @@ public final class LabSimulation {
       e2eMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
       completed++;
       lastFinish = Math.max(lastFinish, timeMicros);
+      if (gates != null) {
+        push(timeMicros + gateHopMicros(), GATE_LEAVE, engine.replica(), 0, seq.requestId);
+      }
       broadcast(
           timeMicros, seq.router, routers[seq.router].released(seq.requestId, timeMicros / 1000));
     }
@@ -454,7 +535,10 @@ public final class LabSimulation {
     }
     for (LabSequence s : live) {
       broadcast(now, s.router, routers[s.router].released(s.requestId, now / 1000));
-      decide(now, s.router, s.requestIndex, s.requestId + "+", false, s.promptLength, s.maxTokens);
+      if (gates != null) {
+        gates.leave(replica, s.requestId);
+      }
+      decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), 0);
     }
   }
 

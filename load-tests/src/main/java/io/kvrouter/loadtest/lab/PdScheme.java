@@ -123,6 +123,7 @@ public record PdScheme(
         c.dynamoTemperature(),
         c.llmdPrefixWeight(),
         c.llmdKvWeight(),
-        c.llmdQueueWeight());
+        c.llmdQueueWeight(),
+        c.kvrouter());
   }
 }

@@ -115,6 +115,41 @@ public final class Workload {
     return new Workload(name, seed, blockTokens, List.copyOf(out));
   }
 
+  /**
+   * The same requests with quantised arrivals spread over their tick: a trace that records time in
+   * coarse ticks (the Mooncake conversation trace: about 3 s) makes every request of a tick arrive
+   * at the same instant, a burst. Here each request moves to a uniformly drawn point between its
+   * timestamp and the next distinct timestamp of the workload (the last tick takes the median gap
+   * between ticks), drawn from {@code spreadSeed}; the result is sorted and renumbered as {@link
+   * #of} does. O(n log n).
+   */
+  public Workload spreadOverTicks(long spreadSeed) {
+    List<Long> ticks = new ArrayList<>();
+    for (WorkloadRequest r : requests) {
+      if (ticks.isEmpty() || ticks.get(ticks.size() - 1) != r.arrivalMicros()) {
+        ticks.add(r.arrivalMicros());
+      }
+    }
+    long[] gaps = new long[Math.max(0, ticks.size() - 1)];
+    for (int i = 0; i < gaps.length; i++) {
+      gaps[i] = ticks.get(i + 1) - ticks.get(i);
+    }
+    java.util.Arrays.sort(gaps);
+    long lastWidth = gaps.length == 0 ? 0 : gaps[gaps.length / 2];
+    java.util.SplittableRandom random = new java.util.SplittableRandom(spreadSeed);
+    List<WorkloadRequest> out = new ArrayList<>(requests.size());
+    int tick = 0;
+    for (WorkloadRequest r : requests) {
+      while (ticks.get(tick) != r.arrivalMicros()) {
+        tick++;
+      }
+      long width = tick + 1 < ticks.size() ? ticks.get(tick + 1) - ticks.get(tick) : lastWidth;
+      long at = r.arrivalMicros() + (width <= 0 ? 0 : (long) (random.nextDouble() * width));
+      out.add(r.withIndexAndArrival(r.index(), at));
+    }
+    return of(name, seed, blockTokens, out);
+  }
+
   /** The first {@code n} requests (all of them if there are fewer). */
   public Workload limit(int n) {
     if (n < 0) {

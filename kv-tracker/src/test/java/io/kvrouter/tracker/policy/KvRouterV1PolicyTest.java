@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class KvRouterPolicyTest {
+class KvRouterV1PolicyTest {
 
   private static final long[] PROMPT = Fixture.prompt(1, 64); // 1,024 tokens
 
@@ -15,7 +15,7 @@ class KvRouterPolicyTest {
   void prefersTheCachedReplica_untilItsLoadMakesThatABadDeal() {
     Fixture f = new Fixture(2);
     f.cache(0, PROMPT, 64, Tier.GPU);
-    Policy p = Fixture.policy("kvrouter", 1);
+    Policy p = Fixture.policy("kvrouter_v1", 1);
     assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
 
     // Prefill queued on the cached replica: still worth it while the queue is shorter than
@@ -37,7 +37,7 @@ class KvRouterPolicyTest {
   void busyReplica_isRankedLast_evenWithTheWholePromptCached() {
     Fixture f = new Fixture(3);
     f.cache(0, PROMPT, 64, Tier.GPU);
-    Policy p = Fixture.policy("kvrouter", 1);
+    Policy p = Fixture.policy("kvrouter_v1", 1);
     f.kv[0] = 0.99;
     assertThat(f.rank(p, PROMPT)[2]).isEqualTo(0);
     f.kv[0] = 0.2;
@@ -51,7 +51,7 @@ class KvRouterPolicyTest {
     f.cache(1, PROMPT, 64, Tier.GPU);
     f.kv[0] = 0.99;
     f.kv[1] = 0.99;
-    assertThat(f.rank(Fixture.policy("kvrouter", 1), PROMPT)[0]).isEqualTo(1);
+    assertThat(f.rank(Fixture.policy("kvrouter_v1", 1), PROMPT)[0]).isEqualTo(1);
   }
 
   @Test
@@ -60,13 +60,13 @@ class KvRouterPolicyTest {
     f.cache(0, PROMPT, 64, Tier.DISK);
     f.cache(1, PROMPT, 64, Tier.CPU);
     f.cache(2, PROMPT, 64, Tier.GPU);
-    assertThat(f.rank(Fixture.policy("kvrouter", 1), PROMPT)).containsExactly(2, 1, 0, 3);
+    assertThat(f.rank(Fixture.policy("kvrouter_v1", 1), PROMPT)).containsExactly(2, 1, 0, 3);
   }
 
   @Test
   void nearTies_areSpreadAtRandom_soRoutersDoNotHerd() {
     Fixture f = new Fixture(4);
-    Policy p = Fixture.policy("kvrouter", 9);
+    Policy p = Fixture.policy("kvrouter_v1", 9);
     Map<Integer, Integer> picks = new HashMap<>();
     for (int i = 0; i < 400; i++) {
       picks.merge(f.rank(p, PROMPT)[0], 1, Integer::sum);
@@ -79,7 +79,7 @@ class KvRouterPolicyTest {
   void clearWinner_outsideTheTieBand_isAlwaysChosen() {
     Fixture f = new Fixture(4);
     f.cache(3, PROMPT, 32, Tier.GPU); // saves 512 tokens, far beyond the 64-token band
-    Policy p = Fixture.policy("kvrouter", 9);
+    Policy p = Fixture.policy("kvrouter_v1", 9);
     for (int i = 0; i < 100; i++) {
       assertThat(f.rank(p, PROMPT)[0]).isEqualTo(3);
     }

@@ -5,9 +5,9 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
 /**
- * kvrouter's own policy ({@code kvrouter}): the replica with the lowest expected work, where work
- * weighs the prompt's uncached part against the replica's load, busy replicas last, near-ties
- * broken at random.
+ * kvrouter's first policy ({@code kvrouter_v1}), kept for comparison with {@link TtftPolicy}: the
+ * replica with the lowest expected work, where work weighs the prompt's uncached part against the
+ * replica's load, busy replicas last, near-ties broken at random.
  *
  * <p>Per candidate {@code r}, in token-equivalents:
  *
@@ -31,19 +31,19 @@ import java.util.random.RandomGenerator;
  * requests among equally good replicas instead of herding onto one, while a replica that is clearly
  * better (outside the band) is always chosen. The rest follow by cost.
  */
-final class KvRouterPolicy implements Policy {
+final class KvRouterV1Policy implements Policy {
 
   private final PolicyConfig config;
   private final RandomGenerator random;
 
-  KvRouterPolicy(PolicyConfig config, RandomGenerator random) {
+  KvRouterV1Policy(PolicyConfig config, RandomGenerator random) {
     this.config = config;
     this.random = random;
   }
 
   @Override
   public String name() {
-    return "kvrouter";
+    return "kvrouter_v1";
   }
 
   /** The cost of {@code replica} for {@code query}; lower is better. */

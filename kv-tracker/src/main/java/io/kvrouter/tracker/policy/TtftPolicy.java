@@ -1,0 +1,364 @@
+package io.kvrouter.tracker.policy;
+
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.ledger.LoadView;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.random.RandomGenerator;
+
+/**
+ * kvrouter's policy ({@code kvrouter}): the replica that will return the request's first token
+ * soonest, as predicted from the work queued ahead of it there and the part of its prompt the
+ * replica has not cached; busy replicas last; concurrent decisions on different routers made to
+ * diverge.
+ *
+ * <p>Per candidate {@code r}:
+ *
+ * <pre>
+ *   own_r    = max(1, promptTokens − bs · (gpu + 0.9·predicted + 0.75·cpu + 0.25·disk blocks))
+ *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
+ *            + unseen_r (below)
+ *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r)
+ *   cost_r   = ttft_r + workWeight · timing.computeMillis(own_r)
+ * </pre>
+ *
+ * with {@code timing} an {@link EngineTiming} fitted online ({@link TimingFit}) from this router's
+ * observed first tokens. With nothing queued anywhere the smallest {@code own_r} wins, i.e. the
+ * longest cached prefix: the policy is exactly cache-greedy at light load and spreads under load,
+ * by as much as the queue ahead costs in time. The work term charges a placement the compute its
+ * uncached tokens take from the replica's later requests, so recomputing a shared prefix elsewhere
+ * is not mistaken for free when it is only as fast as queueing behind its first copy.
+ *
+ * <p>Many routers ({@link KvRouterConfig#concurrency()}). Routers that decide within one
+ * propagation delay of each other cannot see each other's reservations. Under {@code unseen} this
+ * router learns from the reservation plane how many such unseen peer decisions to expect ({@link
+ * PeerConcurrency}), takes its turn among the active routers, and before scoring places the peer
+ * decisions due before its turn as phantom requests of the recent typical size, each on the replica
+ * with the lowest predicted TTFT for it; near-ties are then resolved by turn as under {@code
+ * turns}. Under {@code turns}, near-ties (within {@code max(tieMillis, tieRelative · best)}) go to
+ * the candidate at the router's turn in an order every router shares (least recently written first,
+ * by replica-id hash among equals), so routers on the same view pick different replicas. {@code
+ * random} draws near-ties at random, {@code off} takes the first of equal candidates.
+ *
+ * <p>Cost: O(n · (phantoms + 1)) per decision over n candidates, plus the ranking's O(n log n);
+ * phantoms are at most the expected concurrent peer decisions.
+ */
+final class TtftPolicy implements Policy {
+
+  /** Weight of a new size in the running typical decision size. */
+  private static final double TYPICAL_ALPHA = 0.05;
+
+  /** Half-life of the recently-written-tokens key of the shared near-tie order. */
+  private static final long WRITE_HALF_LIFE_MILLIS = 60_000;
+
+  /** Own requests awaiting their first token, kept for the fit; bounded against leaks. */
+  private static final int MAX_PENDING = 1 << 16;
+
+  private final String name;
+  private final PolicyConfig config;
+  private final KvRouterConfig k;
+  private final RandomGenerator random;
+  private final TimingFit fit;
+  private final PeerConcurrency peers;
+  private final Map<String, double[]> pending =
+      new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, double[]> eldest) {
+          return size() > MAX_PENDING;
+        }
+      };
+  private double[] writes = new double[16];
+  private long[] writesAt = new long[16];
+  private double typicalTokens = 2048;
+  private boolean typicalKnown;
+  // Scratch of the last rank(), indexed like its candidates.
+  private int[] lastCandidates = new int[0];
+  private double[][] lastFeatures = new double[0][];
+
+  /**
+   * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
+   *     kvrouter_off}, {@code kvrouter_random}, {@code kvrouter_turns}, {@code kvrouter_unseen})
+   */
+  TtftPolicy(String name, PolicyConfig config, RandomGenerator random) {
+    this.name = name;
+    this.config = config;
+    this.k = config.kvrouter();
+    this.random = random;
+    this.fit = new TimingFit(EngineTiming.MOCKER, 0.5, k.fitForgetting(), 3.0);
+    this.peers = new PeerConcurrency(k.horizonMillis(), k.rotationMillis(), k.maxDelayMillis());
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** The timing this policy predicts with now. */
+  EngineTiming timing() {
+    return fit.current();
+  }
+
+  /** Uncached prompt tokens of {@code replica}: at least one, as an engine always computes one. */
+  double ownTokens(RouteQuery query, MatchResult match, int replica) {
+    double cached = config.cachedBlocks(match, replica) * query.blockSize();
+    return Math.max(1, query.promptTokens() - cached);
+  }
+
+  /** Prefill tokens per pass left over by the running requests' decode tokens. */
+  private double chunk(LoadView load, int replica) {
+    return Math.max(k.chunkTokens() / 2.0, k.chunkTokens() - load.running(replica));
+  }
+
+  private static boolean decoding(LoadView load, int replica) {
+    return load.decodeTokens(replica) > 0 || load.running(replica) > 0;
+  }
+
+  private double ttft(EngineTiming t, double ahead, double own, LoadView load, int replica) {
+    return t.ttftMillis(
+        ahead, own, chunk(load, replica), decoding(load, replica), load.kvUsage(replica));
+  }
+
+  @Override
+  public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
+    int n = candidates.length;
+    EngineTiming t = fit.current();
+    long now = query.nowMillis();
+    double[] unseen = unseenLoad(t, candidates, load, now);
+    double[] cost = new double[n];
+    double[] own = new double[n];
+    boolean anyFree = false;
+    if (lastFeatures.length < n) {
+      lastFeatures = new double[n][EngineTiming.SIZE];
+    }
+    for (int i = 0; i < n; i++) {
+      int r = candidates[i];
+      double ahead = load.prefillTokens(r) + unseen[i];
+      own[i] = ownTokens(query, match, r);
+      cost[i] = ttft(t, ahead, own[i], load, r) + k.workWeight() * t.computeMillis(own[i]);
+      EngineTiming.features(
+          load.prefillTokens(r) + own[i],
+          chunk(load, r),
+          decoding(load, r),
+          load.kvUsage(r),
+          lastFeatures[i]);
+      anyFree |= !config.busy(load, r);
+    }
+    lastCandidates = candidates;
+    if (anyFree) {
+      for (int i = 0; i < n; i++) {
+        if (config.busy(load, candidates[i])) {
+          cost[i] = Double.POSITIVE_INFINITY;
+        }
+      }
+    }
+    return switch (k.concurrency()) {
+      case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+      case "random" -> nearTieAtRandom(candidates, cost, own, query.blockSize());
+      default -> nearTieByTurn(candidates, cost, own, query.blockSize(), load, now);
+    };
+  }
+
+  /** The near-tie band above the best cost {@code best}, ms. */
+  private double band(double best) {
+    return Math.max(k.tieMillis(), k.tieRelative() * best);
+  }
+
+  /**
+   * Marks the near-ties of the best candidate: cost within the band, and no more than one block
+   * less cached than the best (a turn never gives up cached tokens). Returns how many.
+   */
+  private int nearTies(double[] cost, double[] own, int blockSize, boolean[] out) {
+    int bestAt = 0;
+    for (int i = 1; i < cost.length; i++) {
+      if (cost[i] < cost[bestAt]) {
+        bestAt = i;
+      }
+    }
+    double best = cost[bestAt];
+    int count = 0;
+    for (int i = 0; i < cost.length; i++) {
+      out[i] = cost[i] <= best + band(best) && own[i] <= own[bestAt] + blockSize;
+      count += out[i] ? 1 : 0;
+    }
+    return count;
+  }
+
+  private int[] nearTieAtRandom(int[] candidates, double[] cost, double[] own, int blockSize) {
+    int[] ranked = Ranking.ascending(candidates, cost, random);
+    boolean[] tie = new boolean[cost.length];
+    int count = nearTies(cost, own, blockSize, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    int pick = random.nextInt(count);
+    for (int i = 0; i < candidates.length; i++) {
+      if (tie[i] && pick-- == 0) {
+        return Ranking.withFirst(ranked, candidates[i]);
+      }
+    }
+    return ranked;
+  }
+
+  /**
+   * Candidates by cost; of the near-ties, the first is the one at this router's turn in an order
+   * every router shares: fewest tokens recently written first (every router sees the same
+   * reservations, so the same pressure), then by replica-id hash.
+   */
+  private int[] nearTieByTurn(
+      int[] candidates, double[] cost, double[] own, int blockSize, LoadView load, long now) {
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    boolean[] tie = new boolean[cost.length];
+    int count = nearTies(cost, own, blockSize, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    long[] keyed = new long[count];
+    int[] ties = new int[count];
+    for (int i = 0, j = 0; i < candidates.length; i++) {
+      if (tie[i]) {
+        ties[j] = candidates[i];
+        keyed[j] = (long) writePressure(candidates[i], now) * 1024 + (mix(load.id(ties[j])) & 1023);
+        j++;
+      }
+    }
+    // Insertion sort by the shared key: a handful of entries.
+    for (int a = 1; a < count; a++) {
+      for (int b = a; b > 0 && keyed[b] < keyed[b - 1]; b--) {
+        long kk = keyed[b];
+        keyed[b] = keyed[b - 1];
+        keyed[b - 1] = kk;
+        int tt = ties[b];
+        ties[b] = ties[b - 1];
+        ties[b - 1] = tt;
+      }
+    }
+    return Ranking.withFirst(ranked, ties[peers.turn(now) % count]);
+  }
+
+  /**
+   * Under {@code unseen}: per candidate, the prefill tokens of the peer decisions expected before
+   * this router's turn, placed one by one where each would be served first. Zero otherwise.
+   */
+  private double[] unseenLoad(EngineTiming t, int[] candidates, LoadView load, long now) {
+    int n = candidates.length;
+    double[] unseen = new double[n];
+    if (!"unseen".equals(k.concurrency())) {
+      return unseen;
+    }
+    int routers = peers.routers(now);
+    if (routers <= 1) {
+      return unseen;
+    }
+    double ahead = peers.expectedUnseen(now) * peers.turn(now) / (routers - 1);
+    double size = typicalTokens;
+    while (ahead > 1e-3) {
+      double weight = Math.min(1, ahead);
+      int best = -1;
+      double bestCost = Double.POSITIVE_INFINITY;
+      for (int i = 0; i < n; i++) {
+        int r = candidates[i];
+        if (config.busy(load, r)) {
+          continue;
+        }
+        double c = ttft(t, load.prefillTokens(r) + unseen[i], size, load, r);
+        if (c < bestCost) {
+          bestCost = c;
+          best = i;
+        }
+      }
+      if (best < 0) {
+        break;
+      }
+      unseen[best] += weight * size;
+      ahead -= weight;
+    }
+    return unseen;
+  }
+
+  private static long mix(String id) {
+    long z = (id == null ? 0 : id.hashCode()) * 0xC2B2AE3D27D4EB4FL;
+    z = (z ^ (z >>> 29)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 32);
+  }
+
+  /** Uncached tokens recently written to {@code replica}, decayed with a half-life. */
+  private double writePressure(int replica, long now) {
+    if (replica >= writes.length) {
+      return 0;
+    }
+    long elapsed = Math.max(0, now - writesAt[replica]);
+    return writes[replica] * Math.pow(0.5, elapsed / (double) WRITE_HALF_LIFE_MILLIS);
+  }
+
+  private void wrote(int replica, double tokens, long now) {
+    if (replica >= writes.length) {
+      int n = Math.max(replica + 1, writes.length * 2);
+      writes = Arrays.copyOf(writes, n);
+      writesAt = Arrays.copyOf(writesAt, n);
+    }
+    writes[replica] = writePressure(replica, now) + tokens;
+    writesAt[replica] = now;
+  }
+
+  private void learnTypical(double tokens) {
+    typicalTokens =
+        typicalKnown ? (1 - TYPICAL_ALPHA) * typicalTokens + TYPICAL_ALPHA * tokens : tokens;
+    typicalKnown = true;
+  }
+
+  // ------------------------------------------------------------------ feedback
+
+  @Override
+  public void bindRouter(String routerId) {
+    peers.bind(routerId);
+  }
+
+  /** Learns the typical size of a decision and the write pressure from this router's own too. */
+  @Override
+  public void onRouted(RouteQuery query, MatchResult match, int replica) {
+    double own = ownTokens(query, match, replica);
+    learnTypical(own);
+    wrote(replica, own, query.nowMillis());
+  }
+
+  @Override
+  public void onReserved(String requestId, RouteQuery query, int replica) {
+    peers.ownDecided(query.nowMillis());
+    for (int i = 0; i < lastCandidates.length; i++) {
+      if (lastCandidates[i] == replica) {
+        double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 1);
+        entry[EngineTiming.SIZE] = query.nowMillis();
+        pending.put(requestId, entry);
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void onPrefillCompleted(String requestId, long nowMillis) {
+    double[] p = pending.remove(requestId);
+    if (p == null || nowMillis < 0 || !k.fitTiming()) {
+      return;
+    }
+    fit.observe(p, nowMillis - p[EngineTiming.SIZE]);
+  }
+
+  @Override
+  public void onReleased(String requestId, long nowMillis) {
+    pending.remove(requestId);
+  }
+
+  @Override
+  public void onPeerReserved(
+      String origin,
+      int replica,
+      int prefillTokens,
+      int promptTokens,
+      long issuedMillis,
+      long nowMillis) {
+    peers.peerDecided(origin, issuedMillis, nowMillis);
+    learnTypical(prefillTokens);
+    wrote(replica, prefillTokens, nowMillis);
+  }
+}

@@ -1,0 +1,153 @@
+package io.kvrouter.tracker.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.protocol.Tier;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+class TtftPolicyTest {
+
+  private static final long[] PROMPT = Fixture.prompt(1, 256); // 4,096 tokens
+
+  private static TtftPolicy policy(String concurrency, String router) {
+    PolicyConfig c =
+        PolicyConfig.defaults()
+            .withKvRouter(KvRouterConfig.defaults().withConcurrency(concurrency));
+    TtftPolicy p = new TtftPolicy("kvrouter", c, new SplittableRandom(3));
+    p.bindRouter(router);
+    return p;
+  }
+
+  @Test
+  void kvrouter_isTheTtftPolicy_andTheOldOneStaysSelectable() {
+    assertThat(Fixture.policy("kvrouter", 1)).isInstanceOf(TtftPolicy.class);
+    assertThat(Fixture.policy("kvrouter_v1", 1)).isInstanceOf(KvRouterV1Policy.class);
+  }
+
+  @Test
+  void atLightLoad_followsTheCache_longestCachedPrefixFirst() {
+    Fixture f = new Fixture(4);
+    f.cache(1, PROMPT, 100, Tier.GPU);
+    f.cache(2, PROMPT, 200, Tier.GPU);
+    f.cache(3, PROMPT, 50, Tier.GPU);
+    int[] ranked = f.rank(policy("off", "a"), PROMPT);
+    assertThat(ranked).containsExactly(2, 1, 3, 0);
+  }
+
+  /**
+   * Replica 0 holds the whole prompt (1 token to compute, about 16.5 ms); replica 1 holds nothing
+   * (4,096 tokens: 16.5 + 62.2 + 7.1 ≈ 85.8 ms by the mocker's pass time, plus the 69.3 ms of
+   * compute those tokens take from the replica's later requests, work weight 1: ≈ 155 ms). Queued
+   * prefill on replica 0 costs its pass time: 6,000 tokens ahead (≈ 123 ms) still win, 9,000 (two
+   * passes, ≈ 198 ms) do not.
+   */
+  @Test
+  void underLoad_spreadsExactlyWhereTheQueueAheadCostsMoreThanTheMissedCache() {
+    Fixture f = new Fixture(2);
+    f.cache(0, PROMPT, 256, Tier.GPU);
+    TtftPolicy p = policy("off", "a");
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
+    f.prefill[0] = 6_000;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
+    f.prefill[0] = 9_000;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
+    // Decode load counts too: every pass of a decoding replica carries its decode step (≈ 33 ms
+    // at 90 % KV usage), which tips 7,000 tokens ahead (≈ 143 ms) over the cold replica.
+    f.prefill[0] = 7_000;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
+    f.inFlight[0] = 200;
+    f.decode[0] = 200_000;
+    f.kv[0] = 0.9;
+    assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
+  }
+
+  @Test
+  void busyReplica_isRankedLast_evenWithTheWholePromptCached() {
+    Fixture f = new Fixture(3);
+    f.cache(0, PROMPT, 256, Tier.GPU);
+    f.kv[0] = 0.99;
+    assertThat(f.rank(policy("off", "a"), PROMPT)[2]).isEqualTo(0);
+  }
+
+  /**
+   * The engines are three times slower than the prior: once their first tokens have been observed,
+   * the policy's timing model has learnt it (the linear prefill coefficient within 15 %).
+   */
+  @Test
+  void timing_isFittedOnline_fromObservedFirstTokens() {
+    Fixture f = new Fixture(4);
+    TtftPolicy p = policy("off", "a");
+    EngineTiming truth = new EngineTiming(3 * 16.5, 3 * 15.18, 3 * 4.21, 1.0);
+    SplittableRandom random = new SplittableRandom(5);
+    for (int i = 0; i < 3_000; i++) {
+      long[] prompt = Fixture.prompt(1_000_000L * i, 1 + random.nextInt(700));
+      for (int r = 0; r < 4; r++) {
+        f.prefill[r] = random.nextInt(20_000);
+      }
+      String id = "q" + i;
+      int chosen = f.route(p, prompt, id);
+      double ttft = truth.ttftMillis(f.prefill[chosen], prompt.length * Fixture.BS, 8192, false, 0);
+      f.now += 1;
+      p.onPrefillCompleted(id, f.now - 1 + Math.round(ttft));
+      p.onReleased(id, f.now);
+    }
+    assertThat(p.timing().perKiloToken()).isCloseTo(truth.perKiloToken(), within(0.15, truth));
+    assertThat(p.timing().ttftMillis(5_000, 2_000, 8192, false, 0))
+        .isCloseTo(truth.ttftMillis(5_000, 2_000, 8192, false, 0), withinPercent(5));
+  }
+
+  private static org.assertj.core.data.Offset<Double> within(double fraction, EngineTiming t) {
+    return org.assertj.core.data.Offset.offset(fraction * t.perKiloToken());
+  }
+
+  private static org.assertj.core.data.Percentage withinPercent(double p) {
+    return org.assertj.core.data.Percentage.withPercentage(p);
+  }
+
+  /**
+   * Four routers on the same view of four equal replicas, deciding at the same instant: with
+   * concurrency off they all pick the same replica (herding); taking turns, all four differ.
+   */
+  @Test
+  void concurrentRouters_onTheSameView_pickDifferentReplicas_byTurn() {
+    for (String mode : new String[] {"turns", "unseen"}) {
+      Fixture f = new Fixture(4);
+      Set<Integer> picks = new HashSet<>();
+      for (String router : new String[] {"a", "b", "c", "d"}) {
+        TtftPolicy p = policy(mode, router);
+        for (String peer : new String[] {"a", "b", "c", "d"}) {
+          if (!peer.equals(router)) {
+            p.onPeerReserved(peer, 0, 0, 0, f.now - 5, f.now - 5);
+          }
+        }
+        picks.add(f.rank(p, PROMPT)[0]);
+      }
+      assertThat(picks).as(mode).hasSize(4);
+    }
+    Fixture f = new Fixture(4);
+    Set<Integer> herd = new HashSet<>();
+    for (String router : new String[] {"a", "b", "c", "d"}) {
+      herd.add(f.rank(policy("off", router), PROMPT)[0]);
+    }
+    assertThat(herd).hasSize(1);
+  }
+
+  /** Near-ties never override a clear winner: a cached replica is not given up for a turn. */
+  @Test
+  void turns_neverGiveUpAClearlyBetterReplica() {
+    Fixture f = new Fixture(4);
+    f.cache(2, PROMPT, 256, Tier.GPU);
+    for (String router : new String[] {"a", "b", "c", "d"}) {
+      TtftPolicy p = policy("unseen", router);
+      for (String peer : new String[] {"a", "b", "c", "d"}) {
+        if (!peer.equals(router)) {
+          p.onPeerReserved(peer, 0, 0, 0, f.now - 5, f.now - 5);
+        }
+      }
+      assertThat(f.rank(p, PROMPT)[0]).as(router).isEqualTo(2);
+    }
+  }
+}

@@ -18,6 +18,10 @@ import java.util.Objects;
  * @param apis the API paths the engine serves besides the OpenAI chat and completions ones, as its
  *     agent learned them from the engine (e.g. {@code /v1/messages}, {@code /v1/responses}); empty
  *     when unknown, and then the ingress speaks chat to it
+ * @param adapters the LoRA adapters the engine serves (vLLM lists them in {@code /v1/models} with
+ *     {@code parent} set to the base model); a request whose {@code model} names one of them is
+ *     keyed with the adapter and goes only to replicas that serve it. Empty when none (a field added
+ *     after 0.1.0: CBOR readers of that version ignore it, and its messages read as empty)
  */
 public record ReplicaInfo(
     String replicaId,
@@ -29,7 +33,8 @@ public record ReplicaInfo(
     String role,
     boolean kvEvents,
     boolean acceptsTokenIds,
-    List<String> apis)
+    List<String> apis,
+    List<String> adapters)
     implements CborWire {
 
   /** Anthropic Messages API ({@code POST /v1/messages}), as vLLM serves it. */
@@ -40,6 +45,32 @@ public record ReplicaInfo(
 
   /** OpenAI Responses API ({@code POST /v1/responses}), as vLLM serves it. */
   public static final String RESPONSES_API = "/v1/responses";
+
+  /** An engine that serves no LoRA adapter. */
+  public ReplicaInfo(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      List<Tier> tiers,
+      String role,
+      boolean kvEvents,
+      boolean acceptsTokenIds,
+      List<String> apis) {
+    this(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        tiers,
+        role,
+        kvEvents,
+        acceptsTokenIds,
+        apis,
+        null);
+  }
 
   /** An engine whose extra APIs are unknown (it is spoken to in OpenAI chat and completions). */
   public ReplicaInfo(
@@ -66,6 +97,12 @@ public record ReplicaInfo(
     tiers = List.copyOf(tiers);
     role = role == null ? "both" : role;
     apis = apis == null ? List.of() : List.copyOf(apis);
+    adapters = adapters == null ? List.of() : List.copyOf(adapters);
+  }
+
+  /** True when the engine serves the LoRA adapter {@code name}. */
+  public boolean servesAdapter(String name) {
+    return adapters.contains(name);
   }
 
   /** True when the engine serves {@code path} itself (one of the {@code *_API} constants). */

@@ -1,5 +1,6 @@
 package io.kvrouter.protocol;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 import java.util.Objects;
 
@@ -20,8 +21,9 @@ import java.util.Objects;
  *     when unknown, and then the ingress speaks chat to it
  * @param adapters the LoRA adapters the engine serves (vLLM lists them in {@code /v1/models} with
  *     {@code parent} set to the base model); a request whose {@code model} names one of them is
- *     keyed with the adapter and goes only to replicas that serve it. Empty when none (a field added
- *     after 0.1.0: CBOR readers of that version ignore it, and its messages read as empty)
+ *     keyed with the adapter and goes only to replicas that serve it. Empty when none, and then not
+ *     written at all (so an engine without adapters is announced in the bytes 0.2.0 pinned; readers
+ *     that predate the field ignore it, and messages without it read as empty)
  */
 public record ReplicaInfo(
     String replicaId,
@@ -34,7 +36,7 @@ public record ReplicaInfo(
     boolean kvEvents,
     boolean acceptsTokenIds,
     List<String> apis,
-    List<String> adapters)
+    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> adapters)
     implements CborWire {
 
   /** Anthropic Messages API ({@code POST /v1/messages}), as vLLM serves it. */

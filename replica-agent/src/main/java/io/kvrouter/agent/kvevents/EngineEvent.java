@@ -21,8 +21,8 @@ public sealed interface EngineEvent
    * @param loraName LoRA adapter name, or {@code null}
    * @param medium {@code null} or "GPU", "CPU", ...
    * @param extraKeys per block, the extra inputs of its hash ({@link ExtraKey}s: adapter name,
-   *     multimodal items, cache salt), an empty list for a block without any; {@code null} when
-   *     the event does not say (older engines)
+   *     multimodal items, cache salt), an empty list for a block without any; {@code null} when the
+   *     event does not say (older engines)
    * @param group the KV-cache group ({@code group_idx}; 0 when absent: a model with one group)
    * @param groupKind the group's kind ({@code kv_cache_spec_kind}: "full_attention",
    *     "sliding_window", ...), or {@code null} when absent
@@ -55,7 +55,8 @@ public sealed interface EngineEvent
     /** True when the group is a sliding-window one (its blocks only count inside the window). */
     public boolean slidingWindowGroup() {
       return slidingWindow > 0
-          || (groupKind != null && groupKind.toLowerCase(java.util.Locale.ROOT).contains("sliding"));
+          || (groupKind != null
+              && groupKind.toLowerCase(java.util.Locale.ROOT).contains("sliding"));
     }
   }
 

@@ -129,9 +129,7 @@ public final class VllmEventDecoder {
     "kv_cache_spec_kind",
     "kv_cache_spec_sliding_window"
   };
-  private static final String[] REMOVED_POSITIONS = {
-    "type", "block_hashes", "medium", "group_idx"
-  };
+  private static final String[] REMOVED_POSITIONS = {"type", "block_hashes", "medium", "group_idx"};
 
   private static EngineEvent readEvent(MessageUnpacker u) throws IOException {
     ValueType type = u.getNextFormat().getValueType();

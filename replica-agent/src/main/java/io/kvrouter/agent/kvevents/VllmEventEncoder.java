@@ -15,9 +15,9 @@ import org.msgpack.core.MessagePacker;
  * section 2): the batch is always positional {@code [ts, events, dp_rank]}; each event is
  * positional ({@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size,
  * lora_id, medium, lora_name]}, and {@code extra_keys, group_idx, kv_cache_spec_kind,
- * kv_cache_spec_sliding_window} after them when the event has any of those) or a map tagged by {@code "type"} with default (nil) fields
- * omitted. Hashes go out as msgpack integers the way vLLM ≥0.10.2 sends them: uint64 ({@code 0xcf})
- * when the unsigned value is at least 2^63.
+ * kv_cache_spec_sliding_window} after them when the event has any of those) or a map tagged by
+ * {@code "type"} with default (nil) fields omitted. Hashes go out as msgpack integers the way vLLM
+ * ≥0.10.2 sends them: uint64 ({@code 0xcf}) when the unsigned value is at least 2^63.
  *
  * <p>Stateless and thread-safe. Cost: one buffer allocation per batch, linear in its size.
  */
@@ -149,7 +149,8 @@ public final class VllmEventEncoder {
    * Per block nil or the tuple vLLM's {@code generate_block_hash_extra_keys} builds: strings as
    * strings, multimodal items as {@code [identifier, offset]}.
    */
-  private static void extraKeys(MessagePacker p, java.util.List<java.util.List<EngineEvent.ExtraKey>> keys)
+  private static void extraKeys(
+      MessagePacker p, java.util.List<java.util.List<EngineEvent.ExtraKey>> keys)
       throws IOException {
     if (keys == null) {
       p.packNil();
@@ -163,16 +164,18 @@ public final class VllmEventEncoder {
       }
       p.packArrayHeader(block.size());
       for (EngineEvent.ExtraKey k : block) {
-        switch (k) {
-          case EngineEvent.TextKey t -> p.packString(t.value());
-          case EngineEvent.LoraKey l -> p.packString(l.name());
-          case EngineEvent.SaltKey salt -> p.packString(salt.salt());
-          case EngineEvent.MediaKey m -> {
-            p.packArrayHeader(2);
-            p.packString(m.identifier());
-            p.packLong(m.offset());
-          }
-          case EngineEvent.OpaqueKey o -> p.packBinaryHeader(0);
+        if (k instanceof EngineEvent.TextKey t) {
+          p.packString(t.value());
+        } else if (k instanceof EngineEvent.LoraKey l) {
+          p.packString(l.name());
+        } else if (k instanceof EngineEvent.SaltKey salt) {
+          p.packString(salt.salt());
+        } else if (k instanceof EngineEvent.MediaKey m) {
+          p.packArrayHeader(2);
+          p.packString(m.identifier());
+          p.packLong(m.offset());
+        } else {
+          p.packBinaryHeader(0); // an opaque item (prompt-embedding hash): empty bytes
         }
       }
     }

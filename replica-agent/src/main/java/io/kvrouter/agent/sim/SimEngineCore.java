@@ -267,7 +267,8 @@ public final class SimEngineCore {
             computedBlocks,
             seq.tokens,
             bs,
-            seq.request.loraName());
+            seq.request.loraName(),
+            seq.request.cacheSalt());
         seq.numRegistered = computedBlocks;
       }
     }

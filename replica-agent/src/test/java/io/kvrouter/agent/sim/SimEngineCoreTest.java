@@ -3,7 +3,12 @@ package io.kvrouter.agent.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvrouter.agent.EngineKeyBridge;
+import io.kvrouter.agent.TrackerRouterKeys;
 import io.kvrouter.agent.kvevents.EngineEvent;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -217,5 +222,41 @@ class SimEngineCoreTest {
       s.add(v);
     }
     return s;
+  }
+
+  @Test
+  void saltedAndLoraRequests_publishTheirExtraKeys_soTheAgentKeysThemAsTheIngressDoes() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 8192));
+    List<EngineEvent> events = new ArrayList<>();
+    core.setKvEventListener((batch, end) -> events.addAll(batch));
+    int[] tokens = prompt(40, 100);
+    core.submit(new SimRequest("a", tokens, 1, null, "tenant-a"), 0);
+    runToIdle(core, 0);
+    core.submit(new SimRequest("b", tokens, 1, null, "tenant-b"), 10_000);
+    core.submit(new SimRequest("c", tokens, 1, "sql-lora", null), 10_000);
+    List<Emission> later = runToIdle(core, 10_000);
+    assertThat(later).allSatisfy(e -> assertThat(e.cachedPromptTokens()).isZero());
+    EngineKeyBridge bridge = new EngineKeyBridge(new TrackerRouterKeys("m"), 16, 100);
+    Set<Long> stored = new HashSet<>();
+    for (var e : bridge.translate(events)) {
+      if (e instanceof BlocksStored s) {
+        for (long k : s.blockKeys()) {
+          stored.add(k);
+        }
+      }
+    }
+    var keys = BlockKeys.of("m", 16);
+    List<Long> expected = new ArrayList<>();
+    for (var extras :
+        List.of(
+            ExtraKeys.of(null, "tenant-a"),
+            ExtraKeys.of(null, "tenant-b"),
+            ExtraKeys.of("sql-lora", null))) {
+      for (long k : keys.keys(tokens, extras)) {
+        expected.add(k);
+      }
+    }
+    assertThat(stored).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(bridge.unresolved()).isZero();
   }
 }

@@ -132,7 +132,8 @@ public final class ProxyService {
             excluded,
             request.sessionKey(),
             request.pinnedReplica(),
-            request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null);
+            request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null,
+            cacheSalt(request));
     return router
         .selectAndReserve(query)
         .whenComplete(
@@ -192,6 +193,15 @@ public final class ProxyService {
     }
     Job next = waiting;
     return admission.await().thenCompose(v -> attempt(next, attempt, excluded, lastFailure));
+  }
+
+  /**
+   * The {@code cache_salt} the engine will see (vLLM's request field, forwarded in the engine
+   * body), or null when the client sent none or not a string.
+   */
+  private static String cacheSalt(InferenceRequest request) {
+    var salt = request.engineBody() == null ? null : request.engineBody().get("cache_salt");
+    return salt != null && salt.isTextual() ? salt.asText() : null;
   }
 
   private CompletionStage<Result> send(

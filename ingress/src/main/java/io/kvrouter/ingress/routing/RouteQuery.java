@@ -12,6 +12,9 @@ import java.util.Set;
  *     known), or null
  * @param requiredApi an API path the chosen engine must serve itself ({@code
  *     ReplicaInfo.RESPONSES_API}), or null for any
+ * @param cacheSalt the request's {@code cache_salt} (vLLM's: it enters the engine's hash of the
+ *     prompt's first block, so a salted prompt shares no cached block with another salt's or an
+ *     unsalted one), or null; it enters the router's block keys the same way
  */
 public record RouteQuery(
     String requestId,
@@ -21,10 +24,33 @@ public record RouteQuery(
     Set<String> excluded,
     String sessionKey,
     String pinnedReplica,
-    String requiredApi) {
+    String requiredApi,
+    String cacheSalt) {
 
   public RouteQuery {
     excluded = Set.copyOf(excluded);
+  }
+
+  /** A query without a cache salt. */
+  public RouteQuery(
+      String requestId,
+      String model,
+      int[] tokenIds,
+      int maxTokens,
+      Set<String> excluded,
+      String sessionKey,
+      String pinnedReplica,
+      String requiredApi) {
+    this(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        null);
   }
 
   /** A query with no session key, pin or required API. */
@@ -36,6 +62,14 @@ public record RouteQuery(
   /** The same query with other replicas excluded. */
   public RouteQuery withExcluded(Set<String> others) {
     return new RouteQuery(
-        requestId, model, tokenIds, maxTokens, others, sessionKey, pinnedReplica, requiredApi);
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        others,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        cacheSalt);
   }
 }

@@ -31,6 +31,12 @@ final class SimMetricsRenderer {
     counter(
         sb, "vllm:prefix_cache_queries", "Prefix cache queries, in tokens.", l, s.prefixQueries());
     counter(sb, "vllm:prefix_cache_hits", "Prefix cache hits, in tokens.", l, s.prefixHits());
+    counter(
+        sb,
+        "sim:cpu_tier_loaded_blocks",
+        "Blocks loaded back from the CPU offload tier instead of computed (the sim's own name).",
+        l,
+        s.cpuLoadedBlocks());
     metric(
         sb,
         "tgi_cache_total",

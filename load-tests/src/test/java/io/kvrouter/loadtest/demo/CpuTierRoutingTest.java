@@ -32,18 +32,6 @@ class CpuTierRoutingTest {
     return Double.parseDouble(m.group(1));
   }
 
-  private static final Pattern PREDICTED =
-      Pattern.compile("(?m)^kvrouter_predicted_cached_tokens_total(?:\\{[^}]*\\})? (\\S+)$");
-
-  private static double predicted(String ingress) throws Exception {
-    Matcher m = PREDICTED.matcher(LoopbackHttp.getOk(ingress + "/metrics"));
-    double sum = 0;
-    while (m.find()) {
-      sum += Double.parseDouble(m.group(1));
-    }
-    return sum;
-  }
-
   private static ArrayNode prompt(long seed) {
     ArrayNode messages = LoopbackHttp.JSON.createArrayNode();
     messages.add(DemoClient.message("system", DemoClient.words(seed, 400)));
@@ -98,9 +86,9 @@ class CpuTierRoutingTest {
       DemoClient.awaitConverged(ingress);
 
       List<EngineSnapshot> s1 = DemoClient.engineCounters(cluster);
-      double predictedBefore = predicted(ingress);
+      double predictedBefore = DemoClient.predictedCachedTokens(ingress);
       JsonNode again = post(ingress, options.model(), p);
-      double predictedCached = predicted(ingress) - predictedBefore;
+      double predictedCached = DemoClient.predictedCachedTokens(ingress) - predictedBefore;
       int second = servedBy(s1, DemoClient.engineCounters(cluster));
       int cached = again.path("usage").path("prompt_tokens_details").path("cached_tokens").asInt();
       double reloaded = loaded(homeUrl) - loadedBefore;

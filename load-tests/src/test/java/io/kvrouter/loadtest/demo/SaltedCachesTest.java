@@ -8,8 +8,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,18 +19,6 @@ import org.junit.jupiter.api.Test;
  * never credits it with another tenant's blocks) and the engine computes it afresh.
  */
 class SaltedCachesTest {
-
-  private static final Pattern PREDICTED =
-      Pattern.compile("(?m)^kvrouter_predicted_cached_tokens_total(?:\\{[^}]*\\})? (\\S+)$");
-
-  private static double predicted(String ingress) throws Exception {
-    Matcher m = PREDICTED.matcher(LoopbackHttp.getOk(ingress + "/metrics"));
-    double sum = 0;
-    while (m.find()) {
-      sum += Double.parseDouble(m.group(1));
-    }
-    return sum;
-  }
 
   /** Sends the prompt with {@code salt} (none when null); returns the engine's cached tokens. */
   private static int send(String ingress, String model, ArrayNode messages, String salt)
@@ -65,13 +51,13 @@ class SaltedCachesTest {
       messages.add(DemoClient.message("user", DemoClient.words(8, 50)));
 
       send(ingress, options.model(), messages, "tenant-a");
-      double p0 = predicted(ingress);
+      double p0 = DemoClient.predictedCachedTokens(ingress);
       int again = send(ingress, options.model(), messages, "tenant-a");
-      double p1 = predicted(ingress);
+      double p1 = DemoClient.predictedCachedTokens(ingress);
       int otherSalt = send(ingress, options.model(), messages, "tenant-b");
-      double p2 = predicted(ingress);
+      double p2 = DemoClient.predictedCachedTokens(ingress);
       int unsalted = send(ingress, options.model(), messages, null);
-      double p3 = predicted(ingress);
+      double p3 = DemoClient.predictedCachedTokens(ingress);
 
       System.out.printf(
           "salted caches: same salt predicted %.0f, engine %d cached; other salt predicted %.0f,"

@@ -1,5 +1,6 @@
 package io.kvrouter.protocol;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.List;
 import java.util.Objects;
 
@@ -23,6 +24,11 @@ import java.util.Objects;
  * @param dpSize data-parallel ranks of the engine this replica is one rank of (1 without data
  *     parallelism); with more than one, every rank is its own routable target ({@link #targetId()})
  *     behind the same {@code baseUrl}, chosen per request by the {@link #DP_RANK_HEADER} header
+ * @param adapters the LoRA adapters the engine serves (vLLM lists them in {@code /v1/models} with
+ *     {@code parent} set to the base model), carried for adapter-aware placement (not used by the
+ *     router yet: issue 17's LoRA placement is open). Empty when none, and then not written at all
+ *     (so an engine without adapters is announced in the bytes 0.2.0 pinned; readers that predate
+ *     the field ignore it, and messages without it read as empty)
  */
 public record ReplicaInfo(
     String replicaId,
@@ -35,7 +41,8 @@ public record ReplicaInfo(
     boolean kvEvents,
     boolean acceptsTokenIds,
     List<String> apis,
-    int dpSize)
+    int dpSize,
+    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> adapters)
     implements CborWire {
 
   /** Role of a replica that prefills and decodes (no disaggregation). */
@@ -105,6 +112,34 @@ public record ReplicaInfo(
         1);
   }
 
+  /** One rank of {@code dpSize} (or a whole engine, with 1) that serves no LoRA adapter. */
+  public ReplicaInfo(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      List<Tier> tiers,
+      String role,
+      boolean kvEvents,
+      boolean acceptsTokenIds,
+      List<String> apis,
+      int dpSize) {
+    this(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        tiers,
+        role,
+        kvEvents,
+        acceptsTokenIds,
+        apis,
+        dpSize,
+        null);
+  }
+
   public ReplicaInfo {
     Objects.requireNonNull(replicaId, "replicaId");
     Objects.requireNonNull(model, "model");
@@ -119,6 +154,7 @@ public record ReplicaInfo(
           "role must be both, prefill or decode, was '" + role + "'");
     }
     apis = apis == null ? List.of() : List.copyOf(apis);
+    adapters = adapters == null ? List.of() : List.copyOf(adapters);
     dpSize = Math.max(1, dpSize); // 0 when an older node's announcement lacks the field
     if (dpRank < 0) {
       throw new IllegalArgumentException("dpRank must be >= 0, was " + dpRank);
@@ -138,6 +174,11 @@ public record ReplicaInfo(
   /** True when this replica is one rank of an engine with several data-parallel ranks. */
   public boolean dataParallel() {
     return dpSize > 1;
+  }
+
+  /** True when the engine serves the LoRA adapter {@code name}. */
+  public boolean servesAdapter(String name) {
+    return adapters.contains(name);
   }
 
   /** True when the engine serves {@code path} itself (one of the {@code *_API} constants). */

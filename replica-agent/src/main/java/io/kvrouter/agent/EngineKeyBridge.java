@@ -24,7 +24,16 @@ import java.util.Map;
  *       keys are chained from the event's {@code token_ids} with the {@link RouterKeyFunction};
  *       with empty token ids (offload connectors) keys are reused when every hash is already known;
  *       a run whose parent or tokens cannot be resolved is dropped (a wrong key is worse than a
- *       missing one) and counted in {@link #unresolved()}; an unknown medium is skipped;
+ *       missing one) and counted in {@link #unresolved()}; an unknown medium is skipped; each
+ *       block's {@code extra_keys} (adapter, cache salt, multimodal items) enter its key through
+ *       {@link EngineExtraKeys}, and a run with extra inputs no request can carry (prompt
+ *       embeddings) is dropped as unresolved;
+ *   <li>hybrid models: only full-attention cache groups are indexed. A store whose {@code
+ *       kv_cache_spec_kind} names another kind (sliding window, Mamba, ...) is skipped and its
+ *       group remembered, and removals from such a group are skipped too: vLLM publishes the same
+ *       block hashes in every group, so a sliding-window group dropping a block that left its
+ *       window must not remove the full-attention group's copy (groups per vLLM {@code
+ *       vllm/distributed/kv_events.py} at 0181ea31: {@code group_idx}, {@code kv_cache_spec_kind});
  *   <li>BlockRemoved: passed through by engine hash (trackers bridge removals themselves);
  *   <li>AllBlocksCleared: {@link ReplicaCleared}.
  * </ul>
@@ -46,6 +55,7 @@ public final class EngineKeyBridge {
   private final int defaultBlockSize;
   private final Map<Tier, LinkedHashMap<Long, Held>> held = new EnumMap<>(Tier.class);
   private final LinkedHashMap<Long, Long> known;
+  private final java.util.Set<Integer> otherGroups = new java.util.HashSet<>();
   private long unresolved;
 
   /**
@@ -81,7 +91,7 @@ public final class EngineKeyBridge {
         }
       } else if (e instanceof EngineEvent.BlockRemoved r) {
         Tier tier = Tier.fromMedium(r.medium());
-        if (tier != null) {
+        if (tier != null && !otherGroups.contains(r.group())) {
           LinkedHashMap<Long, Held> tierHeld = held.get(tier);
           for (long h : r.blockHashes()) {
             tierHeld.remove(h);
@@ -102,6 +112,10 @@ public final class EngineKeyBridge {
     if (tier == null || hashes.length == 0) {
       return null;
     }
+    if (!fullAttention(s.groupKind())) {
+      otherGroups.add(s.group());
+      return null;
+    }
     long parentKey = BlocksStored.ROOT;
     if (s.parentHash() != null) {
       Long p = known.get(s.parentHash());
@@ -114,7 +128,12 @@ public final class EngineKeyBridge {
     int bs = s.blockSize() > 0 ? s.blockSize() : defaultBlockSize;
     long[] routerKeys;
     if (s.tokenIds().length == hashes.length * bs) {
-      routerKeys = keys.keys(parentKey, s.tokenIds(), bs, s.loraName());
+      long[] extras = EngineExtraKeys.of(s, hashes.length);
+      if (extras == EngineExtraKeys.UNKEYABLE) {
+        unresolved++;
+        return null;
+      }
+      routerKeys = keys.chain(parentKey, s.tokenIds(), bs, extras);
     } else {
       routerKeys = new long[hashes.length];
       for (int i = 0; i < hashes.length; i++) {
@@ -134,6 +153,15 @@ public final class EngineKeyBridge {
       parent = routerKeys[i];
     }
     return new BlocksStored(parentKey, hashes.clone(), routerKeys, tier);
+  }
+
+  /**
+   * True for a cache group whose blocks a prompt reuses from its start: full attention and its
+   * variants ({@code full_attention}, {@code mla_attention}, {@code sink_full_attention} in vLLM's
+   * {@code KVCacheSpecKind}), or a group of unknown kind (an engine with one group says none).
+   */
+  static boolean fullAttention(String groupKind) {
+    return groupKind == null || groupKind.contains("full") || groupKind.contains("mla");
   }
 
   /** Forgets what the replica holds (engine restart or cache reset). */

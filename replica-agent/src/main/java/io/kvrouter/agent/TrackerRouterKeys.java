@@ -10,8 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * turn the token ids of an engine's BlockStored into router keys. It must be the very function the
  * ingress hashes prompts with, or no prompt would ever match a stored block.
  *
- * <p>LoRA adapters enter every block's key through {@link ExtraKeys}; cache salts and multimodal
- * hashes are not carried by engine events, so blocks stored under them are keyed as plain.
+ * <p>Each block's extra key (LoRA adapter, cache salt, multimodal items) comes from the engine's
+ * event through {@link EngineExtraKeys}, and equals what {@link ExtraKeys#blockExtra} gives the
+ * request on the ingress side.
  */
 public final class TrackerRouterKeys implements RouterKeyFunction {
 
@@ -23,14 +24,13 @@ public final class TrackerRouterKeys implements RouterKeyFunction {
   }
 
   @Override
-  public long[] keys(long parentRouterKey, int[] tokenIds, int blockSize, String loraName) {
+  public long[] chain(long parentRouterKey, int[] tokenIds, int blockSize, long[] blockExtras) {
     BlockKeys keys = bySize.computeIfAbsent(blockSize, size -> BlockKeys.of(model, size));
-    ExtraKeys extras = loraName == null ? ExtraKeys.NONE : ExtraKeys.of(loraName, null);
     int blocks = tokenIds.length / blockSize;
     long[] out = new long[blocks];
     long parent = parentRouterKey;
     for (int i = 0; i < blocks; i++) {
-      long extra = extras.isEmpty() ? 0L : extras.blockExtra(i, blockSize);
+      long extra = blockExtras == null ? 0L : blockExtras[i];
       parent = keys.chain(parent, tokenIds, i * blockSize, extra);
       out[i] = parent;
     }

@@ -23,6 +23,7 @@ public final class ExtraKeys {
   private static final LongHashFunction LORA = LongHashFunction.xx3(0x4c6f5241L);
   private static final LongHashFunction SALT = LongHashFunction.xx3(0x53616c74L);
   private static final LongHashFunction MEDIA = LongHashFunction.xx3(0x4d656469L);
+  private static final LongHashFunction MEDIA_ID = LongHashFunction.xx3(0x4d6d4964L);
 
   private final String loraName;
   private final String cacheSalt;
@@ -94,7 +95,7 @@ public final class ExtraKeys {
   public long blockExtra(int blockIndex, int blockSize) {
     long extra = loraKey;
     if (blockIndex == 0) {
-      extra ^= Long.rotateLeft(saltKey, 17);
+      extra ^= saltTerm(saltKey);
     }
     if (mmHashes.length > 0) {
       long blockStart = (long) blockIndex * blockSize;
@@ -104,12 +105,72 @@ public final class ExtraKeys {
         long itemStart = mmStart[i];
         long itemEnd = itemStart + mmLength[i];
         if (itemStart < blockEnd && itemEnd > blockStart) {
-          media += MEDIA.hashLong(mmHashes[i] ^ ((itemStart - blockStart) * 0x9E3779B97F4A7C15L));
+          media += mediaTerm(mmHashes[i], itemStart - blockStart);
         }
       }
-      extra ^= Long.rotateLeft(media, 41);
+      extra ^= mediaSum(media);
     }
     return extra;
+  }
+
+  /**
+   * The extra key of one block as an engine's KV event describes it (vLLM's per-block {@code
+   * extra_keys}: the LoRA name, each multimodal item overlapping the block as its identifier and
+   * its start relative to the block start, and the cache salt on the first block of a sequence).
+   * Equal to {@link #blockExtra} of the request the engine cached: the agent and the ingress thus
+   * derive the same key from the engine's event and from the client's request. Allocation-free.
+   *
+   * @param loraName the adapter name, or null
+   * @param cacheSalt the salt, or null (pass it only for block 0 of a sequence, as vLLM does)
+   * @param mediaItemHashes {@link #mediaItemHash} of each overlapping item's identifier
+   * @param relativeStarts each item's first token minus the block's first token (negative when the
+   *     item began in an earlier block)
+   * @param mediaCount how many entries of the two arrays are used
+   */
+  public static long engineBlockExtra(
+      String loraName,
+      String cacheSalt,
+      long[] mediaItemHashes,
+      long[] relativeStarts,
+      int mediaCount) {
+    long extra = loraName == null ? 0L : LORA.hashChars(loraName);
+    if (cacheSalt != null) {
+      extra ^= saltTerm(SALT.hashChars(cacheSalt));
+    }
+    if (mediaCount > 0) {
+      long media = 0L;
+      for (int i = 0; i < mediaCount; i++) {
+        media += mediaTerm(mediaItemHashes[i], relativeStarts[i]);
+      }
+      extra ^= mediaSum(media);
+    }
+    return extra;
+  }
+
+  /**
+   * The item hash {@link #withMedia} takes for a multimodal item named by an engine identifier
+   * (vLLM's {@code mm_hash}, or the client's {@code uuid}): the identifier's UTF-16 chars under the
+   * media domain seed.
+   */
+  public static long mediaItemHash(String identifier) {
+    return MEDIA_ID.hashChars(identifier);
+  }
+
+  /** {@link #withMedia} for an item named by its engine identifier. */
+  public ExtraKeys withMedia(String identifier, int startToken, int length) {
+    return withMedia(mediaItemHash(identifier), startToken, length);
+  }
+
+  private static long saltTerm(long saltKey) {
+    return Long.rotateLeft(saltKey, 17);
+  }
+
+  private static long mediaTerm(long itemHash, long relativeStart) {
+    return MEDIA.hashLong(itemHash ^ (relativeStart * 0x9E3779B97F4A7C15L));
+  }
+
+  private static long mediaSum(long media) {
+    return Long.rotateLeft(media, 41);
   }
 
   @Override

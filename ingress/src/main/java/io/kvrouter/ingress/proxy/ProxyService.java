@@ -182,7 +182,8 @@ public final class ProxyService {
                 request.sessionKey(),
                 request.pinnedReplica(),
                 request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
-            .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0);
+            .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0)
+            .withCacheSalt(cacheSalt(request));
     RequestTrace.Phase decide =
         job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
     return router
@@ -328,6 +329,15 @@ public final class ProxyService {
                 null,
                 "ttft_target_unattainable",
                 retryAfterSeconds)));
+  }
+
+  /**
+   * The {@code cache_salt} the engine will see (vLLM's request field, forwarded in the engine
+   * body), or null when the client sent none or not a string.
+   */
+  private static String cacheSalt(InferenceRequest request) {
+    var salt = request.engineBody() == null ? null : request.engineBody().get("cache_salt");
+    return salt != null && salt.isTextual() ? salt.asText() : null;
   }
 
   private CompletionStage<Result> send(

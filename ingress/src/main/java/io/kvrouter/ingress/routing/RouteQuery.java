@@ -16,6 +16,9 @@ import java.util.Set;
  * @param ttftTargetMillis what is left of the request's TTFT target, in milliseconds, or 0 for none
  * @param pool which replicas may serve it: {@link Pool#SERVE} for a request (or the decode hop of a
  *     disaggregated one), {@link Pool#PREFILL} for the prefill hop
+ * @param cacheSalt the request's {@code cache_salt} (vLLM's: it enters the engine's hash of the
+ *     prompt's first block, so a salted prompt shares no cached block with another salt's or an
+ *     unsalted one), or null; it enters the router's block keys the same way
  */
 public record RouteQuery(
     String requestId,
@@ -28,7 +31,8 @@ public record RouteQuery(
     String requiredApi,
     String boundReplica,
     double ttftTargetMillis,
-    Pool pool) {
+    Pool pool,
+    String cacheSalt) {
 
   /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
   public enum Pool {
@@ -65,7 +69,8 @@ public record RouteQuery(
         requiredApi,
         null,
         0,
-        pool);
+        pool,
+        null);
   }
 
   /** A query served by the replicas that decode, without a session binding or TTFT target. */
@@ -109,7 +114,8 @@ public record RouteQuery(
         requiredApi,
         boundReplica,
         ttftTargetMillis,
-        pool);
+        pool,
+        cacheSalt);
   }
 
   /** The same query preferring {@code replica}, the session's (null: none). */
@@ -125,7 +131,8 @@ public record RouteQuery(
         requiredApi,
         replica,
         ttftTargetMillis,
-        pool);
+        pool,
+        cacheSalt);
   }
 
   /** The same query with {@code millis} left of its TTFT target (0: none). */
@@ -141,6 +148,24 @@ public record RouteQuery(
         requiredApi,
         boundReplica,
         millis,
-        pool);
+        pool,
+        cacheSalt);
+  }
+
+  /** The same query with the request's {@code cache_salt} (null: none). */
+  public RouteQuery withCacheSalt(String salt) {
+    return new RouteQuery(
+        requestId,
+        model,
+        tokenIds,
+        maxTokens,
+        excluded,
+        sessionKey,
+        pinnedReplica,
+        requiredApi,
+        boundReplica,
+        ttftTargetMillis,
+        pool,
+        salt);
   }
 }

@@ -4,6 +4,7 @@ import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.strict.AdmissionGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.actor.KvTracker;
@@ -20,8 +21,9 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /**
  * The ingress's {@link Router} over its node's {@link KvTracker}: hashes the prompt into block keys
- * here, on the request's thread, so the tracker actor only matches, scores and reserves; one ask
- * per attempt (the HTTP edge is where asking belongs), then tells for the lifecycle.
+ * (with the request's cache salt, as the engine hashes it) here, on the request's thread, so the
+ * tracker actor only matches, scores and reserves; one ask per attempt (the HTTP edge is where
+ * asking belongs), then tells for the lifecycle.
  *
  * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen replica's
  * gate, which serialises decisions across every ingress: when another ingress got there first, the
@@ -152,7 +154,11 @@ public final class TrackerRouter implements Router {
 
   private CompletionStage<RouteOutcome> attempt(Attempt attempt) {
     RouteQuery query = attempt.query();
-    long[] blockKeys = keysFor(query.model()).keys(query.tokenIds());
+    long[] blockKeys =
+        keysFor(query.model())
+            .keys(
+                query.tokenIds(),
+                query.cacheSalt() == null ? ExtraKeys.NONE : ExtraKeys.of(null, query.cacheSalt()));
     RouteRequest request =
         new RouteRequest(
             query.requestId(),

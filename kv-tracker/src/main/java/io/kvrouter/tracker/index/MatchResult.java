@@ -85,6 +85,19 @@ public final class MatchResult {
   }
 
   /**
+   * The matched run of {@code replica} in GPU-block equivalents: each block of the run weighed by
+   * the tier it is best held in ({@link TierWeights}), so a run reloaded from host memory or disk
+   * counts for less than the same run on GPU. Allocation-free.
+   */
+  public double credited(int replica, TierWeights weights) {
+    int base = replica * STRIDE;
+    return weights.gpu() * counts[base + GPU]
+        + weights.predicted() * counts[base + PREDICTED]
+        + weights.cpu() * counts[base + CPU]
+        + weights.disk() * counts[base + DISK];
+  }
+
+  /**
    * Blocks {@code replica} held by engine events (one per block and tier) when the match was made:
    * the size of its tree, for policies that break ties by it (Dynamo). Predicted entries are not
    * counted.

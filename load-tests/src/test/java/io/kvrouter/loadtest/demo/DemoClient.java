@@ -55,4 +55,18 @@ final class DemoClient {
         new EngineMetricsScraper(LoopbackHttp.CLIENT, Duration.ofSeconds(5));
     return scraper.scrapeAll(cluster.engineUrls().stream().map(URI::create).toList());
   }
+
+  private static final java.util.regex.Pattern PREDICTED =
+      java.util.regex.Pattern.compile(
+          "(?m)^kvrouter_predicted_cached_tokens_total(?:\\{[^}]*\\})? (\\S+)$");
+
+  /** The ingress's {@code kvrouter_predicted_cached_tokens_total}, summed over its series. */
+  static double predictedCachedTokens(String ingressUrl) throws Exception {
+    java.util.regex.Matcher m = PREDICTED.matcher(LoopbackHttp.getOk(ingressUrl + "/metrics"));
+    double sum = 0;
+    while (m.find()) {
+      sum += Double.parseDouble(m.group(1));
+    }
+    return sum;
+  }
 }

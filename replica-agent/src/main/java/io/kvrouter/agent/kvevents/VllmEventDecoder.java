@@ -22,6 +22,10 @@ import org.msgpack.value.ValueType;
  *   <li>Hashes may be int64 (negative values are kept bitwise, as Dynamo does), uint64 above 2^63
  *       (read through BigInteger, msgpack-java's {@code unpackLong} would throw), or bin (last 8
  *       bytes big-endian, left-padded when shorter, as llm-d does).
+ *   <li>{@code extra_keys} (per block: bare strings, {@code [identifier, offset]} pairs, bytes, or
+ *       newer main's tagged structs) are read by {@link ExtraKeysReader}; {@code group_idx}, {@code
+ *       kv_cache_spec_kind} and {@code kv_cache_spec_sliding_window} name a hybrid model's cache
+ *       group (vLLM main {@code vllm/distributed/kv_events.py}, vMaroon/vllm fork 08ee3e54).
  *   <li>Unknown fields, unknown tags (skipped event) and fields of an unexpected type (treated as
  *       absent) are ignored. SGLang's salted {@code BlockStored} (its {@code
  *       BlockStoredWithMetadata} class, tagged {@code "BlockStored"} on the wire, with a trailing
@@ -105,6 +109,10 @@ public final class VllmEventDecoder {
     int blockSize;
     String medium;
     String loraName;
+    List<List<EngineEvent.ExtraKey>> extraKeys;
+    int group;
+    String groupKind;
+    int slidingWindow;
   }
 
   private static final String[] STORED_POSITIONS = {
@@ -115,9 +123,13 @@ public final class VllmEventDecoder {
     "block_size",
     "lora_id",
     "medium",
-    "lora_name"
+    "lora_name",
+    "extra_keys",
+    "group_idx",
+    "kv_cache_spec_kind",
+    "kv_cache_spec_sliding_window"
   };
-  private static final String[] REMOVED_POSITIONS = {"type", "block_hashes", "medium"};
+  private static final String[] REMOVED_POSITIONS = {"type", "block_hashes", "medium", "group_idx"};
 
   private static EngineEvent readEvent(MessageUnpacker u) throws IOException {
     ValueType type = u.getNextFormat().getValueType();
@@ -163,10 +175,16 @@ public final class VllmEventDecoder {
             f.tokenIds == null ? new int[0] : f.tokenIds,
             f.blockSize,
             f.loraName,
-            f.medium);
+            f.medium,
+            f.extraKeys,
+            f.group,
+            f.groupKind,
+            f.slidingWindow);
       }
       case "BlockRemoved" -> {
-        return f.blockHashes == null ? null : new EngineEvent.BlockRemoved(f.blockHashes, f.medium);
+        return f.blockHashes == null
+            ? null
+            : new EngineEvent.BlockRemoved(f.blockHashes, f.medium, f.group);
       }
       case "AllBlocksCleared" -> {
         return new EngineEvent.AllBlocksCleared();
@@ -200,6 +218,16 @@ public final class VllmEventDecoder {
       }
       case "medium" -> f.medium = readStringOrNull(u);
       case "lora_name" -> f.loraName = readStringOrNull(u);
+      case "extra_keys" -> f.extraKeys = ExtraKeysReader.read(u);
+      case "group_idx" -> {
+        Integer g = readIntOrNull(u);
+        f.group = g == null ? 0 : g;
+      }
+      case "kv_cache_spec_kind" -> f.groupKind = readStringOrNull(u);
+      case "kv_cache_spec_sliding_window" -> {
+        Integer w = readIntOrNull(u);
+        f.slidingWindow = w == null ? 0 : w;
+      }
       default -> u.skipValue();
     }
   }
@@ -265,7 +293,7 @@ public final class VllmEventDecoder {
     return out;
   }
 
-  private static Integer readIntOrNull(MessageUnpacker u) throws IOException {
+  static Integer readIntOrNull(MessageUnpacker u) throws IOException {
     if (u.getNextFormat().getValueType() == ValueType.INTEGER) {
       return (int) u.unpackLong();
     }
@@ -285,7 +313,7 @@ public final class VllmEventDecoder {
     return 0;
   }
 
-  private static String readStringOrNull(MessageUnpacker u) throws IOException {
+  static String readStringOrNull(MessageUnpacker u) throws IOException {
     if (u.getNextFormat().getValueType() == ValueType.STRING) {
       return u.unpackString();
     }

@@ -184,6 +184,23 @@ public final class PagedKvCache {
       int[] tokens,
       int blockSize,
       String loraName) {
+    cacheRun(blockIds, hashes, from, to, tokens, blockSize, loraName, null);
+  }
+
+  /**
+   * {@link #cacheRun(int[], long[], int, int, int[], int, String)} for a request with a cache salt:
+   * the events carry each block's {@code extra_keys} as vLLM's do (the adapter name on every block,
+   * the salt on block 0), so that a consumer can key the blocks as the engine hashed them.
+   */
+  public void cacheRun(
+      int[] blockIds,
+      long[] hashes,
+      int from,
+      int to,
+      int[] tokens,
+      int blockSize,
+      String loraName,
+      String cacheSalt) {
     int runStart = -1;
     for (int i = from; i <= to; i++) {
       boolean fresh = false;
@@ -199,14 +216,34 @@ public final class PagedKvCache {
       if (fresh && runStart < 0) {
         runStart = i;
       } else if (!fresh && runStart >= 0) {
-        announce(hashes, runStart, i, tokens, blockSize, loraName);
+        announce(hashes, runStart, i, tokens, blockSize, loraName, cacheSalt);
         runStart = -1;
       }
     }
   }
 
   private void announce(
-      long[] hashes, int from, int to, int[] tokens, int blockSize, String loraName) {
+      long[] hashes,
+      int from,
+      int to,
+      int[] tokens,
+      int blockSize,
+      String loraName,
+      String cacheSalt) {
+    java.util.List<java.util.List<EngineEvent.ExtraKey>> extraKeys = null;
+    if (loraName != null || cacheSalt != null) {
+      extraKeys = new java.util.ArrayList<>(to - from);
+      for (int i = from; i < to; i++) {
+        java.util.List<EngineEvent.ExtraKey> block = new java.util.ArrayList<>(2);
+        if (loraName != null) {
+          block.add(new EngineEvent.TextKey(loraName));
+        }
+        if (i == 0 && cacheSalt != null) {
+          block.add(new EngineEvent.TextKey(cacheSalt));
+        }
+        extraKeys.add(java.util.List.copyOf(block));
+      }
+    }
     events.add(
         new EngineEvent.BlockStored(
             Arrays.copyOfRange(hashes, from, to),
@@ -214,7 +251,11 @@ public final class PagedKvCache {
             Arrays.copyOfRange(tokens, from * blockSize, to * blockSize),
             blockSize,
             loraName,
-            null));
+            null,
+            extraKeys,
+            0,
+            null,
+            0));
   }
 
   /** Drops one reference on each of {@code blockIds[0, count)}, last block first. */

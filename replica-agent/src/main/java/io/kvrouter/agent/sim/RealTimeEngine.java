@@ -43,7 +43,8 @@ public final class RealTimeEngine implements AutoCloseable {
       long prefixQueries,
       long prefixHits,
       long finished,
-      int cachedBlocks) {}
+      int cachedBlocks,
+      long cpuLoadedBlocks) {}
 
   private final SimEngineCore core;
   private final KvEventPublisher publisher;
@@ -52,7 +53,7 @@ public final class RealTimeEngine implements AutoCloseable {
   private final Map<String, RequestListener> listeners = new HashMap<>();
   private final List<EngineEvent> pendingEvents = new ArrayList<>();
   private final long startNanos = System.nanoTime();
-  private volatile Stats stats = new Stats(0, 0, 0, 0, 0, 0, 0);
+  private volatile Stats stats = new Stats(0, 0, 0, 0, 0, 0, 0, 0);
   private volatile boolean running = true;
   private Thread thread;
 
@@ -204,7 +205,8 @@ public final class RealTimeEngine implements AutoCloseable {
             core.prefixCacheQueries(),
             core.prefixCacheHits(),
             core.finishedRequests(),
-            core.cachedBlockCount());
+            core.cachedBlockCount(),
+            core.cpuLoadedBlocks());
   }
 
   @Override

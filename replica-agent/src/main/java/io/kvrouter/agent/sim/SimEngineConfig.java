@@ -10,6 +10,10 @@ package io.kvrouter.agent.sim;
  *     (prompts longer than this are prefilled in chunks)
  * @param hashSeed the PYTHONHASHSEED-like seed of the engine's block hashes
  * @param timing pass-time model
+ * @param cpuBlocks blocks of the CPU offload tier ({@link CpuOffloadTier}); 0 for none, as vLLM
+ *     without an offloading connector
+ * @param cpuLoadMicrosPerBlock time to load one block back from the CPU tier, added to the pass
+ *     that loads it
  */
 public record SimEngineConfig(
     int blockSize,
@@ -17,7 +21,20 @@ public record SimEngineConfig(
     int maxNumSeqs,
     int maxNumBatchedTokens,
     String hashSeed,
-    TimingModel timing) {
+    TimingModel timing,
+    int cpuBlocks,
+    long cpuLoadMicrosPerBlock) {
+
+  /** An engine without a CPU tier. */
+  public SimEngineConfig(
+      int blockSize,
+      int numBlocks,
+      int maxNumSeqs,
+      int maxNumBatchedTokens,
+      String hashSeed,
+      TimingModel timing) {
+    this(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing, 0, 0);
+  }
 
   public SimEngineConfig {
     require(blockSize, "blockSize");
@@ -26,6 +43,9 @@ public record SimEngineConfig(
     require(maxNumBatchedTokens, "maxNumBatchedTokens");
     java.util.Objects.requireNonNull(hashSeed, "hashSeed");
     java.util.Objects.requireNonNull(timing, "timing");
+    if (cpuBlocks < 0 || cpuLoadMicrosPerBlock < 0) {
+      throw new IllegalArgumentException("cpuBlocks and cpuLoadMicrosPerBlock must be >= 0");
+    }
   }
 
   private static void require(int v, String name) {
@@ -43,22 +63,75 @@ public record SimEngineConfig(
   }
 
   public SimEngineConfig withNumBlocks(int n) {
-    return new SimEngineConfig(blockSize, n, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing);
+    return new SimEngineConfig(
+        blockSize,
+        n,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock);
   }
 
   public SimEngineConfig withBlockSize(int n) {
-    return new SimEngineConfig(n, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing);
+    return new SimEngineConfig(
+        n,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock);
   }
 
   public SimEngineConfig withLimits(int seqs, int batchedTokens) {
-    return new SimEngineConfig(blockSize, numBlocks, seqs, batchedTokens, hashSeed, timing);
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        seqs,
+        batchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock);
   }
 
   public SimEngineConfig withTiming(TimingModel t) {
-    return new SimEngineConfig(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, t);
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        t,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock);
   }
 
   public SimEngineConfig withHashSeed(String seed) {
-    return new SimEngineConfig(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, seed, timing);
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        seed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock);
+  }
+
+  /** The same engine with a CPU offload tier of {@code blocks} blocks. */
+  public SimEngineConfig withCpuTier(int blocks, long loadMicrosPerBlock) {
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        blocks,
+        loadMicrosPerBlock);
   }
 }

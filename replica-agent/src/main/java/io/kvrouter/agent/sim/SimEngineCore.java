@@ -70,6 +70,7 @@ public final class SimEngineCore {
   private final SimEngineConfig config;
   private final PagedKvCache cache;
   private final VllmBlockHasher hasher;
+  private final CpuOffloadTier cpu;
   private final ArrayDeque<SimSequence> waiting = new ArrayDeque<>();
   private final List<SimSequence> running = new ArrayList<>();
   private final Map<String, SimSequence> live = new HashMap<>();
@@ -83,6 +84,7 @@ public final class SimEngineCore {
     this.config = config;
     this.cache = new PagedKvCache(config.numBlocks());
     this.hasher = new VllmBlockHasher(config.hashSeed());
+    this.cpu = new CpuOffloadTier(config.cpuBlocks());
   }
 
   /** Sets the hook that sees every pass's KV events (replaces the previous one). */
@@ -190,6 +192,7 @@ public final class SimEngineCore {
   /** Plans and executes one pass starting at {@code nowMicros}. */
   public StepResult step(long nowMicros) {
     int budget = config.maxNumBatchedTokens();
+    int loadedThisPass = 0;
     List<SimSequence> scheduled = new ArrayList<>();
     List<Integer> counts = new ArrayList<>();
     boolean preempted = false;
@@ -220,11 +223,13 @@ public final class SimEngineCore {
       SimSequence seq = waiting.peekFirst();
       int bs = config.blockSize();
       int hit = 0;
+      int loaded = 0;
       if (seq.numBlocks == 0) {
-        int maxHit = (seq.numTokens - 1) / bs;
-        hit = cache.cachedPrefixBlocks(seq.hashes, Math.min(maxHit, seq.numHashes));
+        int limit = Math.min((seq.numTokens - 1) / bs, seq.numHashes);
+        hit = cache.cachedPrefixBlocks(seq.hashes, limit);
+        loaded = cpu.loadableRun(seq.hashes, hit, limit);
       }
-      int computed = hit * bs;
+      int computed = (hit + loaded) * bs;
       if (seq.remotePrefill && seq.numBlocks == 0) {
         computed = seq.numTokens - 1; // transferred: only the last prompt token is computed here
       }
@@ -234,6 +239,8 @@ public final class SimEngineCore {
         break;
       }
       waiting.pollFirst();
+      loadedThisPass += loaded;
+      cpu.loaded(loaded);
       int[] touched = new int[hit];
       cache.touch(seq.hashes, hit, touched);
       for (int b : touched) {
@@ -271,8 +278,9 @@ public final class SimEngineCore {
         scheduled.isEmpty()
             ? 0
             : config
-                .timing()
-                .passMicros(prefillTokens, decodeTokens, cache.usedBlocks(), config.numBlocks());
+                    .timing()
+                    .passMicros(prefillTokens, decodeTokens, cache.usedBlocks(), config.numBlocks())
+                + loadedThisPass * config.cpuLoadMicrosPerBlock();
     long end = nowMicros + duration;
 
     List<Emission> emissions = new ArrayList<>();
@@ -306,7 +314,9 @@ public final class SimEngineCore {
             computedBlocks,
             seq.tokens,
             bs,
-            seq.request.loraName());
+            seq.request.loraName(),
+            seq.request.cacheSalt());
+        cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, bs);
         seq.numRegistered = computedBlocks;
       }
     }
@@ -320,6 +330,11 @@ public final class SimEngineCore {
       }
     }
     List<EngineEvent> events = cache.drainEvents();
+    List<EngineEvent> offloaded = cpu.drainEvents();
+    if (!offloaded.isEmpty()) {
+      events = new ArrayList<>(events);
+      events.addAll(offloaded); // after the GPU stores that tell a consumer their tokens
+    }
     if (!events.isEmpty()) {
       listener.onEvents(events, end);
     }
@@ -335,6 +350,7 @@ public final class SimEngineCore {
     if (hasWork() || !cache.resetPrefixCache()) {
       return false;
     }
+    cpu.clear();
     listener.onEvents(cache.drainEvents(), nowMicros);
     return true;
   }
@@ -403,6 +419,11 @@ public final class SimEngineCore {
   }
 
   /** {@code vllm:prefix_cache_hits_total} (tokens). */
+  /** Blocks loaded back from the CPU offload tier instead of being computed, since start. */
+  public long cpuLoadedBlocks() {
+    return cpu.loadedBlocks();
+  }
+
   public long prefixCacheHits() {
     return prefixHits;
   }

@@ -70,6 +70,14 @@ final class SimMetricsRenderer {
         stats,
         ranks,
         s -> s.prefixHits());
+    counter(
+        sb,
+        "sim:cpu_tier_loaded_blocks",
+        "Blocks loaded back from the CPU offload tier instead of computed (the sim's own name).",
+        m,
+        stats,
+        ranks,
+        s -> s.cpuLoadedBlocks());
     double queries = stats.stream().mapToDouble(s -> s.prefixQueries()).sum();
     double hits = stats.stream().mapToDouble(s -> s.prefixHits()).sum();
     head(sb, "tgi_cache_total", "counter", "Prefix cache queries, in tokens (TGI name).");

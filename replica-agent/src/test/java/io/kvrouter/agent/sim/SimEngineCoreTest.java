@@ -3,7 +3,12 @@ package io.kvrouter.agent.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvrouter.agent.EngineKeyBridge;
+import io.kvrouter.agent.TrackerRouterKeys;
 import io.kvrouter.agent.kvevents.EngineEvent;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -217,5 +222,84 @@ class SimEngineCoreTest {
       s.add(v);
     }
     return s;
+  }
+
+  @Test
+  void saltedAndLoraRequests_publishTheirExtraKeys_soTheAgentKeysThemAsTheIngressDoes() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 8192));
+    List<EngineEvent> events = new ArrayList<>();
+    core.setKvEventListener((batch, end) -> events.addAll(batch));
+    int[] tokens = prompt(40, 100);
+    core.submit(new SimRequest("a", tokens, 1, null, "tenant-a"), 0);
+    runToIdle(core, 0);
+    core.submit(new SimRequest("b", tokens, 1, null, "tenant-b"), 10_000);
+    core.submit(new SimRequest("c", tokens, 1, "sql-lora", null), 10_000);
+    List<Emission> later = runToIdle(core, 10_000);
+    assertThat(later).allSatisfy(e -> assertThat(e.cachedPromptTokens()).isZero());
+    EngineKeyBridge bridge = new EngineKeyBridge(new TrackerRouterKeys("m"), 16, 100);
+    Set<Long> stored = new HashSet<>();
+    for (var e : bridge.translate(events)) {
+      if (e instanceof BlocksStored s) {
+        for (long k : s.blockKeys()) {
+          stored.add(k);
+        }
+      }
+    }
+    var keys = BlockKeys.of("m", 16);
+    List<Long> expected = new ArrayList<>();
+    for (var extras :
+        List.of(
+            ExtraKeys.of(null, "tenant-a"),
+            ExtraKeys.of(null, "tenant-b"),
+            ExtraKeys.of("sql-lora", null))) {
+      for (long k : keys.keys(tokens, extras)) {
+        expected.add(k);
+      }
+    }
+    assertThat(stored).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(bridge.unresolved()).isZero();
+  }
+
+  @Test
+  void blocksEvictedFromGpu_areLoadedBackFromTheCpuTier_reportedCached_andChargedTheirTransfer() {
+    SimEngineCore core = new SimEngineCore(config(8, 8, 8192).withCpuTier(64, 500));
+    List<EngineEvent> events = new ArrayList<>();
+    core.setKvEventListener((batch, end) -> events.addAll(batch));
+    int[] a = prompt(65, 100); // four full blocks
+    core.submit(SimRequest.of("a", a, 1), 0);
+    runToIdle(core, 0);
+    core.submit(SimRequest.of("b", prompt(97, 900), 1), 10_000);
+    runToIdle(core, 10_000);
+    // b's seven blocks evicted some of a's (vLLM's free-queue order decides which)
+    long[] aHashes = core.blockHashes(a, null, null);
+    Set<Long> onGpu = new HashSet<>();
+    for (long h : core.cachedBlockHashes()) {
+      onGpu.add(h);
+    }
+    int gpuRun = 0;
+    while (gpuRun < 4 && onGpu.contains(aHashes[gpuRun])) {
+      gpuRun++;
+    }
+    assertThat(gpuRun).as("a's leading blocks still on GPU").isLessThan(4);
+    core.submit(SimRequest.of("a2", a, 1), 20_000);
+    StepResult pass = core.step(20_000);
+    assertThat(pass.emissions().get(0).cachedPromptTokens()).isEqualTo(64);
+    assertThat(core.cpuLoadedBlocks()).isEqualTo(4 - gpuRun);
+    // one token to prefill; the blocks loaded back cost 500 µs each
+    assertThat(pass.durationMicros())
+        .isEqualTo(LINEAR.passMicros(1, 0, 5, 8) + (4 - gpuRun) * 500L);
+    // the agent sees the offload as CPU-tier blocks under the keys of their GPU store
+    EngineKeyBridge bridge = new EngineKeyBridge(new TrackerRouterKeys("m"), 16, 100);
+    List<Long> cpuKeys = new ArrayList<>();
+    for (var e : bridge.translate(events)) {
+      if (e instanceof BlocksStored s && s.tier() == io.kvrouter.protocol.Tier.CPU) {
+        for (long k : s.blockKeys()) {
+          cpuKeys.add(k);
+        }
+      }
+    }
+    long[] keys = BlockKeys.of("m", 16).keys(java.util.Arrays.copyOf(a, 64));
+    assertThat(cpuKeys).contains(keys[0], keys[1], keys[2], keys[3]);
+    assertThat(bridge.unresolved()).isZero();
   }
 }

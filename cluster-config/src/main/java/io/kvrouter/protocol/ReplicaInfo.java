@@ -41,7 +41,8 @@ public record ReplicaInfo(
     boolean kvEvents,
     boolean acceptsTokenIds,
     List<String> apis,
-    int dpSize,
+    @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = ReplicaInfo.OneRank.class)
+        int dpSize,
     @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> adapters)
     implements CborWire {
 
@@ -174,6 +175,23 @@ public record ReplicaInfo(
   /** True when this replica is one rank of an engine with several data-parallel ranks. */
   public boolean dataParallel() {
     return dpSize > 1;
+  }
+
+  /**
+   * Jackson's filter for {@code dpSize}: 1 (no data parallelism) is not written, so a replica of an
+   * engine without ranks is announced in the bytes 0.2.0 pinned (a missing field reads as 0, taken
+   * as 1).
+   */
+  static final class OneRank {
+    @Override
+    public boolean equals(Object value) {
+      return value instanceof Integer i && i == 1;
+    }
+
+    @Override
+    public int hashCode() {
+      return 1;
+    }
   }
 
   /** True when the engine serves the LoRA adapter {@code name}. */

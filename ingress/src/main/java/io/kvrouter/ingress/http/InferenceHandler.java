@@ -136,6 +136,7 @@ public final class InferenceHandler {
     return entity
         .withSizeLimit(settings.maxBodyBytes())
         .toStrict(settings.bodyReadTimeout().toMillis(), settings.maxBodyBytes(), materializer)
+        .exceptionally(InferenceHandler::bodyNotReceived)
         .thenCompose(
             strict -> {
               InferenceRequest request =
@@ -272,6 +273,18 @@ public final class InferenceHandler {
     throw new ApiException(ApiError.modelNotFound(model));
   }
 
+  /**
+   * The body read's own timeout is the client's (400 {@code body_timeout}); other failures pass on.
+   */
+  private static <T> T bodyNotReceived(Throwable e) {
+    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    if (cause instanceof java.util.concurrent.TimeoutException) {
+      throw new ApiException(
+          ApiError.invalid("The request body was not received in time.", null, "body_timeout"));
+    }
+    throw e instanceof CompletionException c ? c : new CompletionException(e);
+  }
+
   private ApiError toApiError(Throwable e) {
     Throwable cause = e;
     while (cause instanceof CompletionException && cause.getCause() != null) {
@@ -288,7 +301,8 @@ public final class InferenceHandler {
           "The request body could not be read: " + stream.info().summary(), null, "invalid_body");
     }
     if (cause instanceof java.util.concurrent.TimeoutException) {
-      return ApiError.invalid("The request body was not received in time.", null, "body_timeout");
+      // The body's own timeout is a 400 (bodyNotReceived); any other is this node running late.
+      return ApiError.unavailable("The ingress timed out handling the request: " + cause, 1);
     }
     return new ApiError(500, "Internal error: " + cause, "server_error", null, "internal_error", 0);
   }

@@ -28,12 +28,20 @@ final class ValidatingIngress implements AutoCloseable {
   private final HttpClient client = HttpClient.newHttpClient();
 
   ValidatingIngress(int maxModelLen, String maxBodyBytes, List<String> apis) throws Exception {
+    this(maxModelLen, maxBodyBytes, apis, "");
+  }
+
+  /** The same, with {@code ingressConfig} added inside {@code kvrouter.ingress}. */
+  ValidatingIngress(int maxModelLen, String maxBodyBytes, List<String> apis, String ingressConfig)
+      throws Exception {
     Config config =
         ConfigFactory.parseString(
                 "kvrouter.models.tiny { tokenizer = \"tiktoken:cl100k_base\", max-model-len = "
                     + maxModelLen
                     + " }\nkvrouter.ingress { http.host = 127.0.0.1, max-body-bytes = "
                     + maxBodyBytes
+                    + "\n"
+                    + ingressConfig
                     + " }")
             .withFallback(ConfigFactory.load());
     tokenizers = TokenizerRegistry.fromConfig(config);

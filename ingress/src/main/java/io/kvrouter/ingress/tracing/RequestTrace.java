@@ -9,6 +9,9 @@ import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One request's trace: the request span and its phases ({@code tokenize}, {@code decide}, {@code
@@ -31,6 +34,10 @@ public final class RequestTrace {
   private final Span span;
   private final String clientTraceparent;
   private final String clientTracestate;
+  // Phases started and not yet ended: the request span ends them first, so no child outlives it
+  // (a stream's phase and the request both end at the stream's last byte, on callbacks that may run
+  // in either order).
+  private final Set<Phase> open = ConcurrentHashMap.newKeySet();
 
   private RequestTrace(
       Tracer tracer, Span span, String clientTraceparent, String clientTracestate) {
@@ -50,12 +57,26 @@ public final class RequestTrace {
 
   /** One phase of the request: a child span, ended once. */
   public static final class Phase {
-    static final Phase NONE = new Phase(null);
+    static final Phase NONE = new Phase(null, null);
 
     private final Span span;
+    private final Set<Phase> open;
+    private final AtomicBoolean ended = new AtomicBoolean();
 
-    private Phase(Span span) {
+    private Phase(Span span, Set<Phase> open) {
       this.span = span;
+      this.open = open;
+      if (open != null) {
+        open.add(this);
+      }
+    }
+
+    private boolean ending() {
+      if (span == null || !ended.compareAndSet(false, true)) {
+        return false;
+      }
+      open.remove(this);
+      return true;
     }
 
     /** Adds an attribute (nothing when not recording). */
@@ -74,16 +95,16 @@ public final class RequestTrace {
       return this;
     }
 
-    /** Ends the phase. */
+    /** Ends the phase (once: later calls do nothing). */
     public void end() {
-      if (span != null) {
+      if (ending()) {
         span.end();
       }
     }
 
     /** Ends the phase as failed. */
     public void fail(String why) {
-      if (span != null) {
+      if (ending()) {
         span.setStatus(StatusCode.ERROR, why == null ? "" : why);
         span.end();
       }
@@ -108,7 +129,8 @@ public final class RequestTrace {
     if (span == null) {
       return Phase.NONE;
     }
-    return new Phase(tracer.spanBuilder(name).setParent(Context.root().with(span)).startSpan());
+    return new Phase(
+        tracer.spanBuilder(name).setParent(Context.root().with(span)).startSpan(), open);
   }
 
   /**
@@ -124,7 +146,8 @@ public final class RequestTrace {
                 .spanBuilder("first_byte")
                 .setParent(Context.root().with(span))
                 .setSpanKind(SpanKind.CLIENT)
-                .startSpan())
+                .startSpan(),
+            open)
         .set("kvrouter.replica", replicaId);
   }
 
@@ -167,6 +190,9 @@ public final class RequestTrace {
   public void end(int status) {
     if (span == null) {
       return;
+    }
+    for (Phase p : open) {
+      p.end();
     }
     span.setAttribute(AttributeKey.longKey("http.response.status_code"), status);
     if (status >= 500) {

@@ -60,7 +60,8 @@ public interface Policy {
   /**
    * A peer router's reservation arrived at {@code nowMillis}: it placed a request of {@code
    * promptTokens}, {@code prefillTokens} of them uncached there, on {@code replica} at {@code
-   * issuedMillis} (the peer's clock; 0 when unknown). Called only when {@link
+   * issuedMillis} (the peer's clock; 0 when unknown); {@code replica} is -1 for a replica this
+   * tracker does not know yet (the reservation is held detached). Called only when {@link
    * Visibility#peerReservations()} lets the router show peers' reservations.
    */
   default void onPeerReserved(

@@ -359,6 +359,8 @@ final class TtftPolicy implements Policy {
       long nowMillis) {
     peers.peerDecided(origin, issuedMillis, nowMillis);
     learnTypical(prefillTokens);
-    wrote(replica, prefillTokens, nowMillis);
+    if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
+      wrote(replica, prefillTokens, nowMillis);
+    }
   }
 }

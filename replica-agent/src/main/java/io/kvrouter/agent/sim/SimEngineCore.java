@@ -249,9 +249,11 @@ public final class SimEngineCore {
       seq.numComputed = computed;
       seq.numRegistered = hit;
       if (seq.cachedPromptTokens < 0) {
-        seq.cachedPromptTokens = hit * bs;
+        // Local hits, on GPU or loaded back from CPU; KV pulled from a prefill engine is not one.
+        int cached = (hit + loaded) * bs;
+        seq.cachedPromptTokens = cached;
         prefixQueries += seq.promptLength;
-        prefixHits += hit * bs;
+        prefixHits += cached;
       }
       if (!ensureBlocks(seq, computed + n)) {
         throw new IllegalStateException("block accounting broken for " + seq.id());

@@ -104,7 +104,8 @@ public final class PrefixIndex {
     0x243F6A8885A308D3L, 0x13198A2E03707344L, 0xA4093822299F31D0L
   };
 
-  private static final int PREFETCH = 32;
+  /** Most replicas still in the run for which a match consults the run summary. */
+  private static final int MAX_CLAIMING = 4;
 
   private long[] table;
   private int capacity;
@@ -122,9 +123,17 @@ public final class PrefixIndex {
   private final long[] digestCount = new long[MAX_REPLICAS];
   private final long[] digestSum = new long[MAX_REPLICAS];
   private final PredictedRuns runs = new PredictedRuns();
+  private final RunSummary summary;
+  private final int[] gpuAtRunStart = new int[MAX_CLAIMING];
 
   /** An empty index sized for {@code expectedBlocks} nodes before it first grows. */
   public PrefixIndex(int expectedBlocks) {
+    this(expectedBlocks, RunSummary.SPAN);
+  }
+
+  /** As {@link #PrefixIndex(int)}, with runs of {@code span} blocks in the run summary. */
+  PrefixIndex(int expectedBlocks, int span) {
+    summary = new RunSummary(span);
     allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
   }
 
@@ -136,6 +145,7 @@ public final class PrefixIndex {
     this.capacity = capacity;
     table = new long[2 * capacity];
     threshold = (int) (capacity * MAX_LOAD);
+    summary.sizeFor(capacity);
   }
 
   static int tierBit(Tier tier) {
@@ -196,6 +206,9 @@ public final class PrefixIndex {
       if ((old & bit) != 0) {
         digestRemove(replica, key, bit);
         removed++;
+        if (bit == GPU_BIT) {
+          summary.lost(key, replica);
+        }
       }
       if ((old & REAL_BITS & ~bit) == 0) {
         bridge.remove(hash, 0L);
@@ -207,6 +220,7 @@ public final class PrefixIndex {
   /** The replica holds no block in any tier (its predicted entries stay). */
   public void clearReplica(int replica) {
     checkReplica(replica);
+    summary.replicaCleared(replica);
     LongLongMap bridge = bridges[replica];
     if (bridge != null) {
       bridge.clear();
@@ -292,8 +306,35 @@ public final class PrefixIndex {
     // bulk, when the run ends (see flushRun).
     long runWord = 0L;
     int runStart = 0;
-    for (int chunk = 0; chunk < count; chunk += PREFETCH) {
-      int end = Math.min(count, chunk + PREFETCH);
+    int span = summary.span();
+    for (int chunk = 0; chunk < count; chunk += span) {
+      int end = Math.min(count, chunk + span);
+      // A whole run of span blocks that every replica still in the match is known to hold on GPU
+      // (the run summary) is applied in one step; otherwise it is walked, and claimed afterwards
+      // for the replicas that turned out to hold all of it on GPU.
+      long runKey = 0L;
+      int claiming = 0;
+      if (chunk > 0 && end - chunk == span) {
+        if (runWord != 0L) {
+          flushRun(runWord, runStart, chunk, out);
+          runWord = 0L;
+        }
+        int alive = out.aliveAt(chunk);
+        if (alive > 0 && alive <= MAX_CLAIMING && !out.anyCovering()) {
+          runKey = RunSummary.runKey(promptKeys, chunk, end);
+          if (claimed(runKey, alive, out)
+              && !(anyRuns && predictionStarts(promptKeys, chunk, end, alive, out))) {
+            for (int i = 0; i < alive; i++) {
+              out.extendRun(out.alive(i), chunk, end, GPU_BIT);
+            }
+            continue;
+          }
+          claiming = alive;
+          for (int i = 0; i < alive; i++) {
+            gpuAtRunStart[i] = out.gpu(out.alive(i));
+          }
+        }
+      }
       for (int block = chunk; block < end; block++) {
         sink += t[2 * Hashing.slot(promptKeys[block], cap)];
       }
@@ -355,11 +396,47 @@ public final class PrefixIndex {
           return;
         }
       }
+      if (claiming > 0) {
+        if (runWord != 0L) {
+          flushRun(runWord, runStart, end, out);
+          runWord = 0L;
+        }
+        for (int i = 0; i < claiming; i++) {
+          int replica = out.alive(i);
+          if (out.matched(replica) == end && out.gpu(replica) - gpuAtRunStart[i] == span) {
+            summary.claim(runKey, replica, promptKeys, chunk, end);
+          }
+        }
+      }
     }
     if (runWord != 0L) {
       flushRun(runWord, runStart, count, out);
     }
     prefetchSink = sink;
+  }
+
+  /** True when each of the first {@code alive} replicas still in the match holds the run. */
+  private boolean claimed(long runKey, int alive, MatchResult out) {
+    for (int i = 0; i < alive; i++) {
+      if (!summary.holds(runKey, out.alive(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** True when a predicted run of a replica still in the match starts within the blocks. */
+  private boolean predictionStarts(long[] keys, int from, int to, int alive, MatchResult out) {
+    for (int block = from; block < to; block++) {
+      for (PredictedRuns.Run run = runs.first(keys[block]); run != null; run = run.next) {
+        for (int i = 0; i < alive; i++) {
+          if (out.alive(i) == run.replica) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /** True when two holder words list the same entries in the same order. */
@@ -424,6 +501,11 @@ public final class PrefixIndex {
   /** Distinct blocks (nodes) in the index. */
   public int nodes() {
     return size;
+  }
+
+  /** Live claims in the run summary (for tests). */
+  int runClaims() {
+    return summary.claims();
   }
 
   /** Engine hashes the bridge of {@code replica} knows. */

@@ -194,4 +194,79 @@ class PrefixIndexTest {
     assertThat(matched(index, 1, 1, 2)).isEqualTo(2);
     assertThat(index.predictedRuns()).isEqualTo(1);
   }
+
+  private static long[] range(long from, int n) {
+    long[] keys = new long[n];
+    for (int i = 0; i < n; i++) {
+      keys[i] = from + i;
+    }
+    return keys;
+  }
+
+  @Test
+  void aRunMatchedWhole_isClaimed_andLosingOneOfItsBlocksEndsTheMatchThereAgain() {
+    PrefixIndex index = new PrefixIndex(64, 4);
+    long[] prompt = range(1, 16);
+    index.store(0, stored(Tier.GPU, range(101, 16), prompt));
+    assertThat(matched(index, 0, prompt)).isEqualTo(16);
+    assertThat(index.runClaims()).as("runs [4,8), [8,12), [12,16)").isEqualTo(3);
+    assertThat(matched(index, 0, prompt)).isEqualTo(16);
+
+    index.remove(0, new BlocksRemoved(new long[] {110}, Tier.GPU)); // key 10, in run [8,12)
+    assertThat(index.runClaims()).isEqualTo(2);
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(9);
+    assertThat(m.gpu(0)).isEqualTo(9);
+    assertThat(m.gpuLeading(0)).isEqualTo(9);
+  }
+
+  @Test
+  void aRunHeldPartlyOnCpu_isNotClaimed_andLosingItsGpuCopyCountsItOnCpu() {
+    PrefixIndex index = new PrefixIndex(64, 4);
+    long[] prompt = range(1, 8);
+    index.store(0, stored(Tier.GPU, range(101, 8), prompt));
+    index.store(0, stored(Tier.CPU, new long[] {106}, 6));
+    assertThat(matched(index, 0, prompt)).isEqualTo(8);
+    assertThat(index.runClaims()).isEqualTo(1);
+
+    index.remove(0, new BlocksRemoved(new long[] {106}, Tier.GPU));
+    assertThat(index.runClaims()).isZero();
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(8);
+    assertThat(m.gpu(0)).isEqualTo(7);
+    assertThat(m.cpu(0)).isEqualTo(1);
+    assertThat(m.gpuLeading(0)).isEqualTo(5);
+    assertThat(index.runClaims()).as("[4,8) is no longer held whole on GPU").isZero();
+  }
+
+  @Test
+  void clearingAReplica_endsItsClaims_andItsMatch() {
+    PrefixIndex index = new PrefixIndex(64, 4);
+    long[] prompt = range(1, 12);
+    index.store(0, stored(Tier.GPU, range(101, 12), prompt));
+    index.store(1, stored(Tier.GPU, range(201, 12), prompt));
+    assertThat(matched(index, 1, prompt)).isEqualTo(12);
+    assertThat(index.runClaims()).isEqualTo(4);
+
+    index.clearReplica(0);
+    index.store(0, stored(Tier.GPU, range(101, 4), range(1, 4)));
+    assertThat(matched(index, 0, prompt)).as("the runs after the first are gone").isEqualTo(4);
+    assertThat(matched(index, 1, prompt)).isEqualTo(12);
+  }
+
+  @Test
+  void aPredictionStartingInsideAClaimedRun_stillCarriesItsReplicaPastItsLastBlock() {
+    PrefixIndex index = new PrefixIndex(64, 4);
+    long[] prompt = range(1, 12);
+    index.store(0, stored(Tier.GPU, range(101, 8), range(1, 8)));
+    assertThat(matched(index, 0, prompt)).isEqualTo(8);
+    index.predict(0, prompt, 6, 12, 100);
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(12);
+    assertThat(m.gpu(0)).isEqualTo(8);
+    assertThat(m.predicted(0)).isEqualTo(4);
+  }
 }

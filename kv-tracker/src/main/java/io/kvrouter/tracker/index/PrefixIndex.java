@@ -48,7 +48,11 @@ import io.kvrouter.protocol.Tier;
  * header). Measured (HeapPerBlock, 1,048,576 blocks over 8 replicas, bridges included): 40.3 bytes
  * per block when the index is sized up front ({@code expectedBlocks}), 49.2 bytes when it grew to
  * that size (the node table then sits at load 0.55). Match: one table probe per prompt block, about
- * 18 ns per block on a 1M-block tree (memory latency, partly overlapped).
+ * 18 ns per block on a 1M-block tree (memory latency, partly overlapped), except over runs of
+ * {@code span} blocks (32) that the few replicas still in the match (at most four) are known to
+ * hold whole on GPU: one {@link RunSummary} probe per run there. The summary adds 4 to 8 bytes per
+ * indexed block once a match has claimed a run, and one summary probe to each GPU block removed
+ * while claims exist.
  *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */
@@ -88,6 +92,16 @@ public final class PrefixIndex {
    * replicas sharing a 64-block prefix it was 4,096 extend calls, now 64 plus 63 list comparisons.
    * A predicted run starting at a block, or any replica covered by one, ends the bulk walk, so the
    * per-block path decides wherever predictions could change the outcome.
+   *
+   * Runs of span blocks (the RunSummary): the match walks the prompt in runs aligned on multiples
+   * of span. At the start of a run after the first, with at most MAX_CLAIMING replicas still in
+   * the match, none of them covered by a predicted run and no predicted run of theirs starting in
+   * the run, a claim of every one of them over the whole run (checked in the summary, one probe
+   * each) applies the run at once; otherwise the run is walked block by block as above, and each
+   * of those replicas that extended over all of it on GPU gets a claim. The summary learns every
+   * GPU loss (remove, clearReplica) so that a claim never outlives one of its blocks. Many
+   * replicas in the match (a system prompt shared by all) is the case runs of equal holders
+   * already serve with one probe per block and no per-holder work.
    */
 
   /** Most replicas one index can tell apart. */

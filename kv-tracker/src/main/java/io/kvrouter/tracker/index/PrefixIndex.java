@@ -65,8 +65,10 @@ public final class PrefixIndex {
    * grows 1.5x) stored as one interleaved long[]: table[2s] is the router key of slot s (0 = empty,
    * router keys are never 0) and table[2s+1] its holder word, so a lookup that finds its key has
    * the holders in the same cache line. The holder word packs up to four entries of 16 bits:
-   *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4; 8 is unused here and marks predicted blocks
-   *               in MatchResult), 0 = empty entry
+   *     bits 0-2  tier mask (GPU=1, CPU=2, DISK=4), never 0 in an entry
+   *     bit 3     CLAIMED: the block is in a run the RunSummary may hold a claim of this replica
+   *               on (so losing it on GPU must be told to the summary); 8 marks predicted blocks
+   *               in MatchResult, where table entries' bit 3 never goes
    *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
    * so an inline word is never negative. A block held by more than four replicas (a shared system
    * prompt) moves to an overflow char[]: holder word = Long.MIN_VALUE | overflowId and
@@ -112,6 +114,7 @@ public final class PrefixIndex {
   static final int DISK_BIT = 4;
   static final int PREDICTED_BIT = 8;
   static final int REAL_BITS = GPU_BIT | CPU_BIT | DISK_BIT;
+  private static final int CLAIMED = 8;
   private static final int INLINE = 4;
   private static final double MAX_LOAD = 0.8;
   private static final long[] TIER_SALT = {
@@ -139,6 +142,7 @@ public final class PrefixIndex {
   private final PredictedRuns runs = new PredictedRuns();
   private final RunSummary summary;
   private final int[] gpuAtRunStart = new int[MAX_CLAIMING];
+  private final int[] runSlots;
 
   /** An empty index sized for {@code expectedBlocks} nodes before it first grows. */
   public PrefixIndex(int expectedBlocks) {
@@ -148,6 +152,7 @@ public final class PrefixIndex {
   /** As {@link #PrefixIndex(int)}, with runs of {@code span} blocks in the run summary. */
   PrefixIndex(int expectedBlocks, int span) {
     summary = new RunSummary(span);
+    runSlots = new int[span];
     allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
   }
 
@@ -220,7 +225,7 @@ public final class PrefixIndex {
       if ((old & bit) != 0) {
         digestRemove(replica, key, bit);
         removed++;
-        if (bit == GPU_BIT) {
+        if (bit == GPU_BIT && (old & CLAIMED) != 0) {
           summary.lost(key, replica);
         }
       }
@@ -328,7 +333,8 @@ public final class PrefixIndex {
       // for the replicas that turned out to hold all of it on GPU.
       long runKey = 0L;
       int claiming = 0;
-      if (chunk > 0 && end - chunk == span) {
+      // (A run of equal holders with more than MAX_CLAIMING of them goes on: nothing to claim.)
+      if (chunk > 0 && end - chunk == span && runWord >= 0L) {
         if (runWord != 0L) {
           flushRun(runWord, runStart, chunk, out);
           runWord = 0L;
@@ -370,6 +376,9 @@ public final class PrefixIndex {
             s = 0;
           }
         }
+        if (claiming > 0) {
+          runSlots[block - chunk] = s;
+        }
         if (runWord != 0L) {
           if (word != 0L && starting == null && sameHolders(word, runWord)) {
             continue;
@@ -387,14 +396,14 @@ public final class PrefixIndex {
           for (int e = 0; e < INLINE; e++) {
             int entry = (int) (word >>> (16 * e)) & 0xFFFF;
             if (entry != 0) {
-              any |= out.extend(entry >>> 4, block, entry & 0xF);
+              any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
             }
           }
         } else {
           char[] list = overflow[(int) word];
           for (int e = 1, n = list[0]; e <= n; e++) {
             int entry = list[e];
-            any |= out.extend(entry >>> 4, block, entry & 0xF);
+            any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
           }
         }
         if (any && !out.anyCovering()) {
@@ -418,6 +427,9 @@ public final class PrefixIndex {
         for (int i = 0; i < claiming; i++) {
           int replica = out.alive(i);
           if (out.matched(replica) == end && out.gpu(replica) - gpuAtRunStart[i] == span) {
+            for (int b = 0; b < span; b++) {
+              markClaimed(runSlots[b], replica);
+            }
             summary.claim(runKey, replica, promptKeys, chunk, end);
           }
         }
@@ -427,6 +439,31 @@ public final class PrefixIndex {
       flushRun(runWord, runStart, count, out);
     }
     prefetchSink = sink;
+  }
+
+  /**
+   * Flags the entry of {@code replica} at node slot {@code s}: losing that block on GPU is then
+   * told to the run summary (removals of blocks in no claimed run skip it).
+   */
+  private void markClaimed(int s, int replica) {
+    long word = table[2 * s + 1];
+    if (word >= 0) {
+      for (int e = 0; e < INLINE; e++) {
+        int entry = (int) (word >>> (16 * e)) & 0xFFFF;
+        if (entry != 0 && entry >>> 4 == replica) {
+          table[2 * s + 1] = word | ((long) CLAIMED << (16 * e));
+          return;
+        }
+      }
+    } else {
+      char[] list = overflow[(int) word];
+      for (int e = 1, n = list[0]; e <= n; e++) {
+        if (list[e] >>> 4 == replica) {
+          list[e] |= CLAIMED;
+          return;
+        }
+      }
+    }
   }
 
   /** True when each of the first {@code alive} replicas still in the match holds the run. */
@@ -475,13 +512,13 @@ public final class PrefixIndex {
       for (int e = 0; e < INLINE; e++) {
         int entry = (int) (word >>> (16 * e)) & 0xFFFF;
         if (entry != 0) {
-          out.extendRun(entry >>> 4, from, to, entry & 0xF);
+          out.extendRun(entry >>> 4, from, to, entry & REAL_BITS);
         }
       }
     } else {
       char[] list = overflow[(int) word];
       for (int e = 1, n = list[0]; e <= n; e++) {
-        out.extendRun(list[e] >>> 4, from, to, list[e] & 0xF);
+        out.extendRun(list[e] >>> 4, from, to, list[e] & REAL_BITS);
       }
     }
   }
@@ -495,7 +532,7 @@ public final class PrefixIndex {
     int n = decode(table[2 * s + 1]);
     for (int i = 0; i < n; i++) {
       if (scratch[i] >>> 4 == replica) {
-        return scratch[i] & 0xF;
+        return scratch[i] & REAL_BITS;
       }
     }
     return 0;
@@ -671,6 +708,9 @@ public final class PrefixIndex {
     }
     int old = at < 0 ? 0 : scratch[at] & 0xF;
     int now = (old & unless) != 0 ? old : (old | set) & ~clear;
+    if ((now & GPU_BIT) == 0) {
+      now = now & REAL_BITS; // a block off GPU is in no claim; nothing real, no entry
+    }
     if (now == old) {
       if (n == 0) {
         deleteSlot(s);

@@ -10,19 +10,21 @@ package io.kvrouter.tracker.index;
  * named by {@link #runKey} of its keys (a 64-bit hash of the keys in order; two different runs with
  * equal hashes are assumed not to occur, as router keys themselves are). {@link #holds} is true
  * only if a claim was made by {@link #claim} and, since then, the replica lost none of the run's
- * blocks on GPU: every such loss must be reported through {@link #lost} (one block) or {@link
- * #replicaCleared} (all of a replica's). Claims are a lossy cache: any claim may be dropped at any
- * time (a full table, a resize), which costs the next match a walk of that run, never a wrong
- * answer. Gaining blocks never invalidates a claim, since a claim only states what a replica holds.
+ * blocks on GPU: every such loss of a block of a claimed run must be reported through {@link #lost}
+ * (one block) or {@link #replicaCleared} (all of a replica's). Claims are a lossy cache: any claim
+ * may be dropped at any time (a full table, a resize), which costs the next match a walk of that
+ * run, never a wrong answer. Gaining blocks never invalidates a claim, since a claim only states
+ * what a replica holds.
  *
- * <p><b>Cost.</b> {@link #holds}: one probe of at most {@value #CLAIM_WINDOW} slots (one or two
+ * <p><b>Cost.</b> {@link #holds}: one probe of a bucket of {@value #CLAIM_WINDOW} slots (one or two
  * cache lines) in a table of about {@code 16 · nodes / span} bytes. {@link #claim}: one probe plus
  * one member entry per block of the run. {@link #lost}: nothing while there are no claims, else one
- * probe of at most {@value #MEMBER_WINDOW} member slots. {@link #replicaCleared}: a scan of the
- * claims. Memory: sized from the node table's capacity ({@link #sizeFor}), allocated on the first
- * claim: 8 bytes per member slot, {@code capacity / 2} rounded up to a power of two member slots (4
- * to 8 bytes per indexed block), plus 16 bytes per claim slot, {@code 2 / span} of the member slots
- * (0.5 byte per indexed block at span 32). Not thread-safe: one owner, the index.
+ * probe of a bucket of {@value #MEMBER_WINDOW} member slots; the index calls it only for blocks it
+ * flagged when they entered a claim, not for every block removed. {@link #replicaCleared}: a scan
+ * of the claims. Memory: sized from the node table's capacity ({@link #sizeFor}), allocated on the
+ * first claim: 8 bytes per member slot, {@code capacity / 2} rounded up to a power of two member
+ * slots (4 to 8 bytes per indexed block), plus 16 bytes per claim slot, {@code 2 / span} of the
+ * member slots (0.5 byte per indexed block at span 32). Not thread-safe: one owner, the index.
  */
 final class RunSummary {
 
@@ -39,14 +41,19 @@ final class RunSummary {
    * walk one block per step: ai-dynamo/dynamo lib/kv-router/README.md, llm-d-kv-cache-manager
    * pkg/kvcache/kvblock/index.go), and what a skip list's express lane gives an ordered walk.
    *
-   * Both tables are open addressing with power-of-two capacity and bounded windows: a lookup reads
-   * the whole window and never stops at an empty slot, so deletion just zeroes a slot. When a
-   * window is full, a slot in it is taken round robin and what it held is killed: for a claim
+   * Both tables are open addressing with power-of-two capacity in buckets of eight slots (64
+   * bytes of keys: one or two cache lines): a key lives in its home bucket only, a lookup reads the
+   * whole bucket, and deletion just zeroes a slot. When a
+   * bucket is full, a slot in it is taken round robin and what it held is killed: for a claim
    * slot, the claim; for a member slot, the claim the member points to (a claim with a missing
    * member could outlive a loss, so it must go). Killing a claim bumps its slot's generation; a
    * member entry holds the claim slot (24 bits) and the generation's low 8 bits, so members of a
    * dead claim are recognised as stale and reused. A stale member whose generation wrapped around
    * can only kill a claim it does not belong to: a conservative error, never a wrong claim.
+   *
+   * The index flags the node entries of claimed blocks (PrefixIndex's CLAIMED bit), so a GPU loss
+   * of a block in no claimed run does not probe here; the flag outlives a dropped claim, which only
+   * costs a probe that finds nothing.
    *
    * Member entry: high 32 bits a fingerprint of (block key, replica), never 0; low 32 bits the
    * claim slot << 8 | generation & 0xFF. Fingerprint collisions kill claims needlessly, also only
@@ -57,7 +64,7 @@ final class RunSummary {
   static final int SPAN = 32;
 
   static final int CLAIM_WINDOW = 8;
-  static final int MEMBER_WINDOW = 16;
+  static final int MEMBER_WINDOW = 8;
   private static final long REPLICA_SALT = 0xC2B2AE3D27D4EB4FL;
   private static final int MAX_CLAIM_SLOTS = 1 << 24;
   private static final int MAX_MEMBER_SLOTS = 1 << 24;
@@ -120,9 +127,9 @@ final class RunSummary {
     }
     long key = claimKey(run, replica);
     int mask = claimKeys.length - 1;
-    int home = (int) key & mask;
+    int home = (int) key & mask & -CLAIM_WINDOW;
     for (int w = 0; w < CLAIM_WINDOW; w++) {
-      if (claimKeys[(home + w) & mask] == key) {
+      if (claimKeys[home + w] == key) {
         return true;
       }
     }
@@ -139,10 +146,10 @@ final class RunSummary {
     }
     long key = claimKey(run, replica);
     int mask = claimKeys.length - 1;
-    int home = (int) key & mask;
+    int home = (int) key & mask & -CLAIM_WINDOW;
     int slot = -1;
     for (int w = 0; w < CLAIM_WINDOW; w++) {
-      int s = (home + w) & mask;
+      int s = home + w;
       if (claimKeys[s] == key) {
         return;
       }
@@ -151,7 +158,7 @@ final class RunSummary {
       }
     }
     if (slot < 0) {
-      slot = (home + (cursor++ & (CLAIM_WINDOW - 1))) & mask;
+      slot = home + (cursor++ & (CLAIM_WINDOW - 1));
       kill(slot);
     }
     claimKeys[slot] = key;
@@ -162,23 +169,23 @@ final class RunSummary {
     int memberMask = m.length - 1;
     long touch = 0L;
     for (int i = from; i < to; i++) {
-      touch += m[(int) memberHash(keys[i], replica) & memberMask];
+      touch += m[(int) memberHash(keys[i], replica) & memberMask & -MEMBER_WINDOW];
     }
     sink = touch;
     for (int i = from; i < to; i++) {
       long h = memberHash(keys[i], replica);
       long fingerprint = ((h >>> 32) | 1L) << 32;
-      int memberHome = (int) h & memberMask;
+      int memberHome = (int) h & memberMask & -MEMBER_WINDOW;
       int put = -1;
       for (int w = 0; w < MEMBER_WINDOW; w++) {
-        int s = (memberHome + w) & memberMask;
+        int s = memberHome + w;
         if (m[s] == 0L || stale(m[s])) {
           put = s;
           break;
         }
       }
       if (put < 0) {
-        put = (memberHome + (cursor++ & (MEMBER_WINDOW - 1))) & memberMask;
+        put = memberHome + (cursor++ & (MEMBER_WINDOW - 1));
         kill(claimOf(m[put]));
         if (claimKeys[slot] != key) {
           return; // this very claim lost a member slot: it is gone, its entries are stale
@@ -197,9 +204,9 @@ final class RunSummary {
     long fingerprint = (h >>> 32) | 1L;
     long[] m = members;
     int memberMask = m.length - 1;
-    int memberHome = (int) h & memberMask;
+    int memberHome = (int) h & memberMask & -MEMBER_WINDOW;
     for (int w = 0; w < MEMBER_WINDOW; w++) {
-      int s = (memberHome + w) & memberMask;
+      int s = memberHome + w;
       long e = m[s];
       if (e != 0L && (e >>> 32) == fingerprint) {
         if (!stale(e)) {

@@ -94,6 +94,14 @@ final class AgentCommand implements Callable<Integer> {
   int sim;
 
   @Option(
+      names = "--sim-host",
+      defaultValue = "127.0.0.1",
+      description =
+          "Address the simulated engines bind and are announced at; on several machines give"
+              + " this host's address, which ingresses must reach (default: ${DEFAULT-VALUE}).")
+  String simHost;
+
+  @Option(
       names = "--sim-http-base",
       defaultValue = "8000",
       description =
@@ -118,6 +126,7 @@ final class AgentCommand implements Callable<Integer> {
     if (sim > 0) {
       SimEngineSettings template =
           SimEngineSettings.loopback()
+              .withHost(simHost)
               .withModel(model)
               .withTokenizer(
                   ModelSimTokenizer.forModel(

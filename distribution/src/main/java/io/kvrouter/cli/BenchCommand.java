@@ -135,6 +135,15 @@ final class BenchCommand implements Callable<Integer> {
   int warmup;
 
   @Option(
+      names = "--follow-ready",
+      paramLabel = "MS",
+      defaultValue = "0",
+      description =
+          "Poll every target's GET /ready every MS milliseconds and send only to ready ones, as a"
+              + " load balancer does (rolling restarts); 0 = off (default: ${DEFAULT-VALUE}).")
+  long followReadyMillis;
+
+  @Option(
       names = "--api-key",
       description = "Sent as 'Authorization: Bearer <key>'; never written to the results.")
   String apiKey;
@@ -181,6 +190,9 @@ final class BenchCommand implements Callable<Integer> {
             : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
 
     BenchRunner runner = new BenchRunner(config);
+    if (followReadyMillis > 0) {
+      runner.followReadiness(java.time.Duration.ofMillis(followReadyMillis));
+    }
     // Ctrl-C: stop issuing, cancel what is in flight, and let this thread write what finished.
     CountDownLatch written = new CountDownLatch(1);
     Thread stopHook =

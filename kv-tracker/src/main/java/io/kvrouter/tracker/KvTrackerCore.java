@@ -142,14 +142,30 @@ public final class KvTrackerCore {
     return placement.selectAndReserve(request, nowMillis);
   }
 
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
+  /** {@link #prefillCompleted(String, long)} for callers without a clock. */
   public PrefillCompleted prefillCompleted(String requestId) {
-    return placement.prefillCompleted(requestId);
+    return prefillCompleted(requestId, -1);
   }
 
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
+  /**
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null.
+   */
+  public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
+    return placement.prefillCompleted(requestId, nowMillis);
+  }
+
+  /** {@link #released(String, long)} for callers without a clock. */
   public Released released(String requestId) {
-    return placement.released(requestId);
+    return released(requestId, -1);
+  }
+
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  public Released released(String requestId, long nowMillis) {
+    return placement.released(requestId, nowMillis);
   }
 
   /**
@@ -203,6 +219,7 @@ public final class KvTrackerCore {
     for (Reservation r : ended) {
       if (sync.isSelf(r.origin())) {
         sync.ownLeaseEnded(r.requestId());
+        placement.ownLeaseEnded(r.requestId(), nowMillis);
       }
     }
     return ended;

@@ -12,6 +12,7 @@ import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
+import io.kvrouter.tracker.policy.Visibility;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,7 +21,9 @@ import java.util.Set;
 
 /**
  * The decision and its bookkeeping: select-and-reserve (match, rank, pick, reserve, predict), the
- * lifecycle of own requests, and peers' reservations entering the ledger and the index.
+ * lifecycle of own requests (passed on to the policy too), and peers' reservations entering the
+ * ledger and the index. A policy whose {@link Visibility} excludes predicted blocks gets none on
+ * replicas that publish KV events (its peer sees event-confirmed blocks only).
  *
  * <p>Cost of select-and-reserve: O(prompt blocks x holders per block) for the match, O(n log n)
  * over n candidates for ranking, O(uncached blocks) for predicting. Not thread-safe: one owner.
@@ -33,6 +36,7 @@ final class Placement {
   private final LoadLedger ledger;
   private final Policy policy;
   private final ReservationSync sync;
+  private final Visibility visibility;
   private final MatchResult match = new MatchResult();
 
   Placement(
@@ -48,6 +52,7 @@ final class Placement {
     this.ledger = ledger;
     this.policy = policy;
     this.sync = sync;
+    this.visibility = policy.visibility();
   }
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
@@ -101,7 +106,10 @@ final class Placement {
         request.promptTokens(),
         reserved.prefillTokens(),
         nowMillis + lease);
-    index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+    policy.onReserved(request.requestId(), query, chosen);
+    if (predicts(chosen)) {
+      index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
+    }
 
     List<Decision.Candidate> out = new ArrayList<>(ranked.length);
     for (int r : ranked) {
@@ -116,19 +124,27 @@ final class Placement {
     return new Decision(request.requestId(), replicas.ids().idOf(chosen), out, reserved);
   }
 
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
-  PrefillCompleted prefillCompleted(String requestId) {
+  /**
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null.
+   */
+  PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
     if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
       return null;
     }
+    policy.onPrefillCompleted(requestId, nowMillis);
     return sync.originate(seq -> new PrefillCompleted(config.ingressId(), seq, requestId));
   }
 
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
-  Released released(String requestId) {
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  Released released(String requestId, long nowMillis) {
     if (ledger.release(config.ingressId(), requestId) == null) {
       return null;
     }
+    policy.onReleased(requestId, nowMillis);
     return sync.originate(seq -> new Released(config.ingressId(), seq, requestId));
   }
 
@@ -152,7 +168,9 @@ final class Placement {
           nowMillis + r.leaseMillis())) {
         return false;
       }
-      index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      if (predicts(replica)) {
+        index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
+      }
       return true;
     }
     if (event instanceof PrefillCompleted p) {
@@ -183,9 +201,21 @@ final class Placement {
 
   /** How long a predicted entry lives: shorter for a replica that reports no KV events. */
   private long ttl(int replica) {
+    return publishesEvents(replica) ? config.predictedTtlMillis() : config.approximateTtlMillis();
+  }
+
+  private boolean publishesEvents(int replica) {
     ReplicaInfo info = replicas.info(replica);
-    return info != null && !info.kvEvents()
-        ? config.approximateTtlMillis()
-        : config.predictedTtlMillis();
+    return info == null || info.kvEvents();
+  }
+
+  /** Whether reservations on {@code replica} enter the index as predicted blocks. */
+  private boolean predicts(int replica) {
+    return visibility.predictedBlocks() || !publishesEvents(replica);
+  }
+
+  /** An own reservation's lease ran out: the policy forgets it as it would a release. */
+  void ownLeaseEnded(String requestId, long nowMillis) {
+    policy.onReleased(requestId, nowMillis);
   }
 }

@@ -11,6 +11,7 @@ import io.kvrouter.protocol.SnapshotReply;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -54,6 +55,12 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private record HealthChecked(boolean healthy) implements Command {}
 
+  /**
+   * The node is draining: deregister the replica for good (health checks no longer register it
+   * again) and answer once the receptionist was told.
+   */
+  public record Drain(ActorRef<Done> replyTo) implements Command {}
+
   private record LoadScraped(ReplicaLoad load) implements Command {}
 
   /** The engine's APIs, or empty when it did not answer. */
@@ -66,6 +73,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final KvEventSubscriber subscriber;
   private final EngineProbe probe;
   private boolean registered;
+  private boolean draining;
   private int failures;
   private List<String> apis = List.of();
 
@@ -133,6 +141,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessage(HealthChecked.class, this::onHealthChecked)
         .onMessage(LoadScraped.class, this::onLoadScraped)
         .onMessage(ApisLearned.class, this::onApisLearned)
+        .onMessage(Drain.class, this::onDrain)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
@@ -168,7 +177,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
       failures = 0;
-      if (!registered) {
+      if (!registered && !draining) {
         getContext()
             .pipeToSelf(
                 probe.apis(),
@@ -182,17 +191,13 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       getContext()
           .getLog()
           .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
-      getContext()
-          .getSystem()
-          .receptionist()
-          .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-      registered = false;
+      deregister();
     }
     return this;
   }
 
   private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
-    if (m.apis().isEmpty() || registered) {
+    if (m.apis().isEmpty() || registered || draining) {
       return this; // no answer: the next healthy check asks again
     }
     apis = m.apis().get();
@@ -213,6 +218,24 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       loadTopic.tell(Topic.publish(pipeline == null ? m.load() : pipeline.stamp(m.load())));
     }
     return this;
+  }
+
+  private Behavior<AgentRequest> onDrain(Drain m) {
+    draining = true;
+    if (registered) {
+      getContext().getLog().info("replica {} deregistering: the node drains", spec.replicaId());
+      deregister();
+    }
+    m.replyTo().tell(Done.getInstance());
+    return this;
+  }
+
+  private void deregister() {
+    getContext()
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+    registered = false;
   }
 
   private void register() {

@@ -9,7 +9,6 @@ import java.time.Duration;
  *
  * @param host interface the HTTP server binds
  * @param port HTTP port (0 picks a free one)
- * @param drain on shutdown, how long requests in flight get to finish once the port is unbound
  * @param maxBodyBytes request bodies above this get 413
  * @param bodyReadTimeout how long a client may take to send its body
  * @param proxy how replicas are called
@@ -21,7 +20,6 @@ import java.time.Duration;
 public record IngressSettings(
     String host,
     int port,
-    Duration drain,
     long maxBodyBytes,
     Duration bodyReadTimeout,
     ProxySettings proxy,
@@ -35,7 +33,6 @@ public record IngressSettings(
     return new IngressSettings(
         c.getString("http.host"),
         c.getInt("http.port"),
-        c.getDuration("http.drain"),
         c.getBytes("max-body-bytes"),
         c.getDuration("body-read-timeout"),
         new ProxySettings(
@@ -55,7 +52,6 @@ public record IngressSettings(
     return new IngressSettings(
         host,
         newPort,
-        drain,
         maxBodyBytes,
         bodyReadTimeout,
         proxy,

@@ -3,6 +3,8 @@ package io.kvrouter.ingress.node;
 import com.typesafe.config.Config;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
+import io.kvrouter.ingress.drain.IngressReadiness;
+import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
@@ -194,6 +196,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 nodeSettings.consistencyGatherTimeout(),
                 metrics),
             readiness);
+    IngressReadiness.register(ctx.getSystem(), readiness, nodeSettings.askTimeout());
+    ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
     ctx.pipeToSelf(
         IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));

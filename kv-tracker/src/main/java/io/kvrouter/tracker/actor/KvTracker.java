@@ -278,7 +278,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPrefillDone(PrefillDone m) {
-    PrefillCompleted event = core.prefillCompleted(m.requestId());
+    PrefillCompleted event = core.prefillCompleted(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }
@@ -286,7 +286,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onRelease(Release m) {
-    Released event = core.released(m.requestId());
+    Released event = core.released(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }

@@ -39,6 +39,7 @@ public final class MatchResult {
   private int aliveCount = -1;
   private int promptBlocks;
   private int longest;
+  private long[] heldBlocks = new long[0];
 
   /** Forgets the previous match. */
   public void reset(int promptBlocks) {
@@ -84,6 +85,20 @@ public final class MatchResult {
 
   public int gpuLeading(int replica) {
     return counts[replica * STRIDE + GPU_LEADING];
+  }
+
+  /**
+   * Blocks {@code replica} held by engine events (one per block and tier) when the match was made:
+   * the size of its tree, for policies that break ties by it (Dynamo). Predicted entries are not
+   * counted.
+   */
+  public long blocksHeld(int replica) {
+    return replica < heldBlocks.length ? heldBlocks[replica] : 0;
+  }
+
+  /** The index's live per-replica block counts (read-only here); set by each match. */
+  void heldBlocks(long[] counts) {
+    this.heldBlocks = counts;
   }
 
   /** Replicas holding at least the first block, in no particular order. */

@@ -316,6 +316,7 @@ public final class PrefixIndex {
    */
   public void match(long[] promptKeys, int count, MatchResult out) {
     out.reset(count);
+    out.heldBlocks(digestCount);
     long[] t = table;
     int cap = capacity;
     long sink = 0;

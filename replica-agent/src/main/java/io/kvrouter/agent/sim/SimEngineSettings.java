@@ -55,6 +55,29 @@ public record SimEngineSettings(
         SimApis.vllm());
   }
 
+  /**
+   * The same settings on another address: HTTP, KV events and replay bind there, and replicas are
+   * announced with it, so it must be an address other hosts reach (e.g. the host's own IP).
+   */
+  public SimEngineSettings withHost(String h) {
+    String kv = kvEventsEndpoint.replace("//" + host + ":", "//" + h + ":");
+    String rp = replayEndpoint.replace("//" + host + ":", "//" + h + ":");
+    return new SimEngineSettings(
+        h,
+        httpPort,
+        model,
+        kv,
+        rp,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer,
+        apis);
+  }
+
   public SimEngineSettings withEngine(SimEngineConfig c) {
     return new SimEngineSettings(
         host,

@@ -19,13 +19,15 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
  * The ingress's own in-process steps for the next turn of a long chat, in thread CPU time: read the
- * body, validate, render and tokenize through the chat prefix cache (the previous turn cached), block
- * keys, serialise the engine body. Each step is timed over the last turns of a conversation that
- * grows as {@code ConversationTurns} grows its own (ChatML, o200k, as the demo model).
+ * body, validate, render and tokenize through the chat prefix cache (the previous turn cached),
+ * block keys, serialise the engine body. Each step is timed over the last turns of a conversation
+ * that grows as {@code ConversationTurns} grows its own (ChatML, o200k, as the demo model), from
+ * about {@code tokens} tokens.
  *
  * <p>Run from the repository root after {@code mvn -pl ingress -am test-compile}: {@code java -cp
  * "ingress/target/test-classes:ingress/target/classes:$(cat ingress/target/cp.txt)"
@@ -49,15 +51,16 @@ public final class LongTurnSteps {
                 new ModelSettings(
                     "kvrouter-demo", "tiktoken:o200k_base", ModelSettings.CHATML, 16, 1 << 20)));
     ModelTokenizer model = registry.get("kvrouter-demo");
-    PromptEncoder encoder = new PromptEncoder(Runnable::run, new ChatPrefixCache(registry, 1 << 28));
+    PromptEncoder encoder =
+        new PromptEncoder(Runnable::run, new ChatPrefixCache(registry, 1 << 28));
     BodyReader reader = new BodyReader(JSON);
     RequestValidator validator = new RequestValidator(JSON);
     BlockKeys keys = BlockKeys.of("kvrouter-demo", 16);
-    Target target = new Target("r0", "http://127.0.0.1:1", null, true, java.util.Set.of());
+    Target target = new Target("r0", "http://127.0.0.1:1", true);
     SplittableRandom random = new SplittableRandom(42);
     List<String[]> chat = new ArrayList<>();
     chat.add(new String[] {"system", words(random, 100)});
-    while (chat.size() * 4L * 330 < tokens * 3L) { // ~1.3 tokens per pseudo-word, about
+    while (model.encodeChat(asMessages(chat), null, true, Map.of()).length < tokens - 3000) {
       chat.add(new String[] {"user", words(random, 800)});
       chat.add(new String[] {"assistant", words(random, 200)});
     }
@@ -125,15 +128,27 @@ public final class LongTurnSteps {
     }
   }
 
+  private static List<Map<String, Object>> asMessages(List<String[]> chat) {
+    List<Map<String, Object>> out = new ArrayList<>(chat.size());
+    for (String[] m : chat) {
+      out.add(Map.of("role", m[0], "content", m[1]));
+    }
+    return out;
+  }
+
+  /** Words of two to four consonant-vowel syllables (two to three o200k tokens each). */
   private static String words(SplittableRandom random, int n) {
+    String consonants = "bdfgklmnprstvz";
+    String vowels = "aeiou";
     StringBuilder out = new StringBuilder();
     for (int i = 0; i < n; i++) {
       if (i > 0) {
         out.append(' ');
       }
-      int len = 2 + random.nextInt(8);
-      for (int c = 0; c < len; c++) {
-        out.append((char) ('a' + random.nextInt(26)));
+      int syllables = 2 + random.nextInt(3);
+      for (int c = 0; c < syllables; c++) {
+        out.append(consonants.charAt(random.nextInt(consonants.length())));
+        out.append(vowels.charAt(random.nextInt(vowels.length())));
       }
     }
     return out.toString();

@@ -18,13 +18,13 @@ package io.kvrouter.tracker.index;
  *
  * <p><b>Cost.</b> {@link #holds}: one probe of a bucket of {@value #CLAIM_WINDOW} slots (one or two
  * cache lines) in a table of about {@code 16 · nodes / span} bytes. {@link #claim}: one probe plus
- * one member entry per block of the run. {@link #lost}: nothing while there are no claims, else one
- * probe of a bucket of {@value #MEMBER_WINDOW} member slots; the index calls it only for blocks it
- * flagged when they entered a claim, not for every block removed. {@link #replicaCleared}: a scan
- * of the claims. Memory: sized from the node table's capacity ({@link #sizeFor}), allocated on the
- * first claim: 8 bytes per member slot, {@code capacity / 2} rounded up to a power of two member
- * slots (4 to 8 bytes per indexed block), plus 16 bytes per claim slot, {@code 2 / span} of the
- * member slots (0.5 byte per indexed block at span 32). Not thread-safe: one owner, the index.
+ * one member entry per block of the run. {@link #lost}: nothing while there are no claims, else
+ * probes of two buckets of {@value #MEMBER_WINDOW} member slots; the index calls it only for blocks
+ * it flagged when they entered a claim, not for every block removed. {@link #replicaCleared}: a
+ * scan of the claims. Memory: sized from the node table's capacity ({@link #sizeFor}), allocated on
+ * the first claim: 8 bytes per member slot, {@code capacity / 2} rounded up to a power of two
+ * member slots (4 to 8 bytes per indexed block), plus 16 bytes per claim slot, {@code 2 / span} of
+ * the member slots (0.5 byte per indexed block at span 32). Not thread-safe: one owner, the index.
  */
 final class RunSummary {
 
@@ -42,11 +42,15 @@ final class RunSummary {
    * pkg/kvcache/kvblock/index.go), and what a skip list's express lane gives an ordered walk.
    *
    * Both tables are open addressing with power-of-two capacity in buckets of eight slots (64
-   * bytes of keys: one or two cache lines): a key lives in its home bucket only, a lookup reads the
-   * whole bucket, and deletion just zeroes a slot. When a
-   * bucket is full, a slot in it is taken round robin and what it held is killed: for a claim
-   * slot, the claim; for a member slot, the claim the member points to (a claim with a missing
-   * member could outlive a loss, so it must go). Killing a claim bumps its slot's generation; a
+   * bytes of keys: one or two cache lines): a claim lives in its home bucket only, a member in its
+   * home bucket or, when that is full, in a second bucket (two choices; a loss probes both), a
+   * lookup reads the whole bucket, and deletion just zeroes a slot. When the buckets are full, a
+   * slot of the home bucket is taken round robin and what it held is killed: for a claim slot, the
+   * claim; for a member slot, the claim the member points to (a claim with a missing member could
+   * outlive a loss, so it must go). With the home bucket only, a 128k-token prompt's claims lost
+   * a tenth of themselves to full buckets before each match in the decision benchmark (each
+   * match re-claims what it walked, which evicts other members: a steady churn at a member load
+   * of about 3/8), and those runs were walked block by block again. Killing a claim bumps its slot's generation; a
    * member entry holds the claim slot (24 bits) and the generation's low 8 bits, so members of a
    * dead claim are recognised as stale and reused. A stale member whose generation wrapped around
    * can only kill a claim it does not belong to: a conservative error, never a wrong claim.
@@ -176,13 +180,9 @@ final class RunSummary {
       long h = memberHash(keys[i], replica);
       long fingerprint = ((h >>> 32) | 1L) << 32;
       int memberHome = (int) h & memberMask & -MEMBER_WINDOW;
-      int put = -1;
-      for (int w = 0; w < MEMBER_WINDOW; w++) {
-        int s = memberHome + w;
-        if (m[s] == 0L || stale(m[s])) {
-          put = s;
-          break;
-        }
+      int put = freeMember(m, memberHome);
+      if (put < 0) {
+        put = freeMember(m, otherBucket(h, memberMask));
       }
       if (put < 0) {
         put = memberHome + (cursor++ & (MEMBER_WINDOW - 1));
@@ -195,6 +195,25 @@ final class RunSummary {
     }
   }
 
+  /** An empty or stale slot of the member bucket at {@code home}, or -1. */
+  private int freeMember(long[] m, int home) {
+    for (int w = 0; w < MEMBER_WINDOW; w++) {
+      int s = home + w;
+      if (m[s] == 0L || stale(m[s])) {
+        return s;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The second bucket a member of hash {@code h} may live in when its home bucket is full (from the
+   * product's high bits, which depend on every bit of {@code h}, unlike its low bits).
+   */
+  private static int otherBucket(long h, int memberMask) {
+    return (int) ((h * Hashing.GOLDEN) >>> 32) & memberMask & -MEMBER_WINDOW;
+  }
+
   /** {@code replica} no longer holds the block {@code key} on GPU: its claims on it end. */
   void lost(long key, int replica) {
     if (live == 0) {
@@ -204,9 +223,14 @@ final class RunSummary {
     long fingerprint = (h >>> 32) | 1L;
     long[] m = members;
     int memberMask = m.length - 1;
-    int memberHome = (int) h & memberMask & -MEMBER_WINDOW;
+    forget(m, (int) h & memberMask & -MEMBER_WINDOW, fingerprint);
+    forget(m, otherBucket(h, memberMask), fingerprint);
+  }
+
+  /** Kills the claims of the members with {@code fingerprint} in the bucket at {@code home}. */
+  private void forget(long[] m, int home, long fingerprint) {
     for (int w = 0; w < MEMBER_WINDOW; w++) {
-      int s = memberHome + w;
+      int s = home + w;
       long e = m[s];
       if (e != 0L && (e >>> 32) == fingerprint) {
         if (!stale(e)) {

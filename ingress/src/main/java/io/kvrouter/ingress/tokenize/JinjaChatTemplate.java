@@ -1,8 +1,12 @@
 package io.kvrouter.ingress.tokenize;
 
 import com.hubspot.jinjava.Jinjava;
+import com.hubspot.jinjava.interpret.AutoCloseableSupplier.AutoCloseableImpl;
+import com.hubspot.jinjava.interpret.Context;
+import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
+import com.hubspot.jinjava.tree.Node;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,9 +27,12 @@ import java.util.stream.Collectors;
  * <p>Content given as a list of parts is flattened to text first ({@link ChatContent}), unless the
  * template loops over the parts itself, as vLLM decides.
  *
- * <p>Thread-safe: the template source is rewritten once at construction; each render parses it
- * again in a fresh jinjava interpreter (about 0.1-1 ms for a typical template, linear in
- * conversation length).
+ * <p>Thread-safe: the template source is rewritten and parsed once, at construction; each render
+ * walks that tree in a fresh jinjava interpreter (its own context), as {@code
+ * Jinjava.renderForResult} does after parsing (jinjava 2.8.2, {@code Jinjava.java}). The tree is
+ * only read while rendering (nodes keep their token, position and children), so renders share it. A
+ * source with a syntax error is not cached: it renders through {@code renderForResult} every time,
+ * so its errors read exactly as before.
  */
 public final class JinjaChatTemplate implements ChatTemplate {
 
@@ -34,6 +41,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
   private final String source;
   private final Map<String, Object> specialTokens;
   private final boolean flattenContent;
+  private final Node tree;
 
   /**
    * Prepares a template.
@@ -46,6 +54,43 @@ public final class JinjaChatTemplate implements ChatTemplate {
     this.source = JinjaSourceRewriter.rewrite(Objects.requireNonNull(templateSource, "template"));
     this.specialTokens = Map.copyOf(specialTokens);
     this.flattenContent = !ChatContent.templateLoopsOverContent(templateSource);
+    this.tree = parse(source);
+  }
+
+  /** The parsed template, or null when parsing reported any error. */
+  private static Node parse(String source) {
+    try (AutoCloseableImpl<JinjavaInterpreter> parser =
+        JinjavaInterpreter.closeablePushCurrent(ENGINE.newInterpreter()).get()) {
+      Node root = parser.value().parse(source);
+      return parser.value().getErrorsCopy().isEmpty() ? root : null;
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Renders the parsed tree as {@code Jinjava.renderForResult} renders a source it has parsed. */
+  private RenderResult renderTree(Map<String, Object> bindings) {
+    Context context =
+        new Context(
+            ENGINE.getGlobalContextCopy(), bindings, ENGINE.getGlobalConfig().getDisabled());
+    JinjavaInterpreter created =
+        ENGINE
+            .getGlobalConfig()
+            .getInterpreterFactory()
+            .newInstance(ENGINE, context, ENGINE.getGlobalConfig());
+    try (AutoCloseableImpl<JinjavaInterpreter> current =
+        JinjavaInterpreter.closeablePushCurrent(created).get()) {
+      JinjavaInterpreter interpreter = current.value();
+      try {
+        String output = interpreter.render(tree, true);
+        return new RenderResult(output, interpreter.getContext(), interpreter.getErrorsCopy());
+      } catch (RuntimeException e) {
+        return new RenderResult(
+            TemplateError.fromException(e), interpreter.getContext(), interpreter.getErrorsCopy());
+      }
+    } finally {
+      ENGINE.getGlobalContext().reset();
+    }
   }
 
   @Override
@@ -68,7 +113,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
     }
     RenderResult result;
     try {
-      result = ENGINE.renderForResult(source, context);
+      result = tree != null ? renderTree(context) : ENGINE.renderForResult(source, context);
     } catch (ChatTemplateException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -110,6 +155,11 @@ public final class JinjaChatTemplate implements ChatTemplate {
   }
 
   private static final String IM_START = "<|im_start|>";
+
+  /** True when the template was parsed once and renders from its tree (for tests). */
+  boolean parsedOnce() {
+    return tree != null;
+  }
 
   /** The template source after the compatibility rewrite; for diagnostics. */
   String rewrittenSource() {

@@ -62,6 +62,47 @@ class JinjaCompatibilityTest {
     assertThat(out).isEqualTo(c.get("rendered").asText());
   }
 
+  @org.junit.jupiter.api.Test
+  void qwen3Template_isParsedOnce_andItsTreeRendersEveryConversationFromManyThreadsAtOnce()
+      throws Exception {
+    HfTokenizerConfig hf = HfTokenizerConfig.read(Qwen3Files.tokenizerConfig());
+    JinjaChatTemplate template = new JinjaChatTemplate(hf.chatTemplate(), hf.specialTokens());
+    assertThat(template.parsedOnce()).isTrue();
+    List<JsonNode> cases = conversations().map(a -> (JsonNode) a.get()[1]).toList();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        JsonNode c = cases.get(i % cases.size());
+        results.add(
+            pool.submit(
+                () ->
+                    template
+                        .render(
+                            Qwen3Files.plain(c.get("messages")),
+                            c.has("tools") ? Qwen3Files.plain(c.get("tools")) : null,
+                            c.get("add_generation_prompt").asBoolean(),
+                            Qwen3Files.kwargs(c))
+                        .equals(c.get("rendered").asText())));
+      }
+      for (java.util.concurrent.Future<Boolean> r : results) {
+        assertThat(r.get()).isTrue();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  void aTemplateWithASyntaxError_isNotCached_andStillReportsItsError() {
+    JinjaChatTemplate template = new JinjaChatTemplate("{% if messages %}unclosed", Map.of());
+    assertThat(template.parsedOnce()).isFalse();
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> template.render(ONE_MESSAGE, null, false, Map.of()))
+        .isInstanceOf(ChatTemplateException.class);
+  }
+
   @Test
   void raiseException_surfacesTheTemplatesMessage() {
     JinjaChatTemplate template =

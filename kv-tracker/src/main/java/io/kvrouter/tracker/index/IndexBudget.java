@@ -13,10 +13,10 @@ import java.util.Arrays;
  * entry). {@link #over} says when to evict, {@link #target} how far down, and {@link #cutoff} the
  * stamp at or below which a node goes: the oldest {@code fraction} of the nodes, estimated from a
  * sample of at most {@link #SAMPLE} stamps. The size estimate is {@link #NODE_BYTES} per node plus
- * {@link #HOLDING_BYTES} per (replica, block) holding plus {@link #RUN_BYTES} per predicted run,
- * the structures' cost at the tables' typical load (see {@link PrefixIndex}'s measured 40 to 49
- * bytes per block). Tables never shrink, so the heap they hold stays at what the budget's content
- * needed at its peak.
+ * {@link #HOLDING_BYTES} per (replica, block) holding plus {@link #SUMMARY_BYTES} per node for the
+ * run summary plus {@link #RUN_BYTES} per predicted run, the structures' cost at the tables'
+ * typical load (see {@link PrefixIndex}'s measured 40 to 49 bytes per block). Tables never shrink,
+ * so the heap they hold stays at what the budget's content needed at its peak.
  *
  * <p>Cost: 4 bytes per table slot; one store per matched block; an eviction pass samples at most
  * {@link #SAMPLE} slots and sweeps the table once, and frees a tenth of the budget, so its cost is
@@ -31,6 +31,14 @@ final class IndexBudget {
 
   /** Estimated bytes per node: a 16-byte table slot and a 4-byte stamp at load about 0.67. */
   static final int NODE_BYTES = 30;
+
+  /**
+   * Estimated bytes per node of the index's {@link RunSummary}: its tables are sized from the node
+   * table's capacity (4.6 to 9.3 bytes per table slot), so at load about 0.67 they cost 7 to 14
+   * bytes per node. Counted whether or not a claim has allocated them yet: the budget bounds what
+   * the index may come to hold.
+   */
+  static final int SUMMARY_BYTES = 10;
 
   /** Estimated bytes per (replica, block) holding: a 16-byte bridge slot at load about 0.67. */
   static final int HOLDING_BYTES = 24;
@@ -60,7 +68,7 @@ final class IndexBudget {
 
   /** The estimated size of an index holding this much. */
   static long estimate(long nodes, long holdings, long runs) {
-    return nodes * NODE_BYTES + holdings * HOLDING_BYTES + runs * RUN_BYTES;
+    return nodes * (NODE_BYTES + SUMMARY_BYTES) + holdings * HOLDING_BYTES + runs * RUN_BYTES;
   }
 
   boolean over(long estimatedBytes) {
@@ -72,11 +80,17 @@ final class IndexBudget {
     return maxBytes - maxBytes / 10;
   }
 
-  /** A new match begins: what it finds is stamped with a later time than anything before. */
-  void tick() {
+  /**
+   * A new match begins: what it finds is stamped with a later time than anything before. Returns
+   * true when every stamp was just renormalised, so stamps kept elsewhere (the run summary's) are
+   * no longer comparable with these.
+   */
+  boolean tick() {
     if (++clock == Integer.MAX_VALUE) {
       renormalise();
+      return true;
     }
+    return false;
   }
 
   /** The current time, for {@link #matched} in a loop. */
@@ -91,6 +105,11 @@ final class IndexBudget {
 
   void stored(int slot) {
     stamps[slot] = clock;
+  }
+
+  /** {@code slot} was last matched at {@code stamp} (a later time learnt from elsewhere). */
+  void restamp(int slot, int stamp) {
+    stamps[slot] = stamp;
   }
 
   void moved(int from, int to) {

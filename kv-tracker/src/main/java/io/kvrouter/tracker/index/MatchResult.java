@@ -35,6 +35,8 @@ public final class MatchResult {
   private int touchedCount;
   private final int[] covering = new int[PrefixIndex.MAX_REPLICAS];
   private int coveringCount;
+  private final int[] alive = new int[PrefixIndex.MAX_REPLICAS];
+  private int aliveCount = -1;
   private int promptBlocks;
   private int longest;
   private long[] heldBlocks = new long[0];
@@ -46,6 +48,7 @@ public final class MatchResult {
     }
     touchedCount = 0;
     coveringCount = 0;
+    aliveCount = -1;
     this.promptBlocks = promptBlocks;
     this.longest = 0;
   }
@@ -117,9 +120,30 @@ public final class MatchResult {
   }
 
   /**
-   * Records that {@code replica} holds block {@code block} with tier bits {@code mask}; returns
-   * true when that extends its leading run.
+   * How many replicas have matched exactly {@code block} blocks, listed by {@link #alive(int)}.
+   * Calls must come with non-decreasing {@code block} within one match: a replica that fell behind
+   * never catches up, so each call filters the previous list (the first starts from the replicas
+   * holding the first block). O(replicas still listed).
    */
+  int aliveAt(int block) {
+    int[] from = aliveCount < 0 ? touched : alive;
+    int n = aliveCount < 0 ? touchedCount : aliveCount;
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+      int replica = from[i];
+      if (counts[replica * STRIDE + MATCHED] == block) {
+        alive[kept++] = replica;
+      }
+    }
+    aliveCount = kept;
+    return kept;
+  }
+
+  /** The {@code i}-th replica of the last {@link #aliveAt} list. */
+  int alive(int i) {
+    return alive[i];
+  }
+
   /**
    * A predicted run of {@code replica} covers the prompt's blocks up to (excluding) {@code until}.
    */
@@ -185,6 +209,10 @@ public final class MatchResult {
     }
   }
 
+  /**
+   * Records that {@code replica} holds block {@code block} with tier bits {@code mask}; returns
+   * true when that extends its leading run.
+   */
   boolean extend(int replica, int block, int mask) {
     int base = replica * STRIDE;
     int[] c = counts;

@@ -48,7 +48,22 @@ import io.kvrouter.protocol.Tier;
  * header). Measured (HeapPerBlock, 1,048,576 blocks over 8 replicas, bridges included): 40.3 bytes
  * per block when the index is sized up front ({@code expectedBlocks}), 49.2 bytes when it grew to
  * that size (the node table then sits at load 0.55). Match: one table probe per prompt block, about
- * 18 ns per block on a 1M-block tree (memory latency, partly overlapped).
+ * 18 ns per block on a 1M-block tree (memory latency, partly overlapped), except over runs of
+ * {@code span} blocks (32) that the few replicas still in the match (at most four) are known to
+ * hold whole on GPU: one {@link RunSummary} probe per run there. The summary adds 4 to 8 bytes per
+ * indexed block once a match has claimed a run, and one summary probe to each GPU block removed
+ * while claims exist.
+ *
+ * <p>Memory budget and run summary together ({@code maxBytes}, {@link IndexBudget}): the budget's
+ * estimate counts the summary ({@link IndexBudget#SUMMARY_BYTES} per node), since its tables are
+ * sized from the node table's capacity as the budget's own stamps are, and a budget that left them
+ * out would let the heap pass it by about a fifth. A node the budget evicts ends every claim one of
+ * its GPU holders had it in, as a GPU loss does, so a claim never applies a run with a block gone.
+ * A match served by a claim does not touch the run's nodes, so it stamps the claim instead: before
+ * evicting a node whose stamp is old, the budget asks the claims it is in when they last served a
+ * match, and keeps (and restamps) a node matched that way since the cutoff. Node moves (backward
+ * shift, rehash) carry the budget's stamps and the CLAIMED flags alike; the summary names blocks by
+ * key, not slot, so moves do not concern it.
  *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */
@@ -61,8 +76,10 @@ public final class PrefixIndex {
    * grows 1.5x) stored as one interleaved long[]: table[2s] is the router key of slot s (0 = empty,
    * router keys are never 0) and table[2s+1] its holder word, so a lookup that finds its key has
    * the holders in the same cache line. The holder word packs up to four entries of 16 bits:
-   *     bits 0-3  tier mask (GPU=1, CPU=2, DISK=4; 8 is unused here and marks predicted blocks
-   *               in MatchResult), 0 = empty entry
+   *     bits 0-2  tier mask (GPU=1, CPU=2, DISK=4), never 0 in an entry
+   *     bit 3     CLAIMED: the block is in a run the RunSummary may hold a claim of this replica
+   *               on (so losing it on GPU must be told to the summary); 8 marks predicted blocks
+   *               in MatchResult, where table entries' bit 3 never goes
    *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
    * so an inline word is never negative. A block held by more than four replicas (a shared system
    * prompt) moves to an overflow char[]: holder word = Long.MIN_VALUE | overflowId and
@@ -88,6 +105,16 @@ public final class PrefixIndex {
    * replicas sharing a 64-block prefix it was 4,096 extend calls, now 64 plus 63 list comparisons.
    * A predicted run starting at a block, or any replica covered by one, ends the bulk walk, so the
    * per-block path decides wherever predictions could change the outcome.
+   *
+   * Runs of span blocks (the RunSummary): the match walks the prompt in runs aligned on multiples
+   * of span. At the start of a run after the first, with at most MAX_CLAIMING replicas still in
+   * the match, none of them covered by a predicted run and no predicted run of theirs starting in
+   * the run, a claim of every one of them over the whole run (checked in the summary, one probe
+   * each) applies the run at once; otherwise the run is walked block by block as above, and each
+   * of those replicas that extended over all of it on GPU gets a claim. The summary learns every
+   * GPU loss (remove, clearReplica) so that a claim never outlives one of its blocks. Many
+   * replicas in the match (a system prompt shared by all) is the case runs of equal holders
+   * already serve with one probe per block and no per-holder work.
    */
 
   /** Most replicas one index can tell apart. */
@@ -98,13 +125,15 @@ public final class PrefixIndex {
   static final int DISK_BIT = 4;
   static final int PREDICTED_BIT = 8;
   static final int REAL_BITS = GPU_BIT | CPU_BIT | DISK_BIT;
+  private static final int CLAIMED = 8;
   private static final int INLINE = 4;
   private static final double MAX_LOAD = 0.8;
   private static final long[] TIER_SALT = {
     0x243F6A8885A308D3L, 0x13198A2E03707344L, 0xA4093822299F31D0L
   };
 
-  private static final int PREFETCH = 32;
+  /** Most replicas still in the run for which a match consults the run summary. */
+  private static final int MAX_CLAIMING = 4;
 
   private long[] table;
   private int capacity;
@@ -122,6 +151,9 @@ public final class PrefixIndex {
   private final long[] digestCount = new long[MAX_REPLICAS];
   private final long[] digestSum = new long[MAX_REPLICAS];
   private final PredictedRuns runs = new PredictedRuns();
+  private final RunSummary summary;
+  private final int[] gpuAtRunStart = new int[MAX_CLAIMING];
+  private final int[] runSlots;
 
   private final IndexBudget budget; // null: no memory budget
   private long holdings; // bridge entries over all replicas
@@ -130,7 +162,7 @@ public final class PrefixIndex {
 
   /** An empty index sized for {@code expectedBlocks} nodes before it first grows, no budget. */
   public PrefixIndex(int expectedBlocks) {
-    this(expectedBlocks, 0);
+    this(expectedBlocks, 0L);
   }
 
   /**
@@ -139,6 +171,16 @@ public final class PrefixIndex {
    * IndexBudget}).
    */
   public PrefixIndex(int expectedBlocks, long maxBytes) {
+    this(expectedBlocks, maxBytes, RunSummary.SPAN);
+  }
+
+  /**
+   * As {@link #PrefixIndex(int, long)}, with runs of {@code span} blocks in the run summary (tests
+   * use short runs; the tracker's are {@link RunSummary#SPAN}).
+   */
+  PrefixIndex(int expectedBlocks, long maxBytes, int span) {
+    summary = new RunSummary(span);
+    runSlots = new int[span];
     allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
     budget = maxBytes > 0 ? new IndexBudget(maxBytes, capacity) : null;
   }
@@ -151,6 +193,7 @@ public final class PrefixIndex {
     this.capacity = capacity;
     table = new long[2 * capacity];
     threshold = (int) (capacity * MAX_LOAD);
+    summary.sizeFor(capacity);
   }
 
   static int tierBit(Tier tier) {
@@ -216,6 +259,9 @@ public final class PrefixIndex {
       if ((old & bit) != 0) {
         digestRemove(replica, key, bit);
         removed++;
+        if (bit == GPU_BIT && (old & CLAIMED) != 0) {
+          summary.lost(key, replica);
+        }
       }
       if ((old & REAL_BITS & ~bit) == 0 && bridge.remove(hash, 0L) != 0L) {
         holdings--;
@@ -227,6 +273,7 @@ public final class PrefixIndex {
   /** The replica holds no block in any tier (its predicted entries stay). */
   public void clearReplica(int replica) {
     checkReplica(replica);
+    summary.replicaCleared(replica);
     LongLongMap bridge = bridges[replica];
     if (bridge != null) {
       holdings -= bridge.size();
@@ -325,7 +372,9 @@ public final class PrefixIndex {
     int[] stamps = null; // the budget's access clock: when each found block was last matched
     int now = 0;
     if (budget != null) {
-      budget.tick();
+      if (budget.tick()) {
+        summary.sizeFor(capacity); // the claims' stamps no longer compare with the nodes'
+      }
       stamps = budget.stamps();
       now = budget.now();
     }
@@ -334,8 +383,36 @@ public final class PrefixIndex {
     // bulk, when the run ends (see flushRun).
     long runWord = 0L;
     int runStart = 0;
-    for (int chunk = 0; chunk < count; chunk += PREFETCH) {
-      int end = Math.min(count, chunk + PREFETCH);
+    int span = summary.span();
+    for (int chunk = 0; chunk < count; chunk += span) {
+      int end = Math.min(count, chunk + span);
+      // A whole run of span blocks that every replica still in the match is known to hold on GPU
+      // (the run summary) is applied in one step; otherwise it is walked, and claimed afterwards
+      // for the replicas that turned out to hold all of it on GPU.
+      long runKey = 0L;
+      int claiming = 0;
+      // (A run of equal holders with more than MAX_CLAIMING of them goes on: nothing to claim.)
+      if (chunk > 0 && end - chunk == span && runWord >= 0L) {
+        if (runWord != 0L) {
+          flushRun(runWord, runStart, chunk, out);
+          runWord = 0L;
+        }
+        int alive = out.aliveAt(chunk);
+        if (alive > 0 && alive <= MAX_CLAIMING && !out.anyCovering()) {
+          runKey = RunSummary.runKey(promptKeys, chunk, end);
+          if (claimed(runKey, alive, out, now)
+              && !(anyRuns && predictionStarts(promptKeys, chunk, end, alive, out))) {
+            for (int i = 0; i < alive; i++) {
+              out.extendRun(out.alive(i), chunk, end, GPU_BIT);
+            }
+            continue;
+          }
+          claiming = alive;
+          for (int i = 0; i < alive; i++) {
+            gpuAtRunStart[i] = out.gpu(out.alive(i));
+          }
+        }
+      }
       for (int block = chunk; block < end; block++) {
         sink += t[2 * Hashing.slot(promptKeys[block], cap)];
       }
@@ -360,6 +437,9 @@ public final class PrefixIndex {
             s = 0;
           }
         }
+        if (claiming > 0) {
+          runSlots[block - chunk] = s;
+        }
         if (runWord != 0L) {
           if (word != 0L && starting == null && sameHolders(word, runWord)) {
             continue;
@@ -377,14 +457,14 @@ public final class PrefixIndex {
           for (int e = 0; e < INLINE; e++) {
             int entry = (int) (word >>> (16 * e)) & 0xFFFF;
             if (entry != 0) {
-              any |= out.extend(entry >>> 4, block, entry & 0xF);
+              any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
             }
           }
         } else {
           char[] list = overflow[(int) word];
           for (int e = 1, n = list[0]; e <= n; e++) {
             int entry = list[e];
-            any |= out.extend(entry >>> 4, block, entry & 0xF);
+            any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
           }
         }
         if (any && !out.anyCovering()) {
@@ -400,11 +480,78 @@ public final class PrefixIndex {
           return;
         }
       }
+      if (claiming > 0) {
+        if (runWord != 0L) {
+          flushRun(runWord, runStart, end, out);
+          runWord = 0L;
+        }
+        for (int i = 0; i < claiming; i++) {
+          int replica = out.alive(i);
+          if (out.matched(replica) == end && out.gpu(replica) - gpuAtRunStart[i] == span) {
+            for (int b = 0; b < span; b++) {
+              markClaimed(runSlots[b], replica);
+            }
+            summary.claim(runKey, replica, promptKeys, chunk, end, now);
+          }
+        }
+      }
     }
     if (runWord != 0L) {
       flushRun(runWord, runStart, count, out);
     }
     prefetchSink = sink;
+  }
+
+  /**
+   * Flags the entry of {@code replica} at node slot {@code s}: losing that block on GPU is then
+   * told to the run summary (removals of blocks in no claimed run skip it).
+   */
+  private void markClaimed(int s, int replica) {
+    long word = table[2 * s + 1];
+    if (word >= 0) {
+      for (int e = 0; e < INLINE; e++) {
+        int entry = (int) (word >>> (16 * e)) & 0xFFFF;
+        if (entry != 0 && entry >>> 4 == replica) {
+          table[2 * s + 1] = word | ((long) CLAIMED << (16 * e));
+          return;
+        }
+      }
+    } else {
+      char[] list = overflow[(int) word];
+      for (int e = 1, n = list[0]; e <= n; e++) {
+        if (list[e] >>> 4 == replica) {
+          list[e] |= CLAIMED;
+          return;
+        }
+      }
+    }
+  }
+
+  /**
+   * True when each of the first {@code alive} replicas still in the match holds the run; their
+   * claims are stamped {@code now} (the budget's clock, 0 without one).
+   */
+  private boolean claimed(long runKey, int alive, MatchResult out, int now) {
+    for (int i = 0; i < alive; i++) {
+      if (!summary.holds(runKey, out.alive(i), now)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** True when a predicted run of a replica still in the match starts within the blocks. */
+  private boolean predictionStarts(long[] keys, int from, int to, int alive, MatchResult out) {
+    for (int block = from; block < to; block++) {
+      for (PredictedRuns.Run run = runs.first(keys[block]); run != null; run = run.next) {
+        for (int i = 0; i < alive; i++) {
+          if (out.alive(i) == run.replica) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /** True when two holder words list the same entries in the same order. */
@@ -429,13 +576,13 @@ public final class PrefixIndex {
       for (int e = 0; e < INLINE; e++) {
         int entry = (int) (word >>> (16 * e)) & 0xFFFF;
         if (entry != 0) {
-          out.extendRun(entry >>> 4, from, to, entry & 0xF);
+          out.extendRun(entry >>> 4, from, to, entry & REAL_BITS);
         }
       }
     } else {
       char[] list = overflow[(int) word];
       for (int e = 1, n = list[0]; e <= n; e++) {
-        out.extendRun(list[e] >>> 4, from, to, list[e] & 0xF);
+        out.extendRun(list[e] >>> 4, from, to, list[e] & REAL_BITS);
       }
     }
   }
@@ -449,7 +596,7 @@ public final class PrefixIndex {
     int n = decode(table[2 * s + 1]);
     for (int i = 0; i < n; i++) {
       if (scratch[i] >>> 4 == replica) {
-        return scratch[i] & 0xF;
+        return scratch[i] & REAL_BITS;
       }
     }
     return 0;
@@ -469,6 +616,11 @@ public final class PrefixIndex {
   /** Distinct blocks (nodes) in the index. */
   public int nodes() {
     return size;
+  }
+
+  /** Live claims in the run summary (for tests). */
+  int runClaims() {
+    return summary.claims();
   }
 
   /** Engine hashes the bridge of {@code replica} knows. */
@@ -623,6 +775,12 @@ public final class PrefixIndex {
       while (s < capacity && estimate(pending[0]) > target) {
         long key = table[2 * s];
         if (key != 0L && budget.stamp(s) <= cutoff) {
+          int viaClaims = lastMatchedViaClaims(s, key);
+          if (viaClaims > cutoff) {
+            budget.restamp(s, viaClaims); // matched lately, through a claim that skipped it
+            s++;
+            continue;
+          }
           evictSlot(s, key, victims, pending);
           if (table[2 * s] != 0L) {
             continue; // refilled by the backward shift: look at it again
@@ -658,12 +816,37 @@ public final class PrefixIndex {
     return IndexBudget.cutoff(sample, n, fraction);
   }
 
+  /**
+   * When a match last went over the node at slot {@code s} through a run claim (which does not
+   * stamp the run's nodes), 0 if none of its entries is in a live claim.
+   */
+  private int lastMatchedViaClaims(int s, long key) {
+    if (summary.claims() == 0) {
+      return 0;
+    }
+    int n = decode(table[2 * s + 1]);
+    int last = 0;
+    for (int i = 0; i < n; i++) {
+      if ((scratch[i] & (GPU_BIT | CLAIMED)) == (GPU_BIT | CLAIMED)) {
+        last = Math.max(last, summary.lastMatched(key, scratch[i] >>> 4));
+      }
+    }
+    return last;
+  }
+
+  /**
+   * Removes the node at slot {@code s} with every holding of it; a holder whose GPU copy was in a
+   * claimed run loses that claim, which would otherwise still apply the whole run to a match.
+   */
   private void evictSlot(int s, long key, LongLongMap[] victims, long[] pending) {
     long word = table[2 * s + 1];
     int n = decode(word);
     for (int i = 0; i < n; i++) {
       int replica = scratch[i] >>> 4;
       int mask = scratch[i] & REAL_BITS;
+      if ((scratch[i] & (GPU_BIT | CLAIMED)) == (GPU_BIT | CLAIMED)) {
+        summary.lost(key, replica);
+      }
       if (mask != 0) {
         digestRemove(replica, key, mask);
         evicted[replica] += Integer.bitCount(mask);
@@ -736,6 +919,9 @@ public final class PrefixIndex {
     }
     int old = at < 0 ? 0 : scratch[at] & 0xF;
     int now = (old & unless) != 0 ? old : (old | set) & ~clear;
+    if ((now & GPU_BIT) == 0) {
+      now = now & REAL_BITS; // a block off GPU is in no claim; nothing real, no entry
+    }
     if (now == old) {
       if (n == 0) {
         deleteSlot(s);

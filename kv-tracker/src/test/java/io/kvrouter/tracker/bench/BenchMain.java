@@ -12,8 +12,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * from the repository root (a few minutes). Arguments, if any, are a regex of benchmarks to run
  * (default: all). System properties {@code bench.warmups} and {@code bench.iterations} (2 s each)
  * set the iterations and {@code bench.param.NAME=v1,v2} restricts a parameter (through {@code
- * BENCH_OPTS} in bench.sh); every figure also gets its process CPU time per operation ({@link
- * CpuTimeProfiler}), the steadier figure on a loaded machine.
+ * BENCH_OPTS} in bench.sh); every figure also gets its process CPU time per operation and its
+ * worker threads' CPU time per operation ({@link CpuTimeProfiler}), the steadier figures on a
+ * loaded machine.
  */
 public final class BenchMain {
 
@@ -57,14 +58,15 @@ public final class BenchMain {
             .build();
     for (RunResult result : new Runner(options).run()) {
       System.out.printf(
-          "%-70s %s  (CPU %s)%n",
+          "%-70s %s  (CPU %s; worker thread CPU %s)%n",
           result.getParams().getBenchmark()
               + " "
               + result.getParams().getParamsKeys().stream()
                   .map(k -> k + "=" + result.getParams().getParam(k))
                   .toList(),
           result.getPrimaryResult(),
-          result.getSecondaryResults().get("·cpu"));
+          result.getSecondaryResults().get("·cpu"),
+          result.getSecondaryResults().get("·threadcpu"));
     }
   }
 }

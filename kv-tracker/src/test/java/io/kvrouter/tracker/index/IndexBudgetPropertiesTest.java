@@ -22,7 +22,9 @@ import net.jqwik.api.constraints.IntRange;
  * operation its content stays within the budget, it never claims a block the engines did not report
  * (eviction only forgets), a replica the budget never trimmed is exactly the reference's, digests
  * are those of what the index still holds, and nothing leaks (once the engines remove everything,
- * no node and no bridge entry remains).
+ * no node and no bridge entry remains). The index has runs of two blocks in its run summary and
+ * matches the stored prompts again, so claims are made, serve matches and meet evictions: a match
+ * reports exactly what the index still holds (a claim never outlives an evicted block).
  */
 class IndexBudgetPropertiesTest {
 
@@ -45,15 +47,25 @@ class IndexBudgetPropertiesTest {
       @ForAll @IntRange(min = 6, max = 30) int budgetNodes,
       @ForAll java.util.Random random) {
     long budget = budgetNodes * (long) (IndexBudget.NODE_BYTES + IndexBudget.HOLDING_BYTES);
-    PrefixIndex index = new PrefixIndex(4, budget);
+    PrefixIndex index = new PrefixIndex(4, budget, 2);
     ReferenceIndex model = new ReferenceIndex();
     MatchResult match = new MatchResult();
+    List<long[]> storedPrompts = new java.util.ArrayList<>();
     for (IndexOp op : ops) {
       op.apply(index);
       op.apply(model);
+      if (op instanceof IndexOp.Store st) {
+        storedPrompts.add(st.event().blockKeys());
+      }
       // Matches move the access clock, as routing does between engine events.
       long[] prompt = {1 + random.nextInt(PrefixIndexPropertiesTest.KEYS)};
       index.match(prompt, 1, match);
+      if (!storedPrompts.isEmpty()) {
+        long[] again = storedPrompts.get(random.nextInt(storedPrompts.size()));
+        index.match(again, again.length, match);
+        index.match(again, again.length, match); // through the claims the first match made
+        assertMatchesWhatIsHeld(index, match, again);
+      }
 
       assertThat(index.estimatedBytes()).as("after %s", op).isLessThanOrEqualTo(budget);
       for (int r = 0; r < REPLICAS; r++) {
@@ -109,6 +121,28 @@ class IndexBudgetPropertiesTest {
       hashes[i] = PrefixIndexPropertiesTest.engineHash(key, 2);
     }
     return new IndexOp.Remove(rm.replica(), new BlocksRemoved(hashes, rm.event().tier()));
+  }
+
+  /** Each replica matched exactly the prompt's leading blocks the index still holds of it. */
+  private static void assertMatchesWhatIsHeld(PrefixIndex index, MatchResult match, long[] prompt) {
+    for (int r = 0; r < REPLICAS; r++) {
+      int leading = 0;
+      int gpu = 0;
+      while (leading < prompt.length) {
+        boolean any = false;
+        for (Tier t : Tier.values()) {
+          any |= index.holds(r, prompt[leading], t);
+        }
+        if (!any) {
+          break;
+        }
+        gpu += index.holds(r, prompt[leading], Tier.GPU) ? 1 : 0;
+        leading++;
+      }
+      assertThat(new int[] {match.matched(r), match.gpu(r)})
+          .as("replica %d on %s", r, java.util.Arrays.toString(prompt))
+          .containsExactly(leading, gpu);
+    }
   }
 
   private static Map<Long, Set<Tier>> held(PrefixIndex index, int r) {

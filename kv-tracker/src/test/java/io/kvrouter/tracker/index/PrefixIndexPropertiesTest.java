@@ -133,7 +133,24 @@ class PrefixIndexPropertiesTest {
       @ForAll("ops") List<IndexOp> ops,
       @ForAll("prompts") List<long[]> prompts,
       @ForAll java.util.Random random) {
-    PrefixIndex index = new PrefixIndex(4);
+    agreesWithReferenceModel(new PrefixIndex(4), ops, prompts, random);
+  }
+
+  /**
+   * The same with runs of two blocks in the run summary, so prompts of up to eight keys are matched
+   * through claims made by earlier matches of the same prompts (and the small summary tables of a
+   * four-block index evict claims all the time).
+   */
+  @Property(tries = 400)
+  void index_withRunClaimsOfTwoBlocks_agreesWithReferenceModel(
+      @ForAll("ops") List<IndexOp> ops,
+      @ForAll("prompts") List<long[]> prompts,
+      @ForAll java.util.Random random) {
+    agreesWithReferenceModel(new PrefixIndex(4, 0L, 2), ops, prompts, random);
+  }
+
+  private static void agreesWithReferenceModel(
+      PrefixIndex index, List<IndexOp> ops, List<long[]> prompts, java.util.Random random) {
     ReferenceIndex model = new ReferenceIndex();
     MatchResult match = new MatchResult();
     for (IndexOp op : ops) {

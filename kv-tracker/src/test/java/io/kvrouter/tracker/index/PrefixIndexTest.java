@@ -195,9 +195,10 @@ class PrefixIndexTest {
     assertThat(index.predictedRuns()).isEqualTo(1);
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void memoryBudget_evictsTheLeastRecentlyMatchedBlocks_andKeepsTheMatchedOnes() {
-    long budget = 1_000L * (IndexBudget.NODE_BYTES + IndexBudget.HOLDING_BYTES);
+    long budget =
+        1_000L * (IndexBudget.NODE_BYTES + IndexBudget.SUMMARY_BYTES + IndexBudget.HOLDING_BYTES);
     PrefixIndex index = new PrefixIndex(16, budget);
     long[] hot = new long[32];
     for (int i = 0; i < hot.length; i++) {
@@ -222,5 +223,146 @@ class PrefixIndexTest {
     index.match(oldest, 3, m);
     assertThat(m.longest()).as("the oldest unmatched blocks went first").isZero();
     assertThat(index.digest(0).count() + index.digest(1).count()).isEqualTo(index.nodes());
+  }
+
+  private static long[] range(long from, int n) {
+    long[] keys = new long[n];
+    for (int i = 0; i < n; i++) {
+      keys[i] = from + i;
+    }
+    return keys;
+  }
+
+  @Test
+  void aRunMatchedWhole_isClaimed_andLosingOneOfItsBlocksEndsTheMatchThereAgain() {
+    PrefixIndex index = new PrefixIndex(64, 0L, 4);
+    long[] prompt = range(1, 16);
+    index.store(0, stored(Tier.GPU, range(101, 16), prompt));
+    assertThat(matched(index, 0, prompt)).isEqualTo(16);
+    assertThat(index.runClaims()).as("runs [4,8), [8,12), [12,16)").isEqualTo(3);
+    assertThat(matched(index, 0, prompt)).isEqualTo(16);
+
+    index.remove(0, new BlocksRemoved(new long[] {110}, Tier.GPU)); // key 10, in run [8,12)
+    assertThat(index.runClaims()).isEqualTo(2);
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(9);
+    assertThat(m.gpu(0)).isEqualTo(9);
+    assertThat(m.gpuLeading(0)).isEqualTo(9);
+  }
+
+  @Test
+  void aRunHeldPartlyOnCpu_isNotClaimed_andLosingItsGpuCopyCountsItOnCpu() {
+    PrefixIndex index = new PrefixIndex(64, 0L, 4);
+    long[] prompt = range(1, 8);
+    index.store(0, stored(Tier.GPU, range(101, 8), prompt));
+    index.store(0, stored(Tier.CPU, new long[] {106}, 6));
+    assertThat(matched(index, 0, prompt)).isEqualTo(8);
+    assertThat(index.runClaims()).isEqualTo(1);
+
+    index.remove(0, new BlocksRemoved(new long[] {106}, Tier.GPU));
+    assertThat(index.runClaims()).isZero();
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(8);
+    assertThat(m.gpu(0)).isEqualTo(7);
+    assertThat(m.cpu(0)).isEqualTo(1);
+    assertThat(m.gpuLeading(0)).isEqualTo(5);
+    assertThat(index.runClaims()).as("[4,8) is no longer held whole on GPU").isZero();
+  }
+
+  @Test
+  void clearingAReplica_endsItsClaims_andItsMatch() {
+    PrefixIndex index = new PrefixIndex(64, 0L, 4);
+    long[] prompt = range(1, 12);
+    index.store(0, stored(Tier.GPU, range(101, 12), prompt));
+    index.store(1, stored(Tier.GPU, range(201, 12), prompt));
+    assertThat(matched(index, 1, prompt)).isEqualTo(12);
+    assertThat(index.runClaims()).isEqualTo(4);
+
+    index.clearReplica(0);
+    index.store(0, stored(Tier.GPU, range(101, 4), range(1, 4)));
+    assertThat(matched(index, 0, prompt)).as("the runs after the first are gone").isEqualTo(4);
+    assertThat(matched(index, 1, prompt)).isEqualTo(12);
+  }
+
+  @Test
+  void aPredictionStartingInsideAClaimedRun_stillCarriesItsReplicaPastItsLastBlock() {
+    PrefixIndex index = new PrefixIndex(64, 0L, 4);
+    long[] prompt = range(1, 12);
+    index.store(0, stored(Tier.GPU, range(101, 8), range(1, 8)));
+    assertThat(matched(index, 0, prompt)).isEqualTo(8);
+    index.predict(0, prompt, 6, 12, 100);
+    MatchResult m = new MatchResult();
+    index.match(prompt, prompt.length, m);
+    assertThat(m.matched(0)).isEqualTo(12);
+    assertThat(m.gpu(0)).isEqualTo(8);
+    assertThat(m.predicted(0)).isEqualTo(4);
+  }
+
+  /** Blocks {@code from..from+n-1} on GPU of {@code replica}, engine hashes {@code key + 1000}. */
+  private static void storeGpu(PrefixIndex index, int replica, long from, int n) {
+    long[] keys = range(from, n);
+    index.store(replica, stored(Tier.GPU, range(from + 1_000, n), keys));
+  }
+
+  /**
+   * An index of runs of four blocks under a budget of about 40 nodes, presized so that its table
+   * never grows (a rehash drops every claim, which would hide what the tests look for), where
+   * replica 0 holds blocks 1..8 on GPU and a match has claimed the run of blocks 5..8.
+   */
+  private static PrefixIndex budgetedWithClaimedRun() {
+    long budget = 40L * (IndexBudget.NODE_BYTES + IndexBudget.SUMMARY_BYTES);
+    budget += 40L * IndexBudget.HOLDING_BYTES;
+    PrefixIndex index = new PrefixIndex(256, budget, 4);
+    storeGpu(index, 0, 1, 8);
+    assertThat(matched(index, 0, range(1, 8))).isEqualTo(8);
+    assertThat(index.runClaims()).as("run [4,8) claimed").isEqualTo(1);
+    return index;
+  }
+
+  @Test
+  void aBlockTheBudgetEvicts_endsTheClaimOfItsRun_soTheMatchStopsWhereTheBlocksAreGone() {
+    PrefixIndex index = budgetedWithClaimedRun();
+    long[] prompt = range(1, 8);
+    long[] head = range(1, 4);
+    long cold = 10_000;
+    int batches = 0;
+    // Keep blocks 1..4 recently matched (a match of four blocks never reaches the claimed run) and
+    // store newer blocks until the budget evicts a block of the claimed run.
+    while (index.holds(0, 5, Tier.GPU)
+        && index.holds(0, 6, Tier.GPU)
+        && index.holds(0, 7, Tier.GPU)
+        && index.holds(0, 8, Tier.GPU)) {
+      assertThat(batches++).as("the budget evicts the run nobody matched").isLessThan(50);
+      assertThat(matched(index, 0, head)).isEqualTo(4);
+      storeGpu(index, 1, cold, 8);
+      cold += 8;
+    }
+    assertThat(index.evictedHoldings()).isPositive();
+    assertThat(matched(index, 0, head)).as("the matched blocks 1..4 stay").isEqualTo(4);
+    int firstGone = 4;
+    while (index.holds(0, firstGone + 1, Tier.GPU)) {
+      firstGone++;
+    }
+    assertThat(matched(index, 0, prompt))
+        .as("the match ends at the first block the budget evicted")
+        .isEqualTo(firstGone);
+    assertThat(index.runClaims()).isZero();
+  }
+
+  @Test
+  void aRunMatchedThroughItsClaim_staysRecentlyMatchedForTheBudget() {
+    PrefixIndex index = budgetedWithClaimedRun();
+    long[] prompt = range(1, 8);
+    long cold = 10_000;
+    for (int batch = 0; batch < 40; batch++) {
+      storeGpu(index, 1, cold, 8);
+      cold += 8;
+      // The claim serves this match: blocks 5..8 are not probed, yet they were matched now.
+      assertThat(matched(index, 0, prompt)).as("after %d newer batches", batch + 1).isEqualTo(8);
+    }
+    assertThat(index.evictedHoldings()).as("the budget did evict").isGreaterThan(100);
+    assertThat(index.runClaims()).isEqualTo(1);
   }
 }

@@ -12,6 +12,7 @@ import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import io.kvrouter.loadtest.demo.RouterTokenizers;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -85,9 +86,10 @@ final class AgentCommand implements Callable<Integer> {
 
   @Option(
       names = "--heartbeat-ms",
-      defaultValue = "1000",
-      description = "Load scrape and health check interval (default: ${DEFAULT-VALUE}).")
-  long heartbeatMillis;
+      description =
+          "Load scrape and health check interval (default: kvrouter.agent.heartbeat-interval,"
+              + " 1 s).")
+  Long heartbeatMillis;
 
   @Option(
       names = "--sim",
@@ -126,13 +128,12 @@ final class AgentCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SimFleet fleet = null;
     List<ReplicaSpec> replicas;
+    TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     if (sim > 0) {
       SimEngineSettings template =
           SimEngineSettings.loopback()
               .withModel(model)
-              .withTokenizer(
-                  ModelSimTokenizer.forModel(
-                      TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
+              .withTokenizer(ModelSimTokenizer.forModel(tokenizers, model))
               .withEngine(
                   SimEngineConfig.defaults()
                       .withBlockSize(blockSize)
@@ -168,7 +169,11 @@ final class AgentCommand implements Callable<Integer> {
       return 2;
     }
     AgentSettings settings =
-        AgentSettings.of(replicas).withHeartbeat(Duration.ofMillis(heartbeatMillis), 3);
+        AgentSettings.of(replicas).withTokenizers(RouterTokenizers.of(tokenizers));
+    if (heartbeatMillis != null) {
+      settings =
+          settings.withHeartbeat(Duration.ofMillis(heartbeatMillis), settings.deadAfterFailures());
+    }
     ActorSystem<Void> system =
         NodeBootstrap.start(
             node.toSettings(List.of(NodeSettings.ROLE_AGENT)),

@@ -11,42 +11,76 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Asynchronous health check and load scrape of one engine over HTTP: {@code GET /health} and {@code
- * GET /metrics} (vLLM names; TGI's {@code tgi_cache_*} as fallback for the prefix counters).
- * Non-blocking (java.net.http async); thread-safe.
+ * Asynchronous HTTP access to one engine: {@code GET /health}, {@code GET /metrics} (vLLM names;
+ * TGI's {@code tgi_cache_*} as fallback for the prefix counters; the process start time that
+ * Python's prometheus_client exports by default) and the alignment probe's {@code POST
+ * /v1/completions}. Non-blocking (java.net.http async); thread-safe.
  */
 public final class EngineProbe {
 
-  private static final HttpClient CLIENT =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  /** The metric Python's prometheus_client exports for the process (not in multiprocess mode). */
+  static final String START_TIME = "process_start_time_seconds";
 
+  /**
+   * One /metrics scrape.
+   *
+   * @param load the load heartbeat
+   * @param processStartSeconds the engine process's start time, NaN when /metrics has none
+   */
+  public record Scrape(ReplicaLoad load, double processStartSeconds) {}
+
+  private final HttpClient client;
   private final String baseUrl;
   private final Duration timeout;
 
+  /**
+   * @param baseUrl the engine's base URL
+   * @param timeout longest wait for the connection and for each answer
+   */
   public EngineProbe(String baseUrl, Duration timeout) {
+    this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.baseUrl = baseUrl;
     this.timeout = timeout;
   }
 
   /** Completes with true on a 2xx from /health, false on anything else (never fails). */
   public CompletionStage<Boolean> healthy() {
-    return CLIENT
-        .sendAsync(request("/health"), HttpResponse.BodyHandlers.discarding())
+    return client
+        .sendAsync(get("/health"), HttpResponse.BodyHandlers.discarding())
         .handle((r, e) -> e == null && r.statusCode() / 100 == 2);
   }
 
-  /** Scrapes /metrics into a load heartbeat; fails when the engine does not answer. */
-  public CompletionStage<ReplicaLoad> load(String replicaId, long epoch) {
-    return CLIENT
-        .sendAsync(request("/metrics"), HttpResponse.BodyHandlers.ofString())
+  /** Scrapes /metrics; fails when the engine does not answer 200. */
+  public CompletionStage<Scrape> scrape(String replicaId, long epoch) {
+    return client
+        .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
         .thenApply(
             r -> {
               if (r.statusCode() != 200) {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
-              return toLoad(
-                  replicaId, epoch, PrometheusText.parse(r.body()), System.currentTimeMillis());
+              Map<String, Double> m = PrometheusText.parse(r.body());
+              return new Scrape(
+                  toLoad(replicaId, epoch, m, System.currentTimeMillis()),
+                  m.getOrDefault(START_TIME, Double.NaN));
             });
+  }
+
+  /**
+   * Posts a completion request.
+   *
+   * @param json the request body
+   * @param wait longest wait for the whole answer
+   * @return the status and body (fails when the engine does not answer)
+   */
+  public CompletionStage<HttpResponse<String>> complete(String json, Duration wait) {
+    return client.sendAsync(
+        HttpRequest.newBuilder(URI.create(baseUrl + "/v1/completions"))
+            .timeout(wait)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /** Maps scraped metrics to a heartbeat (missing metrics read as 0). */
@@ -66,7 +100,7 @@ public final class EngineProbe {
         now);
   }
 
-  private HttpRequest request(String path) {
+  private HttpRequest get(String path) {
     return HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout).GET().build();
   }
 }

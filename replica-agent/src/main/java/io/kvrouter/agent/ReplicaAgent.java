@@ -8,9 +8,9 @@ import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -25,19 +25,25 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY}, answers
- * {@link GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica
- * while its engine fails health checks.
+ * {@link GetInfo} and {@link RequestReplay}, checks the engine's health and publishes load
+ * heartbeats, and deregisters the replica while its engine fails health checks.
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
  * {@code kvrouter-kv-events} topic (a thread-safe tell). The actor reads the pipeline's ring and
  * snapshot under its short lock. In approximate mode (no KV-event endpoint) there is no pipeline
  * and nothing is published about blocks.
+ *
+ * <p>Continuity: every health check goes to the subscriber ({@link KvEventSubscriber#healthLost},
+ * {@link KvEventSubscriber#healthy} with the engine's process start time), which keeps the
+ * replica's blocks only if the engine proves to be the same process with nothing missed and
+ * otherwise starts a new epoch. After a failed check the actor publishes nothing and registers
+ * nothing until the subscriber has settled that question for a later check, so trackers never take
+ * back a picture of an engine that restarted. A replica is registered only once its engine is
+ * healthy and the {@link AlignmentProbe} found its blocks keyed as the router keys them (probed
+ * again after every engine restart).
  */
 public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
-
-  /** Most batches one replay reply carries. */
-  static final int MAX_REPLAY_BATCHES = 128;
 
   /** Every replica agent registers under this key; trackers watch its listing. */
   public static final ServiceKey<AgentRequest> SERVICE_KEY = AgentRequest.SERVICE_KEY;
@@ -49,22 +55,44 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     INSTANCE
   }
 
-  private record HealthChecked(boolean healthy) implements Command {}
+  private record HealthChecked(long tick, boolean healthy) implements Command {}
 
-  private record LoadScraped(ReplicaLoad load) implements Command {}
+  private record Scraped(long tick, EngineProbe.Scrape scrape) implements Command {}
+
+  private record Settled(long tick) implements Command {}
+
+  private enum EngineRestarted implements Command {
+    INSTANCE
+  }
+
+  private record Probed(long generation, AlignmentProbe.Result result) implements Command {}
+
+  private enum Alignment {
+    UNCHECKED,
+    CHECKING,
+    PASSED,
+    REFUSED
+  }
 
   private final ReplicaSpec spec;
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
   private final ReplicaEventPipeline pipeline;
   private final KvEventSubscriber subscriber;
-  private final EngineProbe probe;
+  private final EngineProbe engine;
+  private final AlignmentProbe alignmentProbe;
   private boolean registered;
+  private boolean healthy;
   private int failures;
+  private long tick;
+  private long lastLossTick = -1;
+  private boolean awaitingProof;
+  private Alignment alignment = Alignment.UNCHECKED;
+  private long probeGeneration;
 
   /**
    * @param spec the replica
-   * @param settings heartbeat, health and replay settings
+   * @param settings heartbeat, health, replay and alignment settings
    * @param eventsTopic topic {@code kvrouter-kv-events}
    * @param loadTopic topic {@code kvrouter-replica-load}
    */
@@ -90,29 +118,49 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     this.spec = spec;
     this.settings = settings;
     this.loadTopic = loadTopic;
-    this.probe = new EngineProbe(spec.baseUrl(), Duration.ofSeconds(2));
+    this.engine = new EngineProbe(spec.baseUrl(), settings.probeTimeout());
     if (spec.kvEvents()) {
+      RouterKeyFunction keys = settings.keyFunctions().apply(spec.model());
       BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));
       this.pipeline =
           new ReplicaEventPipeline(
               spec.info().targetId(),
-              settings.keyFunctions().apply(spec.model()),
+              keys,
               spec.blockSize(),
               settings.ringCapacity(),
+              settings.knownHashes(),
               sink);
+      ActorRef<AgentRequest> self = ctx.getSelf();
       this.subscriber =
           new KvEventSubscriber(
                   spec.kvEventsEndpoint(),
                   spec.replayEndpoint(),
                   spec.topicFilter(),
                   pipeline,
-                  "kv-events-" + spec.info().targetId())
+                  "kv-events-" + spec.info().targetId(),
+                  settings.kvEvents(),
+                  new KvEventSubscriber.Listener() {
+                    @Override
+                    public void onRestart() {
+                      self.tell(EngineRestarted.INSTANCE);
+                    }
+
+                    @Override
+                    public void onSettled(long tick) {
+                      self.tell(new Settled(tick));
+                    }
+                  })
               .start();
+      this.alignmentProbe =
+          new AlignmentProbe(
+              spec, keys, settings.tokenizers().apply(spec.model()), settings.alignment(), engine);
+      this.awaitingProof = true; // the first healthy check settles it
     } else {
       this.pipeline = null;
       this.subscriber = null;
+      this.alignmentProbe = null;
     }
-    register();
+    ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
 
@@ -123,7 +171,10 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessage(RequestReplay.class, this::onRequestReplay)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessage(HealthChecked.class, this::onHealthChecked)
-        .onMessage(LoadScraped.class, this::onLoadScraped)
+        .onMessage(Scraped.class, this::onScraped)
+        .onMessage(Settled.class, this::onSettled)
+        .onMessageEquals(EngineRestarted.INSTANCE, this::onEngineRestarted)
+        .onMessage(Probed.class, this::onProbed)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
@@ -143,7 +194,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       // A bounded reply keeps each message well under the remoting frame size; a tracker still
       // behind asks again (its next batch or heartbeat shows the remaining gap).
       List<KvEventBatch> first =
-          batches.get().subList(0, Math.min(MAX_REPLAY_BATCHES, batches.get().size()));
+          batches.get().subList(0, Math.min(settings.maxReplayBatches(), batches.get().size()));
       m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), first.toArray(KvEventBatch[]::new)));
     } else {
       m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
@@ -152,49 +203,138 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onTick() {
-    getContext().pipeToSelf(probe.healthy(), (ok, e) -> new HealthChecked(ok != null && ok));
+    long t = ++tick;
+    getContext().pipeToSelf(engine.healthy(), (ok, e) -> new HealthChecked(t, ok != null && ok));
     return this;
   }
 
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
       failures = 0;
-      if (!registered) {
-        getContext().getLog().info("replica {} healthy again: registering", spec.replicaId());
-        register();
-      }
+      healthy = true;
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
           .pipeToSelf(
-              probe.load(spec.info().targetId(), epoch), (load, e) -> new LoadScraped(load));
-    } else if (++failures >= settings.deadAfterFailures() && registered) {
+              engine.scrape(spec.info().targetId(), epoch), (s, e) -> new Scraped(m.tick(), s));
+      return this;
+    }
+    healthy = false;
+    if (++failures == 1 && subscriber != null) {
+      // Until the subscriber has shown the engine unchanged (or cleared it), nothing goes out.
+      awaitingProof = true;
+      lastLossTick = Math.max(lastLossTick, m.tick());
+      subscriber.healthLost();
+    }
+    if (failures >= settings.deadAfterFailures() && registered) {
       getContext()
           .getLog()
           .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
+      deregister();
+    }
+    return this;
+  }
+
+  private Behavior<AgentRequest> onScraped(Scraped m) {
+    if (subscriber != null && m.tick() > lastLossTick) {
+      // Only a scrape sent after the last failed check speaks for the engine as it is now.
+      subscriber.healthy(
+          m.tick(), m.scrape() == null ? Double.NaN : m.scrape().processStartSeconds());
+    }
+    if (m.scrape() != null && !awaitingProof) {
+      // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
+      // learns of the gap here even when no later batch comes.
+      ReplicaLoad load = m.scrape().load();
+      loadTopic.tell(Topic.publish(pipeline == null ? load : pipeline.stamp(load)));
+    }
+    advance();
+    return this;
+  }
+
+  private Behavior<AgentRequest> onSettled(Settled m) {
+    if (awaitingProof && m.tick() > lastLossTick) {
+      awaitingProof = false;
+      advance();
+    }
+    return this;
+  }
+
+  private Behavior<AgentRequest> onEngineRestarted() {
+    // A new engine process may be configured differently: probe it again.
+    alignment = Alignment.UNCHECKED;
+    probeGeneration++;
+    advance();
+    return this;
+  }
+
+  private Behavior<AgentRequest> onProbed(Probed m) {
+    if (m.generation() != probeGeneration) {
+      return this; // probed an engine process that has been replaced since
+    }
+    AlignmentProbe.Result r = m.result();
+    if (r.outcome() == AlignmentProbe.Outcome.ALIGNED) {
+      alignment = Alignment.PASSED;
+    } else if (!r.mismatch()) {
+      getContext()
+          .getLog()
+          .warn("replica {}: alignment probe inconclusive: {}", spec.replicaId(), r.detail());
+      alignment = Alignment.PASSED;
+    } else if (settings.alignment().refuseOnMismatch()) {
+      getContext()
+          .getLog()
+          .error(
+              "replica {}: the router's block keys do not line up with the engine's blocks; NOT"
+                  + " serving it: {}",
+              spec.replicaId(),
+              r.detail());
+      alignment = Alignment.REFUSED;
+    } else {
+      getContext()
+          .getLog()
+          .error(
+              "replica {}: the router's block keys do not line up with the engine's blocks;"
+                  + " serving it anyway (alignment.on-mismatch = warn): {}",
+              spec.replicaId(),
+              r.detail());
+      alignment = Alignment.PASSED;
+    }
+    advance();
+    return this;
+  }
+
+  /** Registers, deregisters or probes as the engine's state now allows. */
+  private void advance() {
+    if (!healthy || awaitingProof) {
+      return;
+    }
+    boolean probing = alignmentProbe != null && settings.alignment().probe();
+    if (probing && alignment == Alignment.UNCHECKED) {
+      alignment = Alignment.CHECKING;
+      long generation = probeGeneration;
+      getContext()
+          .pipeToSelf(
+              alignmentProbe.run(pipeline, ThreadLocalRandom.current().nextLong()),
+              (r, e) -> new Probed(generation, r));
+    }
+    if (probing && alignment == Alignment.REFUSED) {
+      deregister();
+    } else if (!registered && (!probing || alignment == Alignment.PASSED)) {
+      getContext().getLog().info("replica {} healthy: registering", spec.replicaId());
+      getContext()
+          .getSystem()
+          .receptionist()
+          .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
+      registered = true;
+    }
+  }
+
+  private void deregister() {
+    if (registered) {
       getContext()
           .getSystem()
           .receptionist()
           .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
       registered = false;
     }
-    return this;
-  }
-
-  private Behavior<AgentRequest> onLoadScraped(LoadScraped m) {
-    if (m.load() != null) {
-      // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
-      // learns of the gap here even when no later batch comes.
-      loadTopic.tell(Topic.publish(pipeline == null ? m.load() : pipeline.stamp(m.load())));
-    }
-    return this;
-  }
-
-  private void register() {
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
-    registered = true;
   }
 
   private Behavior<AgentRequest> onPostStop() {

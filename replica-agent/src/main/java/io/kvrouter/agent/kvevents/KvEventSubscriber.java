@@ -3,6 +3,8 @@ package io.kvrouter.agent.kvevents;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,41 +15,71 @@ import org.zeromq.ZMsg;
 
 /**
  * Subscribes to one engine's KV events over ZMQ (JeroMQ SUB) on its own daemon thread, decodes them
- * with {@link VllmEventDecoder} and hands them, in sequence order, to an {@link
- * EngineStreamHandler}. Never runs on an actor dispatcher.
+ * and hands them, in sequence order, to an {@link EngineStreamHandler} through a {@link
+ * StreamSequencer} (which holds every rule). Never runs on an actor dispatcher; the agent actor
+ * talks to it only through {@link #healthLost()} and {@link #healthy}, which queue a command for
+ * this thread, and hears back through a {@link Listener}.
  *
- * <p>Live messages are parsed by {@link TransportFrames} and sequenced by a {@link StreamSequencer}
- * (gap → replay, regression → engine restart, first message above 0 → replay from 0). Replay uses a
- * DEALER sending {@code ["", seq8]} and reads replies until the end marker, bounded by a timeout.
- * After 2 s without live messages the replay socket is probed for anything newer; if it has some,
- * the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections) and is
- * recreated; without a replay socket the SUB is recreated on every such silence, which costs
- * nothing when the engine is merely idle.
+ * <p>Replay: every request gets a fresh DEALER that sends {@code ["", seq8]} to the engine's ROUTER
+ * and reads until the end marker or {@code replayTimeout}, then closes. An answer that comes after
+ * that goes to a socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so
+ * a late answer can never be read as the answer to a later request (a long-lived DEALER would queue
+ * a request while the engine is away, deliver it when the engine is back, and from then on read
+ * each reply one request late).
+ *
+ * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read both before and
+ * right after each receive, so that a drop signalled before a message arrived is seen before that
+ * message is handled. After {@code silence} without live messages the sequencer audits the replay
+ * buffer; if that delivers anything the SUB is stuck (seen with JeroMQ on loopback about once in
+ * fifteen fresh connections) and is recreated; without a replay socket the SUB is recreated on
+ * every such silence, which costs nothing when the engine is merely idle.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
-  private static final java.util.concurrent.atomic.AtomicLong monitors =
-      new java.util.concurrent.atomic.AtomicLong();
+  /** What the agent hears back (called on the subscriber's thread; must not block). */
+  public interface Listener {
+    /** A restart cleared the replica (a new epoch began). */
+    void onRestart();
 
+    /**
+     * No interruption is pending as of the health check {@code tick} (the last one {@link #healthy}
+     * reported): the replica's blocks are either proven current or were cleared.
+     */
+    void onSettled(long tick);
+  }
+
+  private static final Listener NO_LISTENER =
+      new Listener() {
+        @Override
+        public void onRestart() {}
+
+        @Override
+        public void onSettled(long tick) {}
+      };
+
+  private static final AtomicLong MONITORS = new AtomicLong();
   private static final Logger log = LoggerFactory.getLogger(KvEventSubscriber.class);
-  private static final int POLL_MILLIS = 50;
-  private static final int REPLAY_TIMEOUT_MILLIS = 2_000;
+
+  /** Safety bound on one replay answer (vLLM buffers 10,000 batches by default). */
   private static final int MAX_REPLAY_MESSAGES = 1_000_000;
-  private static final long SILENCE_NANOS = 2_000_000_000L;
 
   private final String endpoint;
   private final String replayEndpoint;
   private final String topicFilter;
   private final EngineStreamHandler handler;
   private final String threadName;
+  private final SubscriberSettings settings;
+  private final Listener listener;
+  private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
   private volatile boolean running = true;
   private Thread thread;
-  private ZMQ.Socket dealer;
   private volatile StreamSequencer sequencer;
+  private long lastHealthyTick = -1;
+  private long settledTick = -1;
 
   /**
    * @param endpoint the engine's PUB endpoint to connect to, e.g. {@code tcp://127.0.0.1:5557}
@@ -55,18 +87,41 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param topicFilter SUB prefix filter ("" for all)
    * @param handler where batches go, called on this subscriber's thread
    * @param threadName the thread's name (say which replica)
+   * @param settings waits, retries and audits
+   * @param listener hears of restarts and settled interruptions
    */
   public KvEventSubscriber(
       String endpoint,
       String replayEndpoint,
       String topicFilter,
       EngineStreamHandler handler,
-      String threadName) {
+      String threadName,
+      SubscriberSettings settings,
+      Listener listener) {
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
     this.topicFilter = topicFilter == null ? "" : topicFilter;
     this.handler = handler;
     this.threadName = threadName;
+    this.settings = settings;
+    this.listener = listener;
+  }
+
+  /** With the defaults of {@code reference.conf} and nobody listening. */
+  public KvEventSubscriber(
+      String endpoint,
+      String replayEndpoint,
+      String topicFilter,
+      EngineStreamHandler handler,
+      String threadName) {
+    this(
+        endpoint,
+        replayEndpoint,
+        topicFilter,
+        handler,
+        threadName,
+        SubscriberSettings.defaults(),
+        NO_LISTENER);
   }
 
   /** Starts the subscriber thread. */
@@ -75,6 +130,25 @@ public final class KvEventSubscriber implements AutoCloseable {
     thread.setDaemon(true);
     thread.start();
     return this;
+  }
+
+  /** The engine failed a health check (thread-safe; handled on the subscriber's thread). */
+  public void healthLost() {
+    inbox.add(() -> sequencer.onHealthLost());
+  }
+
+  /**
+   * The engine answered health check {@code tick} (thread-safe; handled on the subscriber's
+   * thread).
+   *
+   * @param processStartSeconds its {@code process_start_time_seconds}, or NaN when it has none
+   */
+  public void healthy(long tick, double processStartSeconds) {
+    inbox.add(
+        () -> {
+          lastHealthyTick = Math.max(lastHealthyTick, tick);
+          sequencer.onHealthy(processStartSeconds);
+        });
   }
 
   /** Messages received live so far. */
@@ -102,28 +176,25 @@ public final class KvEventSubscriber implements AutoCloseable {
     try (ZContext ctx = new ZContext()) {
       ZMQ.Socket sub = connectSub(ctx);
       ZMQ.Socket monitor = monitor(ctx, sub);
-      if (replayEndpoint != null) {
-        dealer = ctx.createSocket(SocketType.DEALER);
-        dealer.setLinger(0);
-        dealer.setReceiveTimeOut(REPLAY_TIMEOUT_MILLIS);
-        dealer.connect(replayEndpoint);
-      }
       sequencer =
-          new StreamSequencer(handler, dealer == null ? null : this::fetchReplay, threadName);
+          new StreamSequencer(
+              handler,
+              replayEndpoint == null ? null : from -> fetchReplay(ctx, from),
+              threadName,
+              settings,
+              System::nanoTime,
+              listener::onRestart);
+      long silenceNanos = settings.silence().toNanos();
       long lastLive = System.nanoTime();
       while (running) {
-        ZMQ.Event event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT);
-        if (event != null && event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
-          sequencer.onDisconnected();
-        }
+        runCommands();
+        watch(monitor);
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
-          if (System.nanoTime() - lastLive > SILENCE_NANOS) {
-            // Silence: either the engine is idle or the SUB is stuck (seen with JeroMQ on
-            // loopback: a SUB that never receives). Batches in the replay buffer beyond what we
-            // have prove the latter; without replay, reconnecting an idle SUB costs nothing.
-            long recovered = sequencer.probe();
-            if (dealer == null || recovered > 0) {
+          sequencer.onIdle();
+          if (System.nanoTime() - lastLive > silenceNanos) {
+            long recovered = sequencer.audit();
+            if (replayEndpoint == null || recovered > 0) {
               if (recovered > 0) {
                 log.warn(
                     "{}: SUB stuck ({} batches recovered by replay); reconnecting",
@@ -138,8 +209,11 @@ public final class KvEventSubscriber implements AutoCloseable {
             }
             lastLive = System.nanoTime();
           }
+          settle();
           continue;
         }
+        // A drop signalled before this message arrived must be seen before it is handled.
+        watch(monitor);
         lastLive = System.nanoTime();
         received.incrementAndGet();
         TransportFrames.Message m = TransportFrames.live(frames(msg));
@@ -148,6 +222,7 @@ public final class KvEventSubscriber implements AutoCloseable {
           continue;
         }
         sequencer.onLive(m.seq(), m.payload());
+        settle();
       }
     } catch (RuntimeException | Error e) {
       if (running) {
@@ -156,9 +231,33 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
+  private void runCommands() {
+    Runnable c;
+    while ((c = inbox.poll()) != null) {
+      c.run();
+    }
+    settle();
+  }
+
+  private void settle() {
+    if (lastHealthyTick > settledTick && !sequencer.interrupted()) {
+      settledTick = lastHealthyTick;
+      listener.onSettled(settledTick);
+    }
+  }
+
+  private void watch(ZMQ.Socket monitor) {
+    ZMQ.Event event;
+    while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
+      if (event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
+        sequencer.onDisconnected();
+      }
+    }
+  }
+
   /** A socket receiving the SUB's disconnect events (an engine restart drops the connection). */
   private ZMQ.Socket monitor(ZContext ctx, ZMQ.Socket sub) {
-    String address = "inproc://kv-events-monitor-" + threadName + "-" + monitors.incrementAndGet();
+    String address = "inproc://kv-events-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
     sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
     ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
     monitor.setLinger(0);
@@ -169,35 +268,47 @@ public final class KvEventSubscriber implements AutoCloseable {
   private ZMQ.Socket connectSub(ZContext ctx) {
     ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
     sub.setLinger(0);
-    sub.setRcvHWM(100_000);
-    sub.setReceiveTimeOut(POLL_MILLIS);
+    sub.setRcvHWM(settings.receiveHighWaterMark());
+    sub.setReceiveTimeOut((int) settings.pollInterval().toMillis());
     sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
     sub.connect(endpoint);
     return sub;
   }
 
-  /** Sends a replay request and collects the answer until the end marker or a timeout. */
-  private List<TransportFrames.Message> fetchReplay(long fromSeq) {
+  /** One replay request on a fresh DEALER: the whole answer, or unanswered at the timeout. */
+  private ReplayReply fetchReplay(ZContext ctx, long fromSeq) {
     replayRequests.incrementAndGet();
-    dealer.sendMore(new byte[0]);
-    dealer.send(ZmqFrames.seq(fromSeq));
-    List<TransportFrames.Message> out = new ArrayList<>();
-    for (int i = 0; i < MAX_REPLAY_MESSAGES; i++) {
-      ZMsg reply = ZMsg.recvMsg(dealer);
-      if (reply == null) {
-        log.warn("{}: replay from {} timed out", threadName, fromSeq);
-        break;
+    ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+    try {
+      dealer.setLinger(0);
+      dealer.connect(replayEndpoint);
+      dealer.sendMore(new byte[0]);
+      dealer.send(ZmqFrames.seq(fromSeq));
+      long deadline = System.nanoTime() + settings.replayTimeout().toNanos();
+      List<TransportFrames.Message> out = new ArrayList<>();
+      while (out.size() < MAX_REPLAY_MESSAGES) {
+        long left = (deadline - System.nanoTime()) / 1_000_000;
+        if (left <= 0) {
+          break;
+        }
+        dealer.setReceiveTimeOut((int) left);
+        ZMsg reply = ZMsg.recvMsg(dealer);
+        if (reply == null) {
+          break;
+        }
+        TransportFrames.Message m = TransportFrames.replay(frames(reply));
+        if (m == null) {
+          malformed.incrementAndGet();
+        } else if (m.endOfReplay()) {
+          return ReplayReply.of(out);
+        } else {
+          out.add(m);
+        }
       }
-      TransportFrames.Message m = TransportFrames.replay(frames(reply));
-      if (m == null) {
-        malformed.incrementAndGet();
-      } else if (m.endOfReplay()) {
-        break;
-      } else {
-        out.add(m);
-      }
+      return ReplayReply.unanswered();
+    } finally {
+      ctx.destroySocket(dealer);
     }
-    return out;
   }
 
   private static List<byte[]> frames(ZMsg msg) {
@@ -211,7 +322,8 @@ public final class KvEventSubscriber implements AutoCloseable {
     running = false;
     if (thread != null) {
       try {
-        thread.join(5_000);
+        thread.join(
+            settings.replayTimeout().plus(settings.pollInterval()).multipliedBy(2).toMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }

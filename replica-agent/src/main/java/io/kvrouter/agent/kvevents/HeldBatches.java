@@ -31,12 +31,19 @@ final class HeldBatches {
     held.addLast(m);
   }
 
-  TransportFrames.Message first() {
-    return held.peekFirst();
+  /** Takes the first held batch out (null when none). */
+  TransportFrames.Message takeFirst() {
+    return held.pollFirst();
   }
 
-  void removeFirst() {
-    held.removeFirst();
+  /** Puts back the batch just taken, still first (it keeps waiting since it first did). */
+  void putBack(TransportFrames.Message m) {
+    held.addFirst(m);
+  }
+
+  /** Forgets every held batch (a new engine process: its buffer supplies what it sent). */
+  void clear() {
+    held.clear();
   }
 
   boolean isEmpty() {

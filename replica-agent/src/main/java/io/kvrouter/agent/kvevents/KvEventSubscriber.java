@@ -27,12 +27,14 @@ import org.zeromq.ZMsg;
  * a request while the engine is away, deliver it when the engine is back, and from then on read
  * each reply one request late).
  *
- * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read both before and
- * right after each receive, so that a drop signalled before a message arrived is seen before that
- * message is handled. After {@code silence} without live messages the sequencer audits the replay
- * buffer; if that delivers anything the SUB is stuck (seen with JeroMQ on loopback about once in
- * fifteen fresh connections) and is recreated; without a replay socket the SUB is recreated on
- * every such silence, which costs nothing when the engine is merely idle.
+ * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read before and right
+ * after each receive. On a drop the sequencer holds live batches until a replay shows which engine
+ * sends them, and the SUB is replaced: its queue may still hold the old connection's last messages,
+ * which are in the replay buffer if the engine is the same process and stale if it is not. After
+ * {@code silence} without live messages the sequencer audits the replay buffer; if that delivers
+ * anything the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections)
+ * and is replaced; without a replay socket the SUB is replaced on every such silence, which costs
+ * nothing when the engine is merely idle.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
@@ -78,6 +80,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   private volatile boolean running = true;
   private Thread thread;
   private volatile StreamSequencer sequencer;
+  private ZMQ.Socket sub;
+  private ZMQ.Socket monitor;
   private long lastHealthyTick = -1;
   private long settledTick = -1;
 
@@ -174,8 +178,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private void run() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket sub = connectSub(ctx);
-      ZMQ.Socket monitor = monitor(ctx, sub);
+      subscribe(ctx);
       sequencer =
           new StreamSequencer(
               handler,
@@ -188,7 +191,9 @@ public final class KvEventSubscriber implements AutoCloseable {
       long lastLive = System.nanoTime();
       while (running) {
         runCommands();
-        watch(monitor);
+        if (dropped()) {
+          resubscribe(ctx);
+        }
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
           sequencer.onIdle();
@@ -201,10 +206,7 @@ public final class KvEventSubscriber implements AutoCloseable {
                     threadName,
                     recovered);
               }
-              monitor.close();
-              sub.close();
-              sub = connectSub(ctx);
-              monitor = monitor(ctx, sub);
+              resubscribe(ctx);
               reconnects.incrementAndGet();
             }
             lastLive = System.nanoTime();
@@ -212,8 +214,10 @@ public final class KvEventSubscriber implements AutoCloseable {
           settle();
           continue;
         }
-        // A drop signalled before this message arrived must be seen before it is handled.
-        watch(monitor);
+        if (dropped()) {
+          resubscribe(ctx); // the message may be the old connection's last: replay decides
+          continue;
+        }
         lastLive = System.nanoTime();
         received.incrementAndGet();
         TransportFrames.Message m = TransportFrames.live(frames(msg));
@@ -246,33 +250,46 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
-  private void watch(ZMQ.Socket monitor) {
+  /**
+   * Reads the SUB's monitor; on a dropped connection tells the sequencer and returns true: the
+   * caller then replaces the SUB, whose queue may still hold the old connection's last messages
+   * (they are in the engine's replay buffer if it is the same process, and stale if not).
+   */
+  private boolean dropped() {
+    boolean dropped = false;
     ZMQ.Event event;
     while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
       if (event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
         sequencer.onDisconnected();
+        dropped = true;
       }
     }
+    return dropped;
   }
 
-  /** A socket receiving the SUB's disconnect events (an engine restart drops the connection). */
-  private ZMQ.Socket monitor(ZContext ctx, ZMQ.Socket sub) {
-    String address = "inproc://kv-events-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
-    sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
-    ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
-    monitor.setLinger(0);
-    monitor.connect(address);
-    return monitor;
-  }
-
-  private ZMQ.Socket connectSub(ZContext ctx) {
-    ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+  /**
+   * Connects a SUB socket and a monitor receiving its disconnect events (an engine restart drops
+   * the connection).
+   */
+  private void subscribe(ZContext ctx) {
+    sub = ctx.createSocket(SocketType.SUB);
     sub.setLinger(0);
     sub.setRcvHWM(settings.receiveHighWaterMark());
     sub.setReceiveTimeOut((int) settings.pollInterval().toMillis());
     sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
+    String address = "inproc://kv-events-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
+    sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
+    monitor = ctx.createSocket(SocketType.PAIR);
+    monitor.setLinger(0);
+    monitor.connect(address);
     sub.connect(endpoint);
-    return sub;
+  }
+
+  /** Replaces the SUB and its monitor, dropping whatever the old SUB still queued. */
+  private void resubscribe(ZContext ctx) {
+    ctx.destroySocket(monitor);
+    ctx.destroySocket(sub);
+    subscribe(ctx);
   }
 
   /** One replay request on a fresh DEALER: the whole answer, or unanswered at the timeout. */

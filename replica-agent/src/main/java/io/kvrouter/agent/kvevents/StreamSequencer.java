@@ -349,10 +349,11 @@ public final class StreamSequencer {
             held.waited());
         replaySuspended = true;
       }
-      if (!accept(held.first())) {
+      TransportFrames.Message m = held.takeFirst();
+      if (!accept(m)) {
+        held.putBack(m);
         return;
       }
-      held.removeFirst();
     }
   }
 
@@ -411,6 +412,8 @@ public final class StreamSequencer {
     dupFrom = 0;
     dupTo = 0;
     continuity.newProcess();
+    // Held batches may be the old process's last ones; whatever the new one sent is in its buffer.
+    held.clear();
     listener.onRestart();
     if (replay != null && !replaySuspended) {
       ReplayReply r = fetch(0);

@@ -259,7 +259,7 @@ class StreamSequencerTest {
     live(s, 0, 3);
     s.onDisconnected();
     buffer.clear();
-    buffered(0, 3, 1); // the new process published 0..2 before we reconnected
+    buffered(0, 4, 1); // the new process published 0..3, 0..2 before we reconnected
     s.onLive(3, payload(3, 1)); // exactly the seq expected next: no regression shows
     assertThat(seen)
         .containsExactly(

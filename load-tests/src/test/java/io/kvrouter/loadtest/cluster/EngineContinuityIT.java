@@ -59,14 +59,19 @@ class EngineContinuityIT {
       assertThat(rig.expected().count()).as("the engine holds blocks").isGreaterThan(30);
 
       long back = rig.engine.restartSilently(outage, how);
+      System.out.printf(
+          "engine back at %s%n", java.time.LocalTime.now().toString()); // to read the agent's log
+      long clearedAt = rig.awaitEpochAfter(oldEpoch, DEADLINE);
       long exactAt = rig.awaitExact(DEADLINE);
       long newEpoch = rig.epoch();
       System.out.printf(
-          "silent restart, away %d ms (%s), start time %s: trackers exact %d ms after the engine's"
-              + " return (health interval %d ms); engine holds %d blocks%n",
+          "silent restart, away %d ms (%s), start time %s: every tracker in a new epoch %d ms after"
+              + " the engine's return, exact %d ms after (health interval %d ms); engine holds %d"
+              + " blocks%n",
           outage.toMillis(),
           how,
           startTime ? "exported" : "absent",
+          (clearedAt - back) / 1_000_000,
           (exactAt - back) / 1_000_000,
           HEARTBEAT.toMillis(),
           rig.expected().count());

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -52,6 +53,20 @@ final class EngineRig implements AutoCloseable {
 
   EngineRig(IndependentVllmEngine.Config config, Duration heartbeat, int deadAfter)
       throws Exception {
+    this(config, heartbeat, deadAfter, config.blockSize(), UnaryOperator.identity());
+  }
+
+  /**
+   * @param declaredBlockSize the block size the agent is told ({@code --block-size})
+   * @param tune changes to the agent's settings (as {@code kvrouter agent} options would make)
+   */
+  EngineRig(
+      IndependentVllmEngine.Config config,
+      Duration heartbeat,
+      int deadAfter,
+      int declaredBlockSize,
+      UnaryOperator<AgentSettings> tune)
+      throws Exception {
     this.heartbeat = heartbeat;
     this.engine = IndependentVllmEngine.start(config);
     cluster.addIngress(ConfigFactory.empty());
@@ -73,7 +88,7 @@ final class EngineRig implements AutoCloseable {
             0,
             config.model(),
             engine.baseUrl(),
-            config.blockSize(),
+            declaredBlockSize,
             engine.kvEventsEndpoint(),
             engine.replayEndpoint(),
             "");
@@ -84,7 +99,8 @@ final class EngineRig implements AutoCloseable {
             Map.of(
                 NodeSettings.ROLE_AGENT,
                 AgentGuardian.roleGuardian(
-                    AgentSettings.of(List.of(spec)).withHeartbeat(heartbeat, deadAfter))));
+                    tune.apply(
+                        AgentSettings.of(List.of(spec)).withHeartbeat(heartbeat, deadAfter)))));
   }
 
   /** Sends {@code n} distinct prompts of about {@code chars} characters straight to the engine. */
@@ -165,6 +181,20 @@ final class EngineRig implements AutoCloseable {
       Thread.sleep(20); // polling interval of a bounded wait
     }
     return System.nanoTime();
+  }
+
+  /** Waits until every tracker holds the replica in an epoch after {@code epoch}; returns when. */
+  long awaitEpochAfter(long epoch, Duration within) throws Exception {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (true) {
+      List<JsonNode> cells = cells();
+      if (cells.size() == cluster.ingresses().size()
+          && cells.stream().allMatch(c -> c.path("epoch").asLong(-1) > epoch)) {
+        return System.nanoTime();
+      }
+      assertThat(System.nanoTime()).as("a new epoch; last seen %s", cells).isLessThan(deadline);
+      Thread.sleep(20); // polling interval of a bounded wait
+    }
   }
 
   /** The epoch every tracker holds for the replica (they must agree). */

@@ -292,12 +292,25 @@ public final class KvEventSubscriber implements AutoCloseable {
     subscribe(ctx);
   }
 
-  /** One replay request on a fresh DEALER: the whole answer, or unanswered at the timeout. */
+  /**
+   * One replay request on a fresh DEALER: the whole answer, or unanswered at the timeout or as soon
+   * as the connection drops (a request already sent on a dead connection is never answered; a
+   * reconnected DEALER does not send it again).
+   */
   private ReplayReply fetchReplay(ZContext ctx, long fromSeq) {
     replayRequests.incrementAndGet();
     ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+    ZMQ.Socket drops = ctx.createSocket(SocketType.PAIR);
+    ZMQ.Poller poller = ctx.createPoller(2);
     try {
       dealer.setLinger(0);
+      drops.setLinger(0);
+      String address =
+          "inproc://kv-replay-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
+      dealer.monitor(address, ZMQ.EVENT_DISCONNECTED);
+      drops.connect(address);
+      poller.register(dealer, ZMQ.Poller.POLLIN);
+      poller.register(drops, ZMQ.Poller.POLLIN);
       dealer.connect(replayEndpoint);
       dealer.sendMore(new byte[0]);
       dealer.send(ZmqFrames.seq(fromSeq));
@@ -305,13 +318,15 @@ public final class KvEventSubscriber implements AutoCloseable {
       List<TransportFrames.Message> out = new ArrayList<>();
       while (out.size() < MAX_REPLAY_MESSAGES) {
         long left = (deadline - System.nanoTime()) / 1_000_000;
-        if (left <= 0) {
+        if (left <= 0 || poller.poll(left) < 0) {
           break;
         }
-        dealer.setReceiveTimeOut((int) left);
-        ZMsg reply = ZMsg.recvMsg(dealer);
+        ZMsg reply = poller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
         if (reply == null) {
-          break;
+          if (poller.pollin(1)) {
+            break; // the connection dropped with the answer incomplete
+          }
+          continue;
         }
         TransportFrames.Message m = TransportFrames.replay(frames(reply));
         if (m == null) {
@@ -324,6 +339,8 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
       return ReplayReply.unanswered();
     } finally {
+      poller.close();
+      ctx.destroySocket(drops);
       ctx.destroySocket(dealer);
     }
   }

@@ -115,6 +115,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
     super(ctx);
+    ctx.setLoggerName(ReplicaAgent.class); // log lines name the agent, whatever logs first
     this.spec = spec;
     this.settings = settings;
     this.loadTopic = loadTopic;

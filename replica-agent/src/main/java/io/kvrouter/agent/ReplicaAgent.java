@@ -67,13 +67,6 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private record Probed(long generation, AlignmentProbe.Result result) implements Command {}
 
-  private enum Alignment {
-    UNCHECKED,
-    CHECKING,
-    PASSED,
-    REFUSED
-  }
-
   private final ReplicaSpec spec;
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
@@ -81,14 +74,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final KvEventSubscriber subscriber;
   private final EngineProbe engine;
   private final AlignmentProbe alignmentProbe;
-  private boolean registered;
-  private boolean healthy;
-  private int failures;
-  private long tick;
-  private long lastLossTick = -1;
-  private boolean awaitingProof;
-  private Alignment alignment = Alignment.UNCHECKED;
-  private long probeGeneration;
+  private final ServingGate gate;
 
   /**
    * @param spec the replica
@@ -155,12 +141,17 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       this.alignmentProbe =
           new AlignmentProbe(
               spec, keys, settings.tokenizers().apply(spec.model()), settings.alignment(), engine);
-      this.awaitingProof = true; // the first healthy check settles it
     } else {
       this.pipeline = null;
       this.subscriber = null;
       this.alignmentProbe = null;
     }
+    this.gate =
+        new ServingGate(
+            spec.kvEvents(),
+            spec.kvEvents() && settings.alignment().probe(),
+            settings.alignment().refuseOnMismatch(),
+            settings.deadAfterFailures());
     ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
@@ -204,137 +195,100 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onTick() {
-    long t = ++tick;
+    long t = gate.nextTick();
     getContext().pipeToSelf(engine.healthy(), (ok, e) -> new HealthChecked(t, ok != null && ok));
     return this;
   }
 
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
-      failures = 0;
-      healthy = true;
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
           .pipeToSelf(
               engine.scrape(spec.info().targetId(), epoch), (s, e) -> new Scraped(m.tick(), s));
-      return this;
     }
-    healthy = false;
-    if (++failures == 1 && subscriber != null) {
-      // Until the subscriber has shown the engine unchanged (or cleared it), nothing goes out.
-      awaitingProof = true;
-      lastLossTick = Math.max(lastLossTick, m.tick());
+    ServingGate.Steps steps = gate.checked(m.tick(), m.healthy());
+    if (steps.tellHealthLost()) {
       subscriber.healthLost();
     }
-    if (failures >= settings.deadAfterFailures() && registered) {
+    if (steps.deregister()) {
       getContext()
           .getLog()
-          .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
-      deregister();
+          .warn("replica {} failed health checks: deregistering", spec.replicaId());
     }
+    take(steps);
     return this;
   }
 
   private Behavior<AgentRequest> onScraped(Scraped m) {
-    if (subscriber != null && m.tick() > lastLossTick) {
-      // Only a scrape sent after the last failed check speaks for the engine as it is now.
+    if (subscriber != null && gate.current(m.tick())) {
       subscriber.healthy(
           m.tick(), m.scrape() == null ? Double.NaN : m.scrape().processStartSeconds());
     }
-    if (m.scrape() != null && !awaitingProof) {
+    if (m.scrape() != null && gate.mayPublish()) {
       // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
       // learns of the gap here even when no later batch comes.
       ReplicaLoad load = m.scrape().load();
       loadTopic.tell(Topic.publish(pipeline == null ? load : pipeline.stamp(load)));
     }
-    advance();
     return this;
   }
 
   private Behavior<AgentRequest> onSettled(Settled m) {
-    if (awaitingProof && m.tick() > lastLossTick) {
-      awaitingProof = false;
-      advance();
-    }
+    take(gate.settled(m.tick()));
     return this;
   }
 
   private Behavior<AgentRequest> onEngineRestarted() {
-    // A new engine process may be configured differently: probe it again.
-    alignment = Alignment.UNCHECKED;
-    probeGeneration++;
-    advance();
+    take(gate.restarted());
     return this;
   }
 
   private Behavior<AgentRequest> onProbed(Probed m) {
-    if (m.generation() != probeGeneration) {
-      return this; // probed an engine process that has been replaced since
-    }
     AlignmentProbe.Result r = m.result();
-    if (r.outcome() == AlignmentProbe.Outcome.ALIGNED) {
-      alignment = Alignment.PASSED;
-    } else if (!r.mismatch()) {
-      getContext()
-          .getLog()
-          .warn("replica {}: alignment probe inconclusive: {}", spec.replicaId(), r.detail());
-      alignment = Alignment.PASSED;
-    } else if (settings.alignment().refuseOnMismatch()) {
-      getContext()
-          .getLog()
-          .error(
-              "replica {}: the router's block keys do not line up with the engine's blocks; NOT"
-                  + " serving it: {}",
-              spec.replicaId(),
-              r.detail());
-      alignment = Alignment.REFUSED;
-    } else {
-      getContext()
-          .getLog()
-          .error(
-              "replica {}: the router's block keys do not line up with the engine's blocks;"
-                  + " serving it anyway (alignment.on-mismatch = warn): {}",
-              spec.replicaId(),
-              r.detail());
-      alignment = Alignment.PASSED;
+    if (m.generation() == gate.probeGeneration()) {
+      if (r.outcome() == AlignmentProbe.Outcome.INCONCLUSIVE) {
+        getContext()
+            .getLog()
+            .warn("replica {}: alignment probe inconclusive: {}", spec.replicaId(), r.detail());
+      } else if (r.mismatch()) {
+        getContext()
+            .getLog()
+            .error(
+                "replica {}: the router's block keys do not line up with the engine's blocks; {}:"
+                    + " {}",
+                spec.replicaId(),
+                settings.alignment().refuseOnMismatch()
+                    ? "NOT serving it"
+                    : "serving it anyway (alignment.on-mismatch = warn)",
+                r.detail());
+      }
     }
-    advance();
+    take(gate.probed(m.generation(), r.mismatch()));
     return this;
   }
 
-  /** Registers, deregisters or probes as the engine's state now allows. */
-  private void advance() {
-    if (!healthy || awaitingProof) {
-      return;
-    }
-    boolean probing = alignmentProbe != null && settings.alignment().probe();
-    if (probing && alignment == Alignment.UNCHECKED) {
-      alignment = Alignment.CHECKING;
-      long generation = probeGeneration;
+  /** Does what the gate decided. */
+  private void take(ServingGate.Steps steps) {
+    if (steps.probe()) {
+      long generation = gate.probeGeneration();
       getContext()
           .pipeToSelf(
               alignmentProbe.run(pipeline, ThreadLocalRandom.current().nextLong()),
               (r, e) -> new Probed(generation, r));
     }
-    if (probing && alignment == Alignment.REFUSED) {
-      deregister();
-    } else if (!registered && (!probing || alignment == Alignment.PASSED)) {
+    if (steps.register()) {
       getContext().getLog().info("replica {} healthy: registering", spec.replicaId());
       getContext()
           .getSystem()
           .receptionist()
           .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
-      registered = true;
     }
-  }
-
-  private void deregister() {
-    if (registered) {
+    if (steps.deregister()) {
       getContext()
           .getSystem()
           .receptionist()
           .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-      registered = false;
     }
   }
 

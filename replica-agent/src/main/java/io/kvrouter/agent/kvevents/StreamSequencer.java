@@ -12,38 +12,26 @@ import org.slf4j.LoggerFactory;
  * EngineStreamHandler} in engine order. {@link KvEventSubscriber} drives it from its thread.
  *
  * <p>vLLM's publisher ({@code vllm/distributed/kv_events.py}, {@code ZmqEventPublisher}) numbers
- * batches from 0 per process, keeps the last {@code buffer_steps} of them with the very payload
- * bytes it published, and answers a replay request with every buffered batch from the requested seq
- * on, then an end marker. It announces nothing when it starts: a restarted engine is empty and
- * counts from 0 again. Rules:
+ * batches from 0 per process, buffers the very bytes it published and replays them from a seq on;
+ * it announces nothing when it starts. Rules (replica-agent/README.md explains them):
  *
  * <ul>
- *   <li><b>Order.</b> A first seq above 0 replays from 0; a seq above the expected one replays from
- *       the expected one; what the engine answers it no longer holds is reported through {@link
- *       EngineStreamHandler#onUnrecoverableGap} (no new epoch when nothing was delivered since the
- *       last one: the slate is already clean). A seq below the expected one is a restart.
- *   <li><b>A lost reply is a retry.</b> A replay left unanswered (the engine away, or slow) says
- *       nothing about what the engine holds: the live batches behind it wait and the request is
- *       asked again every {@code replayRetry}; only after {@code giveUpAfter} (or {@code maxHeld}
- *       waiting batches) are the missing ones declared lost.
- *   <li><b>Continuity or a clean slate.</b> After an interruption (the connection dropped: {@link
- *       #onDisconnected}; a failed health check: {@link #onHealthLost}) the blocks already
- *       delivered are kept only if the engine is shown to be the same process with nothing missed:
- *       the same process start time after the interruption as before, or a replay from the last
- *       batch delivered before the interruption whose first batch is byte for byte the one
- *       delivered (vLLM's batches carry their creation time, so a new process cannot repeat one). A
- *       changed start time, a different batch, or an engine stream shorter than what was delivered
- *       is a restart; so is an interruption nothing can disprove (no replay socket and no start
- *       time). After a dropped connection live batches wait for that verdict.
- *   <li><b>Audits.</b> On every healthy heartbeat ({@link #onHealthy}) and after a live silence
- *       ({@link #audit}), the last {@code auditDepth} batches delivered are compared with the
- *       engine's buffer: a difference, or a buffer that ends before them, is a restart that no
- *       interruption showed; newer batches in the buffer are delivered (live copies that follow are
- *       dropped as duplicates).
+ *   <li><b>Order.</b> A seq above the expected one replays from there; what the engine no longer
+ *       holds is {@link EngineStreamHandler#onUnrecoverableGap} (no new epoch while nothing was
+ *       delivered since the last one). A seq below the expected one is a restart.
+ *   <li><b>A lost reply is a retry.</b> Live batches behind an unanswered replay wait ({@link
+ *       HeldBatches}); only after {@code giveUpAfter} are the missing ones declared lost.
+ *   <li><b>Continuity or a clean slate.</b> After a dropped connection ({@link #onDisconnected}) or
+ *       a failed health check ({@link #onHealthLost}) the blocks delivered are kept only if {@link
+ *       Continuity} shows the same process; else a restart. After a drop, live batches wait for
+ *       that verdict.
+ *   <li><b>Audits.</b> On every healthy heartbeat ({@link #onHealthy}) and after a silence ({@link
+ *       #audit}) the last batches delivered are compared with the engine's buffer.
  * </ul>
  *
- * <p>A restart starts over: {@link EngineStreamHandler#onEngineRestart}, then the new engine's
- * buffer from 0, and the {@link ContinuityListener} hears of it.
+ * <p>A restart starts over: {@link EngineStreamHandler#onEngineRestart}, the new engine's buffer
+ * from 0, and the {@link ContinuityListener} hears of it. Replays may deliver batches ahead of
+ * live; their live copies are dropped as duplicates.
  *
  * <p>Not thread-safe: one thread drives it. Cost per live message: one decode and one XXH3 pass
  * over the payload; per audit one replay of about {@code auditDepth} batches.
@@ -79,9 +67,7 @@ public final class StreamSequencer {
   private long dupTo;
   private boolean replayEverHeld;
   private boolean replaySuspended;
-  private long replayRequests;
   private long unanswered;
-  private long restarts;
   private long malformed;
 
   /**
@@ -310,7 +296,6 @@ public final class StreamSequencer {
   }
 
   private ReplayReply fetch(long from) {
-    replayRequests++;
     ReplayReply r = replay.fetch(from);
     if (!r.complete()) {
       unanswered++;
@@ -404,7 +389,6 @@ public final class StreamSequencer {
    */
   private void restart(String why, long newSeq) {
     log.info("{}: {}: engine restart, the replica starts afresh", name, why);
-    restarts++;
     handler.onEngineRestart(expected - 1, newSeq);
     expected = -1;
     cleanSlate = true;
@@ -428,7 +412,7 @@ public final class StreamSequencer {
   // ---------------------------------------------------------------- state
 
   /** The seq the next delivered batch must have (−1 before the first). */
-  public long expected() {
+  long expected() {
     return expected;
   }
 
@@ -437,23 +421,13 @@ public final class StreamSequencer {
     return continuity.interrupted();
   }
 
-  /** Replay requests made so far. */
-  public long replayRequests() {
-    return replayRequests;
-  }
-
   /** Replay requests that went unanswered so far (each was asked again). */
-  public long unanswered() {
+  long unanswered() {
     return unanswered;
   }
 
-  /** Engine restarts found so far. */
-  public long restarts() {
-    return restarts;
-  }
-
   /** Live batches waiting for an answer. */
-  public int held() {
+  int held() {
     return held.size();
   }
 

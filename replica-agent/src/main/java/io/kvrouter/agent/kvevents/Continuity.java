@@ -37,6 +37,7 @@ final class Continuity {
   private Checkpoint checkpoint;
   private StartTimeEvidence startEvidence = StartTimeEvidence.NONE;
   private double startTime = Double.NaN;
+  private boolean adoptNextStartTime;
   private boolean healthObserved;
 
   /**
@@ -69,6 +70,13 @@ final class Continuity {
         startEvidence = StartTimeEvidence.ABSENT;
       }
       return false;
+    }
+    if (adoptNextStartTime) {
+      if (processStartSeconds != startTime) {
+        startTime = processStartSeconds; // the new process's, first reported
+        adoptNextStartTime = false;
+      }
+      return false; // else a report about the old process, queued before its end was known
     }
     boolean changed = !Double.isNaN(startTime) && processStartSeconds != startTime;
     startTime = processStartSeconds;
@@ -129,12 +137,18 @@ final class Continuity {
   }
 
   /**
-   * A new engine process was found (by whatever evidence): the start time it reports next is its
-   * own, not a change.
+   * A new engine process was found (by whatever evidence): the first start time reported that is
+   * not the old process's is the new one's, not another change; reports of the old one's (sent
+   * before its end was known) are ignored.
    */
   void newProcess() {
-    startTime = Double.NaN;
+    adoptNextStartTime = !Double.isNaN(startTime);
     end();
+  }
+
+  /** The new process was found by its start time: that one is already the new process's. */
+  void startTimeKnown() {
+    adoptNextStartTime = false;
   }
 
   /** The interruption is settled (either way). */

@@ -133,6 +133,7 @@ public final class StreamSequencer {
   public void onHealthy(double processStartSeconds) {
     if (continuity.observe(processStartSeconds)) {
       restart("the engine's process start time changed", -1);
+      continuity.startTimeKnown();
       drainHeld();
       return;
     }

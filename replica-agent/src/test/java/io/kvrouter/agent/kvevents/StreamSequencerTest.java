@@ -331,6 +331,23 @@ class StreamSequencerTest {
   }
 
   @Test
+  void aRestartFoundByReplay_thenAStaleReportOfTheOldStartTime_thenTheNewOne_isOneRestart() {
+    StreamSequencer s = sequencer(true);
+    s.onHealthy(1_700_000_000.5);
+    live(s, 0, 3);
+    s.audit(); // the engine's buffer holds what was delivered
+    buffer.clear(); // the engine restarted and stayed idle
+    s.audit();
+    assertThat(continuity).containsExactly("restart");
+    s.onHealthy(1_700_000_000.5); // a scrape of the old process, queued before its end was known
+    s.onHealthy(1_700_000_042.0); // the new process's
+    s.onHealthy(1_700_000_042.0);
+    assertThat(continuity).containsExactly("restart");
+    s.onHealthy(1_700_000_099.0); // and a later restart still shows
+    assertThat(continuity).containsExactly("restart", "restart");
+  }
+
+  @Test
   void afterAFailedHealthCheck_nothingToProveItWithoutReplayOrStartTime_isACleanSlate() {
     StreamSequencer s = sequencer(false);
     live(s, 0, 3);

@@ -38,6 +38,7 @@ final class MismatchScenario {
   /** Sends {@code prompts} long prompts as described above; every answer must be a 200. */
   static void drive(DemoCluster cluster, int prompts) throws Exception {
     String model = cluster.options().model();
+    java.util.Map<String, Long> before = blocks(cluster);
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
           Http.JSON
@@ -50,7 +51,7 @@ final class MismatchScenario {
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
       }
     }
-    awaitEventsApplied(cluster);
+    awaitEventsApplied(cluster, before);
     for (int i = 0; i < prompts; i++) {
       ObjectNode body =
           Http.JSON
@@ -63,20 +64,35 @@ final class MismatchScenario {
     }
   }
 
-  /** Waits until the tracker holds blocks of both replicas (their warm-up events arrived). */
-  private static void awaitEventsApplied(DemoCluster cluster) throws Exception {
+  /** Blocks the tracker holds per replica. */
+  private static java.util.Map<String, Long> blocks(DemoCluster cluster) throws Exception {
+    java.util.Map<String, Long> out = new java.util.HashMap<>();
+    for (var r : Http.JSON.readTree(Http.get(cluster.ingressUrls().get(0) + "/admin/replicas"))) {
+      out.put(r.path("replica").asText(), r.path("blocks").asLong());
+    }
+    return out;
+  }
+
+  /**
+   * Waits until the warm-up's events reached the tracker: the regular replica holds exactly its
+   * engine's blocks, the mismatched one more than before the warm-up (the agents' alignment probes
+   * left a few blocks there already).
+   */
+  private static void awaitEventsApplied(DemoCluster cluster, java.util.Map<String, Long> before)
+      throws Exception {
     long deadline = System.nanoTime() + 30_000_000_000L;
     while (true) {
-      var replicas = Http.JSON.readTree(Http.get(cluster.ingressUrls().get(0) + "/admin/replicas"));
-      boolean all = replicas.size() == 2;
-      for (var r : replicas) {
-        all &= r.path("blocks").asLong() > 0;
-      }
+      long regular = cluster.fleet().engines().get(0).cachedBlockHashes().length;
+      java.util.Map<String, Long> now = blocks(cluster);
+      boolean all =
+          now.size() == 2
+              && now.getOrDefault(REGULAR, -1L) == regular
+              && now.getOrDefault(MISMATCHED, -1L) > before.getOrDefault(MISMATCHED, 0L);
       if (all) {
         return;
       }
       assertThat(System.nanoTime())
-          .as("warm-up events applied; replicas: %s", replicas)
+          .as("warm-up events applied; tracker %s, regular engine %d blocks", now, regular)
           .isLessThan(deadline);
       Thread.sleep(100); // polling the tracker's view, bounded by the deadline
     }

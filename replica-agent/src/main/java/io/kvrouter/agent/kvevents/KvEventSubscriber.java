@@ -20,12 +20,15 @@ import org.zeromq.ZMsg;
  * talks to it only through {@link #healthLost()} and {@link #healthy}, which queue a command for
  * this thread, and hears back through a {@link Listener}.
  *
- * <p>Replay: every request gets a fresh DEALER that sends {@code ["", seq8]} to the engine's ROUTER
- * and reads until the end marker or {@code replayTimeout}, then closes. An answer that comes after
- * that goes to a socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so
- * a late answer can never be read as the answer to a later request (a long-lived DEALER would queue
- * a request while the engine is away, deliver it when the engine is back, and from then on read
- * each reply one request late).
+ * <p>Replay: a DEALER sends {@code ["", seq8]} to the engine's ROUTER and reads until the end
+ * marker. vLLM's replay protocol has no request id, so an answer is matched to its request by
+ * reading it whole: when it is not whole within {@code replayTimeout} (or the connection drops),
+ * the DEALER is closed and the next request gets a new one. An answer that comes later goes to a
+ * socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so it can never
+ * be read as the answer to a later request (a DEALER kept across a timeout would send a request
+ * queued while the engine was away once it is back, and from then on read each reply one request
+ * late). While answers come whole the DEALER is kept: a fresh connection per request lost about one
+ * request in three hundred on loopback (JeroMQ 0.6.0), each costing a timeout.
  *
  * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read before and right
  * after each receive. On a drop the sequencer holds live batches until a replay shows which engine
@@ -82,6 +85,9 @@ public final class KvEventSubscriber implements AutoCloseable {
   private volatile StreamSequencer sequencer;
   private ZMQ.Socket sub;
   private ZMQ.Socket monitor;
+  private ZMQ.Socket dealer;
+  private ZMQ.Socket dealerDrops;
+  private ZMQ.Poller dealerPoller;
   private long lastHealthyTick = -1;
   private long settledTick = -1;
 
@@ -179,6 +185,9 @@ public final class KvEventSubscriber implements AutoCloseable {
   private void run() {
     try (ZContext ctx = new ZContext()) {
       subscribe(ctx);
+      if (replayEndpoint != null) {
+        openDealer(ctx);
+      }
       sequencer =
           new StreamSequencer(
               handler,
@@ -293,56 +302,70 @@ public final class KvEventSubscriber implements AutoCloseable {
   }
 
   /**
-   * One replay request on a fresh DEALER: the whole answer, or unanswered at the timeout or as soon
-   * as the connection drops (a request already sent on a dead connection is never answered; a
-   * reconnected DEALER does not send it again).
+   * One replay request: the whole answer, or unanswered at the timeout or as soon as the connection
+   * drops (a request already sent on a dead connection is never answered; a reconnected DEALER does
+   * not send it again). The DEALER is kept while every answer is whole and replaced after any that
+   * is not, so a late answer dies with the socket it was meant for.
    */
   private ReplayReply fetchReplay(ZContext ctx, long fromSeq) {
     replayRequests.incrementAndGet();
-    ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
-    ZMQ.Socket drops = ctx.createSocket(SocketType.PAIR);
-    ZMQ.Poller poller = ctx.createPoller(2);
-    try {
-      dealer.setLinger(0);
-      drops.setLinger(0);
-      String address =
-          "inproc://kv-replay-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
-      dealer.monitor(address, ZMQ.EVENT_DISCONNECTED);
-      drops.connect(address);
-      poller.register(dealer, ZMQ.Poller.POLLIN);
-      poller.register(drops, ZMQ.Poller.POLLIN);
-      dealer.connect(replayEndpoint);
-      dealer.sendMore(new byte[0]);
-      dealer.send(ZmqFrames.seq(fromSeq));
-      long deadline = System.nanoTime() + settings.replayTimeout().toNanos();
-      List<TransportFrames.Message> out = new ArrayList<>();
-      while (out.size() < MAX_REPLAY_MESSAGES) {
-        long left = (deadline - System.nanoTime()) / 1_000_000;
-        if (left <= 0 || poller.poll(left) < 0) {
-          break;
-        }
-        ZMsg reply = poller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
-        if (reply == null) {
-          if (poller.pollin(1)) {
-            break; // the connection dropped with the answer incomplete
-          }
-          continue;
-        }
-        TransportFrames.Message m = TransportFrames.replay(frames(reply));
-        if (m == null) {
-          malformed.incrementAndGet();
-        } else if (m.endOfReplay()) {
-          return ReplayReply.of(out);
-        } else {
-          out.add(m);
-        }
-      }
-      return ReplayReply.unanswered();
-    } finally {
-      poller.close();
-      ctx.destroySocket(drops);
-      ctx.destroySocket(dealer);
+    if (ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
+      replaceDealer(ctx); // its connection dropped since the last answer: start clean
     }
+    dealer.sendMore(new byte[0]);
+    dealer.send(ZmqFrames.seq(fromSeq));
+    long deadline = System.nanoTime() + settings.replayTimeout().toNanos();
+    List<TransportFrames.Message> out = new ArrayList<>();
+    while (out.size() < MAX_REPLAY_MESSAGES) {
+      long left = (deadline - System.nanoTime()) / 1_000_000;
+      if (left <= 0 || dealerPoller.poll(left) < 0) {
+        break;
+      }
+      ZMsg reply = dealerPoller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
+      if (reply == null) {
+        if (dealerPoller.pollin(1)) {
+          break; // the connection dropped with the answer incomplete
+        }
+        continue;
+      }
+      TransportFrames.Message m = TransportFrames.replay(frames(reply));
+      if (m == null) {
+        malformed.incrementAndGet();
+      } else if (m.endOfReplay()) {
+        return ReplayReply.of(out);
+      } else {
+        out.add(m);
+      }
+    }
+    replaceDealer(ctx);
+    return ReplayReply.unanswered();
+  }
+
+  /** A DEALER to the replay endpoint and a monitor of its connection drops. */
+  private void openDealer(ZContext ctx) {
+    dealer = ctx.createSocket(SocketType.DEALER);
+    dealer.setLinger(0);
+    dealerDrops = ctx.createSocket(SocketType.PAIR);
+    dealerDrops.setLinger(0);
+    String address = "inproc://kv-replay-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
+    dealer.monitor(address, ZMQ.EVENT_DISCONNECTED);
+    dealerDrops.connect(address);
+    dealerPoller = ctx.createPoller(2);
+    dealerPoller.register(dealer, ZMQ.Poller.POLLIN);
+    dealerPoller.register(dealerDrops, ZMQ.Poller.POLLIN);
+    dealer.connect(replayEndpoint);
+  }
+
+  /**
+   * Closes the DEALER (whatever answer is still on its way dies with it) and connects a new one at
+   * once: a request sent on a connection made moments before was sometimes lost (JeroMQ 0.6.0 on
+   * loopback), one sent on a settled connection was not.
+   */
+  private void replaceDealer(ZContext ctx) {
+    dealerPoller.close();
+    ctx.destroySocket(dealerDrops);
+    ctx.destroySocket(dealer);
+    openDealer(ctx);
   }
 
   private static List<byte[]> frames(ZMsg msg) {

@@ -146,9 +146,13 @@ public final class StreamSequencer {
     }
   }
 
-  /** Nothing arrived for a poll interval: retries what waits for an answer, when due. */
+  /**
+   * Nothing arrived for a poll interval: retries what waits for an answer, when due. An
+   * interruption with nothing held waits for the engine to show it is back (a live batch or a
+   * healthy check) rather than asking a replay socket that is likely down.
+   */
   public void onIdle() {
-    if ((continuity.interrupted() || !held.isEmpty()) && (held.due() || held.tooLong())) {
+    if (!held.isEmpty() && (held.due() || held.tooLong())) {
       resume(false);
     }
   }

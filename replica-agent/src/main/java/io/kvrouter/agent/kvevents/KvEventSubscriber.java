@@ -88,6 +88,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private ZMQ.Socket dealer;
   private ZMQ.Socket dealerDrops;
   private ZMQ.Poller dealerPoller;
+  private boolean dealerFresh;
   private long lastHealthyTick = -1;
   private long settledTick = -1;
 
@@ -203,6 +204,9 @@ public final class KvEventSubscriber implements AutoCloseable {
         if (dropped()) {
           resubscribe(ctx);
         }
+        if (dealer != null && ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
+          replaceDealer(ctx); // reconnects by itself as soon as the engine listens again
+        }
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
           sequencer.onIdle();
@@ -312,13 +316,27 @@ public final class KvEventSubscriber implements AutoCloseable {
     if (ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
       replaceDealer(ctx); // its connection dropped since the last answer: start clean
     }
-    dealer.sendMore(new byte[0]);
-    dealer.send(ZmqFrames.seq(fromSeq));
-    long deadline = System.nanoTime() + settings.replayTimeout().toNanos();
+    send(fromSeq);
+    long now = System.nanoTime();
+    long deadline = now + settings.replayTimeout().toNanos();
+    // The first request on a new connection was sometimes lost (JeroMQ 0.6.0 on loopback): when
+    // nothing at all came back after replayRetry it is sent once more, and the socket replaced
+    // after the (first) whole answer, so the second answer dies with it.
+    long resendAt = dealerFresh ? now + settings.replayRetry().toNanos() : Long.MAX_VALUE;
+    boolean resent = false;
     List<TransportFrames.Message> out = new ArrayList<>();
     while (out.size() < MAX_REPLAY_MESSAGES) {
-      long left = (deadline - System.nanoTime()) / 1_000_000;
-      if (left <= 0 || dealerPoller.poll(left) < 0) {
+      long wakeAt = !resent && out.isEmpty() ? Math.min(deadline, resendAt) : deadline;
+      long left = (wakeAt - System.nanoTime()) / 1_000_000;
+      if (left <= 0) {
+        if (wakeAt == deadline) {
+          break;
+        }
+        send(fromSeq); // nothing came back at all: once more
+        resent = true;
+        continue;
+      }
+      if (dealerPoller.poll(left) < 0) {
         break;
       }
       ZMsg reply = dealerPoller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
@@ -332,6 +350,10 @@ public final class KvEventSubscriber implements AutoCloseable {
       if (m == null) {
         malformed.incrementAndGet();
       } else if (m.endOfReplay()) {
+        dealerFresh = false;
+        if (resent) {
+          replaceDealer(ctx);
+        }
         return ReplayReply.of(out);
       } else {
         out.add(m);
@@ -339,6 +361,11 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
     replaceDealer(ctx);
     return ReplayReply.unanswered();
+  }
+
+  private void send(long fromSeq) {
+    dealer.sendMore(new byte[0]);
+    dealer.send(ZmqFrames.seq(fromSeq));
   }
 
   /** A DEALER to the replay endpoint and a monitor of its connection drops. */
@@ -353,6 +380,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     dealerPoller = ctx.createPoller(2);
     dealerPoller.register(dealer, ZMQ.Poller.POLLIN);
     dealerPoller.register(dealerDrops, ZMQ.Poller.POLLIN);
+    dealerFresh = true;
     dealer.connect(replayEndpoint);
   }
 

@@ -27,8 +27,10 @@ import org.zeromq.ZMsg;
  * socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so it can never
  * be read as the answer to a later request (a DEALER kept across a timeout would send a request
  * queued while the engine was away once it is back, and from then on read each reply one request
- * late). While answers come whole the DEALER is kept: a fresh connection per request lost about one
- * request in three hundred on loopback (JeroMQ 0.6.0), each costing a timeout.
+ * late). While answers come whole the DEALER is kept: a request on a connection made moments before
+ * was sometimes lost (JeroMQ 0.6.0 on loopback, about one in three hundred), so the DEALER is
+ * replaced as soon as its connection drops and the first request on a new one is sent again when
+ * nothing at all came back after {@code replayRetry}.
  *
  * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read before and right
  * after each receive. On a drop the sequencer holds live batches until a replay shows which engine

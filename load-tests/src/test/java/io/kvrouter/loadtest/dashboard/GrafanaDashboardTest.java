@@ -68,7 +68,16 @@ class GrafanaDashboardTest {
                   .statusCode())
           .isEqualTo(400);
       for (String url : cluster.ingressUrls()) {
-        ingressNames.addAll(names(Http.get(url + "/metrics")));
+        // Per-replica gauges are refreshed from the tracker every second: replicas registered
+        // moments ago (agents register once their engine passed the alignment probe) may not
+        // have one yet.
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Set<String> names = names(Http.get(url + "/metrics"));
+        while (!names.contains("kvrouter_replica_inflight") && System.nanoTime() < deadline) {
+          Thread.sleep(100); // polling the scrape, bounded by the deadline
+          names = names(Http.get(url + "/metrics"));
+        }
+        ingressNames.addAll(names);
       }
       engineNames.addAll(names(Http.get(cluster.engineUrls().get(0) + "/metrics")));
     }

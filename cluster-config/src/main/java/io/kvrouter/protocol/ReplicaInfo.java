@@ -15,6 +15,9 @@ import java.util.Objects;
  * @param role {@code both}, {@code prefill} or {@code decode} (disaggregation, later)
  * @param kvEvents false in approximate mode (engine publishes no KV events)
  * @param acceptsTokenIds true when the engine takes a token-id prompt on /v1/completions
+ * @param apis the API paths the engine serves besides the OpenAI chat and completions ones, as its
+ *     agent learned them from the engine (e.g. {@code /v1/messages}, {@code /v1/responses}); empty
+ *     when unknown, and then the ingress speaks chat to it
  */
 public record ReplicaInfo(
     String replicaId,
@@ -25,8 +28,33 @@ public record ReplicaInfo(
     List<Tier> tiers,
     String role,
     boolean kvEvents,
-    boolean acceptsTokenIds)
+    boolean acceptsTokenIds,
+    List<String> apis)
     implements CborWire {
+
+  /** Anthropic Messages API ({@code POST /v1/messages}), as vLLM serves it. */
+  public static final String MESSAGES_API = "/v1/messages";
+
+  /** Anthropic token counting ({@code POST /v1/messages/count_tokens}), as vLLM serves it. */
+  public static final String COUNT_TOKENS_API = "/v1/messages/count_tokens";
+
+  /** OpenAI Responses API ({@code POST /v1/responses}), as vLLM serves it. */
+  public static final String RESPONSES_API = "/v1/responses";
+
+  /** An engine whose extra APIs are unknown (it is spoken to in OpenAI chat and completions). */
+  public ReplicaInfo(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      List<Tier> tiers,
+      String role,
+      boolean kvEvents,
+      boolean acceptsTokenIds) {
+    this(
+        replicaId, dpRank, model, baseUrl, blockSize, tiers, role, kvEvents, acceptsTokenIds, null);
+  }
 
   public ReplicaInfo {
     Objects.requireNonNull(replicaId, "replicaId");
@@ -37,6 +65,12 @@ public record ReplicaInfo(
     }
     tiers = List.copyOf(tiers);
     role = role == null ? "both" : role;
+    apis = apis == null ? List.of() : List.copyOf(apis);
+  }
+
+  /** True when the engine serves {@code path} itself (one of the {@code *_API} constants). */
+  public boolean serves(String path) {
+    return apis.contains(path);
   }
 
   /** The routable target: {@code replicaId} for rank 0, {@code replicaId#rank} otherwise. */

@@ -2,8 +2,9 @@ package io.kvrouter.protocol;
 
 /**
  * Where a replica holds a KV block. vLLM calls this the event's {@code medium} ("GPU", "CPU",
- * "STORAGE"); SGLang uses "GPU", "CPU_PINNED", "DISK", "EXTERNAL" (see {@code
- * shared/specs/vllm-kv-events.md} §1.4 and §4).
+ * "STORAGE"); SGLang uses "GPU", "CPU_PINNED", "DISK", "EXTERNAL" (vLLM {@code
+ * vllm/distributed/kv_events.py}, SGLang {@code python/sglang/srt/disaggregation/kv_events.py}; see
+ * {@code docs/kv-events.md}, section 2).
  */
 public enum Tier {
   GPU,

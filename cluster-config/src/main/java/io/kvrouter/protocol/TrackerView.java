@@ -7,7 +7,8 @@ import java.util.Objects;
  * One tracker's watermarks and digests at one moment: per replica the last applied {@code (epoch,
  * seq)} with its block count and digest, per origin ingress the last applied reservation seq with
  * its open-reservation count and digest. Two trackers at equal watermarks must report equal digests
- * (ARCHITECTURE.md, "Consistency, stated"). Arrays are never mutated after the record is built.
+ * ({@code docs/architecture.md}, "Consistency, stated"). Arrays are never mutated after the record
+ * is built.
  */
 public record TrackerView(
     String ingressId, long atMillis, ReplicaMark[] replicas, OriginMark[] origins, boolean ready)

@@ -5,8 +5,6 @@ import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -98,6 +96,14 @@ final class AgentCommand implements Callable<Integer> {
   int sim;
 
   @Option(
+      names = "--sim-host",
+      defaultValue = "127.0.0.1",
+      description =
+          "Address the simulated engines bind and are announced at; on several machines give"
+              + " this host's address, which ingresses must reach (default: ${DEFAULT-VALUE}).")
+  String simHost;
+
+  @Option(
       names = "--sim-http-base",
       defaultValue = "8000",
       description =
@@ -112,17 +118,8 @@ final class AgentCommand implements Callable<Integer> {
               + " ports; default: ${DEFAULT-VALUE}).")
   int simZmqBase;
 
-  @Option(
-      names = "--sim-num-blocks",
-      defaultValue = "16384",
-      description = "KV cache blocks of each simulated engine (default: ${DEFAULT-VALUE}).")
-  int simNumBlocks;
-
-  @Option(
-      names = "--sim-speedup",
-      defaultValue = "1.0",
-      description = "Speed-up of the simulated engines' timing model (default: ${DEFAULT-VALUE}).")
-  double simSpeedup;
+  /** The shape and speed of the engines {@code --sim} starts. */
+  @Mixin SimEngineOptions simEngine;
 
   @Override
   public Integer call() throws Exception {
@@ -132,13 +129,10 @@ final class AgentCommand implements Callable<Integer> {
     if (sim > 0) {
       SimEngineSettings template =
           SimEngineSettings.loopback()
+              .withHost(simHost)
               .withModel(model)
               .withTokenizer(ModelSimTokenizer.forModel(tokenizers, model))
-              .withEngine(
-                  SimEngineConfig.defaults()
-                      .withBlockSize(blockSize)
-                      .withNumBlocks(simNumBlocks)
-                      .withTiming(new MockerTimingModel(simSpeedup)));
+              .withEngine(simEngine.config(blockSize));
       fleet =
           SimFleet.start(
               sim, replicaId == null ? "sim" : replicaId, simHttpBase, simZmqBase, template);

@@ -1,7 +1,6 @@
 package io.kvrouter.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.kvrouter.loadtest.bench.ArrivalSchedule;
 import io.kvrouter.loadtest.bench.BenchConfig;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
 import io.kvrouter.loadtest.bench.BenchRun;
@@ -12,23 +11,18 @@ import io.kvrouter.loadtest.bench.Endpoint;
 import io.kvrouter.loadtest.bench.MarkdownReport;
 import io.kvrouter.loadtest.bench.ProgressReporter;
 import io.kvrouter.loadtest.bench.ResultsWriter;
-import io.kvrouter.loadtest.bench.SyntheticWorkloads;
 import io.kvrouter.loadtest.bench.TargetPolicy;
 import io.kvrouter.loadtest.bench.TtftChart;
-import io.kvrouter.loadtest.bench.WorkloadSource;
-import io.kvrouter.loadtest.workload.Workload;
-import io.kvrouter.loadtest.workload.Workloads;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -76,65 +70,8 @@ final class BenchCommand implements Callable<Integer> {
       description = "completions or chat (default: ${DEFAULT-VALUE}).")
   Endpoint endpoint;
 
-  @Option(
-      names = "--workload",
-      defaultValue = "shared-prefix",
-      description =
-          "shared-prefix or random (built in, text prompts), or a workload of the workload package: "
-              + "mooncake-conversation, mooncake-synthetic, sglang-gsp, llmd-b2b, multi-turn-chat (token-id prompts, "
-              + "completions endpoint) (default: ${DEFAULT-VALUE}).")
-  String workload;
-
-  @Option(
-      names = "--workload-param",
-      paramLabel = "KEY=VALUE",
-      description =
-          "A parameter of a workload-package workload, e.g. groups=16 or path=trace.jsonl; repeatable.")
-  Map<String, String> workloadParams = new LinkedHashMap<>();
-
-  @Option(
-      names = "--trace",
-      paramLabel = "FILE",
-      description =
-          "Replay a Mooncake-format trace file (JSONL) at its own timestamps; overrides --workload.")
-  Path trace;
-
-  @Option(
-      names = "--speed-up",
-      defaultValue = "1",
-      description =
-          "Divide the arrival times of a trace or workload-package workload by this (default: ${DEFAULT-VALUE}).")
-  double speedUp;
-
-  @Option(
-      names = "--vocab-size",
-      defaultValue = "0",
-      description =
-          "Fold synthetic token ids below this (modulo) for models with a smaller vocabulary; 0 keeps them (default: ${DEFAULT-VALUE}).")
-  int vocabSize;
-
-  @Option(
-      names = "--requests",
-      description =
-          "Requests to send at most (default: all of the workload; for random 100, or one burst).")
-  Integer requests;
-
-  @Option(
-      names = "--rate",
-      defaultValue = "4",
-      description = "Poisson arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
-  double rate;
-
-  @Option(
-      names = "--burst",
-      description = "Send bursts of N requests at the same instant instead of Poisson arrivals.")
-  Integer burst;
-
-  @Option(
-      names = "--burst-interval",
-      defaultValue = "1",
-      description = "Seconds between bursts (default: ${DEFAULT-VALUE}).")
-  double burstInterval;
+  /** What to send, and when. */
+  @Mixin BenchWorkloadOptions workload;
 
   @Option(
       names = "--duration",
@@ -150,47 +87,9 @@ final class BenchCommand implements Callable<Integer> {
   int concurrencyCap;
 
   @Option(
-      names = "--max-tokens",
-      defaultValue = "64",
-      description =
-          "max_tokens per request of the built-in workloads; others carry their own (default: ${DEFAULT-VALUE}).")
-  int maxTokens;
-
-  @Option(
       names = "--ignore-eos",
       description = "Send vLLM's ignore_eos so each request generates max_tokens tokens.")
   boolean ignoreEos;
-
-  @Option(
-      names = "--seed",
-      defaultValue = "42",
-      description = "Seed for prompts and arrivals (default: ${DEFAULT-VALUE}).")
-  long seed;
-
-  @Option(
-      names = "--groups",
-      defaultValue = "8",
-      description = "shared-prefix: number of prefix groups (default: ${DEFAULT-VALUE}).")
-  int groups;
-
-  @Option(
-      names = "--prompts-per-group",
-      defaultValue = "16",
-      description = "shared-prefix: prompts per group (default: ${DEFAULT-VALUE}).")
-  int promptsPerGroup;
-
-  @Option(
-      names = "--prefix-words",
-      defaultValue = "300",
-      description = "shared-prefix: words in the shared prefix (default: ${DEFAULT-VALUE}).")
-  int prefixWords;
-
-  @Option(
-      names = "--suffix-words",
-      defaultValue = "30",
-      description =
-          "Words after the prefix (shared-prefix) or in the whole prompt (random: prefix + suffix words) (default: ${DEFAULT-VALUE}).")
-  int suffixWords;
 
   @Option(
       names = "--engine-metrics",
@@ -236,6 +135,15 @@ final class BenchCommand implements Callable<Integer> {
   int warmup;
 
   @Option(
+      names = "--follow-ready",
+      paramLabel = "MS",
+      defaultValue = "0",
+      description =
+          "Poll every target's GET /ready every MS milliseconds and send only to ready ones, as a"
+              + " load balancer does (rolling restarts); 0 = off (default: ${DEFAULT-VALUE}).")
+  long followReadyMillis;
+
+  @Option(
       names = "--api-key",
       description = "Sent as 'Authorization: Bearer <key>'; never written to the results.")
   String apiKey;
@@ -249,8 +157,14 @@ final class BenchCommand implements Callable<Integer> {
             spec.commandLine(), "--compare-to " + p + ": no results.json there");
       }
     }
-    BenchRequestSource source = source();
-    int cap = requests != null ? requests : -1;
+    if (workload.requests != null && workload.requests < 0
+        || workload.maxTokens < 1
+        || warmup < 0) {
+      throw new ParameterException(
+          spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
+    }
+    BenchRequestSource source = workload.source(spec, endpoint);
+    int cap = workload.requests != null ? workload.requests : -1;
     BenchConfig config;
     try {
       config =
@@ -276,6 +190,9 @@ final class BenchCommand implements Callable<Integer> {
             : cap < 0 ? source.sizeHint() : Math.min(cap, source.sizeHint());
 
     BenchRunner runner = new BenchRunner(config);
+    if (followReadyMillis > 0) {
+      runner.followReadiness(java.time.Duration.ofMillis(followReadyMillis));
+    }
     // Ctrl-C: stop issuing, cancel what is in flight, and let this thread write what finished.
     CountDownLatch written = new CountDownLatch(1);
     Thread stopHook =
@@ -333,76 +250,8 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  private BenchRequestSource source() {
-    if (burst != null && burst < 1) {
-      throw new ParameterException(spec.commandLine(), "--burst must be >= 1");
-    }
-    if (burst == null && !(rate > 0)) {
-      throw new ParameterException(spec.commandLine(), "--rate must be positive");
-    }
-    if (requests != null && requests < 0 || maxTokens < 1 || warmup < 0) {
-      throw new ParameterException(
-          spec.commandLine(), "--requests and --warmup must be >= 0, --max-tokens >= 1");
-    }
-    try {
-      ArrivalSchedule arrivals =
-          burst != null
-              ? ArrivalSchedule.bursts(burst, seconds(burstInterval, "--burst-interval").toNanos())
-              : ArrivalSchedule.poisson(rate, seed);
-      switch (workload) {
-        case "shared-prefix":
-          if (trace == null) {
-            return SyntheticWorkloads.sharedPrefix(
-                groups, promptsPerGroup, prefixWords, suffixWords, maxTokens, arrivals, seed);
-          }
-          break;
-        case "random":
-          if (trace == null) {
-            return SyntheticWorkloads.random(
-                requests != null ? requests : burst != null ? burst : 100,
-                prefixWords + suffixWords,
-                maxTokens,
-                arrivals,
-                seed);
-          }
-          break;
-        default:
-          break;
-      }
-      if (endpoint != Endpoint.COMPLETIONS) {
-        throw new ParameterException(
-            spec.commandLine(),
-            "workload-package workloads and traces send token ids: use --endpoint completions");
-      }
-      if (!(speedUp > 0)) {
-        throw new ParameterException(spec.commandLine(), "--speed-up must be positive");
-      }
-      Workload w =
-          trace != null
-              ? Workloads.fromTrace(trace, seed)
-              : Workloads.byName(workload, workloadParams, seed);
-      if (speedUp != 1.0) {
-        w = w.speedUp(speedUp);
-      }
-      // The workload's own arrival times, unless the user asked for a rate or bursts explicitly.
-      boolean ownTimes =
-          !spec.commandLine().getParseResult().hasMatchedOption("--rate") && burst == null;
-      return WorkloadSource.of(w, ownTimes ? null : arrivals, vocabSize);
-    } catch (ParameterException e) {
-      throw e;
-    } catch (
-        RuntimeException
-            e) { // bad parameters, missing shared/ folder, unreadable or malformed trace
-      throw new ParameterException(
-          spec.commandLine(), "cannot build the workload: " + e.getMessage(), e);
-    }
-  }
-
   private Duration seconds(double s, String flag) {
-    if (!(s >= 0) || Double.isInfinite(s)) {
-      throw new ParameterException(spec.commandLine(), flag + " must be a number of seconds >= 0");
-    }
-    return Duration.ofNanos((long) (s * 1e9));
+    return BenchWorkloadOptions.seconds(spec, s, flag);
   }
 
   /** The command as typed, the API key masked, for the report. */

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code kvrouter demo}: a whole kvrouter cluster in one process, until interrupted. */
@@ -69,18 +70,8 @@ final class DemoCommand implements Callable<Integer> {
           "Routing policy of every ingress (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
   String policy;
 
-  @Option(
-      names = "--engine-blocks",
-      defaultValue = "16384",
-      description =
-          "KV cache capacity of each engine in 16-token blocks (default: ${DEFAULT-VALUE}).")
-  int engineBlocks;
-
-  @Option(
-      names = "--speedup",
-      defaultValue = "1.0",
-      description = "Speed-up of the engines' timing model (default: ${DEFAULT-VALUE}).")
-  double speedup;
+  /** The shape and speed of every simulated engine. */
+  @Mixin SimEngineOptions engine;
 
   @Override
   public Integer call() throws Exception {
@@ -94,8 +85,7 @@ final class DemoCommand implements Callable<Integer> {
             kvEventsPort,
             model,
             policy,
-            engineBlocks,
-            speedup);
+            engine.config());
     DemoCluster cluster = DemoCluster.start(options);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()

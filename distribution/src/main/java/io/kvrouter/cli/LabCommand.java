@@ -95,7 +95,8 @@ final class LabCommand implements Callable<Integer> {
       paramLabel = "a,b,...",
       description =
           "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
-              + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2.")
+              + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2;"
+              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2).")
   List<String> policies;
 
   @Option(

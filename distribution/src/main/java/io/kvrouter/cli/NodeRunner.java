@@ -1,7 +1,9 @@
 package io.kvrouter.cli;
 
 import java.time.Duration;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.SelfUp;
@@ -31,6 +33,13 @@ final class NodeRunner {
             "self-up-printer",
             org.apache.pekko.actor.typed.Props.empty());
     cluster.subscriptions().tell(Subscribe.create(watcher, SelfUp.class));
+    // SIGTERM: Pekko's own JVM shutdown hook runs coordinated shutdown (the drain: not-ready,
+    // unbind, streams finish, leave the cluster). This hook only keeps the JVM from exiting before
+    // the system has terminated, bounded by the phases' total timeout.
+    Duration bound =
+        Duration.ofMillis(
+                CoordinatedShutdown.get(Adapter.toClassic(system)).totalTimeout().toMillis())
+            .plusSeconds(5);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
@@ -40,9 +49,7 @@ final class NodeRunner {
                     system
                         .getWhenTerminated()
                         .toCompletableFuture()
-                        .get(
-                            Duration.ofSeconds(20).toMillis(),
-                            java.util.concurrent.TimeUnit.MILLISECONDS);
+                        .get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
                   } catch (Exception ignored) {
                     // the JVM is going down anyway
                   }

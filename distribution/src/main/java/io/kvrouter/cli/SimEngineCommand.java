@@ -3,7 +3,7 @@ package io.kvrouter.cli;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
-import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
@@ -13,6 +13,7 @@ import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code kvrouter sim-engine}. */
@@ -85,37 +86,7 @@ final class SimEngineCommand implements Callable<Integer> {
       description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
   int blockSize;
 
-  @Option(
-      names = "--num-blocks",
-      defaultValue = "16384",
-      description = "KV cache capacity in blocks (default: ${DEFAULT-VALUE}).")
-  int numBlocks;
-
-  @Option(
-      names = "--max-num-seqs",
-      defaultValue = "256",
-      description = "Running requests at most (default: ${DEFAULT-VALUE}).")
-  int maxNumSeqs;
-
-  @Option(
-      names = "--max-num-batched-tokens",
-      defaultValue = "8192",
-      description = "Tokens per scheduler pass at most (default: ${DEFAULT-VALUE}).")
-  int maxNumBatchedTokens;
-
-  @Option(
-      names = "--speedup",
-      defaultValue = "1.0",
-      description =
-          "Divides every pass time of the Dynamo mocker timing model (default: ${DEFAULT-VALUE}).")
-  double speedup;
-
-  @Option(
-      names = "--hash-seed",
-      defaultValue = "0",
-      description =
-          "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
-  String hashSeed;
+  @Mixin SimEngineOptions engine;
 
   @Option(
       names = "--dp-rank",
@@ -123,16 +94,23 @@ final class SimEngineCommand implements Callable<Integer> {
       description = "Data-parallel rank stamped on KV-event batches (default: ${DEFAULT-VALUE}).")
   int dpRank;
 
+  @Option(
+      names = "--chat-only",
+      description =
+          "Serve only OpenAI completions and chat, not /v1/messages and /v1/responses (as an older"
+              + " vLLM).")
+  boolean chatOnly;
+
+  @Option(
+      names = "--responses-store",
+      description =
+          "Keep Responses API responses so previous_response_id finds them (vLLM's"
+              + " VLLM_ENABLE_RESPONSES_API_STORE=1).")
+  boolean responsesStore;
+
   @Override
   public Integer call() throws Exception {
-    SimEngineConfig engineConfig =
-        new SimEngineConfig(
-            blockSize,
-            numBlocks,
-            maxNumSeqs,
-            maxNumBatchedTokens,
-            hashSeed,
-            new MockerTimingModel(speedup));
+    SimEngineConfig engineConfig = engine.config(blockSize);
     SimEngineSettings settings =
         new SimEngineSettings(
             host,
@@ -146,7 +124,8 @@ final class SimEngineCommand implements Callable<Integer> {
             bufferSteps,
             dpRank,
             engineConfig,
-            SimTokenizer.BYTES);
+            SimTokenizer.BYTES,
+            (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore));
     // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
     // the registry lives as long as the engine.
     TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());

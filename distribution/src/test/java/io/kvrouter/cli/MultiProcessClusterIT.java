@@ -3,7 +3,7 @@ package io.kvrouter.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,9 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 class MultiProcessClusterIT {
 
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  static final HttpClient HTTP = LoopbackHttp.CLIENT;
   private final List<Process> processes = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
   private ActorTestKit kit;
@@ -79,21 +77,11 @@ class MultiProcessClusterIT {
             + i
             + " of a shared prefix that is long enough"
             + " to fill a couple of blocks of sixteen tokens each, on and on\",\"max_tokens\":4}";
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(ingress + "/v1/completions", body);
   }
 
   static JsonNode get(String url) throws Exception {
-    return JSON.readTree(
-        HTTP.send(
-                HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
-                HttpResponse.BodyHandlers.ofString())
-            .body());
+    return LoopbackHttp.getJson(url);
   }
 
   @Test
@@ -153,7 +141,7 @@ class MultiProcessClusterIT {
         "0",
         "--sim-zmq-base",
         "0",
-        "--sim-speedup",
+        "--speedup",
         "20");
     String survivor = "http://127.0.0.1:" + http1;
     String victim = "http://127.0.0.1:" + http2;

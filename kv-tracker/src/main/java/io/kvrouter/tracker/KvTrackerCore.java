@@ -1,82 +1,72 @@
 package io.kvrouter.tracker;
 
-import io.kvrouter.protocol.BlocksRemoved;
-import io.kvrouter.protocol.BlocksStored;
-import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
-import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
-import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.tracker.feed.EventSequencer;
+import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.feed.ReplicaFeed;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.index.ReplicaIds;
-import io.kvrouter.tracker.keys.BlockKeys;
 import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
+import io.kvrouter.tracker.ledger.ReservationDigest;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
-import io.kvrouter.tracker.policy.RouteQuery;
-import io.kvrouter.tracker.sync.BatchReorderBuffer;
-import io.kvrouter.tracker.sync.OwnReservationLog;
-import io.kvrouter.tracker.sync.PeerSequencer;
+import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
  * The tracker: one prefix index, one load ledger and one policy over the replicas it knows, behind
  * the operations the {@code KvTracker} actor (or the policy lab) calls. Plain Java; time is passed
- * in, so it runs in virtual time too.
- *
- * <p>Contract, per operation:
+ * in, so it runs in virtual time too. A facade over five parts, one job each:
  *
  * <ul>
- *   <li>{@link #replicaUp}/{@link #replicaDown}: membership. Down purges the replica from the
- *       index, the ledger, the policy and the candidate set at once.
- *   <li>{@link #apply(KvEventBatch)}: applies a batch if it is the next one of its replica ({@link
- *       EventSequencer}); returns the verdict so the caller can request a replay on a gap.
- *   <li>{@link #selectAndReserve}: match, rank, pick, reserve, predict; returns the decision with
- *       the {@link Reserved} event to broadcast.
- *   <li>{@link #prefillCompleted}/{@link #released}: lifecycle of own requests; return the event to
- *       broadcast, or {@code null} for an unknown request.
- *   <li>{@link #applyReservation}: a peer's reservation event (own echoes are ignored as
- *       duplicates).
- *   <li>{@link #expire}: ends leases and predicted entries due at {@code nowMillis}.
+ *   <li>{@link Membership}: {@link #replicaUp}/{@link #replicaDown}. Down purges the replica from
+ *       the index, the ledger, the policy and the candidate set at once.
+ *   <li>{@link ReplicaFeed}: {@link #apply(KvEventBatch)} applies a batch if it is the next one of
+ *       its replica and returns the verdict, so the caller can request a replay on a gap; {@link
+ *       #behind} and {@link #installSnapshot} repair.
+ *   <li>{@link Placement}: {@link #selectAndReserve} (match, rank, pick, reserve, predict; returns
+ *       the decision with the {@code Reserved} event to broadcast), {@link
+ *       #prefillCompleted}/{@link #released} (the event to broadcast, or {@code null} for an
+ *       unknown request) and {@link #applyReservation}.
+ *   <li>{@link ReservationSync}: peers' events in their origin's order ({@link #applyPeer}, {@link
+ *       #applyPeerReplay}, {@link #peerBehind}), own events for peers' catch-up ({@link
+ *       #ownReplay}, {@link #ownMark}). Own echoes are ignored.
+ *   <li>Views: {@link #view}, {@link #digests}, {@link #loads}, {@link #matchedBlocks}.
  * </ul>
  *
- * <p>Cost of select-and-reserve: O(prompt blocks x holders per block) for the match, O(n log n)
- * over n candidates for ranking, O(uncached blocks) for predicting. Not thread-safe: one owner.
+ * {@link #expire} ends leases and predicted entries due at {@code nowMillis}. Not thread-safe: one
+ * owner.
  */
 public final class KvTrackerCore {
 
   private final TrackerConfig config;
-  private final ReplicaIds ids = new ReplicaIds();
+  private final Membership replicas = new Membership();
+  private final ReplicaIds ids = replicas.ids();
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
-  private final EventSequencer sequencer = new EventSequencer();
-  private final MatchResult match = new MatchResult();
-  private final Map<String, ReplicaInfo> infos = new HashMap<>();
-  private final Map<String, int[]> candidatesByModel = new HashMap<>();
-  private final Map<String, BlockKeys> keysByModel = new HashMap<>();
-  private long nextSeq;
-  private final BatchReorderBuffer early = new BatchReorderBuffer(64);
-  private final OwnReservationLog ownLog;
-  private final PeerSequencer peers = new PeerSequencer(256);
+  private final ReplicaFeed feed;
+  private final ReservationSync sync;
+  private final Placement placement;
 
   public KvTrackerCore(TrackerConfig config) {
-    this.ownLog = new OwnReservationLog(config.ingressId(), 1 << 16);
     this.config = config;
     this.index = new PrefixIndex(config.expectedBlocks());
     this.ledger = new LoadLedger(ids::idOf);
@@ -87,6 +77,9 @@ public final class KvTrackerCore {
             config.policyConfig(),
             new SplittableRandom(
                 config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
+    this.feed = new ReplicaFeed(index, ids);
+    this.sync = new ReservationSync(config.ingressId());
+    this.placement = new Placement(config, replicas, index, ledger, policy, sync);
   }
 
   public TrackerConfig config() {
@@ -95,154 +88,43 @@ public final class KvTrackerCore {
 
   // ---------------------------------------------------------------- membership
 
-  /**
-   * A replica joined (or re-announced itself; then nothing changes but its info). All replicas of a
-   * model must share one block size: the first replica of a model fixes the {@link
-   * #blockKeys(String)} function, and blocks reported by replicas that disagree would simply never
-   * match.
-   */
+  /** A replica joined (or re-announced itself); see {@link Membership} for the block-size rule. */
   public void replicaUp(ReplicaInfo info) {
-    String id = info.targetId();
-    ReplicaInfo before = infos.put(id, info);
-    ids.intern(id);
-    if (before != null && !before.model().equals(info.model())) {
-      rebuildCandidates(before.model());
-    }
-    keysByModel.computeIfAbsent(info.model(), m -> BlockKeys.of(m, info.blockSize()));
-    rebuildCandidates(info.model());
+    replicas.up(info);
   }
 
   /** A replica left: forget everything about it. */
   public void replicaDown(String targetId) {
-    ReplicaInfo info = infos.remove(targetId);
     int replica = ids.indexOf(targetId);
     if (replica >= 0) {
       index.dropReplica(replica);
       ledger.dropReplica(replica);
       policy.onReplicaRemoved(replica);
-      ids.release(targetId);
     }
-    sequencer.forget(targetId);
-    if (info != null) {
-      rebuildCandidates(info.model());
-    }
-  }
-
-  private void rebuildCandidates(String model) {
-    int[] c =
-        infos.values().stream()
-            .filter(i -> i.model().equals(model))
-            .mapToInt(i -> ids.indexOf(i.targetId()))
-            .sorted()
-            .toArray();
-    if (c.length == 0) {
-      candidatesByModel.remove(model);
-    } else {
-      candidatesByModel.put(model, c);
-    }
-  }
-
-  /** The block-key function of a model its replicas announced, or {@code null}. */
-  public BlockKeys blockKeys(String model) {
-    return keysByModel.get(model);
+    replicas.down(targetId);
+    feed.forget(targetId);
   }
 
   /** Known replicas' target ids. */
   public List<String> replicas() {
-    return List.copyOf(infos.keySet());
+    return replicas.announced();
   }
 
   // ---------------------------------------------------------------- event plane
 
-  /**
-   * Applies a batch if it is its replica's next one. Batches of unknown replicas are judged (so
-   * watermarks advance) and applied: events may precede the membership listing.
-   */
+  /** Applies a batch if it is its replica's next one (see {@link ReplicaFeed#apply}). */
   public EventSequencer.Verdict apply(KvEventBatch batch) {
-    EventSequencer.Verdict verdict = applyOne(batch);
-    if (verdict.outcome() == EventSequencer.Outcome.GAP && verdict.epoch() == batch.epoch()) {
-      early.hold(batch); // maybe only reordered: applied as soon as the missing ones come
-    } else if (applied(verdict)) {
-      if (verdict.outcome() == EventSequencer.Outcome.NEW_EPOCH) {
-        early.clear(batch.replicaId());
-      }
-      drainEarly(batch.replicaId(), verdict.epoch(), verdict.expectedSeq());
-    }
-    return verdict;
+    return feed.apply(batch);
   }
 
-  private static boolean applied(EventSequencer.Verdict v) {
-    return v.outcome() == EventSequencer.Outcome.APPLY
-        || v.outcome() == EventSequencer.Outcome.NEW_EPOCH;
+  /** The gap to repair when an agent's heartbeat shows this tracker behind, or null. */
+  public GapDetected behind(String replicaId, long epoch, long lastSeq) {
+    return feed.behind(replicaId, epoch, lastSeq);
   }
 
-  private void drainEarly(String replicaId, long epoch, long nextSeq) {
-    KvEventBatch next;
-    while ((next = early.take(replicaId, epoch, nextSeq)) != null) {
-      nextSeq = applyOne(next).expectedSeq();
-    }
-  }
-
-  private EventSequencer.Verdict applyOne(KvEventBatch batch) {
-    EventSequencer.Verdict verdict = sequencer.admit(batch.replicaId(), batch.epoch(), batch.seq());
-    int replica = ids.intern(batch.replicaId());
-    if (verdict.clearFirst()) {
-      index.clearReplica(replica);
-    }
-    if (applied(verdict)) {
-      for (KvEvent event : batch.events()) {
-        applyEvent(replica, event);
-      }
-    }
-    return verdict;
-  }
-
-  /**
-   * An agent's heartbeat says its stream of the replica stands at {@code (epoch, lastSeq)}: returns
-   * the gap to repair when this tracker is behind it (lost last batches, which no later batch would
-   * reveal), or null.
-   */
-  public io.kvrouter.tracker.actor.GapDetected behind(String replicaId, long epoch, long lastSeq) {
-    if (lastSeq < 0) {
-      return null;
-    }
-    EventSequencer.Watermark w = sequencer.watermark(replicaId);
-    if (w == null || epoch > w.epoch()) {
-      return new io.kvrouter.tracker.actor.GapDetected(replicaId, epoch, 0);
-    }
-    if (epoch == w.epoch() && lastSeq > w.seq()) {
-      return new io.kvrouter.tracker.actor.GapDetected(replicaId, epoch, w.seq() + 1);
-    }
-    return null;
-  }
-
-  private void applyEvent(int replica, KvEvent event) {
-    if (event instanceof BlocksStored s) {
-      index.store(replica, s);
-    } else if (event instanceof BlocksRemoved r) {
-      index.remove(replica, r);
-    } else if (event instanceof ReplicaCleared) {
-      index.clearReplica(replica);
-    }
-  }
-
-  /**
-   * Replaces the replica's state by an agent's snapshot (the answer to a replay the ring buffer
-   * could no longer serve, or a late joiner's bootstrap) and continues after its last seq.
-   */
+  /** Replaces the replica's state by an agent's snapshot and continues after its last seq. */
   public void installSnapshot(ReplicaSnapshot snapshot) {
-    int replica = ids.intern(snapshot.replicaId());
-    index.clearReplica(replica);
-    for (KvEvent event : snapshot.events()) {
-      applyEvent(replica, event);
-    }
-    sequencer.reset(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq());
-    drainEarly(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq() + 1);
-  }
-
-  /** After installing a snapshot: the replica's state now stands at {@code (epoch, seq)}. */
-  public void resetWatermark(String replicaId, long epoch, long seq) {
-    sequencer.reset(replicaId, epoch, seq);
+    feed.installSnapshot(snapshot);
   }
 
   /** Records an engine load report. */
@@ -257,146 +139,46 @@ public final class KvTrackerCore {
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
   public Decision selectAndReserve(RouteRequest request, long nowMillis) {
-    int[] candidates = candidatesByModel.get(request.model());
-    if (candidates == null) {
-      return Decision.none(request.requestId());
-    }
-    if (!request.excluded().isEmpty()) {
-      candidates = without(candidates, request.excluded());
-      if (candidates.length == 0) {
-        return Decision.none(request.requestId());
-      }
-    }
-    if (request.admission() && allBusy(candidates)) {
-      return Decision.busy(request.requestId());
-    }
-    BlockKeys keys = keysByModel.get(request.model());
-    long[] blockKeys = request.blockKeys();
-    RouteQuery query =
-        new RouteQuery(
-            blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
-    index.match(blockKeys, blockKeys.length, match);
-    int[] ranked = policy.rank(query, candidates, match, ledger);
-    int chosen = ranked[0];
-    policy.onRouted(query, match, chosen);
-
-    int held = match.gpuLeading(chosen);
-    long anchor = held == 0 ? BlocksStored.ROOT : blockKeys[held - 1];
-    long[] newKeys = Arrays.copyOfRange(blockKeys, held, blockKeys.length);
-    int cached = cachedTokens(chosen, query);
-    long lease = config.leaseMillis();
-    Reserved reserved =
-        new Reserved(
-            config.ingressId(),
-            nextSeq++,
-            request.requestId(),
-            ids.idOf(chosen),
-            request.promptTokens() - cached,
-            request.promptTokens(),
-            anchor,
-            newKeys,
-            lease,
-            nowMillis);
-    ledger.reserve(
-        config.ingressId(),
-        request.requestId(),
-        chosen,
-        request.promptTokens(),
-        reserved.prefillTokens(),
-        nowMillis + lease);
-    ownLog.record(reserved);
-    index.predict(chosen, newKeys, 0, newKeys.length, nowMillis + ttl(chosen));
-
-    List<Decision.Candidate> out = new ArrayList<>(ranked.length);
-    for (int r : ranked) {
-      out.add(
-          new Decision.Candidate(
-              ids.idOf(r),
-              match.matched(r),
-              match.gpu(r),
-              cachedTokens(r, query),
-              ledger.inFlight(r) - (r == chosen ? 1 : 0)));
-    }
-    return new Decision(request.requestId(), ids.idOf(chosen), out, reserved);
+    return placement.selectAndReserve(request, nowMillis);
   }
 
-  private int[] without(int[] candidates, java.util.Set<String> excluded) {
-    return Arrays.stream(candidates).filter(c -> !excluded.contains(ids.idOf(c))).toArray();
-  }
-
-  private boolean allBusy(int[] candidates) {
-    for (int c : candidates) {
-      if (!config.policyConfig().busy(ledger, c)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private int cachedTokens(int replica, RouteQuery query) {
-    return (int) Math.min((long) match.matched(replica) * query.blockSize(), query.promptTokens());
-  }
-
-  private long ttl(int replica) {
-    ReplicaInfo info = infos.get(ids.idOf(replica));
-    return info != null && !info.kvEvents()
-        ? config.approximateTtlMillis()
-        : config.predictedTtlMillis();
-  }
-
-  /** The first token of an own request arrived; returns the event to broadcast, or null. */
+  /** {@link #prefillCompleted(String, long)} for callers without a clock. */
   public PrefillCompleted prefillCompleted(String requestId) {
-    if (!ledger.prefillCompleted(config.ingressId(), requestId)) {
-      return null;
-    }
-    PrefillCompleted event = new PrefillCompleted(config.ingressId(), nextSeq++, requestId);
-    ownLog.record(event);
-    return event;
-  }
-
-  /** An own request ended; returns the event to broadcast, or null if it was unknown. */
-  public Released released(String requestId) {
-    if (ledger.release(config.ingressId(), requestId) == null) {
-      return null;
-    }
-    Released event = new Released(config.ingressId(), nextSeq++, requestId);
-    ownLog.record(event);
-    return event;
+    return prefillCompleted(requestId, -1);
   }
 
   /**
-   * Applies a peer's reservation event: reservations enter the ledger and their new keys the index
-   * as predicted entries; lifecycle events move or return load. Own events echoed back are no-ops.
-   * Returns false when the event changed nothing (duplicate, unknown request or replica).
+   * The first token of an own request arrived at {@code nowMillis} (negative: unknown); returns the
+   * event to broadcast, or null.
+   */
+  public PrefillCompleted prefillCompleted(String requestId, long nowMillis) {
+    return placement.prefillCompleted(requestId, nowMillis);
+  }
+
+  /** {@link #released(String, long)} for callers without a clock. */
+  public Released released(String requestId) {
+    return released(requestId, -1);
+  }
+
+  /**
+   * An own request ended at {@code nowMillis} (negative: unknown); returns the event to broadcast,
+   * or null if it was unknown.
+   */
+  public Released released(String requestId, long nowMillis) {
+    return placement.released(requestId, nowMillis);
+  }
+
+  /**
+   * Applies a reservation event as it comes, without ordering (the lab's broadcast is in order):
+   * returns false when it changed nothing (duplicate, unknown request or replica).
    */
   public boolean applyReservation(ReservationEvent event, long nowMillis) {
-    if (event instanceof Reserved r) {
-      int replica = ids.indexOf(r.replicaId());
-      if (replica < 0) {
-        return false;
-      }
-      if (!ledger.reserve(
-          r.ingressId(),
-          r.requestId(),
-          replica,
-          r.promptTokens(),
-          r.prefillTokens(),
-          nowMillis + r.leaseMillis())) {
-        return false;
-      }
-      index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
-      return true;
-    }
-    if (event instanceof PrefillCompleted p) {
-      return ledger.prefillCompleted(p.ingressId(), p.requestId());
-    }
-    Released released = (Released) event;
-    return ledger.release(released.ingressId(), released.requestId()) != null;
+    return placement.applyReservation(event, nowMillis);
   }
 
   /** A peer ingress left: its reservations are dropped and its sequence forgotten. */
   public int dropOrigin(String ingressId) {
-    peers.forget(ingressId);
+    sync.forget(ingressId);
     return ledger.dropOrigin(ingressId);
   }
 
@@ -404,56 +186,43 @@ public final class KvTrackerCore {
 
   /**
    * Applies a peer's reservation event in its origin's seq order: returns the seq to ask the origin
-   * to replay from when earlier events are missing, or {@link PeerSequencer.Offer#NO_GAP}. Own
-   * events echoed back are ignored.
+   * to replay from when earlier events are missing, or {@link ReservationSync#NO_GAP}.
    */
   public long applyPeer(ReservationEvent event, long nowMillis) {
-    if (event.ingressId().equals(config.ingressId())) {
-      return PeerSequencer.Offer.NO_GAP;
-    }
-    PeerSequencer.Offer offer = peers.offer(event);
-    for (ReservationEvent ready : offer.ready()) {
-      applyReservation(ready, nowMillis);
-    }
-    return offer.gapFromSeq();
+    return sync.offer(event, e -> placement.applyReservation(e, nowMillis));
   }
 
   /** Installs an origin's answer to a replay request (its events from a seq, or a snapshot). */
   public void applyPeerReplay(ReservationReplay replay, long nowMillis) {
-    if (replay.origin().equals(config.ingressId())) {
-      return;
-    }
-    if (!replay.snapshot()) {
-      for (ReservationEvent e : replay.events()) {
-        applyPeer(e, nowMillis);
-      }
-      return;
-    }
-    ledger.dropOrigin(replay.origin());
-    for (ReservationEvent e : replay.events()) {
-      applyReservation(e, nowMillis);
-    }
-    for (ReservationEvent e : peers.resetTo(replay.origin(), replay.nextSeq())) {
-      applyReservation(e, nowMillis);
-    }
+    sync.replayed(replay, ledger::dropOrigin, e -> placement.applyReservation(e, nowMillis));
   }
 
   /** An origin's heartbeat: the seq to replay from when this tracker is behind it, or NO_GAP. */
   public long peerBehind(ReservationMark mark) {
-    if (mark.ingressId().equals(config.ingressId())) {
-      return PeerSequencer.Offer.NO_GAP;
-    }
-    return peers.behind(mark.ingressId(), mark.nextSeq());
+    return sync.behind(mark);
   }
 
   /** What a peer that expects {@code fromSeq} of this tracker's events next needs. */
   public ReservationReplay ownReplay(long fromSeq) {
-    return ownLog.replayFrom(fromSeq);
+    return sync.ownReplay(fromSeq);
   }
 
   /** This tracker's next own reservation seq (for its heartbeat). */
   public ReservationMark ownMark() {
-    return new ReservationMark(config.ingressId(), ownLog.nextSeq());
+    return sync.ownMark();
+  }
+
+  /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
+  public List<Reservation> expire(long nowMillis) {
+    index.expirePredicted(nowMillis);
+    List<Reservation> ended = ledger.expire(nowMillis);
+    for (Reservation r : ended) {
+      if (sync.isSelf(r.origin())) {
+        sync.ownLeaseEnded(r.requestId());
+        placement.ownLeaseEnded(r.requestId(), nowMillis);
+      }
+    }
+    return ended;
   }
 
   /**
@@ -467,46 +236,48 @@ public final class KvTrackerCore {
     }
   }
 
+  // ---------------------------------------------------------------- views
+
   /** Watermarks and digests of every replica and origin, for the consistency view. */
   public TrackerView view(long nowMillis, boolean ready) {
     TrackerDigests d = digests();
-    List<TrackerView.ReplicaMark> replicas = new ArrayList<>();
+    List<TrackerView.ReplicaMark> marks = new ArrayList<>();
     d.replicas()
         .forEach(
             (id, st) ->
-                replicas.add(
+                marks.add(
                     new TrackerView.ReplicaMark(
                         id, st.epoch(), st.seq(), st.digest().count(), st.digest().sum())));
-    java.util.Set<String> origins = new java.util.TreeSet<>(peers.origins());
+    Set<String> origins = sync.origins();
     origins.addAll(d.origins().keySet());
-    origins.add(config.ingressId());
-    List<TrackerView.OriginMark> marks = new ArrayList<>();
+    List<TrackerView.OriginMark> originMarks = new ArrayList<>();
     for (String o : origins) {
-      long seq = o.equals(config.ingressId()) ? ownLog.nextSeq() - 1 : peers.lastApplied(o);
-      io.kvrouter.tracker.ledger.ReservationDigest rd = ledger.digest(o);
-      marks.add(new TrackerView.OriginMark(o, seq, rd.count(), rd.sum()));
+      ReservationDigest rd = ledger.digest(o);
+      originMarks.add(new TrackerView.OriginMark(o, sync.lastSeq(o), rd.count(), rd.sum()));
     }
     return new TrackerView(
         config.ingressId(),
         nowMillis,
-        replicas.toArray(TrackerView.ReplicaMark[]::new),
-        marks.toArray(TrackerView.OriginMark[]::new),
+        marks.toArray(TrackerView.ReplicaMark[]::new),
+        originMarks.toArray(TrackerView.OriginMark[]::new),
         ready);
   }
 
-  /** Ends leases and predicted entries due at {@code nowMillis}; returns the leases ended. */
-  public List<Reservation> expire(long nowMillis) {
-    index.expirePredicted(nowMillis);
-    List<Reservation> ended = ledger.expire(nowMillis);
-    for (Reservation r : ended) {
-      if (r.origin().equals(config.ingressId())) {
-        ownLog.forget(r.requestId());
+  /** Digests of every known replica and every origin with open reservations. */
+  public TrackerDigests digests() {
+    Map<String, TrackerDigests.ReplicaState> states = new HashMap<>();
+    for (int r = 0; r < ids.capacity(); r++) {
+      String id = ids.idOf(r);
+      if (id != null) {
+        EventSequencer.Watermark w = feed.watermark(id);
+        states.put(
+            id,
+            new TrackerDigests.ReplicaState(
+                w == null ? -1 : w.epoch(), w == null ? -1 : w.seq(), index.digest(r)));
       }
     }
-    return ended;
+    return new TrackerDigests(states, ledger.digests());
   }
-
-  // ---------------------------------------------------------------- observation
 
   /** The load of every known replica, by target id. */
   public Map<String, ReplicaLoadSnapshot> loads() {
@@ -528,24 +299,8 @@ public final class KvTrackerCore {
     return out;
   }
 
-  /** Digests of every known replica and every origin with open reservations. */
-  public TrackerDigests digests() {
-    Map<String, TrackerDigests.ReplicaState> replicas = new HashMap<>();
-    for (int r = 0; r < ids.capacity(); r++) {
-      String id = ids.idOf(r);
-      if (id != null) {
-        EventSequencer.Watermark w = sequencer.watermark(id);
-        replicas.put(
-            id,
-            new TrackerDigests.ReplicaState(
-                w == null ? -1 : w.epoch(), w == null ? -1 : w.seq(), index.digest(r)));
-      }
-    }
-    return new TrackerDigests(replicas, ledger.digests());
-  }
-
   /** The ledger, read-only, for metrics and tests. */
-  public io.kvrouter.tracker.ledger.LoadView load() {
+  public LoadView load() {
     return ledger;
   }
 
@@ -554,24 +309,14 @@ public final class KvTrackerCore {
     return ids.indexOf(targetId);
   }
 
-  /** Index nodes (distinct blocks), for metrics. */
-  public int indexedBlocks() {
-    return index.nodes();
-  }
-
   /** Open reservations, for metrics. */
   public int openReservations() {
     return ledger.openReservations();
   }
 
-  /** The reservation of a request of {@code origin}, or null. */
-  public Reservation reservation(String origin, String requestId) {
-    return ledger.reservation(origin, requestId);
-  }
-
   /**
    * Matches the first {@code count} keys of a prompt into {@code out} (reset first), without
-   * reserving anything: for what-if queries, the policy lab and benchmarks. Allocation-free.
+   * reserving anything: for what-if queries and benchmarks. Allocation-free.
    */
   public void match(long[] keys, int count, MatchResult out) {
     index.match(keys, count, out);

@@ -5,8 +5,8 @@ import java.util.Set;
 
 /**
  * A request to place: its id (unique per ingress), the model it asks for, and its prompt's router
- * block keys computed with {@code BlockKeys.of(model, blockSize)} (see {@link
- * KvTrackerCore#blockKeys(String)}). The array is never mutated after the record is built.
+ * block keys computed with {@code BlockKeys.of(model, blockSize)}, the block size of the model's
+ * replicas. The array is never mutated after the record is built.
  *
  * @param excluded replicas not to choose (already tried by this request and failed)
  * @param admission when true and every remaining replica is over its busy threshold, nothing is

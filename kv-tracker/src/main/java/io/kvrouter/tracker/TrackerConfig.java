@@ -86,4 +86,10 @@ public record TrackerConfig(
         approximateTtlMillis,
         blocks);
   }
+
+  /** The same with another lease and other predicted-entry TTLs, all in milliseconds. */
+  public TrackerConfig withLeaseAndTtls(long lease, long predictedTtl, long approximateTtl) {
+    return new TrackerConfig(
+        ingressId, policy, policyConfig, seed, lease, predictedTtl, approximateTtl, expectedBlocks);
+  }
 }

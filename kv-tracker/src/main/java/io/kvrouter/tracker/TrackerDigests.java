@@ -7,7 +7,7 @@ import java.util.Map;
 /**
  * A tracker's digests at one moment: per replica its watermark and block digest, per origin ingress
  * its reservation digest. Two trackers at equal watermarks must report equal replica digests
- * (ARCHITECTURE.md, Consistency).
+ * ({@code docs/architecture.md}, "Consistency, stated").
  */
 public record TrackerDigests(
     Map<String, ReplicaState> replicas, Map<String, ReservationDigest> origins) {

@@ -13,6 +13,7 @@ import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.tracker.feed.EventSequencer;
 import java.util.Arrays;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

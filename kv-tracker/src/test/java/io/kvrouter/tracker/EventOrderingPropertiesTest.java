@@ -8,6 +8,7 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.tracker.feed.EventSequencer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

@@ -12,7 +12,8 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
-import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.tracker.feed.EventSequencer;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -116,6 +117,7 @@ class KvTrackerCoreTest {
     assertThat(b.applyReservation(d.reserved(), 0)).isFalse(); // duplicate
     assertThat(b.load().inFlight(b.replicaIndex(d.chosen()))).isEqualTo(1);
     assertThat(b.matchedBlocks(prompt)).containsEntry(d.chosen(), 20); // predicted on the peer
+    assertThat(a.digests().origins().get("in-a").count()).as("q1 open on its origin").isEqualTo(1);
     assertThat(b.digests().origins()).isEqualTo(a.digests().origins());
 
     b.applyReservation(a.prefillCompleted("q1"), 0);

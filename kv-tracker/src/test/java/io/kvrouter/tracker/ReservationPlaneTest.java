@@ -12,6 +12,8 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.tracker.feed.EventSequencer;
+import io.kvrouter.tracker.ledger.ReservationDigest;
 import io.kvrouter.tracker.sync.OwnReservationLog;
 import io.kvrouter.tracker.sync.PeerSequencer;
 import java.util.ArrayList;
@@ -35,6 +37,17 @@ class ReservationPlaneTest {
     return out;
   }
 
+  /**
+   * The origin's digest of its own reservations after {@link #originEvents}: q0 and q2 are still
+   * open, so a peer that matches it holds the same two (not merely no digest, as the origin would
+   * if digests were empty).
+   */
+  static ReservationDigest openAfterOriginEvents(KvTrackerCore origin) {
+    ReservationDigest digest = origin.digests().origins().get("in-1");
+    assertThat(digest.count()).as("q0 and q2 open").isEqualTo(2);
+    return digest;
+  }
+
   @Test
   void reorderedPeerEvents_areAppliedInSeqOrder_andReachTheOriginsDigest() {
     KvTrackerCore origin = tracker("in-1", "a", "b");
@@ -48,8 +61,7 @@ class ReservationPlaneTest {
       peer.applyPeer(e, 0); // duplicates change nothing
     }
 
-    assertThat(peer.digests().origins().get("in-1"))
-        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1")).isEqualTo(openAfterOriginEvents(origin));
     assertThat(peer.peerBehind(origin.ownMark())).isEqualTo(PeerSequencer.Offer.NO_GAP);
   }
 
@@ -67,8 +79,7 @@ class ReservationPlaneTest {
     assertThat(replay.snapshot()).isFalse();
     peer.applyPeerReplay(replay, 0);
 
-    assertThat(peer.digests().origins().get("in-1"))
-        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1")).isEqualTo(openAfterOriginEvents(origin));
   }
 
   @Test
@@ -112,9 +123,26 @@ class ReservationPlaneTest {
             "in-1", true, origin.ownMark().nextSeq(), origin.ownReplay(Long.MIN_VALUE).events()),
         0);
 
-    assertThat(late.digests().origins().get("in-1"))
-        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(late.digests().origins().get("in-1")).isEqualTo(openAfterOriginEvents(origin));
     assertThat(late.peerBehind(origin.ownMark())).isEqualTo(PeerSequencer.Offer.NO_GAP);
+  }
+
+  @Test
+  void snapshotReplay_dropsReservationsTheOriginNoLongerHolds() {
+    KvTrackerCore origin = tracker("in-1", "a", "b");
+    KvTrackerCore peer = tracker("in-2", "a", "b");
+    List<ReservationEvent> events = originEvents(origin);
+    events.subList(0, 3).forEach(e -> peer.applyPeer(e, 0)); // q1's release is lost
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(3);
+
+    peer.applyPeerReplay(
+        new ReservationReplay(
+            "in-1", true, origin.ownMark().nextSeq(), origin.ownReplay(Long.MIN_VALUE).events()),
+        0);
+
+    assertThat(peer.digests().origins().get("in-1"))
+        .isEqualTo(origin.digests().origins().get("in-1"));
+    assertThat(peer.digests().origins().get("in-1").count()).isEqualTo(2);
   }
 
   @Test

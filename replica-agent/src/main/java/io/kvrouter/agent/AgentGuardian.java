@@ -1,8 +1,12 @@
 package io.kvrouter.agent;
 
 import io.kvrouter.config.node.RoleGuardian;
+import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.Topics;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -10,16 +14,10 @@ import org.apache.pekko.actor.typed.pubsub.Topic;
 
 /**
  * The guardian of the {@code agent} role: spawns the two cluster topics the agent publishes to
- * ({@value #KV_EVENTS_TOPIC}, {@value #REPLICA_LOAD_TOPIC}) and one {@link ReplicaAgent} per
- * replica.
+ * ({@link Topics#KV_EVENTS}, {@link Topics#REPLICA_LOAD}) and one {@link ReplicaAgent} per replica;
+ * on shutdown the replicas are deregistered first ({@link AgentDrain}).
  */
 public final class AgentGuardian {
-
-  /** Topic of stamped {@link KvEventBatch}es. */
-  public static final String KV_EVENTS_TOPIC = "kvrouter-kv-events";
-
-  /** Topic of {@link ReplicaLoad} heartbeats. */
-  public static final String REPLICA_LOAD_TOPIC = "kvrouter-replica-load";
 
   private AgentGuardian() {}
 
@@ -28,16 +26,19 @@ public final class AgentGuardian {
     return Behaviors.setup(
         ctx -> {
           ActorRef<Topic.Command<KvEventBatch>> events =
-              ctx.spawn(Topic.create(KvEventBatch.class, KV_EVENTS_TOPIC), "kv-events-topic");
+              ctx.spawn(Topics.kvEvents(), "kv-events-topic");
           ActorRef<Topic.Command<ReplicaLoad>> load =
-              ctx.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
+              ctx.spawn(Topics.replicaLoad(), "replica-load-topic");
+          List<ActorRef<AgentRequest>> agents = new ArrayList<>();
           for (ReplicaSpec spec : settings.replicas()) {
-            ctx.spawn(
-                ReplicaAgent.create(spec, settings, events, load),
-                "replica-"
-                    + java.net.URLEncoder.encode(
-                        spec.info().targetId(), java.nio.charset.StandardCharsets.UTF_8));
+            agents.add(
+                ctx.spawn(
+                    ReplicaAgent.create(spec, settings, events, load),
+                    "replica-"
+                        + java.net.URLEncoder.encode(
+                            spec.info().targetId(), java.nio.charset.StandardCharsets.UTF_8)));
           }
+          AgentDrain.register(ctx.getSystem(), agents);
           return Behaviors.empty();
         });
   }

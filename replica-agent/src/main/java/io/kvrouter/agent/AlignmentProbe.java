@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.agent.kvevents.EngineEvent;
 import io.kvrouter.protocol.BlocksStored;
-import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;

@@ -16,8 +16,8 @@ import java.util.Map;
  * Translates one replica's engine events into router events and keeps what the replica holds, so it
  * can produce a snapshot.
  *
- * <p>Contract ({@code shared/specs/vllm-kv-events.md} §3 and §7, the engine-agnostic mode that
- * llm-d and Dynamo use):
+ * <p>Contract (the engine-agnostic keys that llm-d's {@code pkg/kvcache/kvblock} and Dynamo's
+ * {@code dynamo-kv-router} ZMQ listener also use; see {@code docs/kv-events.md}, section 4):
  *
  * <ul>
  *   <li>BlockStored: the parent's router key comes from the engine parent hash (ROOT when nil);

@@ -1,20 +1,36 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.sim.PrometheusText;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.metrics.PrometheusText;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
  * Asynchronous HTTP access to one engine: {@code GET /health}, {@code GET /metrics} (vLLM names;
  * TGI's {@code tgi_cache_*} as fallback for the prefix counters; the process start time that
- * Python's prometheus_client exports by default) and the alignment probe's {@code POST
- * /v1/completions}. Non-blocking (java.net.http async); thread-safe.
+ * Python's prometheus_client exports by default), API discovery by {@code GET /openapi.json} and
+ * the alignment probe's {@code POST /v1/completions}. Non-blocking (java.net.http async);
+ * thread-safe.
+ *
+ * <p>API discovery: vLLM's server is a FastAPI application, which publishes the OpenAPI document of
+ * every route it mounted at {@code /openapi.json} (unless started with {@code
+ * --disable-fastapi-docs}); the Anthropic routes ({@code /v1/messages}, {@code
+ * /v1/messages/count_tokens}) and the Responses routes ({@code /v1/responses}) are mounted only on
+ * builds and models that serve them (vllm-project/vllm {@code
+ * vllm/entrypoints/openai/api_server.py} {@code build_app}, {@code
+ * vllm/entrypoints/generate/api_router.py}). So the document's {@code paths} say which of those
+ * APIs the engine speaks.
  */
 public final class EngineProbe {
 
@@ -59,7 +75,7 @@ public final class EngineProbe {
               if (r.statusCode() != 200) {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
-              Map<String, Double> m = PrometheusText.parse(r.body());
+              Map<String, Double> m = PrometheusText.parse(r.body()).sums();
               return new Scrape(
                   toLoad(replicaId, epoch, m, System.currentTimeMillis()),
                   m.getOrDefault(START_TIME, Double.NaN));
@@ -81,6 +97,46 @@ public final class EngineProbe {
             .POST(HttpRequest.BodyPublishers.ofString(json))
             .build(),
         HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The APIs beyond OpenAI chat and completions that the router can use, when it asks. */
+  static final List<String> KNOWN_APIS =
+      List.of(ReplicaInfo.MESSAGES_API, ReplicaInfo.COUNT_TOKENS_API, ReplicaInfo.RESPONSES_API);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * Which of {@link #KNOWN_APIS} the engine serves, from its {@code /openapi.json}. Completes with
+   * a list (empty when the engine publishes no document, or one without them) once the engine
+   * answered at all, and with empty when it did not answer (ask again later); never fails.
+   */
+  public CompletionStage<Optional<List<String>>> apis() {
+    return client
+        .sendAsync(get("/openapi.json"), HttpResponse.BodyHandlers.ofString())
+        .handle(
+            (r, e) -> {
+              if (e != null) {
+                return Optional.<List<String>>empty();
+              }
+              return Optional.of(r.statusCode() == 200 ? servedApis(r.body()) : List.<String>of());
+            });
+  }
+
+  /** The known APIs listed in an OpenAPI document's {@code paths}; none when it is not one. */
+  static List<String> servedApis(String openApiDocument) {
+    JsonNode paths;
+    try {
+      paths = JSON.readTree(openApiDocument).path("paths");
+    } catch (Exception notJson) {
+      return List.of();
+    }
+    List<String> served = new ArrayList<>();
+    for (String api : KNOWN_APIS) {
+      if (paths.has(api)) {
+        served.add(api);
+      }
+    }
+    return List.copyOf(served);
   }
 
   /** Maps scraped metrics to a heartbeat (missing metrics read as 0). */

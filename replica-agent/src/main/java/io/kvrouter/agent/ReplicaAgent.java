@@ -11,6 +11,7 @@ import io.kvrouter.protocol.SnapshotReply;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -24,9 +25,12 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
- * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY}, answers
- * {@link GetInfo} and {@link RequestReplay}, checks the engine's health and publishes load
- * heartbeats, and deregisters the replica while its engine fails health checks.
+ * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY} once its
+ * engine is healthy, settled and aligned ({@link ServingGate}) and has said which APIs it serves
+ * ({@link EngineProbe#apis}), answers {@link GetInfo} and {@link RequestReplay}, publishes load
+ * heartbeats and deregisters the replica while its engine fails health checks. Ingresses read a
+ * replica's info once per registration, so the APIs are learned before each one (an engine replaced
+ * by a newer build while it was down is announced with what the new build serves).
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
@@ -67,6 +71,15 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private record Probed(long generation, AlignmentProbe.Result result) implements Command {}
 
+  /**
+   * The node is draining: deregister the replica for good (health checks no longer register it
+   * again) and answer once the receptionist was told.
+   */
+  public record Drain(ActorRef<Done> replyTo) implements Command {}
+
+  /** The engine's APIs, or empty when it did not answer. */
+  private record ApisLearned(Optional<List<String>> apis) implements Command {}
+
   private final ReplicaSpec spec;
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
@@ -75,6 +88,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final EngineProbe engine;
   private final AlignmentProbe alignmentProbe;
   private final ServingGate gate;
+  private List<String> apis = List.of();
 
   /**
    * @param spec the replica
@@ -152,6 +166,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
             spec.kvEvents() && settings.alignment().probe(),
             settings.alignment().refuseOnMismatch(),
             settings.deadAfterFailures());
+    // Checks health at once (registers on the first healthy check), not one interval from now.
     ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
@@ -167,12 +182,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessage(Settled.class, this::onSettled)
         .onMessageEquals(EngineRestarted.INSTANCE, this::onEngineRestarted)
         .onMessage(Probed.class, this::onProbed)
+        .onMessage(ApisLearned.class, this::onApisLearned)
+        .onMessage(Drain.class, this::onDrain)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
 
   private Behavior<AgentRequest> onGetInfo(GetInfo m) {
-    m.replyTo().tell(spec.info());
+    m.replyTo().tell(spec.info(apis));
     return this;
   }
 
@@ -268,6 +285,21 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     return this;
   }
 
+  private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
+    m.apis().ifPresent(a -> apis = a);
+    take(gate.apisLearned(m.apis().isPresent()));
+    return this;
+  }
+
+  private Behavior<AgentRequest> onDrain(Drain m) {
+    if (gate.registered()) {
+      getContext().getLog().info("replica {} deregistering: the node drains", spec.replicaId());
+    }
+    take(gate.drain());
+    m.replyTo().tell(Done.getInstance());
+    return this;
+  }
+
   /** Does what the gate decided. */
   private void take(ServingGate.Steps steps) {
     if (steps.probe()) {
@@ -277,8 +309,19 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
               alignmentProbe.run(pipeline, ThreadLocalRandom.current().nextLong()),
               (r, e) -> new Probed(generation, r));
     }
+    if (steps.learnApis()) {
+      getContext()
+          .pipeToSelf(
+              engine.apis(),
+              (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
+    }
     if (steps.register()) {
-      getContext().getLog().info("replica {} healthy: registering", spec.replicaId());
+      getContext()
+          .getLog()
+          .info(
+              "replica {} healthy, serving {}: registering",
+              spec.replicaId(),
+              apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
       getContext()
           .getSystem()
           .receptionist()

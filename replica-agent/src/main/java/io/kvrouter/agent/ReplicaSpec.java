@@ -40,9 +40,23 @@ public record ReplicaSpec(
     return kvEventsEndpoint != null;
   }
 
-  /** What the agent announces for this replica. */
+  /** What the agent announces for this replica before it learned the engine's APIs. */
   public ReplicaInfo info() {
+    return info(List.of());
+  }
+
+  /** What the agent announces for this replica, whose engine serves {@code apis}. */
+  public ReplicaInfo info(List<String> apis) {
     return new ReplicaInfo(
-        replicaId, dpRank, model, baseUrl, blockSize, List.of(Tier.GPU), "both", kvEvents(), true);
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        List.of(Tier.GPU),
+        "both",
+        kvEvents(),
+        true,
+        apis);
   }
 }

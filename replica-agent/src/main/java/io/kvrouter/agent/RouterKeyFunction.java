@@ -2,8 +2,8 @@ package io.kvrouter.agent;
 
 /**
  * Computes router block keys from token ids: the agent's bridge from the engine's hash space to the
- * router's. The tracker's own function (kv-tracker {@code BlockKeys}) will be swapped in by the
- * lead; this module does not depend on kv-tracker.
+ * router's. The agent runs {@link TrackerRouterKeys}, the router's own {@code BlockKeys} from
+ * cluster-config's wire protocol; tests may pass simpler functions.
  */
 @FunctionalInterface
 public interface RouterKeyFunction {

@@ -15,6 +15,10 @@ package io.kvrouter.agent;
  *       speak for the engine as it is now.
  *   <li>An engine restart (a new process) is probed again; a probe of a replaced process is
  *       ignored.
+ *   <li>Before each registration the engine says which APIs it serves ({@link EngineProbe#apis}):
+ *       ingresses read a replica's info once per registration, and an engine replaced by a newer
+ *       build while it was down may serve others.
+ *   <li>A draining node deregisters the replica for good.
  * </ul>
  *
  * Not thread-safe: the actor owns it.
@@ -22,8 +26,13 @@ package io.kvrouter.agent;
 final class ServingGate {
 
   /** What the actor does after an event. */
-  record Steps(boolean tellHealthLost, boolean probe, boolean register, boolean deregister) {
-    static final Steps NONE = new Steps(false, false, false, false);
+  record Steps(
+      boolean tellHealthLost,
+      boolean probe,
+      boolean learnApis,
+      boolean register,
+      boolean deregister) {
+    static final Steps NONE = new Steps(false, false, false, false, false);
   }
 
   private enum Alignment {
@@ -45,6 +54,9 @@ final class ServingGate {
   private long lastLossTick = -1;
   private Alignment alignment = Alignment.UNCHECKED;
   private long probeGeneration;
+  private boolean apisKnown;
+  private boolean learningApis;
+  private boolean draining;
 
   /**
    * @param settlesInterruptions a KV-event subscriber watches the engine (not approximate mode)
@@ -84,9 +96,9 @@ final class ServingGate {
     }
     boolean dead = failures >= deadAfterFailures && registered;
     if (dead) {
-      registered = false;
+      unregistered();
     }
-    return new Steps(lost, false, false, dead);
+    return new Steps(lost, false, false, false, dead);
   }
 
   /** True when a scrape sent with check {@code checked} speaks for the engine as it is now. */
@@ -111,6 +123,9 @@ final class ServingGate {
   /** The engine is a new process: probe it again. */
   Steps restarted() {
     alignment = Alignment.UNCHECKED;
+    if (!registered) {
+      apisKnown = false; // perhaps another build: ask again before registering
+    }
     probeGeneration++;
     return next();
   }
@@ -124,6 +139,21 @@ final class ServingGate {
     return next();
   }
 
+  /** The engine said which APIs it serves ({@code answered}), or did not answer (ask again). */
+  Steps apisLearned(boolean answered) {
+    learningApis = false;
+    apisKnown = answered;
+    return answered ? next() : Steps.NONE;
+  }
+
+  /** The node drains: deregister for good. */
+  Steps drain() {
+    draining = true;
+    boolean deregister = registered;
+    unregistered();
+    return new Steps(false, false, false, false, deregister);
+  }
+
   /** The generation a probe started now belongs to. */
   long probeGeneration() {
     return probeGeneration;
@@ -133,8 +163,13 @@ final class ServingGate {
     return registered;
   }
 
+  private void unregistered() {
+    registered = false;
+    apisKnown = false;
+  }
+
   private Steps next() {
-    if (!healthy || awaitingProof) {
+    if (!healthy || awaitingProof || draining) {
       return Steps.NONE;
     }
     boolean probe = probes && alignment == Alignment.UNCHECKED;
@@ -143,11 +178,14 @@ final class ServingGate {
     }
     if (probes && alignment == Alignment.REFUSED) {
       boolean deregister = registered;
-      registered = false;
-      return new Steps(false, probe, false, deregister);
+      unregistered();
+      return new Steps(false, probe, false, false, deregister);
     }
-    boolean register = !registered && (!probes || alignment == Alignment.PASSED);
+    boolean ready = !registered && (!probes || alignment == Alignment.PASSED);
+    boolean learn = ready && !apisKnown && !learningApis;
+    learningApis |= learn;
+    boolean register = ready && apisKnown;
     registered |= register;
-    return new Steps(false, probe, register, false);
+    return new Steps(false, probe, learn, register, false);
   }
 }

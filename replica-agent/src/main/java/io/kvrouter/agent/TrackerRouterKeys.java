@@ -1,13 +1,13 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.tracker.keys.BlockKeys;
-import io.kvrouter.tracker.keys.ExtraKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The router's block-key function ({@link BlockKeys} of kv-tracker), as the agent uses it to turn
- * the token ids of an engine's BlockStored into router keys. It must be the very function the
+ * The router's block-key function ({@link BlockKeys} of the wire protocol), as the agent uses it to
+ * turn the token ids of an engine's BlockStored into router keys. It must be the very function the
  * ingress hashes prompts with, or no prompt would ever match a stored block.
  *
  * <p>LoRA adapters enter every block's key through {@link ExtraKeys}; cache salts and multimodal

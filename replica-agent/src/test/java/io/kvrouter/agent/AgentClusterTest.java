@@ -15,9 +15,8 @@ import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import io.kvrouter.protocol.Topics;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
@@ -47,10 +46,8 @@ class AgentClusterTest {
   private static Behavior<?> listener() {
     return Behaviors.<Object>setup(
         ctx -> {
-          ActorRef<Topic.Command<KvEventBatch>> events =
-              ctx.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC), "events");
-          ActorRef<Topic.Command<ReplicaLoad>> load =
-              ctx.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC), "load");
+          ActorRef<Topic.Command<KvEventBatch>> events = ctx.spawn(Topics.kvEvents(), "events");
+          ActorRef<Topic.Command<ReplicaLoad>> load = ctx.spawn(Topics.replicaLoad(), "load");
           events.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
           load.tell(Topic.subscribe(ctx.getSelf().unsafeUpcast().narrow()));
           ActorRef<Receptionist.Listing> listings =
@@ -161,14 +158,9 @@ class AgentClusterTest {
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        LoopbackHttp.post(
+            engine.baseUrl() + "/v1/completions",
+            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":2}");
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

@@ -18,9 +18,8 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import io.kvrouter.protocol.Topics;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
@@ -70,10 +69,8 @@ class ReplicaAgentTest {
           AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(200), 2);
       TestProbe<KvEventBatch> events = testKit.createTestProbe();
       TestProbe<ReplicaLoad> loads = testKit.createTestProbe();
-      ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
-          testKit.spawn(Topic.create(KvEventBatch.class, AgentGuardian.KV_EVENTS_TOPIC));
-      ActorRef<Topic.Command<ReplicaLoad>> loadTopic =
-          testKit.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC));
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic = testKit.spawn(Topics.kvEvents());
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic = testKit.spawn(Topics.replicaLoad());
       eventsTopic.tell(Topic.subscribe(events.getRef()));
       loadTopic.tell(Topic.subscribe(loads.getRef()));
       awaitSubscribers(eventsTopic, loadTopic);
@@ -100,6 +97,9 @@ class ReplicaAgentTest {
       assertThat(i.replicaId()).isEqualTo("sim-0");
       assertThat(i.kvEvents()).isTrue();
       assertThat(i.blockSize()).isEqualTo(16);
+      assertThat(i.apis())
+          .as("learned from the engine's /openapi.json before registering")
+          .containsExactly("/v1/messages", "/v1/messages/count_tokens", "/v1/responses");
 
       // the epoch opens with ReplicaCleared at seq 0; the alignment probe's blocks came next (the
       // replica registered, so the probe passed), then a completion's blocks follow
@@ -186,14 +186,9 @@ class ReplicaAgentTest {
 
   private static void complete(SimEngine engine, String prompt) throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                    .POST(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        LoopbackHttp.post(
+            engine.baseUrl() + "/v1/completions",
+            "{\"prompt\":\"" + prompt + "\",\"max_tokens\":3}");
     assertThat(r.statusCode()).isEqualTo(200);
   }
 }

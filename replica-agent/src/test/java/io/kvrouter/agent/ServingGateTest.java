@@ -13,7 +13,10 @@ class ServingGateTest {
     long t = gate.nextTick();
     assertThat(gate.checked(t, true)).isEqualTo(ServingGate.Steps.NONE);
     assertThat(gate.settled(t).probe()).isTrue();
-    assertThat(gate.probed(gate.probeGeneration(), false).register()).isTrue();
+    ServingGate.Steps probed = gate.probed(gate.probeGeneration(), false);
+    assertThat(probed.register()).as("not before the engine said which APIs it serves").isFalse();
+    assertThat(probed.learnApis()).isTrue();
+    assertThat(gate.apisLearned(true).register()).isTrue();
     assertThat(gate.registered()).isTrue();
   }
 
@@ -46,7 +49,12 @@ class ServingGateTest {
     assertThat(gate.mayPublish()).isFalse();
 
     ServingGate.Steps settled = gate.settled(back);
-    assertThat(settled.register()).as("the same engine, still aligned").isTrue();
+    assertThat(settled.learnApis()).as("the same engine, still aligned").isTrue();
+    assertThat(gate.apisLearned(false))
+        .as("no answer: asked again")
+        .isEqualTo(ServingGate.Steps.NONE);
+    assertThat(gate.checked(gate.nextTick(), true).learnApis()).isTrue();
+    assertThat(gate.apisLearned(true).register()).isTrue();
     assertThat(gate.mayPublish()).isTrue();
   }
 
@@ -73,7 +81,8 @@ class ServingGateTest {
     long t = warn.nextTick();
     warn.checked(t, true);
     warn.settled(t);
-    assertThat(warn.probed(warn.probeGeneration(), true).register()).isTrue();
+    assertThat(warn.probed(warn.probeGeneration(), true).learnApis()).isTrue();
+    assertThat(warn.apisLearned(true).register()).isTrue();
   }
 
   @Test
@@ -81,9 +90,20 @@ class ServingGateTest {
     ServingGate approximate = new ServingGate(false, false, true, 2);
     assertThat(approximate.mayPublish()).isTrue();
     ServingGate.Steps first = approximate.checked(approximate.nextTick(), true);
-    assertThat(first.register()).isTrue();
+    assertThat(first.learnApis()).isTrue();
     assertThat(first.probe()).isFalse();
+    assertThat(approximate.apisLearned(true).register()).isTrue();
     assertThat(approximate.checked(approximate.nextTick(), false).tellHealthLost()).isFalse();
     assertThat(approximate.checked(approximate.nextTick(), false).deregister()).isTrue();
+  }
+
+  @Test
+  void aDrainingNode_deregistersForGood() {
+    serving();
+    assertThat(gate.drain().deregister()).isTrue();
+    assertThat(gate.registered()).isFalse();
+    long t = gate.nextTick();
+    assertThat(gate.checked(t, true)).isEqualTo(ServingGate.Steps.NONE);
+    assertThat(gate.apisLearned(true)).isEqualTo(ServingGate.Steps.NONE);
   }
 }

@@ -15,11 +15,8 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaSnapshot;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -37,7 +34,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SimEngineAgentLoopbackTest {
 
   private static final String MODEL = "sim-model";
-  private final HttpClient http = HttpClient.newHttpClient();
 
   /** What a tracker would hold for one replica, built only from stamped batches. */
   static final class ReplicaModel {
@@ -114,13 +110,7 @@ class SimEngineAgentLoopbackTest {
             + "\",\"max_tokens\":"
             + maxTokens
             + "}";
-    HttpResponse<String> r =
-        http.send(
-            HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                .timeout(Duration.ofSeconds(30))
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r = LoopbackHttp.post(engine.baseUrl() + "/v1/completions", body);
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     return r.body();
   }

@@ -2,7 +2,7 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
 import java.util.Arrays;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;

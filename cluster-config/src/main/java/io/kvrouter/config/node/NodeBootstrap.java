@@ -1,6 +1,7 @@
 package io.kvrouter.config.node;
 
 import com.typesafe.config.Config;
+import io.kvrouter.config.management.NodeManagement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -9,7 +10,8 @@ import org.apache.pekko.cluster.typed.Join;
 
 /**
  * Starts one kvrouter cluster node: an ActorSystem with its roles, the guardian of each role, and
- * the join (seed nodes from configuration, or self-join to form a new cluster). Several nodes may
+ * the join (cluster bootstrap through Pekko Management when {@code kvrouter.management.bootstrap}
+ * is on, else seed nodes from configuration, or self-join to form a new cluster). Several nodes may
  * run in one JVM on different ports; the demo and the tests do this.
  */
 public final class NodeBootstrap {
@@ -37,8 +39,11 @@ public final class NodeBootstrap {
     ActorSystem<Void> system =
         ActorSystem.create(
             NodeGuardian.create(mine), config.getString("kvrouter.node.system-name"), config);
+    NodeManagement.start(system, config);
     boolean hasSeeds = !config.getStringList("pekko.cluster.seed-nodes").isEmpty();
-    if (!hasSeeds && config.getBoolean("kvrouter.node.self-join")) {
+    if (!hasSeeds
+        && !NodeManagement.bootstraps(config)
+        && config.getBoolean("kvrouter.node.self-join")) {
       Cluster cluster = Cluster.get(system);
       cluster.manager().tell(Join.create(cluster.selfMember().address()));
     }

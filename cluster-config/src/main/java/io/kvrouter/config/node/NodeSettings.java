@@ -92,6 +92,26 @@ public record NodeSettings(
     pekko.put("pekko.remote.artery.canonical.port", node.getInt("port"));
     pekko.put("pekko.cluster.roles", node.getStringList("roles"));
     pekko.put("pekko.cluster.seed-nodes", node.getStringList("seed-nodes"));
+    // Connect from the address the node binds (else every outbound Artery connection leaves from
+    // the default route's address, and a node on 127.0.0.2 would appear to come from 127.0.0.1).
+    String bind = merged.getString("pekko.remote.artery.bind.hostname");
+    String from = bind.isEmpty() ? node.getString("hostname") : bind;
+    if (merged.getString("pekko.remote.artery.advanced.tcp.outbound-client-hostname").isEmpty()
+        && !from.equals("0.0.0.0")
+        && !from.equals("::")) {
+      pekko.put("pekko.remote.artery.advanced.tcp.outbound-client-hostname", from);
+    }
+    // Each drain step must fit its phase, with margin for the work around it.
+    long margin = 5_000;
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
+        (node.getDuration("drain.unready-delay").toMillis() + margin) + "ms");
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.service-unbind.timeout",
+        (node.getDuration("drain.deregister-delay").toMillis() + margin) + "ms");
+    pekko.put(
+        "pekko.coordinated-shutdown.phases.service-requests-done.timeout",
+        (node.getDuration("drain.grace-period").toMillis() + margin) + "ms");
     return ConfigFactory.parseMap(pekko).withFallback(merged);
   }
 

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * <p>OpenAI: {@code {"error":{"message","type","param","code"}}}. Anthropic (for {@code
  * /v1/messages}): {@code {"type":"error","error":{"type","message"}}} with Anthropic's type names
  * (see docs.anthropic.com "Errors": invalid_request_error, not_found_error, request_too_large,
- * rate_limit_error, api_error, overloaded_error).
+ * authentication_error, permission_error, rate_limit_error, api_error, overloaded_error).
  *
  * @param status HTTP status code
  * @param message what went wrong, for a person
@@ -65,6 +65,23 @@ public record ApiError(
     return new ApiError(502, message, "server_error", null, "upstream_error", 0);
   }
 
+  /**
+   * An engine's error answer ({@code {"error":{"message","type","param"}}} from an
+   * OpenAI-compatible engine, or anything else) with its status, to be told to the client in its
+   * own protocol.
+   */
+  public static ApiError fromEngine(int status, com.fasterxml.jackson.databind.JsonNode body) {
+    com.fasterxml.jackson.databind.JsonNode error = body == null ? null : body.path("error");
+    String message =
+        error != null && error.path("message").isTextual()
+            ? error.get("message").asText()
+            : "The replica answered " + status + ".";
+    String param =
+        error != null && error.path("param").isTextual() ? error.get("param").asText() : null;
+    return new ApiError(
+        status, message, status >= 500 ? "server_error" : "invalid_request_error", param, null, 0);
+  }
+
   /** OpenAI's error object. */
   public ObjectNode toOpenAi() {
     ObjectNode root = JsonNodeFactory.instance.objectNode();
@@ -88,10 +105,12 @@ public record ApiError(
 
   private String anthropicType() {
     return switch (status) {
+      case 401 -> "authentication_error";
+      case 403 -> "permission_error";
       case 404 -> "not_found_error";
       case 413 -> "request_too_large";
       case 429 -> "rate_limit_error";
-      case 503 -> "overloaded_error";
+      case 503, 529 -> "overloaded_error";
       default -> status >= 500 ? "api_error" : "invalid_request_error";
     };
   }

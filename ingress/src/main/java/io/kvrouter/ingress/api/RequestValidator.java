@@ -1,9 +1,8 @@
 package io.kvrouter.ingress.api;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,13 +11,13 @@ import java.util.Set;
 
 /**
  * Checks the shape of an inference request body and turns it into an {@link InferenceRequest}, or
- * throws {@link ApiException} with an OpenAI-style error naming the offending field.
+ * throws {@link ApiException} with an error naming the offending field.
  *
  * <p>It checks what the router itself relies on (model, prompt or messages, stream flag, token
  * limits); sampling parameters pass through to the engine untouched and the engine validates them.
- * Anthropic Messages requests are translated to OpenAI chat here (system prompt to a system
- * message, content blocks to text, {@code stop_sequences} to {@code stop}), following Anthropic's
- * published Messages API reference.
+ * Chat messages and tools are also kept in the form vLLM hands its chat template ({@link
+ * TemplateInputs}), so the router renders the engine's prompt. Anthropic requests are validated and
+ * translated by {@link AnthropicRequests}, Responses requests by {@link ResponsesRequests}.
  */
 public final class RequestValidator {
 
@@ -28,10 +27,22 @@ public final class RequestValidator {
   private static final Set<String> ROLES =
       Set.of("system", "developer", "user", "assistant", "tool");
 
+  /**
+   * Content part types of chat messages: text, and the media and other parts OpenAI defines, which
+   * pass to the engine (media do not count in the router's prompt: see {@link
+   * io.kvrouter.ingress.tokenize.ChatContent}).
+   */
+  private static final Set<String> PART_TYPES =
+      Set.of("text", "image_url", "input_audio", "video_url", "file", "refusal");
+
   private final ObjectMapper mapper;
+  private final AnthropicRequests anthropic;
+  private final ResponsesRequests responses;
 
   public RequestValidator(ObjectMapper mapper) {
     this.mapper = mapper;
+    this.anthropic = new AnthropicRequests(mapper);
+    this.responses = new ResponsesRequests(mapper);
   }
 
   /** Validates a parsed body for {@code endpoint}. */
@@ -45,7 +56,9 @@ public final class RequestValidator {
     return switch (endpoint) {
       case COMPLETIONS -> completions(obj, model, stream);
       case CHAT -> chat(obj, model, stream);
-      case MESSAGES -> anthropic(obj, model, stream);
+      case MESSAGES -> anthropic.messages(obj, model, stream);
+      case COUNT_TOKENS -> anthropic.countTokens(obj, model);
+      case RESPONSES -> responses.responses(obj, model, stream);
     };
   }
 
@@ -107,110 +120,48 @@ public final class RequestValidator {
     }
     List<Map<String, Object>> messages = messages(obj.get("messages"), "messages");
     List<Map<String, Object>> tools = tools(obj.get("tools"));
-    Map<String, Object> kwargs = Map.of();
-    JsonNode k = obj.get("chat_template_kwargs");
-    if (k != null && !k.isNull()) {
-      if (!k.isObject()) {
-        throw fail(
-            "'chat_template_kwargs' must be an object.", "chat_template_kwargs", "invalid_type");
-      }
-      kwargs = toMap(k);
-    }
     return new InferenceRequest(
-        Endpoint.CHAT, model, stream, maxTokens, null, null, messages, tools, kwargs, obj);
-  }
-
-  private InferenceRequest anthropic(ObjectNode obj, String model, boolean stream) {
-    int maxTokens = maxTokens(obj, "max_tokens", true);
-    ArrayNode chatMessages = JsonNodeFactory.instance.arrayNode();
-    JsonNode system = obj.get("system");
-    if (system != null && !system.isNull()) {
-      chatMessages
-          .addObject()
-          .put("role", "system")
-          .put("content", anthropicText(system, "system"));
-    }
-    JsonNode messages = obj.get("messages");
-    if (messages == null || !messages.isArray() || messages.isEmpty()) {
-      throw fail("'messages' must be a non-empty array.", "messages", "invalid_type");
-    }
-    for (int i = 0; i < messages.size(); i++) {
-      JsonNode m = messages.get(i);
-      String where = "messages[" + i + "]";
-      if (!m.isObject()) {
-        throw fail("'" + where + "' must be an object.", where, "invalid_type");
-      }
-      JsonNode role = m.get("role");
-      if (role == null
-          || !role.isTextual()
-          || !Set.of("user", "assistant").contains(role.asText())) {
-        throw fail(
-            "'" + where + ".role' must be 'user' or 'assistant'.",
-            where + ".role",
-            "invalid_value");
-      }
-      JsonNode content = m.get("content");
-      if (content == null || content.isNull()) {
-        throw fail(
-            "'" + where + ".content' is required.",
-            where + ".content",
-            "missing_required_parameter");
-      }
-      chatMessages
-          .addObject()
-          .put("role", role.asText())
-          .put("content", anthropicText(content, where + ".content"));
-    }
-    ObjectNode chatBody = JsonNodeFactory.instance.objectNode();
-    chatBody.put("model", model);
-    chatBody.set("messages", chatMessages);
-    chatBody.put("max_tokens", maxTokens);
-    chatBody.put("stream", stream);
-    if (stream) {
-      chatBody.putObject("stream_options").put("include_usage", true);
-    }
-    for (String passthrough : List.of("temperature", "top_p", "top_k")) {
-      if (obj.has(passthrough)) {
-        chatBody.set(passthrough, obj.get(passthrough));
-      }
-    }
-    if (obj.has("stop_sequences")) {
-      chatBody.set("stop", obj.get("stop_sequences"));
-    }
-    return new InferenceRequest(
-        Endpoint.MESSAGES,
+        Endpoint.CHAT,
         model,
         stream,
         maxTokens,
         null,
         null,
-        messages(chatMessages, "messages"),
+        TemplateInputs.messages(messages),
+        TemplateInputs.tools(tools),
+        templateKwargs(mapper, obj),
+        obj,
         null,
-        Map.of(),
-        chatBody);
+        openAiSessionKey(obj),
+        null);
   }
 
-  private String anthropicText(JsonNode content, String where) {
-    if (content.isTextual()) {
-      return content.asText();
+  /** {@code chat_template_kwargs} as a map (empty when absent). */
+  static Map<String, Object> templateKwargs(ObjectMapper mapper, ObjectNode obj) {
+    JsonNode k = obj.get("chat_template_kwargs");
+    if (k == null || k.isNull()) {
+      return Map.of();
     }
-    if (content.isArray()) {
-      StringBuilder text = new StringBuilder();
-      for (JsonNode block : content) {
-        if (!block.isObject()
-            || !"text".equals(block.path("type").asText())
-            || !block.path("text").isTextual()) {
-          throw fail(
-              "'" + where + "' supports text blocks only ({\"type\":\"text\",\"text\":...}).",
-              where,
-              "unsupported_content");
-        }
-        text.append(block.get("text").asText());
+    if (!k.isObject()) {
+      throw fail(
+          "'chat_template_kwargs' must be an object.", "chat_template_kwargs", "invalid_type");
+    }
+    return toMap(mapper, k);
+  }
+
+  /**
+   * The session key of an OpenAI request: {@code prompt_cache_key} (OpenAI's own hint for keeping
+   * requests that share a prefix together), else {@code user}; null when neither is a non-empty
+   * string.
+   */
+  static String openAiSessionKey(ObjectNode obj) {
+    for (String field : List.of("prompt_cache_key", "user")) {
+      JsonNode v = obj.get(field);
+      if (v != null && v.isTextual() && !v.asText().isEmpty()) {
+        return v.asText();
       }
-      return text.toString();
     }
-    throw fail(
-        "'" + where + "' must be a string or an array of text blocks.", where, "invalid_type");
+    return null;
   }
 
   private List<Map<String, Object>> messages(JsonNode messages, String param) {
@@ -223,7 +174,6 @@ public final class RequestValidator {
     if (messages.isEmpty()) {
       throw fail("'" + param + "' must not be empty.", param, "empty_prompt");
     }
-    List<Map<String, Object>> result = new ArrayList<>(messages.size());
     for (int i = 0; i < messages.size(); i++) {
       JsonNode m = messages.get(i);
       String where = param + "[" + i + "]";
@@ -245,10 +195,19 @@ public final class RequestValidator {
               "missing_required_parameter");
         }
       } else if (content.isArray()) {
-        for (JsonNode part : content) {
-          if (!"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
+        for (int j = 0; j < content.size(); j++) {
+          JsonNode part = content.get(j);
+          String type = part.path("type").asText("");
+          if (!PART_TYPES.contains(type)
+              || ("text".equals(type) && !part.path("text").isTextual())) {
             throw fail(
-                "'" + where + ".content' supports text parts only.",
+                "'"
+                    + where
+                    + ".content["
+                    + j
+                    + "]' must be a content part of type "
+                    + PART_TYPES
+                    + " (text parts with a string 'text').",
                 where + ".content",
                 "unsupported_content");
           }
@@ -259,9 +218,8 @@ public final class RequestValidator {
             where + ".content",
             "invalid_type");
       }
-      result.add(toMap(m));
     }
-    return List.copyOf(result);
+    return toMaps(mapper, messages);
   }
 
   private List<Map<String, Object>> tools(JsonNode tools) {
@@ -271,19 +229,32 @@ public final class RequestValidator {
     if (!tools.isArray()) {
       throw fail("'tools' must be an array.", "tools", "invalid_type");
     }
-    List<Map<String, Object>> result = new ArrayList<>();
-    for (JsonNode t : tools) {
+    for (int i = 0; i < tools.size(); i++) {
+      JsonNode t = tools.get(i);
       if (!t.isObject()) {
         throw fail("'tools' entries must be objects.", "tools", "invalid_type");
       }
-      result.add(toMap(t));
+      if (!t.path("function").path("name").isTextual()) {
+        throw fail(
+            "'tools[" + i + "].function.name' is required.",
+            "tools[" + i + "].function.name",
+            "missing_required_parameter");
+      }
+    }
+    return toMaps(mapper, tools);
+  }
+
+  /** A JSON array of objects as plain Java maps (as templates read them). */
+  static List<Map<String, Object>> toMaps(ObjectMapper mapper, JsonNode array) {
+    List<Map<String, Object>> result = new ArrayList<>(array.size());
+    for (JsonNode n : array) {
+      result.add(toMap(mapper, n));
     }
     return List.copyOf(result);
   }
 
-  @SuppressWarnings("unchecked")
-  private Map<String, Object> toMap(JsonNode node) {
-    return mapper.convertValue(node, Map.class);
+  static Map<String, Object> toMap(ObjectMapper mapper, JsonNode node) {
+    return mapper.convertValue(node, new TypeReference<Map<String, Object>>() {});
   }
 
   private static String requiredString(ObjectNode obj, String field) {
@@ -311,7 +282,8 @@ public final class RequestValidator {
     return v.asBoolean();
   }
 
-  private static int maxTokens(ObjectNode obj, String field, boolean required) {
+  /** A token limit between 1 and {@link #MAX_TOKENS_CEILING}, or 0 when absent and optional. */
+  static int maxTokens(ObjectNode obj, String field, boolean required) {
     JsonNode v = obj.get(field);
     if (v == null || v.isNull()) {
       if (required) {

@@ -2,7 +2,6 @@ package io.kvrouter.ingress.consistency;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvrouter.ingress.metrics.IngressMetrics;
-import io.kvrouter.ingress.node.PeerDirectory;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.protocol.TrackerView;
@@ -12,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
@@ -19,17 +19,21 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
 /**
  * Asks every tracker in the cluster for its view (in parallel, each with a timeout; one that does
  * not answer counts as unreachable) and builds the {@link ConsistencyReport}. Used by the HTTP edge
- * for {@code GET /admin/consistency}.
+ * for {@code GET /admin/consistency}; {@code peers} gives the tracker endpoints listed now (the
+ * node's peer sync owns that list).
  */
 public final class ConsistencyGatherer {
 
-  private final PeerDirectory peers;
+  private final Supplier<CompletionStage<Map<String, ActorRef<TrackerRequest>>>> peers;
   private final Scheduler scheduler;
   private final Duration timeout;
   private final IngressMetrics metrics;
 
   public ConsistencyGatherer(
-      PeerDirectory peers, Scheduler scheduler, Duration timeout, IngressMetrics metrics) {
+      Supplier<CompletionStage<Map<String, ActorRef<TrackerRequest>>>> peers,
+      Scheduler scheduler,
+      Duration timeout,
+      IngressMetrics metrics) {
     this.peers = peers;
     this.scheduler = scheduler;
     this.timeout = timeout;
@@ -38,8 +42,12 @@ public final class ConsistencyGatherer {
 
   /** The cluster-wide view as JSON. */
   public CompletionStage<JsonNode> gather() {
+    return peers.get().thenCompose(this::gather);
+  }
+
+  private CompletionStage<JsonNode> gather(Map<String, ActorRef<TrackerRequest>> endpoints) {
     List<CompletableFuture<ConsistencyReport.Answer>> asks = new ArrayList<>();
-    for (Map.Entry<String, ActorRef<TrackerRequest>> peer : peers.all().entrySet()) {
+    for (Map.Entry<String, ActorRef<TrackerRequest>> peer : endpoints.entrySet()) {
       asks.add(
           AskPattern.<TrackerRequest, TrackerView>ask(
                   peer.getValue(), GetTrackerView::new, timeout, scheduler)

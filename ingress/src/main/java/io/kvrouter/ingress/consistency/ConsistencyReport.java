@@ -12,11 +12,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The cluster-wide consistency view, computed from every tracker's {@link TrackerView}
- * (ARCHITECTURE.md, "Consistency, stated"): for each replica (and each origin ingress's reservation
- * stream), trackers at the newest watermark are <em>converged</em> when their digests agree;
- * trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at an
- * equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
+ * The cluster-wide consistency view, computed from every tracker's {@link TrackerView} ({@code
+ * docs/architecture.md}, "Consistency, stated"): for each replica (and each origin ingress's
+ * reservation stream), trackers at the newest watermark are <em>converged</em> when their digests
+ * agree; trackers behind the newest watermark are <em>lagging</em> (propagation delay); trackers at
+ * an equal watermark with different digests are <em>diverged</em> (a bug). The whole cluster is
  * converged when every reachable tracker is at the newest watermark of every stream with equal
  * digests and no tracker is unreachable.
  *
@@ -44,7 +44,16 @@ public final class ConsistencyReport {
     }
   }
 
+  /** A replica stream a tracker has applied nothing of. */
   private static final Mark NONE = new Mark(-1, -1, 0, 0);
+
+  /**
+   * An origin's reservation stream a tracker has applied nothing of. Reservation streams have no
+   * epochs (every origin mark is at epoch 0), so this is the same watermark as an origin's own log
+   * before its first reservation, seq -1: a tracker that has not heard of an ingress that has not
+   * reserved anything yet is not behind it.
+   */
+  private static final Mark NO_RESERVATIONS = new Mark(0, -1, 0, 0);
 
   private final List<Answer> answers;
   private int divergedCells;
@@ -86,8 +95,8 @@ public final class ConsistencyReport {
       originMarks.put(a.ingressId(), om);
     }
     divergedCells = 0;
-    Map<String, Map<String, State>> replicaStates = states(replicas, replicaMarks);
-    Map<String, Map<String, State>> originStates = states(origins, originMarks);
+    Map<String, Map<String, State>> replicaStates = states(replicas, replicaMarks, NONE);
+    Map<String, Map<String, State>> originStates = states(origins, originMarks, NO_RESERVATIONS);
 
     boolean lagging = false;
     boolean diverged = false;
@@ -109,7 +118,7 @@ public final class ConsistencyReport {
             rs.putObject(r),
             replicaMarks.get(a.ingressId()).getOrDefault(r, NONE),
             st,
-            newest(replicaMarks, r),
+            newest(replicaMarks, r, NONE),
             true);
       }
       ObjectNode os = t.putObject("origins");
@@ -119,9 +128,9 @@ public final class ConsistencyReport {
         diverged |= st == State.DIVERGED;
         cell(
             os.putObject(o),
-            originMarks.get(a.ingressId()).getOrDefault(o, NONE),
+            originMarks.get(a.ingressId()).getOrDefault(o, NO_RESERVATIONS),
             st,
-            newest(originMarks, o),
+            newest(originMarks, o, NO_RESERVATIONS),
             false);
       }
     }
@@ -149,13 +158,13 @@ public final class ConsistencyReport {
   }
 
   private Map<String, Map<String, State>> states(
-      TreeSet<String> streams, Map<String, Map<String, Mark>> marks) {
+      TreeSet<String> streams, Map<String, Map<String, Mark>> marks, Mark none) {
     Map<String, Map<String, State>> out = new HashMap<>();
     for (Answer a : answers) {
       out.put(a.ingressId(), new HashMap<>());
     }
     for (String stream : streams) {
-      Mark newest = newest(marks, stream);
+      Mark newest = newest(marks, stream, none);
       // Trackers grouped by watermark: within a group the digests must agree.
       Map<String, List<String>> byWatermark = new TreeMap<>();
       for (Answer a : answers) {
@@ -163,19 +172,19 @@ public final class ConsistencyReport {
           out.get(a.ingressId()).put(stream, State.LAGGING);
           continue;
         }
-        Mark m = marks.get(a.ingressId()).getOrDefault(stream, NONE);
+        Mark m = marks.get(a.ingressId()).getOrDefault(stream, none);
         byWatermark
             .computeIfAbsent(m.epoch() + ":" + m.seq(), k -> new ArrayList<>())
             .add(a.ingressId());
       }
       for (List<String> group : byWatermark.values()) {
-        Mark first = marks.get(group.get(0)).getOrDefault(stream, NONE);
+        Mark first = marks.get(group.get(0)).getOrDefault(stream, none);
         boolean agree =
             group.stream()
-                .map(id -> marks.get(id).getOrDefault(stream, NONE))
+                .map(id -> marks.get(id).getOrDefault(stream, none))
                 .allMatch(m -> m.count() == first.count() && m.digest() == first.digest());
         for (String id : group) {
-          Mark m = marks.get(id).getOrDefault(stream, NONE);
+          Mark m = marks.get(id).getOrDefault(stream, none);
           State st = !agree ? State.DIVERGED : m.before(newest) ? State.LAGGING : State.CONVERGED;
           if (st == State.DIVERGED) {
             divergedCells++;
@@ -187,10 +196,10 @@ public final class ConsistencyReport {
     return out;
   }
 
-  private static Mark newest(Map<String, Map<String, Mark>> marks, String stream) {
-    Mark newest = NONE;
+  private static Mark newest(Map<String, Map<String, Mark>> marks, String stream, Mark none) {
+    Mark newest = none;
     for (Map<String, Mark> m : marks.values()) {
-      Mark x = m.getOrDefault(stream, NONE);
+      Mark x = m.getOrDefault(stream, none);
       if (newest.before(x)) {
         newest = x;
       }

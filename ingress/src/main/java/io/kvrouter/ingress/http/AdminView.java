@@ -9,8 +9,11 @@ public interface AdminView {
   /** {@code GET /admin/replicas}: per replica its model, URL, load and blocks held. */
   CompletionStage<JsonNode> replicas();
 
-  /** True when the node's tracker is ready to route (caught up with the cluster). */
-  boolean ready();
+  /**
+   * {@code GET /ready}: true when the node may take traffic (bound, caught up with the cluster,
+   * some replica serving, not draining); false as well when its readiness does not answer in time.
+   */
+  CompletionStage<Boolean> ready();
 
   /** {@code GET /admin/consistency}: every tracker's watermarks and digests, compared. */
   default CompletionStage<JsonNode> consistency() {

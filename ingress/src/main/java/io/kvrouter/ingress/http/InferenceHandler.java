@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.BodyReader;
+import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.RequestValidator;
@@ -12,8 +13,10 @@ import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -26,7 +29,8 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The request path of one inference call: read the body (size limit, strict UTF-8, JSON), validate,
- * tokenize with the model's template, check the context length, then route and forward through the
+ * tokenize with the model's template (on the {@link PromptEncoder}'s pool, re-using the tokens of a
+ * conversation's earlier turns), check the context length, then route and forward through the
  * {@link ProxyService}. Every failure becomes the protocol's error object with its status; nothing
  * reaches a replica, and no reservation is made, before validation passed.
  */
@@ -40,6 +44,7 @@ public final class InferenceHandler {
   private final ProxyService proxy;
   private final IngressMetrics metrics;
   private final Materializer materializer;
+  private final PromptEncoder encoder;
 
   public InferenceHandler(
       IngressSettings settings,
@@ -48,7 +53,8 @@ public final class InferenceHandler {
       Router router,
       ProxyService proxy,
       IngressMetrics metrics,
-      Materializer materializer) {
+      Materializer materializer,
+      PromptEncoder encoder) {
     this.settings = settings;
     this.reader = new BodyReader(mapper);
     this.validator = new RequestValidator(mapper);
@@ -57,6 +63,7 @@ public final class InferenceHandler {
     this.proxy = proxy;
     this.metrics = metrics;
     this.materializer = materializer;
+    this.encoder = encoder;
   }
 
   /** Handles one request to {@code endpoint} whose body is {@code entity}. */
@@ -70,8 +77,21 @@ public final class InferenceHandler {
               InferenceRequest request =
                   validator.validate(endpoint, reader.read(strict.getData().toArray()));
               model[0] = request.model();
-              int[] tokens = tokenize(request);
-              return proxy.forward(request, tokens, "req-" + UUID.randomUUID());
+              return encoder
+                  .onPool(() -> tokenize(request))
+                  .thenCompose(
+                      tokens -> {
+                        if (endpoint == Endpoint.COUNT_TOKENS) {
+                          return CompletableFuture.<ProxyService.Result>completedFuture(
+                              new ProxyService.Result.Answered(
+                                  HttpResponse.create()
+                                      .withEntity(
+                                          HttpEntities.create(
+                                              ContentTypes.APPLICATION_JSON,
+                                              CountTokens.body(tokens.length).toString()))));
+                        }
+                        return proxy.forward(request, tokens, "req-" + UUID.randomUUID());
+                      });
             })
         .thenApply(
             result -> {
@@ -90,8 +110,8 @@ public final class InferenceHandler {
     try {
       if (request.isChat()) {
         tokens =
-            tokenizer.encodeChat(
-                request.messages(), request.tools(), true, request.templateKwargs());
+            encoder.encodeChat(
+                tokenizer, request.messages(), request.tools(), true, request.templateKwargs());
       } else if (request.promptTokenIds() != null) {
         tokens = request.promptTokenIds();
       } else {
@@ -170,8 +190,7 @@ public final class InferenceHandler {
   }
 
   static HttpResponse errorResponse(Endpoint endpoint, ApiError error) {
-    String body =
-        (endpoint == Endpoint.MESSAGES ? error.toAnthropic() : error.toOpenAi()).toString();
+    String body = (endpoint.anthropic() ? error.toAnthropic() : error.toOpenAi()).toString();
     HttpResponse response =
         HttpResponse.create()
             .withStatus(error.status())

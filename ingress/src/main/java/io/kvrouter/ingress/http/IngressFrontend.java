@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.stream.Materializer;
 
@@ -36,7 +38,13 @@ public final class IngressFrontend {
             router,
             proxy,
             metrics,
-            Materializer.matFromSystem(system));
+            Materializer.matFromSystem(system),
+            PromptEncoder.fromConfig(
+                system.settings().config(),
+                system
+                    .dispatchers()
+                    .lookup(DispatcherSelector.fromConfig(PromptEncoder.DISPATCHER)),
+                tokenizers));
     IngressRoutes routes =
         new IngressRoutes(settings, handler, router, tokenizers, metrics, admin, mapper);
     return IngressHttpServer.start(system, routes.routes(), settings);

@@ -1,5 +1,7 @@
 package io.kvrouter.ingress.http;
 
+import io.kvrouter.config.management.DrainSettings;
+import io.kvrouter.ingress.drain.InFlightRequests;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
@@ -9,35 +11,45 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.stream.Materializer;
 
 /**
- * Binds the ingress routes and unbinds them gracefully: on {@link CoordinatedShutdown} the port
- * stops accepting, then in-flight requests get up to the drain deadline to finish.
+ * Binds the ingress routes and unbinds them gracefully: on {@link CoordinatedShutdown} (after the
+ * node reported not-ready, see {@code NodeManagement}) the port stops accepting, then requests and
+ * streams in flight get up to {@code kvrouter.node.drain.grace-period} to finish ({@link
+ * InFlightRequests}: Pekko HTTP's own termination would cut streamed entities); each one releases
+ * its reservation as it ends. New requests on connections still open get 503.
  */
 public final class IngressHttpServer {
-
-  private static final Duration DRAIN = Duration.ofSeconds(10);
 
   private IngressHttpServer() {}
 
   /** Binds {@code route} on the settings' host and port. */
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system, Route route, IngressSettings settings) {
+    Duration grace = DrainSettings.fromConfig(system.settings().config()).gracePeriod();
+    InFlightRequests inFlight = new InFlightRequests(Materializer.matFromSystem(system));
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
-        .bind(route)
+        .bind(inFlight.wrap(route.handler(system)))
         .thenApply(
             binding -> {
-              CoordinatedShutdown.get(Adapter.toClassic(system))
-                  .addTask(
-                      CoordinatedShutdown.PhaseServiceUnbind(),
-                      "kvrouter-http-unbind",
-                      () -> binding.unbind().thenApply(x -> Done.getInstance()));
-              CoordinatedShutdown.get(Adapter.toClassic(system))
-                  .addTask(
-                      CoordinatedShutdown.PhaseServiceRequestsDone(),
-                      "kvrouter-http-drain",
-                      () -> binding.terminate(DRAIN).thenApply(x -> Done.getInstance()));
+              CoordinatedShutdown shutdown = CoordinatedShutdown.get(Adapter.toClassic(system));
+              shutdown.addTask(
+                  CoordinatedShutdown.PhaseServiceUnbind(),
+                  "kvrouter-http-unbind",
+                  () -> {
+                    inFlight.close();
+                    return binding.unbind().thenApply(x -> Done.getInstance());
+                  });
+              shutdown.addTask(
+                  CoordinatedShutdown.PhaseServiceRequestsDone(),
+                  "kvrouter-http-drain",
+                  () ->
+                      inFlight
+                          .drained(grace)
+                          .thenCompose(d -> binding.terminate(Duration.ofSeconds(1)))
+                          .thenApply(x -> Done.getInstance()));
               return binding;
             });
   }

@@ -57,6 +57,10 @@ public final class IngressRoutes extends AllDirectives {
             segment("v1").slash("chat").slash("completions"),
             () -> post(() -> inference(Endpoint.CHAT))),
         path(segment("v1").slash("messages"), () -> post(() -> inference(Endpoint.MESSAGES))),
+        path(
+            segment("v1").slash("messages").slash("count_tokens"),
+            () -> post(() -> inference(Endpoint.COUNT_TOKENS))),
+        path(segment("v1").slash("responses"), () -> post(() -> inference(Endpoint.RESPONSES))),
         path(segment("v1").slash("models"), () -> get(this::models)),
         path("health", () -> get(() -> json(200, "{\"status\":\"ok\"}"))),
         path("ready", () -> get(this::ready)),
@@ -150,8 +154,7 @@ public final class IngressRoutes extends AllDirectives {
   }
 
   private Route ready() {
-    boolean ready = admin.ready() && !router.servedModels().isEmpty();
-    return json(ready ? 200 : 503, "{\"ready\":" + ready + "}");
+    return onSuccess(admin.ready(), ready -> json(ready ? 200 : 503, "{\"ready\":" + ready + "}"));
   }
 
   /**
@@ -193,19 +196,40 @@ public final class IngressRoutes extends AllDirectives {
         });
   }
 
+  /**
+   * Anything unrouted: 404, or 405 for a known inference path asked with another method; in
+   * Anthropic's error shape under {@code /v1/messages}, OpenAI's elsewhere.
+   */
   private Route notFound() {
-    return extractUri(
-        uri ->
-            complete(
-                InferenceHandler.errorResponse(
-                    Endpoint.CHAT,
-                    new ApiError(
-                        404,
-                        "No route for " + uri.path() + ".",
-                        "invalid_request_error",
-                        null,
-                        "not_found",
-                        0))));
+    return extractRequest(
+        request -> {
+          String path = request.getUri().path();
+          boolean known =
+              path.equals("/v1/messages")
+                  || path.equals("/v1/messages/count_tokens")
+                  || path.equals("/v1/responses")
+                  || path.equals("/v1/chat/completions")
+                  || path.equals("/v1/completions");
+          ApiError error =
+              known
+                  ? new ApiError(
+                      405,
+                      request.method().name() + " is not allowed on " + path + "; use POST.",
+                      "invalid_request_error",
+                      null,
+                      "method_not_allowed",
+                      0)
+                  : new ApiError(
+                      404,
+                      "No route for " + path + ".",
+                      "invalid_request_error",
+                      null,
+                      "not_found",
+                      0);
+          return complete(
+              InferenceHandler.errorResponse(
+                  path.startsWith("/v1/messages") ? Endpoint.MESSAGES : Endpoint.CHAT, error));
+        });
   }
 
   private Route json(int status, String body) {

@@ -3,6 +3,8 @@ package io.kvrouter.ingress.node;
 import com.typesafe.config.Config;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
+import io.kvrouter.ingress.drain.IngressReadiness;
+import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
@@ -14,28 +16,27 @@ import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.tracker.TrackerConfig;
-import io.kvrouter.tracker.actor.GapDetected;
 import io.kvrouter.tracker.actor.KvTracker;
-import io.kvrouter.tracker.actor.ReservationGap;
+import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.sync.ReservationGap;
 import java.net.InetSocketAddress;
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.ServerBinding;
 
 /**
- * The guardian of an ingress node: spawns the node's {@link KvTracker}, the {@link TrackerFeeds}
- * that keep it level with the replicas and the {@link PeerSync} that keeps it level with the other
- * ingresses, and binds the HTTP front once wired. Configuration comes from the node's own {@code
- * kvrouter.ingress}, {@code kvrouter.tracker} and {@code kvrouter.models}, so several ingress nodes
- * can share a JVM.
+ * The guardian of an ingress node: spawns the node's {@link Readiness}, its {@link KvTracker}, the
+ * {@link TrackerFeeds} that keep it level with the replicas and the {@link PeerSync} that keeps it
+ * level with the other ingresses, and binds the HTTP front once wired. Configuration comes from the
+ * node's own {@code kvrouter.ingress}, {@code kvrouter.tracker}, {@code kvrouter.consistency} and
+ * {@code kvrouter.models}, read once here, so several ingress nodes can share a JVM.
  */
 public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Command> {
 
@@ -74,13 +75,12 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     INSTANCE
   }
 
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
-
+  private final IngressNodeSettings nodeSettings;
+  private final ActorRef<Readiness.Command> readiness;
   private final ActorRef<KvTracker.Command> tracker;
   private final ActorRef<TrackerFeeds.Command> feeds;
   private final ActorRef<TrackerRequest> peerSync;
   private final IngressMetrics metrics;
-  private final AtomicBoolean bound = new AtomicBoolean();
 
   /** The {@link RoleGuardian} for role {@code ingress}. */
   public static RoleGuardian roleGuardian() {
@@ -104,52 +104,48 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
         ctx ->
             Behaviors.withTimers(
                 timers -> {
-                  timers.startTimerWithFixedDelay(RefreshGauges.INSTANCE, Duration.ofSeconds(1));
-                  return new IngressGuardian(ctx, onBound);
+                  IngressNodeSettings nodeSettings =
+                      IngressNodeSettings.fromConfig(ctx.getSystem().settings().config());
+                  timers.startTimerWithFixedDelay(
+                      RefreshGauges.INSTANCE, nodeSettings.gaugeInterval());
+                  return new IngressGuardian(ctx, nodeSettings, onBound);
                 }));
   }
 
   private final Consumer<InetSocketAddress> onBound;
 
-  private IngressGuardian(ActorContext<Command> ctx, Consumer<InetSocketAddress> onBound) {
+  private IngressGuardian(
+      ActorContext<Command> ctx,
+      IngressNodeSettings nodeSettings,
+      Consumer<InetSocketAddress> onBound) {
     super(ctx);
+    this.nodeSettings = nodeSettings;
     this.onBound = onBound;
     Config config = ctx.getSystem().settings().config();
     IngressSettings settings = IngressSettings.fromConfig(config);
+    TrackerSettings trackerSettings = TrackerSettings.fromConfig(config);
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(config);
     String ingressId = Cluster.get(ctx.getSystem()).selfMember().address().toString();
-    TrackerConfig trackerConfig =
-        TrackerConfig.defaults(ingressId).withPolicy(config.getString("kvrouter.tracker.policy"));
-    if (!config.getBoolean("kvrouter.tracker.near-tie-randomisation")) {
-      trackerConfig =
-          trackerConfig.withPolicyConfig(
-              trackerConfig.policyConfig().withoutNearTieRandomisation());
-    }
+    TrackerConfig trackerConfig = trackerSettings.trackerConfig(ingressId);
     StrictGate gate =
-        switch (config.getString("kvrouter.consistency")) {
-          case "broadcast" -> null;
-          case "strict" ->
-              new StrictGate(ctx.getSystem(), ASK_TIMEOUT, trackerConfig.leaseMillis());
-          default ->
-              throw new IllegalArgumentException(
-                  "kvrouter.consistency must be broadcast or strict, was "
-                      + config.getString("kvrouter.consistency"));
-        };
+        nodeSettings.consistency() == IngressNodeSettings.Consistency.STRICT
+            ? new StrictGate(
+                ctx.getSystem(), nodeSettings.askTimeout(), trackerConfig.leaseMillis())
+            : null;
     metrics = new IngressMetrics();
+    readiness = ctx.spawn(Readiness.create(), "readiness");
 
     tracker =
         ctx.spawn(
             KvTracker.create(
                 trackerConfig,
                 System::currentTimeMillis,
-                config.getDuration("kvrouter.tracker.tick-interval"),
+                trackerSettings.tickInterval(),
                 ctx.messageAdapter(ReservationEvent.class, Outgoing::new),
                 ctx.messageAdapter(GapDetected.class, EventGap::new),
                 ctx.messageAdapter(ReservationGap.class, ReservationGapFound::new)),
             "tracker");
     ReplicaDirectory directory = new ReplicaDirectory();
-    AtomicBoolean replicasCaughtUp = new AtomicBoolean();
-    AtomicBoolean caughtUp = new AtomicBoolean();
     int salt = ingressId.hashCode();
     feeds =
         ctx.spawn(
@@ -157,19 +153,18 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 tracker,
                 directory,
                 metrics,
-                replicasCaughtUp,
+                readiness,
+                nodeSettings.clusterAskTimeout(),
                 FaultInjector.<KvEventBatch>fromConfig(config, salt)),
             "feeds");
-    PeerDirectory peers = new PeerDirectory();
     peerSync =
         ctx.spawn(
             PeerSync.create(
                 tracker,
                 ingressId,
-                peers,
                 metrics,
-                replicasCaughtUp,
-                caughtUp,
+                readiness,
+                nodeSettings,
                 FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
             "peer-sync");
 
@@ -177,7 +172,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
         new TrackerRouter(
             tracker,
             ctx.getSystem().scheduler(),
-            ASK_TIMEOUT,
+            nodeSettings.askTimeout(),
             directory,
             tokenizers,
             metrics,
@@ -185,12 +180,24 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     NodeAdminView admin =
         new NodeAdminView(
             ctx.getSystem(),
+            nodeSettings.askTimeout(),
             tracker,
             feeds,
             directory,
             new ConsistencyGatherer(
-                peers, ctx.getSystem().scheduler(), Duration.ofSeconds(2), metrics),
-            () -> bound.get() && caughtUp.get());
+                () ->
+                    AskPattern.<TrackerRequest, PeerSync.Peers>ask(
+                            peerSync,
+                            PeerSync.GetPeers::new,
+                            nodeSettings.askTimeout(),
+                            ctx.getSystem().scheduler())
+                        .thenApply(PeerSync.Peers::byIngress),
+                ctx.getSystem().scheduler(),
+                nodeSettings.consistencyGatherTimeout(),
+                metrics),
+            readiness);
+    IngressReadiness.register(ctx.getSystem(), readiness, nodeSettings.askTimeout());
+    ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
     ctx.pipeToSelf(
         IngressFrontend.start(ctx.getSystem(), settings, tokenizers, router, metrics, admin),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));
@@ -199,24 +206,9 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(
-            Outgoing.class,
-            m -> {
-              peerSync.tell(new PeerSync.Outgoing(m.event()));
-              return this;
-            })
-        .onMessage(
-            EventGap.class,
-            m -> {
-              feeds.tell(new TrackerFeeds.Gap(m.gap()));
-              return this;
-            })
-        .onMessage(
-            ReservationGapFound.class,
-            m -> {
-              peerSync.tell(new PeerSync.Gap(m.gap()));
-              return this;
-            })
+        .onMessage(Outgoing.class, this::onOutgoing)
+        .onMessage(EventGap.class, this::onEventGap)
+        .onMessage(ReservationGapFound.class, this::onReservationGap)
         .onMessage(Bound.class, this::onBound)
         .onMessage(BindFailed.class, this::onBindFailed)
         .onMessageEquals(RefreshGauges.INSTANCE, this::onRefreshGauges)
@@ -225,12 +217,27 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
         .build();
   }
 
+  private Behavior<Command> onOutgoing(Outgoing m) {
+    peerSync.tell(new PeerSync.Outgoing(m.event()));
+    return this;
+  }
+
+  private Behavior<Command> onEventGap(EventGap m) {
+    feeds.tell(new TrackerFeeds.Gap(m.gap()));
+    return this;
+  }
+
+  private Behavior<Command> onReservationGap(ReservationGapFound m) {
+    peerSync.tell(new PeerSync.Gap(m.gap()));
+    return this;
+  }
+
   private Behavior<Command> onRefreshGauges() {
     getContext()
         .ask(
             KvTracker.Loads.class,
             tracker,
-            ASK_TIMEOUT,
+            nodeSettings.askTimeout(),
             KvTracker.GetLoads::new,
             (loads, error) -> loads == null ? Nothing.INSTANCE : new LoadsArrived(loads));
     return this;
@@ -242,7 +249,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   private Behavior<Command> onBound(Bound m) {
-    bound.set(true);
+    readiness.tell(new Readiness.Report(Readiness.Component.HTTP, true));
     onBound.accept(m.binding().localAddress());
     getContext()
         .getLog()

@@ -13,44 +13,44 @@ import io.kvrouter.tracker.TrackerDigests;
 import io.kvrouter.tracker.actor.KvTracker;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BooleanSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
-/** The admin views and debug hooks of an ingress node, over its tracker and feeds. */
+/** The admin views and debug hooks of an ingress node, over its tracker, feeds and readiness. */
 final class NodeAdminView implements AdminView {
 
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(5);
-
   private final ActorSystem<?> system;
+  private final Duration askTimeout;
   private final ActorRef<KvTracker.Command> tracker;
   private final ActorRef<TrackerFeeds.Command> feeds;
   private final ReplicaDirectory directory;
   private final ConsistencyGatherer consistency;
-  private final BooleanSupplier ready;
+  private final ActorRef<Readiness.Command> readiness;
 
   NodeAdminView(
       ActorSystem<?> system,
+      Duration askTimeout,
       ActorRef<KvTracker.Command> tracker,
       ActorRef<TrackerFeeds.Command> feeds,
       ReplicaDirectory directory,
       ConsistencyGatherer consistency,
-      BooleanSupplier ready) {
+      ActorRef<Readiness.Command> readiness) {
     this.system = system;
+    this.askTimeout = askTimeout;
     this.tracker = tracker;
     this.feeds = feeds;
     this.directory = directory;
     this.consistency = consistency;
-    this.ready = ready;
+    this.readiness = readiness;
   }
 
   @Override
   public CompletionStage<JsonNode> replicas() {
     CompletionStage<KvTracker.Loads> loadsAsked =
-        AskPattern.ask(tracker, KvTracker.GetLoads::new, ASK_TIMEOUT, system.scheduler());
+        AskPattern.ask(tracker, KvTracker.GetLoads::new, askTimeout, system.scheduler());
     return AskPattern.<KvTracker.Command, TrackerDigests>ask(
-            tracker, KvTracker.GetDigests::new, ASK_TIMEOUT, system.scheduler())
+            tracker, KvTracker.GetDigests::new, askTimeout, system.scheduler())
         .thenCombine(
             loadsAsked,
             (digests, loads) -> {
@@ -62,6 +62,7 @@ final class NodeAdminView implements AdminView {
                 r.put("url", info.baseUrl());
                 r.put("block_size", info.blockSize());
                 r.put("kv_events", info.kvEvents());
+                info.apis().forEach(r.putArray("apis")::add);
                 TrackerDigests.ReplicaState state = digests.replicas().get(info.targetId());
                 if (state != null) {
                   r.put("blocks", state.digest().count());
@@ -83,8 +84,10 @@ final class NodeAdminView implements AdminView {
   }
 
   @Override
-  public boolean ready() {
-    return ready.getAsBoolean();
+  public CompletionStage<Boolean> ready() {
+    return AskPattern.<Readiness.Command, Readiness.Status>ask(
+            readiness, Readiness.Get::new, askTimeout, system.scheduler())
+        .handle((status, error) -> status != null && status.ready());
   }
 
   @Override

@@ -7,15 +7,15 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.Topics;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.tracker.actor.KvTracker;
-import io.kvrouter.tracker.actor.ReservationGap;
+import io.kvrouter.tracker.sync.ReservationGap;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -28,20 +28,14 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
 
 /**
  * The reservation plane of one ingress, and its tracker's endpoint for peers: broadcasts the
- * tracker's reservation events and, every second, its next seq; feeds peers' events and marks to
- * the tracker; when the tracker finds a gap in a peer's events, asks that peer to replay (its log,
- * or a snapshot of its open reservations); answers peers' replay and view requests by handing them
- * to the tracker. Registered under {@link TrackerRequest#SERVICE_KEY}.
+ * tracker's reservation events and, every {@code reservation-mark-interval}, its next seq; feeds
+ * peers' events and marks to the tracker; when the tracker finds a gap in a peer's events, asks
+ * that peer to replay (its log, or a snapshot of its open reservations); answers peers' replay and
+ * view requests by handing them to the tracker. Reports this side's readiness ({@link
+ * Readiness.Component#PEERS}: every listed peer heard from, no replay pending) and follows the
+ * node's, which it puts in its tracker's view. Registered under {@link TrackerRequest#SERVICE_KEY}.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
-
-  /** Topic of reservation events. */
-  public static final String RESERVATIONS_TOPIC = "kvrouter-reservations";
-
-  /** Topic of trackers' reservation heartbeats. */
-  public static final String MARKS_TOPIC = "kvrouter-reservation-marks";
-
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
 
   /** The sync's own messages; they never cross the wire. */
   private interface Internal extends TrackerRequest {}
@@ -64,6 +58,14 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReplayFailed(String origin) implements Internal {}
 
+  private record ReadinessChanged(Readiness.Status status) implements Internal {}
+
+  /** Replies with every tracker endpoint listed now (this one's included), by ingress id. */
+  public record GetPeers(ActorRef<Peers> replyTo) implements Internal {}
+
+  /** The tracker endpoints listed now, by ingress id. */
+  public record Peers(Map<String, ActorRef<TrackerRequest>> byIngress) {}
+
   private enum Tick implements Internal {
     INSTANCE
   }
@@ -75,27 +77,28 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private final ActorRef<KvTracker.Command> tracker;
   private final String selfIngressId;
-  private final PeerDirectory directory;
   private final IngressMetrics metrics;
-  private final AtomicBoolean replicasReady;
-  private final AtomicBoolean ready;
+  private final ActorRef<Readiness.Command> readiness;
+  private final Duration askTimeout;
   private final ActorRef<Topic.Command<ReservationEvent>> events;
   private final ActorRef<Topic.Command<ReservationMark>> marks;
   private final FaultInjector<ReservationEvent> faults;
   private final Set<String> replaying = new HashSet<>();
   private final Set<String> marksSeen = new HashSet<>();
+  private Map<String, ActorRef<TrackerRequest>> peers = Map.of();
+  private Boolean reportedReady;
+  private boolean nodeReady;
 
   /**
-   * @param replicasReady true once the replica side has caught up (see {@link TrackerFeeds})
-   * @param ready set when both sides have caught up: the node may route
+   * @param readiness told whether this side is ready, and followed for the node's readiness
+   * @param settings the cluster ask timeout and the mark interval
    */
   public static Behavior<TrackerRequest> create(
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
-      PeerDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean replicasReady,
-      AtomicBoolean ready,
+      ActorRef<Readiness.Command> readiness,
+      IngressNodeSettings settings,
       FaultInjector<ReservationEvent> faults) {
     return Behaviors.setup(
         ctx ->
@@ -106,10 +109,9 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                         timers,
                         tracker,
                         selfIngressId,
-                        directory,
                         metrics,
-                        replicasReady,
-                        ready,
+                        readiness,
+                        settings,
                         faults)));
   }
 
@@ -118,22 +120,19 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       TimerScheduler<TrackerRequest> timers,
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
-      PeerDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean replicasReady,
-      AtomicBoolean ready,
+      ActorRef<Readiness.Command> readiness,
+      IngressNodeSettings settings,
       FaultInjector<ReservationEvent> faults) {
     super(ctx);
     this.tracker = tracker;
     this.selfIngressId = selfIngressId;
-    this.directory = directory;
     this.metrics = metrics;
-    this.replicasReady = replicasReady;
-    this.ready = ready;
+    this.readiness = readiness;
+    this.askTimeout = settings.clusterAskTimeout();
     this.faults = faults;
-    this.events =
-        ctx.spawn(Topic.create(ReservationEvent.class, RESERVATIONS_TOPIC), "reservations-topic");
-    this.marks = ctx.spawn(Topic.create(ReservationMark.class, MARKS_TOPIC), "marks-topic");
+    this.events = ctx.spawn(Topics.reservations(), "reservations-topic");
+    this.marks = ctx.spawn(Topics.reservationMarks(), "marks-topic");
     events.tell(Topic.subscribe(ctx.messageAdapter(ReservationEvent.class, EventArrived::new)));
     marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
     ctx.getSystem()
@@ -145,45 +144,63 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
             Receptionist.subscribe(
                 TrackerRequest.SERVICE_KEY,
                 ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
-    timers.startTimerWithFixedDelay(Tick.INSTANCE, Duration.ofSeconds(1));
+    readiness.tell(
+        new Readiness.Subscribe(ctx.messageAdapter(Readiness.Status.class, ReadinessChanged::new)));
+    timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.reservationMarkInterval());
   }
 
   @Override
   public Receive<TrackerRequest> createReceive() {
     return newReceiveBuilder()
-        .onMessage(GetTrackerView.class, m -> tell(new KvTracker.GetView(ready.get(), m.replyTo())))
-        .onMessage(
-            ReplayReservations.class, m -> tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo())))
-        .onMessage(
-            Outgoing.class,
-            m -> {
-              events.tell(Topic.publish(m.event()));
-              return this;
-            })
+        .onMessage(GetTrackerView.class, this::onGetView)
+        .onMessage(ReplayReservations.class, this::onReplayReservations)
+        .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
         .onMessage(MarkArrived.class, this::onMark)
-        .onMessage(
-            OwnMark.class,
-            m -> {
-              marks.tell(Topic.publish(m.mark()));
-              return this;
-            })
+        .onMessage(OwnMark.class, this::onOwnMark)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
-        .onMessage(
-            ReplayFailed.class,
-            m -> {
-              replaying.remove(m.origin());
-              return this;
-            })
+        .onMessage(ReplayFailed.class, this::onReplayFailed)
         .onMessage(ListingChanged.class, this::onListing)
+        .onMessage(GetPeers.class, this::onGetPeers)
+        .onMessage(ReadinessChanged.class, this::onReadinessChanged)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
 
-  private Behavior<TrackerRequest> tell(KvTracker.Command command) {
-    tracker.tell(command);
+  private Behavior<TrackerRequest> onGetView(GetTrackerView m) {
+    tracker.tell(new KvTracker.GetView(nodeReady, m.replyTo()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReplayReservations(ReplayReservations m) {
+    tracker.tell(new KvTracker.ReplayOwn(m.fromSeq(), m.replyTo()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onOutgoing(Outgoing m) {
+    events.tell(Topic.publish(m.event()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onOwnMark(OwnMark m) {
+    marks.tell(Topic.publish(m.mark()));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReplayFailed(ReplayFailed m) {
+    replaying.remove(m.origin());
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onGetPeers(GetPeers m) {
+    m.replyTo().tell(new Peers(peers));
+    return this;
+  }
+
+  private Behavior<TrackerRequest> onReadinessChanged(ReadinessChanged m) {
+    nodeReady = m.status().ready();
     return this;
   }
 
@@ -211,7 +228,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private Behavior<TrackerRequest> onGap(Gap m) {
     String origin = m.gap().origin();
     metrics.gap("reservations");
-    ActorRef<TrackerRequest> peer = directory.get(origin);
+    ActorRef<TrackerRequest> peer = peers.get(origin);
     if (peer == null || !replaying.add(origin)) {
       return this; // not listed yet, or a replay is already under way
     }
@@ -220,7 +237,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .ask(
             ReservationReplay.class,
             peer,
-            ASK_TIMEOUT,
+            askTimeout,
             replyTo -> new ReplayReservations(origin, m.gap().fromSeq(), replyTo),
             (replay, error) ->
                 replay == null ? new ReplayFailed(origin) : new ReplayArrived(replay));
@@ -243,7 +260,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       var address = ref.path().address();
       now.put(address.hasGlobalScope() ? address.toString() : selfIngressId, ref);
     }
-    directory.replaceAll(now);
+    peers = Map.copyOf(now);
     marksSeen.retainAll(now.keySet());
     replaying.retainAll(now.keySet());
     return this;
@@ -254,12 +271,16 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .ask(
             ReservationMark.class,
             tracker,
-            ASK_TIMEOUT,
+            askTimeout,
             KvTracker.GetOwnMark::new,
             (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
-    Set<String> peers = new HashSet<>(directory.all().keySet());
-    peers.remove(selfIngressId);
-    ready.set(replicasReady.get() && replaying.isEmpty() && marksSeen.containsAll(peers));
+    Set<String> others = new HashSet<>(peers.keySet());
+    others.remove(selfIngressId);
+    boolean ready = replaying.isEmpty() && marksSeen.containsAll(others);
+    if (!Boolean.valueOf(ready).equals(reportedReady)) {
+      reportedReady = ready;
+      readiness.tell(new Readiness.Report(Readiness.Component.PEERS, ready));
+    }
     return this;
   }
 }

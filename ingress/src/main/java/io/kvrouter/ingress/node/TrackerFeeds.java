@@ -11,14 +11,14 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
-import io.kvrouter.tracker.actor.GapDetected;
+import io.kvrouter.protocol.Topics;
 import io.kvrouter.tracker.actor.KvTracker;
+import io.kvrouter.tracker.feed.GapDetected;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
@@ -35,18 +35,13 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * The replica side of one ingress's tracker: KV event batches and load heartbeats from the agents'
  * topics, replicas coming and going through the Receptionist, ingress nodes leaving the cluster;
  * and it repairs the gaps the tracker reports by asking the replica's agent to replay (or for a
- * snapshot). A replica that joins is bootstrapped from its agent's snapshot; the node counts as
- * caught up on this side once every known replica's bootstrap and replay is done.
+ * snapshot). A replica that joins is bootstrapped from its agent's snapshot; this side of the node
+ * is ready ({@link Readiness.Component#REPLICAS}, reported on every change) once some replica
+ * serves and every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
 public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
-
-  /** Topic of stamped KV event batches (published by replica agents). */
-  public static final String KV_EVENTS_TOPIC = "kvrouter-kv-events";
-
-  /** Topic of engine load heartbeats (published by replica agents). */
-  public static final String REPLICA_LOAD_TOPIC = "kvrouter-replica-load";
 
   /** What the feeds receive. */
   public sealed interface Command
@@ -88,36 +83,38 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     INSTANCE
   }
 
-  private static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
-
   private final ActorRef<KvTracker.Command> tracker;
   private final ReplicaDirectory directory;
   private final IngressMetrics metrics;
-  private final AtomicBoolean caughtUp;
+  private final ActorRef<Readiness.Command> readiness;
+  private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
   private final Map<ActorRef<AgentRequest>, String> agents = new HashMap<>();
   private final Map<String, ActorRef<AgentRequest>> agentOf = new HashMap<>();
   private final Set<String> replaying = new HashSet<>();
   private boolean listingSeen;
   private boolean paused;
+  private Boolean reportedReady;
 
   private TrackerFeeds(
       ActorContext<Command> context,
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean caughtUp,
+      ActorRef<Readiness.Command> readiness,
+      Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     super(context);
     this.tracker = tracker;
     this.directory = directory;
     this.metrics = metrics;
-    this.caughtUp = caughtUp;
+    this.readiness = readiness;
+    this.askTimeout = askTimeout;
     this.faults = faults;
     ActorRef<Topic.Command<KvEventBatch>> events =
-        context.spawn(Topic.create(KvEventBatch.class, KV_EVENTS_TOPIC), "kv-events-topic");
+        context.spawn(Topics.kvEvents(), "kv-events-topic");
     ActorRef<Topic.Command<ReplicaLoad>> load =
-        context.spawn(Topic.create(ReplicaLoad.class, REPLICA_LOAD_TOPIC), "replica-load-topic");
+        context.spawn(Topics.replicaLoad(), "replica-load-topic");
     events.tell(Topic.subscribe(context.messageAdapter(KvEventBatch.class, BatchArrived::new)));
     load.tell(Topic.subscribe(context.messageAdapter(ReplicaLoad.class, LoadArrived::new)));
     context
@@ -136,53 +133,54 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   /**
-   * @param caughtUp set once every known replica is bootstrapped and no replay is pending
+   * @param readiness told whether this side is ready ({@link Readiness.Component#REPLICAS})
+   * @param askTimeout how long to wait for an agent's info or replay
    */
   public static Behavior<Command> create(
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      AtomicBoolean caughtUp,
+      ActorRef<Readiness.Command> readiness,
+      Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     return Behaviors.setup(
-        ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, caughtUp, faults));
+        ctx -> new TrackerFeeds(ctx, tracker, directory, metrics, readiness, askTimeout, faults));
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(BatchArrived.class, this::onBatch)
-        .onMessage(LoadArrived.class, m -> forward(new KvTracker.LoadReported(m.load())))
+        .onMessage(LoadArrived.class, this::onLoad)
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(InfoArrived.class, this::onInfo)
-        .onMessage(
-            InfoFailed.class,
-            m -> {
-              // Not known as a replica until the agent re-registers (its listing changes again).
-              getContext().getLog().warn("agent {} did not say what it serves", m.agent());
-              agents.remove(m.agent());
-              return updateCaughtUp();
-            })
+        .onMessage(InfoFailed.class, this::onInfoFailed)
         .onMessage(MemberLeft.class, this::onMemberLeft)
         .onMessage(Gap.class, this::onGap)
         .onMessage(ReplayArrived.class, this::onReplay)
         .onMessage(ReplayFailed.class, m -> done(m.replicaId()))
-        .onMessage(
-            PauseEvents.class,
-            m -> {
-              paused = m.paused();
-              getContext()
-                  .getLog()
-                  .warn(
-                      "KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
-              return this;
-            })
+        .onMessage(PauseEvents.class, this::onPause)
         .onMessageEquals(Nothing.INSTANCE, () -> this)
         .build();
   }
 
-  private Behavior<Command> forward(KvTracker.Command command) {
-    tracker.tell(command);
+  private Behavior<Command> onLoad(LoadArrived m) {
+    tracker.tell(new KvTracker.LoadReported(m.load()));
+    return this;
+  }
+
+  private Behavior<Command> onInfoFailed(InfoFailed m) {
+    // Not known as a replica until the agent re-registers (its listing changes again).
+    getContext().getLog().warn("agent {} did not say what it serves", m.agent());
+    agents.remove(m.agent());
+    return updateCaughtUp();
+  }
+
+  private Behavior<Command> onPause(PauseEvents m) {
+    paused = m.paused();
+    getContext()
+        .getLog()
+        .warn("KV event batches {} on this tracker (debug)", paused ? "paused" : "resumed");
     return this;
   }
 
@@ -209,7 +207,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
             .ask(
                 ReplicaInfo.class,
                 agent,
-                ASK_TIMEOUT,
+                askTimeout,
                 GetInfo::new,
                 (info, error) ->
                     info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
@@ -270,7 +268,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         .ask(
             ReplayReply.class,
             agent,
-            ASK_TIMEOUT,
+            askTimeout,
             replyTo -> new RequestReplay(replicaId, epoch, fromSeq, replyTo),
             (reply, error) ->
                 reply == null ? new ReplayFailed(replicaId) : new ReplayArrived(reply));
@@ -295,7 +293,15 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> updateCaughtUp() {
-    caughtUp.set(listingSeen && replaying.isEmpty() && !agents.containsValue(null));
+    boolean ready =
+        listingSeen
+            && replaying.isEmpty()
+            && !agents.containsValue(null)
+            && !directory.models().isEmpty();
+    if (!Boolean.valueOf(ready).equals(reportedReady)) {
+      reportedReady = ready;
+      readiness.tell(new Readiness.Report(Readiness.Component.REPLICAS, ready));
+    }
     return this;
   }
 }

@@ -2,17 +2,16 @@ package io.kvrouter.ingress.proxy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvrouter.ingress.api.AnthropicTranslator;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.Endpoint;
+import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.Sse;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
-import java.nio.charset.StandardCharsets;
+import io.kvrouter.protocol.ReplicaInfo;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -29,12 +28,9 @@ import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.japi.Pair;
-import org.apache.pekko.japi.pf.PFBuilder;
 import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.UniqueKillSwitch;
-import org.apache.pekko.stream.javadsl.Framing;
-import org.apache.pekko.stream.javadsl.FramingTruncation;
 import org.apache.pekko.stream.javadsl.Keep;
 import org.apache.pekko.stream.javadsl.Sink;
 import org.apache.pekko.stream.javadsl.Source;
@@ -51,7 +47,9 @@ import org.apache.pekko.util.ByteString;
  * relayed chunk by chunk with backpressure, and a failure later in the stream reaches the client as
  * an error frame in the protocol's own form (OpenAI {@code data: {"error":...}}, Anthropic {@code
  * event: error}). The first byte marks prefill completed; end, error, timeout or client disconnect
- * releases, exactly once.
+ * releases, exactly once. What is sent to the chosen engine, and how its answer is put to the
+ * client, is the request's {@link EngineExchange} for that engine (the protocols live in {@code
+ * api/}).
  */
 public final class ProxyService {
 
@@ -124,15 +122,25 @@ public final class ProxyService {
                       + " attempts; last: "
                       + lastFailure)));
     }
+    InferenceRequest request = job.request();
     RouteQuery query =
         new RouteQuery(
             job.requestId() + "#" + attempt,
-            job.request().model(),
+            request.model(),
             job.tokenIds(),
-            job.request().maxTokens(),
-            excluded);
+            request.maxTokens(),
+            excluded,
+            request.sessionKey(),
+            request.pinnedReplica(),
+            request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null);
     return router
         .selectAndReserve(query)
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null && job.queuedSinceNanos() >= 0) {
+                admission.leave(); // the ask failed: its place in the queue is given back
+              }
+            })
         .thenCompose(
             outcome -> {
               if (outcome instanceof RouteOutcome.Busy busy) {
@@ -190,10 +198,10 @@ public final class ProxyService {
       Job job, RouteOutcome.Routed routed, int attempt, Set<String> excluded) {
     Target target = routed.target();
     ReservationLifecycle lifecycle = new ReservationLifecycle(router, routed.reservationId());
+    EngineExchange exchange = EngineExchange.of(job.request(), job.tokenIds(), target, mapper);
     HttpRequest engineRequest =
-        HttpRequest.POST(target.baseUrl() + job.request().endpoint().enginePath())
-            .withEntity(
-                HttpEntities.create(ContentTypes.APPLICATION_JSON, engineBody(job, target)));
+        HttpRequest.POST(target.baseUrl() + exchange.path())
+            .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =
@@ -213,9 +221,9 @@ public final class ProxyService {
                 throw new AttemptFailed(
                     "replica " + target.replicaId() + " answered " + r.status().intValue());
               }
-              return job.request().stream()
-                  ? stream(job, routed, lifecycle, r)
-                  : whole(job, routed, lifecycle, r);
+              return job.request().stream() && r.status().isSuccess()
+                  ? stream(job, routed, lifecycle, r, exchange)
+                  : whole(job, routed, lifecycle, r, exchange);
             })
         .handle(
             (result, error) -> {
@@ -237,7 +245,11 @@ public final class ProxyService {
   }
 
   private CompletionStage<Result> whole(
-      Job job, RouteOutcome.Routed routed, ReservationLifecycle lifecycle, HttpResponse r) {
+      Job job,
+      RouteOutcome.Routed routed,
+      ReservationLifecycle lifecycle,
+      HttpResponse r,
+      EngineExchange exchange) {
     return r.entity()
         .toStrict(settings.requestTimeout().toMillis(), materializer)
         .thenApply(
@@ -245,39 +257,26 @@ public final class ProxyService {
               lifecycle.firstByte();
               byte[] bytes = strict.getData().toArray();
               JsonNode body = parse(bytes);
-              int cached = body == null ? -1 : cachedTokens(body);
+              int cached = body == null ? -1 : Sse.cachedTokens(body);
               report(job, routed, cached);
               lifecycle.release();
-              if (job.request().endpoint() == Endpoint.MESSAGES
-                  && r.status().isSuccess()
-                  && body != null) {
-                JsonNode message =
-                    new AnthropicTranslator(job.request().model(), job.tokenIds().length)
-                        .message(body);
-                return new Result.Answered(json(r.status().intValue(), message.toString()));
-              }
-              return new Result.Answered(
-                  HttpResponse.create()
-                      .withStatus(r.status())
-                      .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, bytes)));
+              return new Result.Answered(exchange.whole(r.status(), bytes));
             });
   }
 
   private CompletionStage<Result> stream(
-      Job job, RouteOutcome.Routed routed, ReservationLifecycle lifecycle, HttpResponse r) {
+      Job job,
+      RouteOutcome.Routed routed,
+      ReservationLifecycle lifecycle,
+      HttpResponse r,
+      EngineExchange exchange) {
     UsageSniffer usage = new UsageSniffer();
     Source<ByteString, ?> upstream =
         r.entity()
             .getDataBytes()
             .watchTermination(
                 (mat, finished) -> {
-                  finished.whenComplete(
-                      (d, e) -> {
-                        if (!lifecycle.isReleased()) {
-                          report(job, routed, usage.cachedTokens());
-                        }
-                        lifecycle.release();
-                      });
+                  finished.whenComplete((d, e) -> lifecycle.release());
                   return mat;
                 });
     Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
@@ -307,30 +306,17 @@ public final class ProxyService {
                           bytes -> {
                             usage.feed(bytes.toArray());
                             return bytes;
+                          })
+                      // Reported once every chunk went through the sniffer: the engine's stream
+                      // can end before the client's copy of it has been read, and the usage chunk
+                      // comes last.
+                      .watchTermination(
+                          (mat, delivered) -> {
+                            delivered.whenComplete(
+                                (d, e) -> report(job, routed, usage.cachedTokens()));
+                            return mat;
                           });
-              if (job.request().endpoint() == Endpoint.MESSAGES && r.status().isSuccess()) {
-                body =
-                    anthropic(
-                        body,
-                        new AnthropicTranslator(job.request().model(), job.tokenIds().length));
-              } else {
-                body =
-                    body.recoverWithRetries(
-                        1,
-                        new PFBuilder<Throwable, Source<ByteString, NotUsed>>()
-                            .matchAny(
-                                e ->
-                                    Source.single(
-                                        ByteString.fromString(
-                                            Sse.frame(
-                                                    ApiError.upstream(
-                                                            "stream from replica failed: "
-                                                                + e.getMessage())
-                                                        .toOpenAi()
-                                                        .toString())
-                                                + Sse.frame(Sse.DONE))))
-                            .build());
-              }
+              body = exchange.stream(body);
               return (Result)
                   new Result.Answered(
                       HttpResponse.create()
@@ -349,51 +335,13 @@ public final class ProxyService {
             });
   }
 
-  /** Marks the end of the engine's stream inside the translation (a frame no engine sends). */
-  private static final ByteString END_OF_STREAM = ByteString.fromString("\u0000end\u0000");
-
-  private Source<ByteString, NotUsed> anthropic(
-      Source<ByteString, NotUsed> body, AnthropicTranslator translator) {
-    // The end marker is a plain element, not a lazily computed source: concat pulls its second
-    // source eagerly, which would run the closing events before the first chunk.
-    return body.via(
-            Framing.delimiter(ByteString.fromString("\n\n"), 4 << 20, FramingTruncation.ALLOW))
-        .concat(Source.single(END_OF_STREAM))
-        .mapConcat(
-            frame -> {
-              if (frame.equals(END_OF_STREAM)) {
-                return translator.onEnd();
-              }
-              String data = Sse.data(frame.utf8String());
-              if (data == null) {
-                return List.<String>of();
-              }
-              if (Sse.DONE.equals(data.trim())) {
-                return translator.onEnd();
-              }
-              JsonNode chunk = Sse.parse(mapper, data);
-              if (chunk == null) {
-                return List.<String>of();
-              }
-              if (chunk.has("error")) {
-                return List.of(
-                    translator.onError(chunk.path("error").path("message").asText("engine error")));
-              }
-              return translator.onChunk(chunk);
-            })
-        .recoverWithRetries(
-            1,
-            new PFBuilder<Throwable, Source<String, NotUsed>>()
-                .matchAny(
-                    e ->
-                        Source.single(
-                            translator.onError("stream from replica failed: " + e.getMessage())))
-                .build())
-        .map(ByteString::fromString);
-  }
-
   /** Tells the listener; a failing listener must never fail or retry the request. */
   private void report(Job job, RouteOutcome.Routed routed, int reportedCached) {
+    if (job.request().pinnedReplica() != null) {
+      // The engine prepended state the router never saw (a stored Responses conversation): its
+      // cached count says nothing about the router's prediction for the part it rendered.
+      reportedCached = -1;
+    }
     try {
       listener.answered(
           job.request().model(),
@@ -406,35 +354,12 @@ public final class ProxyService {
     }
   }
 
-  private byte[] engineBody(Job job, Target target) {
-    ObjectNode body = job.request().engineBody().deepCopy();
-    if (job.request().endpoint() == Endpoint.COMPLETIONS
-        && job.request().promptText() != null
-        && target.acceptsTokenIds()) {
-      ArrayNode ids = body.putArray("prompt");
-      for (int id : job.tokenIds()) {
-        ids.add(id);
-      }
-    }
-    return body.toString().getBytes(StandardCharsets.UTF_8);
-  }
-
   private JsonNode parse(byte[] bytes) {
     try {
       return mapper.readTree(bytes);
     } catch (Exception e) {
       return null;
     }
-  }
-
-  private static int cachedTokens(JsonNode body) {
-    return Sse.cachedTokens(body);
-  }
-
-  private static HttpResponse json(int status, String body) {
-    return HttpResponse.create()
-        .withStatus(status)
-        .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
   }
 
   private static String describe(Throwable error, Target target) {

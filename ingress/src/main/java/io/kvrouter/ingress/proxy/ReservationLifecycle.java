@@ -35,8 +35,4 @@ final class ReservationLifecycle {
       router.released(reservationId);
     }
   }
-
-  boolean isReleased() {
-    return released.get();
-  }
 }

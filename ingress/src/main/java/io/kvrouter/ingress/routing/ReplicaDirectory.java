@@ -33,7 +33,7 @@ public final class ReplicaDirectory {
   /** Where to send a request for {@code targetId}, if it is still known. */
   public Optional<Target> target(String targetId) {
     return get(targetId)
-        .map(i -> new Target(i.targetId(), trimSlash(i.baseUrl()), i.acceptsTokenIds()));
+        .map(i -> new Target(i.targetId(), trimSlash(i.baseUrl()), i.acceptsTokenIds(), i.apis()));
   }
 
   /** Models some replica serves. */

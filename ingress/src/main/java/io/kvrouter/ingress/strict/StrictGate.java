@@ -11,7 +11,7 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
  * The ingress side of strict mode: starts the replica gates' sharding on this node and asks the
  * gate of a replica to admit a request (one extra hop per decision) or to let it go.
  */
-public final class StrictGate {
+public final class StrictGate implements AdmissionGate {
 
   private final ClusterSharding sharding;
   private final Duration timeout;
@@ -24,7 +24,7 @@ public final class StrictGate {
     sharding.init(Entity.of(ReplicaGate.TYPE_KEY, ctx -> ReplicaGate.create()).withRole("ingress"));
   }
 
-  /** Asks {@code replica}'s gate to admit {@code requestId} given what the tracker saw there. */
+  @Override
   public CompletionStage<GateCommand.Admission> admit(
       String replica, String requestId, int expectedInFlight) {
     return sharding
@@ -34,7 +34,7 @@ public final class StrictGate {
             timeout);
   }
 
-  /** The request left {@code replica}. */
+  @Override
   public void leave(String replica, String requestId) {
     sharding.entityRefFor(ReplicaGate.TYPE_KEY, replica).tell(new GateCommand.Leave(requestId));
   }

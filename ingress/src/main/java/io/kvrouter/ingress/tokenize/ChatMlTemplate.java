@@ -25,6 +25,14 @@ public final class ChatMlTemplate implements ChatTemplate {
 
   private ChatMlTemplate() {}
 
+  /** Every turn starts with {@code <|im_start|>}. */
+  @Override
+  public String turnMarker() {
+    return IM_START;
+  }
+
+  private static final String IM_START = "<|im_start|>";
+
   @Override
   public String render(
       List<Map<String, Object>> messages,

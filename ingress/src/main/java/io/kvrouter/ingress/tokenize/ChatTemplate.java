@@ -34,4 +34,13 @@ public interface ChatTemplate {
       List<Map<String, Object>> tools,
       boolean addGenerationPrompt,
       Map<String, Object> kwargs);
+
+  /**
+   * The text that starts every turn of the rendered prompt ({@code <|im_start|>} for ChatML), or
+   * {@code null} when the template has none; {@link ChatPrefixCache} re-uses the tokens of earlier
+   * turns only at such markers.
+   */
+  default String turnMarker() {
+    return null;
+  }
 }

@@ -4,8 +4,8 @@ package io.kvrouter.ingress.tokenize;
  * Keeps DJL off the network. DJL's tokenizer library contacts a cloud metadata address and a
  * telemetry host on first use unless {@code ai.djl.offline=true} (DJL {@code Utils.isOfflineMode})
  * and {@code OPT_OUT_TRACKING=true} are set; kvrouter never sends traffic its user did not
- * configure (see DEPENDENCIES.md). The launcher and Surefire set these too; this class sets them
- * again in code so no entry point can forget.
+ * configure. The launcher and Surefire set these too; this class sets them again in code so no
+ * entry point can forget.
  *
  * <p>Idempotent and thread-safe; costs two system-property writes once per JVM.
  */

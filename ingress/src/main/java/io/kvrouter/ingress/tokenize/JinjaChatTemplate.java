@@ -103,6 +103,14 @@ public final class JinjaChatTemplate implements ChatTemplate {
     return null;
   }
 
+  /** {@code <|im_start|>} when the template writes ChatML turns (Qwen, many others), else null. */
+  @Override
+  public String turnMarker() {
+    return source.contains(IM_START) ? IM_START : null;
+  }
+
+  private static final String IM_START = "<|im_start|>";
+
   /** The template source after the compatibility rewrite; for diagnostics. */
   String rewrittenSource() {
     return source;

@@ -1,13 +1,11 @@
 package io.kvrouter.ingress.dashboard;
 
+import static io.kvrouter.testing.LoopbackHttp.get;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +26,6 @@ import org.junit.jupiter.api.Test;
 class DashboardRoutesTest {
 
   static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP = HttpClient.newHttpClient();
   static ActorTestKit kit;
   static String open;
   static String locked;
@@ -70,14 +67,6 @@ class DashboardRoutesTest {
   @AfterAll
   static void stop() {
     kit.shutdownTestKit();
-  }
-
-  static HttpResponse<String> get(String url, String... headers) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10));
-    if (headers.length > 0) {
-      b.headers(headers);
-    }
-    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

@@ -20,10 +20,14 @@ final class FakeRouter implements Router {
   final List<String> prefills = new CopyOnWriteArrayList<>();
   final List<String> releases = new CopyOnWriteArrayList<>();
   volatile boolean busy;
+  volatile RuntimeException failure;
 
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
     queries.add(query.requestId());
+    if (failure != null) {
+      return CompletableFuture.failedFuture(failure);
+    }
     if (busy) {
       return CompletableFuture.completedFuture(new RouteOutcome.Busy("all replicas busy"));
     }

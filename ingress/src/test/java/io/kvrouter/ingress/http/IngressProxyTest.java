@@ -8,6 +8,7 @@ import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.Target;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.testing.LoopbackHttp;
 import java.io.InputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -16,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.http.javadsl.ServerBinding;
@@ -76,12 +78,18 @@ class IngressProxyTest {
   }
 
   HttpResponse<String> post(String path, String body) throws Exception {
-    return client.send(
-        HttpRequest.newBuilder(URI.create(url(path)))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(url(path), body);
+  }
+
+  /** Metrics are updated when the stream ends, after the client may already have its answer. */
+  void awaitMetric(String line) {
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(10),
+            () -> {
+              assertThat(metrics.scrape()).contains(line);
+              return null;
+            });
   }
 
   void awaitNoOpenReservations() {
@@ -144,7 +152,7 @@ class IngressProxyTest {
       awaitNoOpenReservations();
       assertThat(router.releases).hasSize(1);
       assertThat(router.prefills).hasSize(1);
-      assertThat(metrics.scrape()).contains("kvrouter_engine_cached_tokens_total 3.0");
+      awaitMetric("kvrouter_engine_cached_tokens_total 3.0");
     }
   }
 
@@ -184,17 +192,40 @@ class IngressProxyTest {
   }
 
   @Test
-  void everyReplicaFailing_gives502_andLeavesNoReservation() throws Exception {
+  void everyReplicaFailing_beforeTheAttemptsRunOut_gives503NamingTheLastFailure() throws Exception {
     try (FakeEngine a = new FakeEngine(FakeEngine.Mode.FAIL_500);
         FakeEngine b = new FakeEngine(FakeEngine.Mode.FAIL_500)) {
       router.targets.add(new Target("a", a.url(), true));
       router.targets.add(new Target("b", b.url(), true));
       HttpResponse<String> r =
           post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
-      assertThat(r.statusCode()).isIn(502, 503);
-      assertThat(JSON.readTree(r.body()).path("error").path("type").asText())
-          .isEqualTo("server_error");
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+      JsonNode error = JSON.readTree(r.body()).path("error");
+      assertThat(error.path("type").asText()).isEqualTo("server_error");
+      assertThat(error.path("message").asText()).contains("last failure: replica b answered 500");
+      assertThat(router.queries).hasSize(3);
       assertThat(router.open).isEmpty();
+    }
+  }
+
+  @Test
+  void everyAttemptFailing_gives502_andLeavesNoReservation() throws Exception {
+    try (FakeEngine a = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine b = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine c = new FakeEngine(FakeEngine.Mode.FAIL_500);
+        FakeEngine d = new FakeEngine(FakeEngine.Mode.OK)) {
+      for (FakeEngine e : List.of(a, b, c, d)) {
+        router.targets.add(new Target("r" + router.targets.size(), e.url(), true));
+      }
+      HttpResponse<String> r =
+          post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(502);
+      JsonNode error = JSON.readTree(r.body()).path("error");
+      assertThat(error.path("type").asText()).isEqualTo("server_error");
+      assertThat(error.path("message").asText()).contains("after 3 attempts");
+      assertThat(router.releases).hasSize(3);
+      assertThat(router.open).isEmpty();
+      assertThat(d.bodies).as("the fourth replica is never tried").isEmpty();
     }
   }
 
@@ -320,6 +351,35 @@ class IngressProxyTest {
   }
 
   @Test
+  void queuedRequestWhoseRouterFails_givesItsPlaceInTheQueueBack() throws Exception {
+    router.targets.add(new Target("r0", "http://127.0.0.1:9", true));
+    router.busy = true;
+    CompletableFuture<HttpResponse<String>> first =
+        client.sendAsync(
+            HttpRequest.newBuilder(URI.create(url("/v1/completions")))
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(5),
+            () -> {
+              assertThat(router.queries.size()).as("queued and asked again").isGreaterThan(1);
+              return null;
+            });
+    router.failure = new IllegalStateException("the tracker did not answer");
+    assertThat(first.get().statusCode()).isGreaterThanOrEqualTo(500);
+
+    router.failure = null;
+    HttpResponse<String> second =
+        post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
+    assertThat(second.statusCode()).isEqualTo(429);
+    assertThat(second.body()).as("the one place is free again").contains("waited");
+  }
+
+  @Test
   void noReplicaServingTheModel_gives503() throws Exception {
     HttpResponse<String> r =
         post("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hello\"}");
@@ -357,6 +417,5 @@ class IngressProxyTest {
     assertThat(metricsText)
         .contains("kvrouter_decision_seconds")
         .contains("kvrouter_retries_total");
-    assertThat(StandardCharsets.UTF_8).isNotNull();
   }
 }

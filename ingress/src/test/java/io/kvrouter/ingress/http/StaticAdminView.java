@@ -6,7 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /** An admin view for HTTP tests: always ready, no replicas. */
-final class StaticAdminView implements AdminView {
+public final class StaticAdminView implements AdminView {
 
   @Override
   public CompletionStage<JsonNode> replicas() {
@@ -14,7 +14,7 @@ final class StaticAdminView implements AdminView {
   }
 
   @Override
-  public boolean ready() {
-    return true;
+  public CompletionStage<Boolean> ready() {
+    return CompletableFuture.completedFuture(true);
   }
 }

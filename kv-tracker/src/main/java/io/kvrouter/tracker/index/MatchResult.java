@@ -37,6 +37,7 @@ public final class MatchResult {
   private int coveringCount;
   private int promptBlocks;
   private int longest;
+  private long[] heldBlocks = new long[0];
 
   /** Forgets the previous match. */
   public void reset(int promptBlocks) {
@@ -83,6 +84,20 @@ public final class MatchResult {
     return counts[replica * STRIDE + GPU_LEADING];
   }
 
+  /**
+   * Blocks {@code replica} held by engine events (one per block and tier) when the match was made:
+   * the size of its tree, for policies that break ties by it (Dynamo). Predicted entries are not
+   * counted.
+   */
+  public long blocksHeld(int replica) {
+    return replica < heldBlocks.length ? heldBlocks[replica] : 0;
+  }
+
+  /** The index's live per-replica block counts (read-only here); set by each match. */
+  void heldBlocks(long[] counts) {
+    this.heldBlocks = counts;
+  }
+
   /** Replicas holding at least the first block, in no particular order. */
   public int[] holders() {
     return Arrays.copyOf(touched, touchedCount);
@@ -122,6 +137,39 @@ public final class MatchResult {
     }
     coveringCount = kept;
     return any;
+  }
+
+  /** True while some replica is covered by a predicted run at the current block. */
+  boolean anyCovering() {
+    return coveringCount > 0;
+  }
+
+  /**
+   * {@link #extend} for every block of {@code [from, to)} at once, for a replica that holds them
+   * all with {@code mask} and that no predicted run covers: does nothing unless the replica has
+   * matched up to {@code from} ({@code from > 0}).
+   */
+  void extendRun(int replica, int from, int to, int mask) {
+    int base = replica * STRIDE;
+    int[] c = counts;
+    if (c[base + MATCHED] != from) {
+      return;
+    }
+    int n = to - from;
+    c[base + MATCHED] = to;
+    if ((mask & PrefixIndex.GPU_BIT) != 0) {
+      c[base + GPU] += n;
+      if (c[base + GPU_LEADING] == from) {
+        c[base + GPU_LEADING] = to;
+      }
+    } else if ((mask & PrefixIndex.CPU_BIT) != 0) {
+      c[base + CPU] += n;
+    } else {
+      c[base + DISK] += n;
+    }
+    if (to > longest) {
+      longest = to;
+    }
   }
 
   boolean extend(int replica, int block, int mask) {

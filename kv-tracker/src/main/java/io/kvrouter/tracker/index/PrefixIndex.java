@@ -30,8 +30,7 @@ import io.kvrouter.protocol.Tier;
  *       not removed when the engine confirms its blocks, and its TTL bounds how long it can outlive
  *       an eviction).
  *   <li>{@link #match}: per replica, the leading blocks of a prompt it holds (by engine events or
- *       predicted runs); O(prompt blocks x holders per block), stopping at the first block no
- *       replica still in the run holds.
+ *       predicted runs), stopping at the first block no replica still in the run holds.
  *   <li>{@link #digest}: per replica, count and sum of mixed (key, tier) pairs of blocks held by
  *       engine events; predicted entries are not part of it, because they depend on reservation
  *       traffic rather than on that replica's event stream.
@@ -40,15 +39,16 @@ import io.kvrouter.protocol.Tier;
  * <p><b>Cost.</b> Store and remove: expected O(1) per block, amortised, plus O(holders of that
  * block). Predict and expiry: O(1) table work per reservation (plus a sequential comparison with
  * live runs of the same first key). Match: one table probe per prompt block plus one run-table
- * probe while runs exist. Clear and drop: O(index capacity), a scan: they follow engine restarts
- * and membership changes, rare next to block events. Memory per indexed block held by one replica:
- * 16 bytes per node slot at load 0.53 to 0.8 (20 to 30 bytes per block) plus 16 bytes per bridge
- * slot at the same load (20 to 30 bytes); a block held by more than four replicas adds an overflow
- * array of 2 bytes per holder (plus a 16-byte array header). Measured (HeapPerBlock, 1,048,576
- * blocks over 8 replicas, bridges included): 40.3 bytes per block when the index is sized up front
- * ({@code expectedBlocks}), 49.2 bytes when it grew to that size (the node table then sits at load
- * 0.55). Match: one table probe per prompt block, about 18 ns per block on a 1M-block tree (memory
- * latency, partly overlapped).
+ * probe while runs exist; the per-holder work is done once per run of blocks with equal holders
+ * (O(prompt blocks + holder changes x holders)), not once per block. Clear and drop: O(index
+ * capacity), a scan: they follow engine restarts and membership changes, rare next to block events.
+ * Memory per indexed block held by one replica: 16 bytes per node slot at load 0.53 to 0.8 (20 to
+ * 30 bytes per block) plus 16 bytes per bridge slot at the same load (20 to 30 bytes); a block held
+ * by more than four replicas adds an overflow array of 2 bytes per holder (plus a 16-byte array
+ * header). Measured (HeapPerBlock, 1,048,576 blocks over 8 replicas, bridges included): 40.3 bytes
+ * per block when the index is sized up front ({@code expectedBlocks}), 49.2 bytes when it grew to
+ * that size (the node table then sits at load 0.55). Match: one table probe per prompt block, about
+ * 18 ns per block on a 1M-block tree (memory latency, partly overlapped).
  *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */
@@ -79,6 +79,15 @@ public final class PrefixIndex {
    * match() is bound by memory latency (one cache miss per block on a table of tens of MB), so it
    * walks the prompt in chunks: it first touches the home slot of every key of the chunk, loads
    * that do not depend on each other and so overlap in the memory system, then probes for real.
+   *
+   * Runs of equal holders: consecutive prompt blocks usually have the very same holder word (a
+   * replica's own history: one inline entry; a system prompt on every replica: equal overflow
+   * lists). Once a block has extended its holders and no predicted run is in play, the following
+   * blocks with an equal word only compare words; the run is applied to the holders in one step
+   * when it ends (MatchResult.extendRun). This takes the per-holder work off the walk: with 64
+   * replicas sharing a 64-block prefix it was 4,096 extend calls, now 64 plus 63 list comparisons.
+   * A predicted run starting at a block, or any replica covered by one, ends the bulk walk, so the
+   * per-block path decides wherever predictions could change the outcome.
    */
 
   /** Most replicas one index can tell apart. */
@@ -274,10 +283,16 @@ public final class PrefixIndex {
    */
   public void match(long[] promptKeys, int count, MatchResult out) {
     out.reset(count);
+    out.heldBlocks(digestCount);
     long[] t = table;
     int cap = capacity;
     long sink = 0;
     boolean anyRuns = runs.size() > 0;
+    // A run of blocks with the same holders (a shared system prompt on every replica, a replica's
+    // own long history) is walked without touching the result: its holders are applied once, in
+    // bulk, when the run ends (see flushRun).
+    long runWord = 0L;
+    int runStart = 0;
     for (int chunk = 0; chunk < count; chunk += PREFETCH) {
       int end = Math.min(count, chunk + PREFETCH);
       for (int block = chunk; block < end; block++) {
@@ -285,13 +300,7 @@ public final class PrefixIndex {
       }
       for (int block = chunk; block < end; block++) {
         long key = promptKeys[block];
-        if (anyRuns) {
-          for (PredictedRuns.Run run = runs.first(key); run != null; run = run.next) {
-            if (out.matched(run.replica) == block) {
-              out.cover(run.replica, block + PredictedRuns.common(promptKeys, block, count, run));
-            }
-          }
-        }
+        PredictedRuns.Run starting = anyRuns ? runs.first(key) : null;
         int s = Hashing.slot(key, cap);
         long word = 0L;
         while (true) {
@@ -305,6 +314,18 @@ public final class PrefixIndex {
           }
           if (++s == cap) {
             s = 0;
+          }
+        }
+        if (runWord != 0L) {
+          if (word != 0L && starting == null && sameHolders(word, runWord)) {
+            continue;
+          }
+          flushRun(runWord, runStart, block, out);
+          runWord = 0L;
+        }
+        for (PredictedRuns.Run run = starting; run != null; run = run.next) {
+          if (out.matched(run.replica) == block) {
+            out.cover(run.replica, block + PredictedRuns.common(promptKeys, block, count, run));
           }
         }
         boolean any = false;
@@ -322,6 +343,11 @@ public final class PrefixIndex {
             any |= out.extend(entry >>> 4, block, entry & 0xF);
           }
         }
+        if (any && !out.anyCovering()) {
+          // The next blocks with these holders extend exactly the holders that just extended.
+          runWord = word;
+          runStart = block + 1;
+        }
         if (anyRuns) {
           any |= out.extendCovered(block);
         }
@@ -331,7 +357,43 @@ public final class PrefixIndex {
         }
       }
     }
+    if (runWord != 0L) {
+      flushRun(runWord, runStart, count, out);
+    }
     prefetchSink = sink;
+  }
+
+  /** True when two holder words list the same entries in the same order. */
+  private boolean sameHolders(long word, long other) {
+    if (word >= 0 || other >= 0) {
+      return word == other;
+    }
+    char[] a = overflow[(int) word];
+    char[] b = overflow[(int) other];
+    return a == b || java.util.Arrays.equals(a, 0, a[0] + 1, b, 0, b[0] + 1);
+  }
+
+  /**
+   * Applies blocks {@code [from, to)}, all held by the entries of {@code word} and covered by no
+   * predicted run, to every holder that has matched up to {@code from}.
+   */
+  private void flushRun(long word, int from, int to, MatchResult out) {
+    if (from >= to) {
+      return;
+    }
+    if (word >= 0) {
+      for (int e = 0; e < INLINE; e++) {
+        int entry = (int) (word >>> (16 * e)) & 0xFFFF;
+        if (entry != 0) {
+          out.extendRun(entry >>> 4, from, to, entry & 0xF);
+        }
+      }
+    } else {
+      char[] list = overflow[(int) word];
+      for (int e = 1, n = list[0]; e <= n; e++) {
+        out.extendRun(list[e] >>> 4, from, to, list[e] & 0xF);
+      }
+    }
   }
 
   /** Tier bits {@code replica} holds {@code key} with by engine events (GPU=1, CPU=2, DISK=4). */

@@ -2,26 +2,40 @@ package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.ledger.LoadView;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import net.openhft.hashing.LongHashFunction;
 
 /**
- * {@code chwbl}: consistent hashing with bounded loads, as KubeAI's prefix-hash load balancer uses
- * it (kubeai docs "load balancing"; the algorithm is Mirrokni, Thorup and Zadimoghaddam,
- * "Consistent Hashing with Bounded Loads", SODA 2018; summarised in {@code
- * shared/specs/peer-policies.md}).
+ * {@code chwbl}: KubeAI's {@code PrefixHash} load balancing, consistent hashing with bounded loads
+ * (substratusai/kubeai v0.21.0, {@code internal/loadbalancer/balance_chwbl.go}: {@code
+ * chwblGetAddr} lines 14-84, {@code chwblAddEndpoint} 86-97, {@code chwblLoadOK} 152-162; defaults
+ * from {@code api/k8s/v1/model_types.go} lines 189-208: 256 ring points per endpoint, mean load
+ * factor 125 %, prefix of 100 characters, taken by {@code ChatCompletionRequest.Prefix} in {@code
+ * api/openai/v1/chat_completions.go} line 525; the algorithm is Mirrokni, Thorup and Zadimoghaddam,
+ * SODA 2018).
  *
- * <p>The request hashes onto a ring of {@code chwblVirtualNodes} points per replica by its first
- * {@code chwblPrefixBlocks} prompt blocks (KubeAI hashes the first N characters; we hash the router
- * key of block N−1, which names exactly those tokens). Walking clockwise, the first replica whose
- * in-flight count stays within {@code ceil(loadFactor · (total in-flight + 1) / replicas)} takes
- * the request. Ring points are placed by hashing the replica's target id, so every router builds
- * the same ring. The rest of the ranking follows ring order. The ring is the policy's own state,
- * rebuilt when the candidate set changes.
+ * <ul>
+ *   <li>Ring: each replica {@code name} owns the points {@code xxhash64(name + i)} for {@code i} in
+ *       0..255, sorted.
+ *   <li>Key: {@code xxhash64} of the request's prefix; the walk starts at the first point at or
+ *       after it (wrapping).
+ *   <li>Walking the ring, the first replica whose in-flight count (this load balancer's own, before
+ *       adding the request) is at most {@code (total in flight + 1) / replicas × 1.25} takes the
+ *       request; any replica does when nothing is in flight. If none qualifies, the first replica
+ *       on the walk takes it. There is no rounding up.
+ * </ul>
+ *
+ * <p>KubeAI's prefix is the first 100 characters of the first user message (chat) or of the prompt
+ * (completions). Here only tokens are known: at about 4 characters per token that is 25 tokens,
+ * which we round up to whole blocks ({@code chwblPrefixBlocks}, 2 blocks of 16 tokens) and key on
+ * the router key of the last of them, which names exactly those tokens. A token trace has no
+ * message boundaries, so a system prompt longer than that prefix makes every request hash to the
+ * same point (as it does in KubeAI for completions prompts that start with a shared template).
  */
 final class ChwblPolicy implements Policy {
 
-  private static final LongHashFunction HASH = LongHashFunction.xx3(0x4368776bL);
+  private static final LongHashFunction XXHASH64 = LongHashFunction.xx();
 
   private final PolicyConfig config;
   private String[] ringIds = new String[0];
@@ -37,74 +51,94 @@ final class ChwblPolicy implements Policy {
     return "chwbl";
   }
 
+  /** KubeAI counts the requests it proxies itself. */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
+  }
+
+  static long hash(String s) {
+    return XXHASH64.hashBytes(s.getBytes(StandardCharsets.UTF_8));
+  }
+
   private void ensureRing(int[] candidates, LoadView load) {
     String[] ids = new String[candidates.length];
     for (int i = 0; i < candidates.length; i++) {
-      ids[i] = load.id(candidates[i]) + "\u0000" + candidates[i];
+      String id = load.id(candidates[i]);
+      ids[i] = id == null ? "#" + candidates[i] : id;
     }
-    String[] sorted = ids.clone();
-    Arrays.sort(sorted);
-    if (Arrays.equals(sorted, ringIds)) {
+    if (Arrays.equals(ids, ringIds)) {
       return;
     }
     int v = config.chwblVirtualNodes();
-    long[] points = new long[candidates.length * v];
-    int[] owners = new int[points.length];
-    Long[] order = new Long[points.length];
+    long[][] points = new long[candidates.length * v][];
     for (int i = 0; i < candidates.length; i++) {
-      String id = load.id(candidates[i]);
       for (int j = 0; j < v; j++) {
-        points[i * v + j] = HASH.hashChars((id == null ? "#" + candidates[i] : id) + "#" + j);
-        owners[i * v + j] = candidates[i];
+        points[i * v + j] = new long[] {hash(ids[i] + j), candidates[i]};
       }
     }
-    for (int i = 0; i < points.length; i++) {
-      order[i] = ((long) i);
-    }
-    Arrays.sort(
-        order, (a, b) -> Long.compareUnsigned(points[(int) (long) a], points[(int) (long) b]));
+    Arrays.sort(points, (a, b) -> Long.compareUnsigned(a[0], b[0]));
     ringPoints = new long[points.length];
     ringReplicas = new int[points.length];
     for (int i = 0; i < points.length; i++) {
-      ringPoints[i] = points[(int) (long) order[i]];
-      ringReplicas[i] = owners[(int) (long) order[i]];
+      ringPoints[i] = points[i][0];
+      ringReplicas[i] = (int) points[i][1];
     }
-    ringIds = sorted;
+    ringIds = ids;
+  }
+
+  /** The hash of the request's prefix (see the class comment for the token mapping). */
+  long keyHash(RouteQuery query) {
+    if (query.keyCount() == 0) {
+      return XXHASH64.hashInt(query.promptTokens());
+    }
+    int last = Math.min(config.chwblPrefixBlocks(), query.keyCount()) - 1;
+    return XXHASH64.hashLong(query.keys()[last]);
+  }
+
+  private static int indexOf(int[] candidates, int replica) {
+    for (int i = 0; i < candidates.length; i++) {
+      if (candidates[i] == replica) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** KubeAI's {@code chwblLoadOK}. */
+  static boolean loadOk(long load, long total, int n, double factor) {
+    return total == 0 || load <= (double) (total + 1) / n * factor;
   }
 
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     ensureRing(candidates, load);
-    long point =
-        query.keyCount() == 0
-            ? HASH.hashInt(query.promptTokens())
-            : HASH.hashLong(
-                query.keys()[Math.min(config.chwblPrefixBlocks(), query.keyCount()) - 1]);
+    long h = keyHash(query);
     int start = 0;
-    while (start < ringPoints.length && Long.compareUnsigned(ringPoints[start], point) < 0) {
+    while (start < ringPoints.length && Long.compareUnsigned(ringPoints[start], h) < 0) {
       start++;
     }
     long total = 0;
     for (int r : candidates) {
       total += load.inFlight(r);
     }
-    long bound = (long) Math.ceil(config.chwblLoadFactor() * (total + 1) / candidates.length);
-    int[] inRingOrder = new int[candidates.length];
+    int[] walk = new int[candidates.length];
+    boolean[] seen = new boolean[candidates.length];
     int found = 0;
     int chosen = -1;
     for (int k = 0; k < ringPoints.length && found < candidates.length; k++) {
       int r = ringReplicas[(start + k) % ringPoints.length];
-      boolean seen = false;
-      for (int j = 0; j < found; j++) {
-        seen |= inRingOrder[j] == r;
+      int at = indexOf(candidates, r);
+      if (at < 0 || seen[at]) {
+        continue;
       }
-      if (!seen) {
-        inRingOrder[found++] = r;
-        if (chosen < 0 && load.inFlight(r) + 1 <= bound) {
-          chosen = r;
-        }
+      seen[at] = true;
+      walk[found++] = r;
+      if (chosen < 0
+          && loadOk(load.inFlight(r), total, candidates.length, config.chwblLoadFactor())) {
+        chosen = r;
       }
     }
-    return chosen < 0 ? inRingOrder : Ranking.withFirst(inRingOrder, chosen);
+    return chosen < 0 ? walk : Ranking.withFirst(walk, chosen);
   }
 }

@@ -5,60 +5,130 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code dynamo_kv}: NVIDIA Dynamo's KV router cost, as its router docs describe it (ai-dynamo/
- * dynamo {@code docs/architecture/kv_cache_routing.md} and {@code docs/design_docs/
- * router_design.md}; summarised in {@code shared/specs/peer-policies.md}):
+ * {@code dynamo_kv}: NVIDIA Dynamo's KV router with its default settings, followed from ai-dynamo/
+ * dynamo at commit db19bd2a ({@code lib/llm/src/kv_router/scheduler.rs}: {@code
+ * DefaultWorkerSelector::select_worker}, {@code softmax_sample}) and 581ee33e ({@code
+ * lib/llm/src/kv_router/sequence.rs}: {@code ActiveSequences::potential_blocks_and_tokens}); the
+ * defaults are those of {@code KvRouterConfig::default} there (overlap weight 1.0, temperature 0,
+ * active blocks tracked with {@code router_assume_kv_reuse}, output blocks not tracked, no replica
+ * sync, no predicted-block TTL).
+ *
+ * <p>For each worker the router asks what its load would be with this request added, counting only
+ * the requests this router placed itself:
  *
  * <pre>
- *   cost = overlap_score_weight · prefill_blocks + decode_blocks
- *   prefill_blocks = prompt blocks not cached on the worker (tier credit: host 0.75, disk 0.25)
- *                    + the worker's queued prefill blocks
- *   decode_blocks  = the worker's active KV blocks, including this request's ("potential active")
+ *   prefill_tokens = (prompt tokens − overlap · block size)            this request's uncached part
+ *                  + uncached prompt tokens of own requests still in prefill
+ *   decode_blocks  = distinct blocks of own requests active on the worker
+ *                  + this request's full blocks not among them
+ *   logit          = overlap_score_weight · prefill_tokens / block size + decode_blocks
  * </pre>
  *
- * Exact overlap comes from the event-fed index. With {@code router_temperature} 0 the minimum wins
- * (ties at random); above 0 a worker is sampled with softmax over −cost / temperature, the costs
- * first divided by the largest so the temperature is scale-free.
+ * The overlap is the worker's leading prompt blocks in the event-fed index (this version weighs no
+ * storage tier apart; the lab's engines have one). The lowest logit wins; several equal lowest
+ * logits go to the worker with the smallest tree (fewest blocks held by events), then at random.
+ * With a temperature above 0 a worker is drawn with probability proportional to {@code exp(−logit /
+ * (range · temperature))}, range being the spread of the logits.
+ *
+ * <p>Active blocks are kept per request by {@link ActiveBlocks} from this router's own lifecycle
+ * events; prefill tokens come from the ledger, which for this policy holds only own requests (see
+ * {@link #visibility()}). Not modelled: the router-side queue that holds requests while every
+ * worker is over {@code router_queue_threshold} (the lab places every request on arrival, for every
+ * policy), and the five-minute forced expiry of stale requests.
+ *
+ * <p>The variant {@code dynamo_kv_w2} sets {@code overlap_score_weight} to 2: Dynamo's router docs
+ * describe a higher weight as trading inter-token latency for TTFT.
  */
 final class DynamoKvPolicy implements Policy {
 
-  private final PolicyConfig config;
-  private final RandomGenerator random;
+  static final String NAME = "dynamo_kv";
+  static final String OVERLAP_2 = "dynamo_kv_w2";
 
-  DynamoKvPolicy(PolicyConfig config, RandomGenerator random) {
-    this.config = config;
+  private final String name;
+  private final double overlapWeight;
+  private final double temperature;
+  private final RandomGenerator random;
+  private final ActiveBlocks active = new ActiveBlocks();
+
+  DynamoKvPolicy(String name, double overlapWeight, double temperature, RandomGenerator random) {
+    this.name = name;
+    this.overlapWeight = overlapWeight;
+    this.temperature = temperature;
     this.random = random;
   }
 
   @Override
   public String name() {
-    return "dynamo_kv";
+    return name;
+  }
+
+  /**
+   * Dynamo without {@code router_replica_sync} counts only its own requests and, without {@code
+   * router_predicted_ttl_secs}, only blocks the engines' events confirmed.
+   */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
+  }
+
+  /** The logit of {@code replica}; lower is better. */
+  double logit(RouteQuery query, MatchResult match, LoadView load, int replica) {
+    long bs = query.blockSize();
+    long uncached = Math.max(0, query.promptTokens() - (long) match.matched(replica) * bs);
+    double prefillBlocks = (double) (uncached + load.prefillTokens(replica)) / bs;
+    int decodeBlocks =
+        active.activeBlocks(replica) + active.newBlocks(replica, query.keys(), query.keyCount());
+    return overlapWeight * prefillBlocks + decodeBlocks;
   }
 
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     int n = candidates.length;
-    double bs = query.blockSize();
-    double promptBlocks = query.promptBlocks();
     double[] cost = new double[n];
-    double max = 0;
+    double min = Double.POSITIVE_INFINITY;
+    double max = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < n; i++) {
-      int r = candidates[i];
-      double prefillBlocks =
-          Math.max(0, promptBlocks - config.cachedBlocks(match, r)) + load.prefillTokens(r) / bs;
-      double decodeBlocks = load.activeTokens(r) / bs + promptBlocks;
-      cost[i] = config.dynamoOverlapWeight() * prefillBlocks + decodeBlocks;
+      cost[i] = logit(query, match, load, candidates[i]);
+      min = Math.min(min, cost[i]);
       max = Math.max(max, cost[i]);
     }
     int[] ranked = Ranking.ascending(candidates, cost, random);
-    if (config.dynamoTemperature() <= 0 || max <= 0) {
-      return ranked;
+    int pick;
+    if (temperature > 0) {
+      double range = max - min;
+      double[] scaled = new double[n];
+      for (int i = 0; i < n; i++) {
+        scaled[i] = range > 0 ? cost[i] / range : 0;
+      }
+      pick = candidates[Ranking.softmin(scaled, temperature, random)];
+    } else {
+      pick = smallestTreeAmongCheapest(candidates, cost, min, match);
     }
-    double[] normalised = new double[n];
-    for (int i = 0; i < n; i++) {
-      normalised[i] = cost[i] / max;
+    return Ranking.withFirst(ranked, pick);
+  }
+
+  /** Among the candidates at the lowest cost, the one with the fewest blocks held; ties random. */
+  private int smallestTreeAmongCheapest(
+      int[] candidates, double[] cost, double min, MatchResult match) {
+    double[] tree = new double[candidates.length];
+    for (int i = 0; i < candidates.length; i++) {
+      tree[i] = cost[i] == min ? match.blocksHeld(candidates[i]) : Double.POSITIVE_INFINITY;
     }
-    int pick = Ranking.softmin(normalised, config.dynamoTemperature(), random);
-    return Ranking.withFirst(ranked, candidates[pick]);
+    return Ranking.ascending(candidates, tree, random)[0];
+  }
+
+  @Override
+  public void onReserved(String requestId, RouteQuery query, int replica) {
+    active.add(requestId, replica, query.keys(), query.keyCount());
+  }
+
+  @Override
+  public void onReleased(String requestId, long nowMillis) {
+    active.remove(requestId);
+  }
+
+  @Override
+  public void onReplicaRemoved(int replica) {
+    active.dropReplica(replica);
   }
 }

@@ -18,6 +18,12 @@ final class LeastLoadedPolicy implements Policy {
     return "least_loaded";
   }
 
+  /** A plain load balancer: only the requests it sent itself. */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
+  }
+
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     double[] cost = new double[candidates.length];

@@ -5,21 +5,41 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code llmd_precise}: the llm-d inference scheduler with its precise-prefix-cache configuration
- * (llm-d/llm-d-inference-scheduler; summarised in {@code shared/specs/peer-policies.md}): a
- * weighted sum of normalised scorers, the maximum wins.
+ * {@code llmd_precise}: the llm-d inference scheduler in its precise-prefix-cache configuration
+ * (llm-d/llm-d-inference-scheduler v0.8.0, {@code
+ * deploy/config/epp-precise-prefix-cache-config.yaml}; under {@code
+ * pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/}: {@code Score} in {@code
+ * precise_prefix_cache.go} from line 416 and {@code indexedScoresToNormalizedScoredPods} in {@code
+ * utils.go} lines 20-44. The other scorers, the picker and the metrics refresh come from
+ * gateway-api-inference-extension v1.5.0, the version it pins, under {@code
+ * pkg/epp/framework/plugins/scheduling/}: {@code scorer/queuedepth/queue.go} from line 78, {@code
+ * scorer/kvcacheutilization/kvcache_utilization.go} from 76, {@code picker/max_score_picker.go}
+ * from 81; and {@code pkg/epp/server/options.go} line 102). The weighted sum of three scorers, the
+ * highest wins, ties at random:
  *
  * <ul>
- *   <li>precise prefix score × 2.0: leading prompt blocks the pod holds (from the event-fed index)
- *       divided by prompt blocks;
- *   <li>KV-cache utilisation score × 1.0: {@code 1 − kv_cache_usage};
- *   <li>queue score × 1.0: waiting queue sizes min-max normalised, the shortest queue scoring 1 and
- *       the longest 0 (all 1 when queues are equal).
+ *   <li>precise prefix cache × 2: each pod's leading prompt blocks in the index fed by the engines'
+ *       KV events, min-max normalised over the pods that hold at least the first block (all of them
+ *       1 when they hold equally many; a pod holding none scores 0). Speculative entries are off by
+ *       default, so the index has only confirmed blocks;
+ *   <li>KV-cache utilisation × 1: {@code 1 − kv_cache_usage};
+ *   <li>queue × 1: waiting requests min-max normalised, shortest queue 1, longest 0 (all 1 when
+ *       equal).
  * </ul>
  *
- * Ties are broken at random.
+ * Queue and KV usage are the engines' metrics as last scraped, every 50 ms ({@code
+ * --refresh-metrics-interval}).
+ *
+ * <p>One endpoint picker decides every request however many gateway replicas forward to it: the
+ * chart turns on leader election as soon as it runs more than one picker ({@code
+ * config/charts/epplib/templates/_deployment.yaml} lines 130-131), and then only the leader passes
+ * its readiness probe ({@code --ha-enable-leader-election}, {@code pkg/epp/server/options.go} line
+ * 127).
  */
 final class LlmdPrecisePolicy implements Policy {
+
+  /** GIE's default {@code --refresh-metrics-interval}. */
+  static final long METRICS_REFRESH_MILLIS = 50;
 
   private final PolicyConfig config;
   private final RandomGenerator random;
@@ -35,19 +55,31 @@ final class LlmdPrecisePolicy implements Policy {
   }
 
   @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS.withMetricsInterval(METRICS_REFRESH_MILLIS).asGlobalScheduler();
+  }
+
+  @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     int n = candidates.length;
     int minQ = Integer.MAX_VALUE;
     int maxQ = Integer.MIN_VALUE;
+    int minHit = Integer.MAX_VALUE;
+    int maxHit = 0;
     for (int r : candidates) {
       minQ = Math.min(minQ, load.waiting(r));
       maxQ = Math.max(maxQ, load.waiting(r));
+      if (match.matched(r) > 0) {
+        minHit = Math.min(minHit, match.matched(r));
+        maxHit = Math.max(maxHit, match.matched(r));
+      }
     }
-    double promptBlocks = Math.max(1, query.keyCount());
     double[] score = new double[n];
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
-      double prefix = match.matched(r) / promptBlocks;
+      int hit = match.matched(r);
+      double prefix =
+          hit == 0 ? 0 : maxHit == minHit ? 1 : (double) (hit - minHit) / (maxHit - minHit);
       double kv = 1 - load.kvUsage(r);
       double queue = maxQ == minQ ? 1 : (double) (maxQ - load.waiting(r)) / (maxQ - minQ);
       score[i] =

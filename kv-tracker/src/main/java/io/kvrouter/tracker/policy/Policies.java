@@ -4,7 +4,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.random.RandomGenerator;
 
-/** Creates policies by name; the names the lab and the configuration list. */
+/**
+ * Creates policies by name: the names the lab compares by default ({@link #names()}) and variants
+ * worth showing on request ({@link #variants()}).
+ */
 public final class Policies {
 
   /** kvrouter's own policy, the default. */
@@ -23,11 +26,29 @@ public final class Policies {
           "llmd_precise",
           "preble_e2");
 
+  /** Baselines with a non-default setting, selectable by name but not run by default. */
+  private static final List<String> VARIANTS = List.of(DynamoKvPolicy.OVERLAP_2);
+
   private Policies() {}
 
   /** Every policy name, the default first. */
   public static List<String> names() {
     return NAMES;
+  }
+
+  /** Variants of the baselines, created by name like the others. */
+  public static List<String> variants() {
+    return VARIANTS;
+  }
+
+  /** True for a name of {@link #names()} or {@link #variants()}. */
+  public static boolean known(String name) {
+    return NAMES.contains(name) || VARIANTS.contains(name);
+  }
+
+  /** What the policy named {@code name} may see (see {@link Policy#visibility()}). */
+  public static Visibility visibility(String name) {
+    return create(name, PolicyConfig.defaults(), Ranking.NO_RANDOMNESS).visibility();
   }
 
   /**
@@ -45,14 +66,24 @@ public final class Policies {
       case "random" -> new RandomPolicy(random);
       case "least_loaded" -> new LeastLoadedPolicy(random);
       case "chwbl" -> new ChwblPolicy(config);
-      case "sglang_cache_aware" -> new SglangCacheAwarePolicy(config, random);
-      case "tgi_trie" -> new TgiTriePolicy(config);
-      case "dynamo_kv" -> new DynamoKvPolicy(config, random);
+      case "sglang_cache_aware" -> new SglangCacheAwarePolicy(config);
+      case "tgi_trie" -> new TgiTriePolicy(random);
+      case DynamoKvPolicy.NAME ->
+          new DynamoKvPolicy(
+              name, config.dynamoOverlapWeight(), config.dynamoTemperature(), random);
+      case DynamoKvPolicy.OVERLAP_2 ->
+          new DynamoKvPolicy(name, 2.0, config.dynamoTemperature(), random);
       case "llmd_precise" -> new LlmdPrecisePolicy(config, random);
-      case "preble_e2" -> new PreblePolicy(config, random);
+      case "preble_e2" -> new PreblePolicy();
       default ->
           throw new IllegalArgumentException(
-              "unknown policy '" + name + "'; known: " + String.join(", ", NAMES));
+              "unknown policy '"
+                  + name
+                  + "'; known: "
+                  + String.join(", ", NAMES)
+                  + " (variants: "
+                  + String.join(", ", VARIANTS)
+                  + ")");
     };
   }
 }

@@ -10,7 +10,10 @@ import io.kvrouter.tracker.ledger.LoadView;
  * run it deterministically.
  *
  * <p>Policies that keep approximate state of their own (built from routed requests, not engine
- * events) update it in {@link #onRouted}; the caller must call it once per placed request.
+ * events) update it in {@link #onRouted}; the caller must call it once per placed request. Policies
+ * that track the requests they placed until they finish (as Dynamo's active sequences do) also
+ * receive {@link #onReserved}, {@link #onPrefillCompleted} and {@link #onReleased} for the requests
+ * of their own router. {@link #visibility()} says what the router may show the policy.
  * Implementations are not thread-safe.
  */
 public interface Policy {
@@ -30,6 +33,31 @@ public interface Policy {
 
   /** The request was placed on {@code replica}. */
   default void onRouted(RouteQuery query, MatchResult match, int replica) {}
+
+  /**
+   * This router reserved {@code replica} for request {@code requestId} (right after {@link
+   * #onRouted}); its lifecycle follows through {@link #onPrefillCompleted} and {@link #onReleased}.
+   */
+  default void onReserved(String requestId, RouteQuery query, int replica) {}
+
+  /**
+   * The first token of an own request arrived.
+   *
+   * @param nowMillis the tracker's clock, or a negative value when the caller has none
+   */
+  default void onPrefillCompleted(String requestId, long nowMillis) {}
+
+  /**
+   * An own request finished (or its lease ended); forget it.
+   *
+   * @param nowMillis the tracker's clock, or a negative value when the caller has none
+   */
+  default void onReleased(String requestId, long nowMillis) {}
+
+  /** What the router may show this policy; kvrouter's own policy sees everything. */
+  default Visibility visibility() {
+    return Visibility.FULL;
+  }
 
   /** The replica left; forget what the policy kept about it. */
   default void onReplicaRemoved(int replica) {}

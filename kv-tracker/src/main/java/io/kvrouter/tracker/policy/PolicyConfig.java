@@ -1,9 +1,9 @@
 package io.kvrouter.tracker.policy;
 
 /**
- * Parameters of all policies. Defaults follow each baseline's published defaults (see {@code
- * shared/specs/peer-policies.md}); those of the {@code kvrouter} policy are starting points for the
- * policy lab to tune.
+ * Parameters of all policies. Defaults follow each baseline's shipped defaults (each baseline's
+ * class comment names the source and version); those of the {@code kvrouter} policy are starting
+ * points for the policy lab to tune.
  *
  * @param gpuCredit credit of a cached GPU block (1.0)
  * @param predictedCredit credit of a predicted block (reserved, not yet confirmed by the engine)
@@ -18,22 +18,20 @@ package io.kvrouter.tracker.policy;
  * @param tieRelative kvrouter: costs within this fraction of the best are near-ties
  * @param tieAbsoluteTokens kvrouter: costs within this many token-equivalents are near-ties
  * @param temperature kvrouter: softmax temperature over near-ties, relative to the tie band
- * @param chwblLoadFactor chwbl: load bound factor (KubeAI 1.25)
- * @param chwblPrefixBlocks chwbl: blocks of the prompt hashed onto the ring
- * @param chwblVirtualNodes chwbl: ring points per replica
- * @param sglangBalanceAbs sglang: balance_abs_threshold (32)
- * @param sglangBalanceRel sglang: balance_rel_threshold (1.5 today; 1.0001 in v0.4)
- * @param sglangCacheThreshold sglang: cache_threshold (0.3 today; 0.5 in v0.4)
+ * @param chwblLoadFactor chwbl: load bound factor (KubeAI's mean load percentage 125)
+ * @param chwblPrefixBlocks chwbl: leading prompt blocks that stand for KubeAI's 100-character
+ *     prefix (2: about 25 tokens at 4 characters a token, rounded up to 16-token blocks)
+ * @param chwblVirtualNodes chwbl: ring points per replica (KubeAI's replication 256)
+ * @param sglangBalanceAbs sglang: balance_abs_threshold (64 in SMG; 32 in the old sgl-router)
+ * @param sglangBalanceRel sglang: balance_rel_threshold (1.5; 1.0001 in v0.4)
+ * @param sglangCacheThreshold sglang: cache_threshold (0.3; 0.5 in v0.4)
  * @param sglangMaxBlocksPerWorker sglang: approximate tree size per worker before LRU eviction
- * @param tgiMaxPrompts tgi: routed prompts kept in the trie
+ *     (SMG's max_tree_size 2^26 characters, taken as tokens, in 16-token blocks)
  * @param dynamoOverlapWeight dynamo: overlap_score_weight (1.0)
  * @param dynamoTemperature dynamo: router_temperature (0 = argmin)
  * @param llmdPrefixWeight llm-d: precise prefix scorer weight (2.0)
  * @param llmdKvWeight llm-d: KV-cache utilisation scorer weight (1.0)
  * @param llmdQueueWeight llm-d: queue scorer weight (1.0)
- * @param prebleWindowMillis preble: load history window
- * @param prebleDecodeWeight preble: decode cost per active decode token, relative to a prefill
- *     token
  */
 public record PolicyConfig(
     double gpuCredit,
@@ -55,20 +53,17 @@ public record PolicyConfig(
     double sglangBalanceRel,
     double sglangCacheThreshold,
     int sglangMaxBlocksPerWorker,
-    int tgiMaxPrompts,
     double dynamoOverlapWeight,
     double dynamoTemperature,
     double llmdPrefixWeight,
     double llmdKvWeight,
-    double llmdQueueWeight,
-    long prebleWindowMillis,
-    double prebleDecodeWeight) {
+    double llmdQueueWeight) {
 
   /** The defaults described above. */
   public static PolicyConfig defaults() {
     return new PolicyConfig(
-        1.0, 0.9, 0.75, 0.25, 36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0, 1.25, 4, 100, 32, 1.5,
-        0.3, 1 << 20, 100_000, 1.0, 0.0, 2.0, 1.0, 1.0, 180_000, 0.05);
+        1.0, 0.9, 0.75, 0.25, 36_000, 0.05, 0.97, 64, 512, 0.05, 64, 1.0, 1.25, 2, 256, 64, 1.5,
+        0.3, 1 << 22, 1.0, 0.0, 2.0, 1.0, 1.0);
   }
 
   /**
@@ -108,14 +103,11 @@ public record PolicyConfig(
         sglangBalanceRel,
         sglangCacheThreshold,
         sglangMaxBlocksPerWorker,
-        tgiMaxPrompts,
         dynamoOverlapWeight,
         dynamoTemperature,
         llmdPrefixWeight,
         llmdKvWeight,
-        llmdQueueWeight,
-        prebleWindowMillis,
-        prebleDecodeWeight);
+        llmdQueueWeight);
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */

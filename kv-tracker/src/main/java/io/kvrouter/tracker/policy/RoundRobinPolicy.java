@@ -13,6 +13,12 @@ final class RoundRobinPolicy implements Policy {
     return "round_robin";
   }
 
+  /** A plain load balancer: only the requests it sent itself. */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
+  }
+
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     int n = candidates.length;

@@ -2,34 +2,36 @@ package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.ledger.LoadView;
-import java.util.ArrayDeque;
 import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.Comparator;
+import java.util.random.RandomGenerator;
 
 /**
- * {@code tgi_trie}: the router of text-generation-inference's "Kvrouter" PR (huggingface/
- * text-generation-inference, kvrouter branch), as {@code shared/specs/peer-policies.md} describes
- * it: an approximate trie of routed prompts, the replica picked by the prompt's lexicographic
- * position in that trie, so requests with a common prefix land on the same replica; no load term.
- * We followed that description, not the PR's code.
+ * {@code tgi_trie}: the content-aware load balancer of text-generation-inference's kvrouter
+ * (huggingface/text-generation-inference, branch {@code kvrouter} at 338cdc2e, {@code
+ * kvrouter/src/lib.rs}: {@code ContentAware::next} lines 39-61, {@code OverloadHandler::next} lines
+ * 113-139; {@code kvrouter/src/trie.rs}: {@code Node::insert} lines 53-124).
  *
- * <p>Here the trie is an ordered map of routed prompts (as block-key sequences, compared
- * lexicographically) to the replica each went to. A new prompt looks at its two lexicographic
- * neighbours; if either shares at least one leading block, the one sharing more decides. If none
- * does, the prompt's position in key space (its first key as an unsigned fraction of 2^64) picks
- * the replica owning that slice, so unrelated prompts still spread evenly. The map keeps the {@code
- * tgiMaxPrompts} most recent prompts.
+ * <p>Every request body is inserted into a trie that is never pruned ({@link RankTrie}); the
+ * insertion yields the range {@code [start, stop)} of ranks the body takes among all bodies so far
+ * in lexicographic order ({@code n} of them). A point {@code x} is drawn uniformly in {@code [start
+ * / n, stop / n]} and the request goes to backend {@code floor(x × backends)}, backends in their
+ * configured order (here the replicas' ids in order). Requests that share a long prefix sit next to
+ * each other in that order and so tend to land on the same backend, but the mapping shifts as the
+ * trie grows. The overload check that follows ({@code inqueue <= 1.5 × inflight}, both counters
+ * raised together when a request is sent and the queue one lowered first) always passes, so there
+ * is no load term.
+ *
+ * <p>The original keys on the bytes of the request body; here on the prompt's block keys, whose
+ * order keeps prompts with a common prefix together just as the bytes do.
  */
 final class TgiTriePolicy implements Policy {
 
-  private final PolicyConfig config;
-  private final TreeMap<long[], Integer> trie = new TreeMap<>(TgiTriePolicy::compare);
-  private final ArrayDeque<long[]> age = new ArrayDeque<>();
+  private final RandomGenerator random;
+  private final RankTrie trie = new RankTrie();
 
-  TgiTriePolicy(PolicyConfig config) {
-    this.config = config;
+  TgiTriePolicy(RandomGenerator random) {
+    this.random = random;
   }
 
   @Override
@@ -37,71 +39,29 @@ final class TgiTriePolicy implements Policy {
     return "tgi_trie";
   }
 
-  static int compare(long[] a, long[] b) {
-    int n = Math.min(a.length, b.length);
-    for (int i = 0; i < n; i++) {
-      int c = Long.compareUnsigned(a[i], b[i]);
-      if (c != 0) {
-        return c;
-      }
-    }
-    return Integer.compare(a.length, b.length);
-  }
-
-  private static int common(long[] a, long[] b) {
-    int n = Math.min(a.length, b.length);
-    int i = 0;
-    while (i < n && a[i] == b[i]) {
-      i++;
-    }
-    return i;
+  /** The kvrouter sees nothing but the bodies it forwards. */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
   }
 
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
-    long[] prompt = Arrays.copyOf(query.keys(), query.keyCount());
-    int[] sorted = candidates.clone();
-    Arrays.sort(sorted);
-    int slice =
-        prompt.length == 0
-            ? 0
-            : (int) Math.multiplyHigh(prompt[0] >>> 1, (long) sorted.length << 1);
-    slice = Math.min(Math.max(slice, 0), sorted.length - 1);
-    int chosen = sorted[slice];
-    int best = 0;
-    List<Map.Entry<long[], Integer>> neighbours =
-        Arrays.asList(trie.floorEntry(prompt), trie.ceilingEntry(prompt));
-    for (Map.Entry<long[], Integer> e : neighbours) {
-      if (e != null && Arrays.binarySearch(sorted, e.getValue()) >= 0) {
-        int c = common(prompt, e.getKey());
-        if (c > best) {
-          best = c;
-          chosen = e.getValue();
-        }
-      }
+    RankTrie.Range range = trie.insert(query.keys(), query.keyCount());
+    double n = trie.count();
+    double start = range.start() / n;
+    double stop = range.stop() / n;
+    double x = start + random.nextDouble() * (stop - start);
+    Integer[] order = new Integer[candidates.length];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = candidates[i];
     }
-    int[] rotated = new int[sorted.length];
-    int at = Arrays.binarySearch(sorted, chosen);
-    for (int i = 0; i < sorted.length; i++) {
-      rotated[i] = sorted[(at + i) % sorted.length];
+    Arrays.sort(order, Comparator.comparing(r -> String.valueOf(load.id(r))));
+    int backend = Math.min(order.length - 1, (int) (x * order.length));
+    int[] out = new int[order.length];
+    for (int i = 0; i < order.length; i++) {
+      out[i] = order[(backend + i) % order.length];
     }
-    return rotated;
-  }
-
-  @Override
-  public void onRouted(RouteQuery query, MatchResult match, int replica) {
-    long[] prompt = Arrays.copyOf(query.keys(), query.keyCount());
-    if (trie.put(prompt, replica) == null) {
-      age.addLast(prompt);
-    }
-    while (age.size() > config.tgiMaxPrompts()) {
-      trie.remove(age.pollFirst());
-    }
-  }
-
-  @Override
-  public void onReplicaRemoved(int replica) {
-    trie.values().removeIf(r -> r == replica);
-    age.removeIf(p -> !trie.containsKey(p));
+    return out;
   }
 }

@@ -1,7 +1,7 @@
 package io.kvrouter.tracker.bench;
 
-import io.kvrouter.tracker.keys.BlockKeys;
-import io.kvrouter.tracker.keys.ExtraKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -20,6 +20,37 @@ class PrefixIndexTest {
   }
 
   @Test
+  void aRunOfEqualHolders_stillExtendsAReplicaThatOnlyAPredictionCovers() {
+    PrefixIndex index = new PrefixIndex(16);
+    index.store(0, stored(Tier.GPU, new long[] {11, 12, 13, 14}, 1, 2, 3, 4));
+    index.predict(1, new long[] {1, 2, 3, 4}, 0, 4, 100);
+    MatchResult m = new MatchResult();
+    index.match(new long[] {1, 2, 3, 4}, 4, m);
+    assertThat(m.matched(0)).isEqualTo(4);
+    assertThat(m.gpu(0)).isEqualTo(4);
+    assertThat(m.matched(1)).isEqualTo(4);
+    assertThat(m.predicted(1)).isEqualTo(4);
+  }
+
+  @Test
+  void aSharedPrefixOnManyReplicas_countsEveryBlockForEach_andStopsEachAtItsOwnEnd() {
+    PrefixIndex index = new PrefixIndex(64);
+    for (int r = 0; r < 8; r++) {
+      index.store(r, stored(Tier.GPU, new long[] {101, 102, 103}, 1, 2, 3));
+    }
+    index.store(3, stored(Tier.CPU, new long[] {104, 105}, 4, 5));
+    MatchResult m = new MatchResult();
+    index.match(new long[] {1, 2, 3, 4, 5, 6}, 6, m);
+    for (int r = 0; r < 8; r++) {
+      assertThat(m.matched(r)).as("replica %d", r).isEqualTo(r == 3 ? 5 : 3);
+      assertThat(m.gpu(r)).isEqualTo(3);
+      assertThat(m.gpuLeading(r)).isEqualTo(3);
+    }
+    assertThat(m.cpu(3)).isEqualTo(2);
+    assertThat(m.longest()).isEqualTo(5);
+  }
+
+  @Test
   void storeThenStoreOtherTierOfSameKey_holdsBothTiers() {
     PrefixIndex index = new PrefixIndex(4);
     index.store(0, stored(Tier.GPU, new long[] {5}, 1));

@@ -23,7 +23,9 @@ class LoadLedgerTest {
     assertThat(l.prefillTokens(2)).isZero();
     assertThat(l.decodeTokens(2)).isEqualTo(1000);
 
-    assertThat(l.release("in-1", "r1")).isNotNull();
+    assertThat(l.release("in-1", "r1"))
+        .as("the released reservation, past its prefill")
+        .isEqualTo(new Reservation("in-1", "r1", 2, 1000, 200, true, 5_000));
     assertThat(l.inFlight(2)).isZero();
     assertThat(l.decodeTokens(2)).isZero();
     assertThat(l.activeTokens(2)).isZero();

@@ -22,6 +22,7 @@ final class Fixture implements LoadView {
   final PrefixIndex index = new PrefixIndex(64);
   final MatchResult match = new MatchResult();
   long now = 1_000;
+  private int requests;
 
   Fixture(int replicas) {
     n = replicas;
@@ -70,11 +71,33 @@ final class Fixture implements LoadView {
 
   /** Ranks, routes to the first and tells the policy; returns the chosen replica. */
   int route(Policy p, long[] keys) {
+    return route(p, keys, "req-" + (++requests));
+  }
+
+  /** {@link #route(Policy, long[])} for a request named {@code requestId}. */
+  int route(Policy p, long[] keys, String requestId) {
     RouteQuery q = query(keys);
     index.match(keys, keys.length, match);
     int chosen = p.rank(q, candidates(), match, this)[0];
     p.onRouted(q, match, chosen);
+    p.onReserved(requestId, q, chosen);
     return chosen;
+  }
+
+  /**
+   * Tells the policy that {@code requestId}, which this router placed, is running on {@code
+   * replica}.
+   */
+  void running(Policy p, String requestId, long[] keys, int replica) {
+    RouteQuery q = query(keys);
+    index.match(keys, keys.length, match);
+    p.onRouted(q, match, replica);
+    p.onReserved(requestId, q, replica);
+  }
+
+  /** The replica kvrouter's own policy picks first on the same state (seeded). */
+  int kvrouterPick(long[] keys) {
+    return rank(policy("kvrouter", 7), keys)[0];
   }
 
   static Policy policy(String name, long seed) {

@@ -45,9 +45,21 @@ public final class BenchRunner {
   private volatile boolean stopRequested;
   private volatile Thread scheduler;
   private volatile StreamingSender activeSender;
+  private Duration followReady;
+  private ReadyTargets readyTargets;
 
   public BenchRunner(BenchConfig config) {
     this.config = config;
+  }
+
+  /**
+   * Sends requests only to targets whose {@code GET /ready} answered 200 at the last poll, polled
+   * every {@code interval} (as a load balancer with readiness probes does); call before {@link
+   * #run}.
+   */
+  public BenchRunner followReadiness(Duration interval) {
+    this.followReady = interval;
+    return this;
   }
 
   /**
@@ -104,6 +116,9 @@ public final class BenchRunner {
               : ModelDiscovery.firstModel(
                   client, config.targets().get(0), config.apiKey(), scrapeTimeout);
       warmUp(new StreamingSender(client, config, model, timer, System::nanoTime));
+      if (followReady != null) {
+        readyTargets = new ReadyTargets(config.targets(), client, followReady);
+      }
       EngineMetricsScraper scraper = new EngineMetricsScraper(client, scrapeTimeout);
       List<EngineSnapshot> before = scraper.scrapeAll(config.engineMetrics());
 
@@ -134,6 +149,9 @@ public final class BenchRunner {
       return new BenchRun(
           config, model, source.name(), startedAt, end, outcomes, before, after, stopRequested);
     } finally {
+      if (readyTargets != null) {
+        readyTargets.close();
+      }
       timer.shutdownNow();
       httpPool.shutdownNow();
     }
@@ -199,8 +217,7 @@ public final class BenchRunner {
       }
       counters.markSent();
       CompletableFuture<RequestOutcome> f =
-          sender.send(
-              index, config.targetPolicy().pick(sent, request.group(), targets), prepared, due);
+          sender.send(index, target(sent, request.group(), targets), prepared, due);
       f.whenComplete(
           (o, t) -> {
             permits.release();
@@ -213,6 +230,11 @@ public final class BenchRunner {
       index++;
     }
     return pending;
+  }
+
+  private int target(int sent, String group, int targets) {
+    int preferred = config.targetPolicy().pick(sent, group, targets);
+    return readyTargets == null ? preferred : readyTargets.choose(preferred);
   }
 
   /** Waits for every request; each ends by its own timeout, so the bound here is a safety net. */
@@ -229,21 +251,7 @@ public final class BenchRunner {
     for (int i = 0; i < pending.size(); i++) {
       RequestOutcome o = pending.get(i).getNow(null);
       if (o == null) {
-        o =
-            new RequestOutcome(
-                i,
-                -1,
-                "",
-                RequestOutcome.Status.TIMEOUT,
-                0,
-                "never completed",
-                -1,
-                -1,
-                -1,
-                new long[0],
-                -1,
-                -1,
-                -1);
+        o = RequestOutcome.neverCompleted(i);
       }
       outcomes.add(o);
     }

@@ -1,5 +1,6 @@
 package io.kvrouter.loadtest.bench;
 
+import io.kvrouter.protocol.metrics.PrometheusText;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

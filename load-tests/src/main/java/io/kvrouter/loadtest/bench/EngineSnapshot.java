@@ -4,9 +4,9 @@ import java.net.URI;
 
 /**
  * One scrape of one engine's {@code /metrics}: the prefix-cache counters summed over their label
- * sets (vLLM labels them by {@code model_name} and {@code engine}). Counters are in tokens (see
- * specs/vllm-kv-events.md §6). A field is {@code null} when the scrape failed or the engine does
- * not export that metric.
+ * sets (vLLM labels them by {@code model_name} and {@code engine}). Counters are in tokens (vLLM's
+ * {@code vllm/v1/metrics/loggers.py}). A field is {@code null} when the scrape failed or the engine
+ * does not export that metric.
  *
  * @param url the scraped URL
  * @param error why the scrape failed, {@code null} if it succeeded

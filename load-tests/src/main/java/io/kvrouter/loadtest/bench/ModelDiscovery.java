@@ -11,8 +11,8 @@ import java.time.Duration;
 
 /**
  * Finds a model name when the user gave none: the first {@code data[].id} of {@code GET /v1/models}
- * (the OpenAI list shape vLLM returns, specs/vllm-kv-events.md §6). One blocking request;
- * stateless.
+ * (the OpenAI list shape vLLM's {@code vllm/entrypoints/openai} server returns). One blocking
+ * request; stateless.
  */
 final class ModelDiscovery {
 

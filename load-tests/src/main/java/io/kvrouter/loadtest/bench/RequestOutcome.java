@@ -62,20 +62,18 @@ public record RequestOutcome(
 
   /** A request dropped at the concurrency cap. */
   static RequestOutcome dropped(int index, String group, long intendedNanos) {
+    return unsent(index, group, Status.DROPPED, "concurrency cap reached", intendedNanos);
+  }
+
+  /** A request whose outcome never came, not even its own timeout (a safety net's verdict). */
+  static RequestOutcome neverCompleted(int index) {
+    return unsent(index, "", Status.TIMEOUT, "never completed", -1);
+  }
+
+  private static RequestOutcome unsent(
+      int index, String group, Status status, String error, long intendedNanos) {
     return new RequestOutcome(
-        index,
-        -1,
-        group,
-        Status.DROPPED,
-        0,
-        "concurrency cap reached",
-        intendedNanos,
-        -1,
-        -1,
-        new long[0],
-        -1,
-        -1,
-        -1);
+        index, -1, group, status, 0, error, intendedNanos, -1, -1, new long[0], -1, -1, -1);
   }
 
   /** Whether at least one content chunk arrived. */

@@ -17,7 +17,7 @@
  *       the targets by a {@link io.kvrouter.loadtest.bench.TargetPolicy}, and returns a {@link
  *       io.kvrouter.loadtest.bench.BenchRun} of {@link io.kvrouter.loadtest.bench.RequestOutcome}s
  *       plus engine scrapes ({@link io.kvrouter.loadtest.bench.EngineMetricsScraper}, {@link
- *       io.kvrouter.loadtest.bench.PrometheusText}).
+ *       io.kvrouter.protocol.metrics.PrometheusText}).
  *   <li>{@link io.kvrouter.loadtest.bench.BenchSummary#of} turns a run into figures; {@link
  *       io.kvrouter.loadtest.bench.ResultsWriter} writes {@code results.json} and {@code
  *       report.md}; {@link io.kvrouter.loadtest.bench.ComparisonReport} puts runs side by side.

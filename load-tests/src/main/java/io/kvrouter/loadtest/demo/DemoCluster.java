@@ -2,13 +2,13 @@ package io.kvrouter.loadtest.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngineConfig;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -63,17 +63,24 @@ public final class DemoCluster implements AutoCloseable {
     this.tokenizers = tokenizers;
   }
 
-  /** Starts every node and engine; {@link #awaitReady} tells when it routes. */
+  /**
+   * Starts every node and engine; {@link #awaitReady} tells when it routes. The engines serve what
+   * a current vLLM serves, with its Responses store switched on ({@code
+   * VLLM_ENABLE_RESPONSES_API_STORE=1}), so {@code previous_response_id} conversations work.
+   */
   public static DemoCluster start(DemoOptions o) throws IOException {
+    return start(o, SimApis.vllm().withResponsesStore(true));
+  }
+
+  /** Starts a demo whose engines serve {@code apis} (e.g. {@link SimApis#chatOnly()}). */
+  public static DemoCluster start(DemoOptions o, SimApis apis) throws IOException {
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     SimEngineSettings template =
         SimEngineSettings.loopback()
             .withModel(o.model())
+            .withApis(apis)
             .withTokenizer(ModelSimTokenizer.forModel(tokenizers, o.model()))
-            .withEngine(
-                SimEngineConfig.defaults()
-                    .withNumBlocks(o.engineBlocks())
-                    .withTiming(new MockerTimingModel(o.speedup())));
+            .withEngine(o.engine());
     int regular = o.mismatchedBlockSize() > 0 ? o.engines() - 1 : o.engines();
     SimFleet fleet = SimFleet.start(regular, "sim", o.enginePort(), o.kvEventsPort(), template);
     SimFleet mismatched = null;
@@ -105,30 +112,16 @@ public final class DemoCluster implements AutoCloseable {
         // Port 0: the node binds a free port and reports it (picking one up front could race
         // with the cluster transport's own free port).
         int port = o.ingressPort() == 0 ? 0 : o.ingressPort() + i;
-        CompletableFuture<InetSocketAddress> bound = new CompletableFuture<>();
-        NodeSettings node =
-            NodeSettings.dev(
-                    List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
-                .withOverrides(
-                    ConfigFactory.parseMap(
-                        Map.of(
-                            "kvrouter.ingress.http.port",
-                            port,
-                            "kvrouter.ingress.http.host",
-                            o.host(),
-                            "kvrouter.tracker.policy",
-                            o.policy(),
-                            // The demo shows fault injection on the dashboard; never in production.
-                            "kvrouter.ingress.debug-endpoints",
-                            true)));
-        ActorSystem<Void> system =
-            NodeBootstrap.start(
-                node,
-                Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
-        ingress.add(system);
-        urls.add("http://" + o.host() + ":" + boundPort(bound));
+        LocalIngress node =
+            startIngress(
+                seed,
+                o.host(),
+                port,
+                ConfigFactory.parseMap(Map.of("kvrouter.tracker.policy", o.policy())));
+        ingress.add(node.system());
+        urls.add(node.url());
         if (seed == null) {
-          seed = Cluster.get(system).selfMember().address().toString();
+          seed = Cluster.get(node.system()).selfMember().address().toString();
         }
       }
       AgentSettings agentSettings =
@@ -278,10 +271,41 @@ public final class DemoCluster implements AutoCloseable {
     tokenizers.close();
   }
 
-  /** The port an ingress bound, once it has (its HTTP front binds when the node is wired). */
-  private static int boundPort(CompletableFuture<InetSocketAddress> bound) {
+  /** An ingress node running in this JVM, and the base URL its HTTP front bound. */
+  public record LocalIngress(ActorSystem<Void> system, String url) {}
+
+  /**
+   * Starts an ingress node in this JVM and waits until its HTTP front is bound (it binds once the
+   * node is wired). Debug endpoints are on: the demo shows fault injection on the dashboard and
+   * tests inject faults; never in production.
+   *
+   * @param seed the cluster to join, or null to form a new one
+   * @param port HTTP port; 0 picks a free one (picking one up front could race with the cluster
+   *     transport's own free port)
+   * @param overrides further configuration of the node
+   */
+  public static LocalIngress startIngress(String seed, String host, int port, Config overrides)
+      throws IOException {
+    CompletableFuture<InetSocketAddress> bound = new CompletableFuture<>();
+    NodeSettings node =
+        NodeSettings.dev(
+                List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
+            .withOverrides(
+                overrides.withFallback(
+                    ConfigFactory.parseMap(
+                        Map.of(
+                            "kvrouter.ingress.http.port",
+                            port,
+                            "kvrouter.ingress.http.host",
+                            host,
+                            "kvrouter.ingress.debug-endpoints",
+                            true))));
+    ActorSystem<Void> system =
+        NodeBootstrap.start(
+            node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
     try {
-      return bound.get(60, TimeUnit.SECONDS).getPort();
+      return new LocalIngress(
+          system, "http://" + host + ":" + bound.get(60, TimeUnit.SECONDS).getPort());
     } catch (Exception e) {
       throw new IllegalStateException("ingress HTTP did not bind within 60 s", e);
     }

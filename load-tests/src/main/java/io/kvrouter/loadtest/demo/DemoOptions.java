@@ -1,5 +1,8 @@
 package io.kvrouter.loadtest.demo;
 
+import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimEngineConfig;
+
 /**
  * The shape of an in-process demo cluster.
  *
@@ -11,8 +14,7 @@ package io.kvrouter.loadtest.demo;
  * @param kvEventsPort ZMQ KV-event port of engine 0 (replay +1, next engine +2); 0 picks free
  * @param model the model the engines serve (the router must know its tokenizer)
  * @param policy routing policy of every ingress's tracker
- * @param engineBlocks KV cache capacity of each engine, in blocks
- * @param speedup speed-up of the engines' timing model
+ * @param engine the shape and timing of every engine
  * @param mismatchedBlockSize 0 normally; otherwise the last engine runs with this KV block size
  *     while its replica is still declared with the default one, a deliberate silent
  *     misconfiguration that the index-accuracy check must flag
@@ -26,8 +28,7 @@ public record DemoOptions(
     int kvEventsPort,
     String model,
     String policy,
-    int engineBlocks,
-    double speedup,
+    SimEngineConfig engine,
     int mismatchedBlockSize) {
 
   public DemoOptions {
@@ -51,42 +52,28 @@ public record DemoOptions(
       int kvEventsPort,
       String model,
       String policy,
-      int engineBlocks,
-      double speedup) {
-    this(
-        ingresses,
-        ingressPort,
-        host,
-        engines,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engineBlocks,
-        speedup,
-        0);
+      SimEngineConfig engine) {
+    this(ingresses, ingressPort, host, engines, enginePort, kvEventsPort, model, policy, engine, 0);
   }
 
   /** The documented default: 2 ingresses on 8080-8081, 4 engines on 8000-8003. */
   public static DemoOptions defaults() {
     return new DemoOptions(
-        2, 8080, "127.0.0.1", 4, 8000, 5557, "kvrouter-demo", "kvrouter", 16_384, 1.0);
+        2,
+        8080,
+        "127.0.0.1",
+        4,
+        8000,
+        5557,
+        "kvrouter-demo",
+        "kvrouter",
+        SimEngineConfig.defaults());
   }
 
   /** The same on free ports (tests). */
   public DemoOptions onFreePorts() {
     return new DemoOptions(
-        ingresses,
-        0,
-        host,
-        engines,
-        0,
-        0,
-        model,
-        policy,
-        engineBlocks,
-        speedup,
-        mismatchedBlockSize);
+        ingresses, 0, host, engines, 0, 0, model, policy, engine, mismatchedBlockSize);
   }
 
   public DemoOptions withPolicy(String p) {
@@ -99,8 +86,7 @@ public record DemoOptions(
         kvEventsPort,
         model,
         p,
-        engineBlocks,
-        speedup,
+        engine,
         mismatchedBlockSize);
   }
 
@@ -114,11 +100,11 @@ public record DemoOptions(
         kvEventsPort,
         model,
         policy,
-        engineBlocks,
-        speedup,
+        engine,
         mismatchedBlockSize);
   }
 
+  /** The same with the engines' timing model sped up {@code s} times. */
   public DemoOptions withSpeedup(double s) {
     return new DemoOptions(
         ingresses,
@@ -129,8 +115,7 @@ public record DemoOptions(
         kvEventsPort,
         model,
         policy,
-        engineBlocks,
-        s,
+        engine.withTiming(new MockerTimingModel(s)),
         mismatchedBlockSize);
   }
 
@@ -148,8 +133,7 @@ public record DemoOptions(
         kvEventsPort,
         model,
         policy,
-        engineBlocks,
-        speedup,
+        engine,
         blockSize);
   }
 }

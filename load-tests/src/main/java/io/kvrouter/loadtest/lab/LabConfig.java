@@ -11,7 +11,8 @@ import java.util.Objects;
  * @param routers routers (ingresses), at least 1; arrivals are assigned to them round robin
  * @param capacityBlocks KV capacity per engine in blocks of {@code blockSize} tokens; 0 for
  *     unlimited (then {@link #UNLIMITED_BLOCKS})
- * @param policies policy names to compare (see {@link Policies#names()})
+ * @param policies policy names to compare (see {@link Policies#names()} and {@link
+ *     Policies#variants()})
  * @param propagationDelayMicros how late routers see engine events and each other's reservation
  *     events; 0 delivers them at once
  * @param seed seeds every policy's random generator and the chaos options
@@ -64,7 +65,7 @@ public record LabConfig(
           "kill-replica " + killReplica + " >= replicas " + replicas);
     }
     for (String p : policies) {
-      if (!Policies.names().contains(p)) {
+      if (!Policies.known(p)) {
         throw new IllegalArgumentException(
             "unknown policy '" + p + "'; known: " + String.join(", ", Policies.names()));
       }

@@ -13,7 +13,9 @@ import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
+import io.kvrouter.tracker.policy.Visibility;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -35,6 +37,12 @@ import java.util.SplittableRandom;
  * replica killed: removed from every router at once, its live requests re-decided by their routers
  * and counted from their first arrival; batches dropped on the way to a router: delivered empty, so
  * the router's sequence stays gap-free and it relies on its predicted entries).
+ *
+ * <p>Visibility: each policy sees only what its peer sees ({@link Visibility}, declared by the
+ * policy). Peers' reservation events reach a router only when the policy reads the reservation
+ * plane; engine load reports arrive at the policy's own metrics interval when it names one; a
+ * policy that runs as one global scheduler gets a single router that decides every arrival (the
+ * others would only forward to it). KV events reach every router, after the propagation delay.
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
@@ -66,6 +74,7 @@ public final class LabSimulation {
               a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
   private long order;
   private long pendingWork;
+  private final Visibility visibility;
   private final KvTrackerCore[] routers;
   private final LabEngine[] engines;
   private final int[] generation;
@@ -94,7 +103,8 @@ public final class LabSimulation {
     this.config = config;
     this.policy = policy;
     int n = config.replicas();
-    this.routers = new KvTrackerCore[config.routers()];
+    this.visibility = Policies.visibility(policy);
+    this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
     for (int r = 0; r < routers.length; r++) {
       TrackerConfig base = TrackerConfig.defaults("ingress-" + r);
@@ -184,7 +194,7 @@ public final class LabSimulation {
     for (int i = 0; i < workload.size(); i++) {
       WorkloadRequest r = workload.get(i);
       arrival[i] = i < config.burst() ? 0 : r.arrivalMicros();
-      push(arrival[i], ARRIVAL, i % config.routers(), i, null);
+      push(arrival[i], ARRIVAL, i % routers.length, i, null);
     }
     arrivalsLeft = workload.size();
     if (config.killReplica() >= 0) {
@@ -219,6 +229,20 @@ public final class LabSimulation {
       pendingWork++;
     }
     queue.add(new Ev(time, order++, kind, target, arg, payload));
+  }
+
+  // ------------------------------------------------------------------ visibility
+
+  /** One router for a global scheduler, else as configured. */
+  static int routerCount(LabConfig config, Visibility visibility) {
+    return visibility.globalScheduler() ? 1 : config.routers();
+  }
+
+  /** Interval of engine load reports (and ticks): the policy's own refresh, else the lab's. */
+  static long reportMicros(LabConfig config, Visibility visibility) {
+    return visibility.metricsIntervalMillis() > 0
+        ? visibility.metricsIntervalMillis() * 1000
+        : config.loadReportMicros();
   }
 
   // ------------------------------------------------------------------ arrivals and decisions
@@ -283,7 +307,7 @@ public final class LabSimulation {
   }
 
   private void broadcast(long now, int from, ReservationEvent event) {
-    if (event == null || routers.length == 1) {
+    if (event == null || routers.length == 1 || !visibility.peerReservations()) {
       return;
     }
     for (int r = 0; r < routers.length; r++) {
@@ -345,7 +369,10 @@ public final class LabSimulation {
       if (ttftMillis[seq.requestIndex] < 0) {
         ttftMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
       }
-      broadcast(timeMicros, seq.router, routers[seq.router].prefillCompleted(seq.requestId));
+      broadcast(
+          timeMicros,
+          seq.router,
+          routers[seq.router].prefillCompleted(seq.requestId, timeMicros / 1000));
     }
 
     @Override
@@ -353,7 +380,8 @@ public final class LabSimulation {
       e2eMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
       completed++;
       lastFinish = Math.max(lastFinish, timeMicros);
-      broadcast(timeMicros, seq.router, routers[seq.router].released(seq.requestId));
+      broadcast(
+          timeMicros, seq.router, routers[seq.router].released(seq.requestId, timeMicros / 1000));
     }
   }
 
@@ -390,7 +418,7 @@ public final class LabSimulation {
     }
     boolean busy = arrivalsLeft > 0 || pendingWork > 0;
     if (busy) {
-      push(now + config.loadReportMicros(), TICK, 0, 0, null);
+      push(now + reportMicros(config, visibility), TICK, 0, 0, null);
     } else {
       sampleLoad(now);
     }
@@ -423,7 +451,7 @@ public final class LabSimulation {
       router.replicaDown(engines[replica].replicaId());
     }
     for (LabSequence s : live) {
-      broadcast(now, s.router, routers[s.router].released(s.requestId));
+      broadcast(now, s.router, routers[s.router].released(s.requestId, now / 1000));
       decide(now, s.router, s.requestIndex, s.requestId + "+", false, s.promptLength, s.maxTokens);
     }
   }

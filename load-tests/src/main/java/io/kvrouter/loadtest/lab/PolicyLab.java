@@ -41,8 +41,8 @@ public final class PolicyLab {
               return t;
             });
     try {
-      // Longest first (sglang_cache_aware keeps its own trees and is the slowest by far), so
-      // the pool does not end on one long task.
+      // Longest first (the baselines that keep trees of their own are the slowest), so the
+      // pool does not end on one long task.
       List<String> order = new ArrayList<>(config.policies());
       order.sort(java.util.Comparator.comparingInt(PolicyLab::expectedCost).reversed());
       java.util.Map<String, Future<PolicyResult>> byName = new java.util.HashMap<>();
@@ -79,8 +79,8 @@ public final class PolicyLab {
   /** Rough relative cost of a policy's simulation, measured on the conversation trace. */
   private static int expectedCost(String policy) {
     return switch (policy) {
-      case "sglang_cache_aware" -> 3;
-      case "tgi_trie", "llmd_precise", "dynamo_kv", "round_robin", "chwbl", "random" -> 2;
+      case "sglang_cache_aware", "preble_e2" -> 3;
+      case "tgi_trie", "dynamo_kv", "round_robin", "chwbl", "random", "least_loaded" -> 2;
       default -> 1;
     };
   }

@@ -4,7 +4,7 @@ import io.kvrouter.loadtest.workload.PromptTokens;
 import io.kvrouter.loadtest.workload.TokenExpander;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.WorkloadRequest;
-import io.kvrouter.tracker.keys.BlockKeys;
+import io.kvrouter.protocol.keys.BlockKeys;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;

@@ -5,8 +5,9 @@ package io.kvrouter.loadtest.workload;
  * no engine involved: the measure behind the published Mooncake figures and the lab's {@code
  * block_hit_rate}, {@code single_cache_block_hit_rate} and {@code single_cache_hit_rate}.
  *
- * <p>Definition (the one that reproduces the figures in {@code shared/traces/README.md}, see {@link
- * PrefixCacheBound}): for each recorded request, in the order recorded,
+ * <p>Definition (the one that reproduces the figures published with the Mooncake traces, listed in
+ * the bundled traces' README, {@code load-tests/src/main/resources/io/kvrouter/loadtest/traces/};
+ * see {@link PrefixCacheBound}): for each recorded request, in the order recorded,
  *
  * <ol>
  *   <li>matched = the number of leading block ids of the request already held by the chosen replica

@@ -39,7 +39,8 @@ public final class GeneratedSharedPrefixWorkload {
       int systemTokens,
       int questionTokens,
       int outputTokens,
-      double qps) {
+      double qps)
+      implements SharedPrefixPrompts.Shape {
 
     /** SGLang bench_serving's defaults, all requests at once. */
     public static final Config DEFAULTS =
@@ -61,18 +62,8 @@ public final class GeneratedSharedPrefixWorkload {
 
   /** Generates the workload. */
   public static Workload generate(Config config, long seed) {
-    TokenExpander expander = new TokenExpander(seed);
-    List<WorkloadRequest> requests = new ArrayList<>(config.groups() * config.promptsPerGroup());
-    for (int g = 0; g < config.groups(); g++) {
-      for (int p = 0; p < config.promptsPerGroup(); p++) {
-        PromptTokens prompt =
-            SharedPrefixPrompts.prompt(
-                expander, NAMESPACE, g, p, config.systemTokens(), config.questionTokens());
-        requests.add(
-            new WorkloadRequest(
-                0, 0, SharedPrefixPrompts.session(g), 0, prompt, config.outputTokens(), null));
-      }
-    }
+    List<WorkloadRequest> requests =
+        SharedPrefixPrompts.grid(new TokenExpander(seed), NAMESPACE, config);
     SplittableRandom random = new SplittableRandom(seed ^ NAMESPACE);
     shuffle(requests, random);
     long[] arrivals = PoissonArrivals.constantRate(requests.size(), config.qps(), random);

@@ -62,7 +62,8 @@ public final class LlmdB2bWorkload {
       int systemTokens,
       int questionTokens,
       int outputTokens,
-      List<RateStage> stages) {
+      List<RateStage> stages)
+      implements SharedPrefixPrompts.Shape {
 
     /** The guide's figures. */
     public static final Config DEFAULTS = new Config(150, 5, 6000, 1200, 1000, DEFAULT_STAGES);
@@ -112,18 +113,8 @@ public final class LlmdB2bWorkload {
 
   /** Generates the workload. */
   public static Workload generate(Config config, long seed) {
-    TokenExpander expander = new TokenExpander(seed);
-    List<WorkloadRequest> prompts = new ArrayList<>(config.groups() * config.promptsPerGroup());
-    for (int g = 0; g < config.groups(); g++) {
-      for (int p = 0; p < config.promptsPerGroup(); p++) {
-        PromptTokens prompt =
-            SharedPrefixPrompts.prompt(
-                expander, NAMESPACE, g, p, config.systemTokens(), config.questionTokens());
-        prompts.add(
-            new WorkloadRequest(
-                0, 0, SharedPrefixPrompts.session(g), 0, prompt, config.outputTokens(), null));
-      }
-    }
+    List<WorkloadRequest> prompts =
+        SharedPrefixPrompts.grid(new TokenExpander(seed), NAMESPACE, config);
     SplittableRandom random = new SplittableRandom(seed ^ NAMESPACE);
     long[] arrivals = PoissonArrivals.staged(config.stages(), random.split());
     List<WorkloadRequest> order = new ArrayList<>(prompts);

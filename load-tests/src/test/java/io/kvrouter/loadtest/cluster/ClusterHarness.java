@@ -1,7 +1,9 @@
 package io.kvrouter.loadtest.cluster;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import static io.kvrouter.testing.LoopbackHttp.getJson;
+import static io.kvrouter.testing.LoopbackHttp.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
@@ -12,20 +14,17 @@ import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
-import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
 import io.kvrouter.loadtest.demo.RouterTokenizers;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.typed.Cluster;
 
@@ -37,9 +36,6 @@ import org.apache.pekko.cluster.typed.Cluster;
 final class ClusterHarness implements AutoCloseable {
 
   static final String MODEL = "kvrouter-demo";
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
   /** A running ingress node. */
   record Ingress(ActorSystem<Void> system, String url) {
@@ -65,36 +61,28 @@ final class ClusterHarness implements AutoCloseable {
   }
 
   Ingress addIngress(Config extra) throws IOException {
-    java.util.concurrent.CompletableFuture<java.net.InetSocketAddress> bound =
-        new java.util.concurrent.CompletableFuture<>();
-    NodeSettings node =
-        NodeSettings.dev(
-                List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
-            .withOverrides(
-                extra.withFallback(
-                    ConfigFactory.parseMap(
-                        Map.of(
-                            "kvrouter.ingress.http.port",
-                            0,
-                            "kvrouter.ingress.http.host",
-                            "127.0.0.1",
-                            "kvrouter.ingress.debug-endpoints",
-                            true))));
-    ActorSystem<Void> system =
-        NodeBootstrap.start(
-            node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));
-    int port;
-    try {
-      port = bound.get(60, java.util.concurrent.TimeUnit.SECONDS).getPort();
-    } catch (Exception e) {
-      throw new IllegalStateException("ingress HTTP did not bind", e);
-    }
+    DemoCluster.LocalIngress node = DemoCluster.startIngress(seed, "127.0.0.1", 0, extra);
     if (seed == null) {
-      seed = Cluster.get(system).selfMember().address().toString();
+      seed = Cluster.get(node.system()).selfMember().address().toString();
     }
-    Ingress ingress = new Ingress(system, "http://127.0.0.1:" + port);
+    Ingress ingress = new Ingress(node.system(), node.url());
     ingresses.add(ingress);
     return ingress;
+  }
+
+  /** Waits until every ingress is ready and lists {@code replicas} replicas. */
+  void awaitReady(ActorTestKit kit, int replicas) {
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(60),
+            Duration.ofMillis(200),
+            () -> {
+              for (Ingress i : ingresses) {
+                assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
+                assertThat(getJson(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
+              }
+              return null;
+            });
   }
 
   /** Starts (or restarts, with a new epoch) an agent node serving {@code engines} sim engines. */
@@ -138,31 +126,6 @@ final class ClusterHarness implements AutoCloseable {
 
   Agent agent(String prefix) {
     return agents.get(prefix);
-  }
-
-  static JsonNode get(String url) throws Exception {
-    HttpResponse<String> r =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.ofString());
-    return JSON.readTree(r.body());
-  }
-
-  static int status(String url) throws Exception {
-    return HTTP.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
-            HttpResponse.BodyHandlers.discarding())
-        .statusCode();
-  }
-
-  static HttpResponse<String> post(String url, String body) throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(60))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
   }
 
   @Override

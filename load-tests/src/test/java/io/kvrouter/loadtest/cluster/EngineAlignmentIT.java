@@ -12,6 +12,7 @@ import io.kvrouter.agent.ReplicaAgent;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.RouterTokenizers;
 import io.kvrouter.loadtest.engine.IndependentVllmEngine;
+import io.kvrouter.testing.LoopbackHttp;
 import java.time.Duration;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class EngineAlignmentIT {
           && System.nanoTime() < deadline) {
         Thread.sleep(50); // polling the log of a bounded wait
       }
-      assertThat(ClusterHarness.get(rig.cluster.ingresses().get(0).url() + "/admin/replicas"))
+      assertThat(LoopbackHttp.getJson(rig.cluster.ingresses().get(0).url() + "/admin/replicas"))
           .as("a refused replica is not registered")
           .isEmpty();
       return log.list.stream()

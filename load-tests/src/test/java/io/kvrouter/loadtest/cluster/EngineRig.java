@@ -10,13 +10,14 @@ import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.loadtest.engine.IndependentVllmEngine;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.Topics;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.testing.LoopbackHttp;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.index.ReplicaDigest;
-import io.kvrouter.tracker.keys.BlockKeys;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -72,8 +73,7 @@ final class EngineRig implements AutoCloseable {
     cluster.addIngress(ConfigFactory.empty());
     cluster.addIngress(ConfigFactory.empty());
     kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-    ActorRef<Topic.Command<ReplicaLoad>> topic =
-        kit.spawn(Topic.create(ReplicaLoad.class, AgentGuardian.REPLICA_LOAD_TOPIC));
+    ActorRef<Topic.Command<ReplicaLoad>> topic = kit.spawn(Topics.replicaLoad());
     ActorRef<ReplicaLoad> recorder =
         kit.spawn(
             Behaviors.receiveMessage(
@@ -216,7 +216,8 @@ final class EngineRig implements AutoCloseable {
             () -> {
               for (ClusterHarness.Ingress i : cluster.ingresses()) {
                 assertThat(
-                        ClusterHarness.get(i.url() + "/admin/replicas").findValuesAsText("replica"))
+                        LoopbackHttp.getJson(i.url() + "/admin/replicas")
+                            .findValuesAsText("replica"))
                     .contains(REPLICA);
               }
               return null;

@@ -1,14 +1,12 @@
 package io.kvrouter.loadtest.cluster;
 
-import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
-import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -41,17 +39,7 @@ class HerdingBurstIT {
       cluster.startAgent("a", REPLICAS / 2);
       cluster.startAgent("b", REPLICAS / 2);
       ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-      kit.createTestProbe()
-          .awaitAssert(
-              Duration.ofSeconds(60),
-              Duration.ofMillis(200),
-              () -> {
-                for (ClusterHarness.Ingress i : cluster.ingresses()) {
-                  assertThat(status(i.url() + "/ready")).isEqualTo(200);
-                  assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(REPLICAS);
-                }
-                return null;
-              });
+      cluster.awaitReady(kit, REPLICAS);
       List<SimEngine> engines = new ArrayList<>(cluster.agent("a").fleet().engines());
       engines.addAll(cluster.agent("b").fleet().engines());
 
@@ -79,7 +67,7 @@ class HerdingBurstIT {
                   } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                   }
-                  ClusterHarness.HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding());
+                  LoopbackHttp.CLIENT.sendAsync(request, HttpResponse.BodyHandlers.discarding());
                 }));
       }
       go.countDown();

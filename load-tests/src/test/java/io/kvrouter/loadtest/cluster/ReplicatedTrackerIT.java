@@ -1,14 +1,13 @@
 package io.kvrouter.loadtest.cluster;
 
-import static io.kvrouter.loadtest.cluster.ClusterHarness.get;
-import static io.kvrouter.loadtest.cluster.ClusterHarness.status;
+import static io.kvrouter.testing.LoopbackHttp.getJson;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -33,20 +32,6 @@ class ReplicatedTrackerIT {
       ConfigFactory.parseString(
           "kvrouter.tracker.fault-injection { drop = 0.15, duplicate = 0.15, reorder = 0.15, seed = 7 }");
 
-  static void awaitReady(ActorTestKit kit, ClusterHarness cluster, int replicas) {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(60),
-            Duration.ofMillis(200),
-            () -> {
-              for (ClusterHarness.Ingress i : cluster.ingresses()) {
-                assertThat(status(i.url() + "/ready")).as(i.url() + "/ready").isEqualTo(200);
-                assertThat(get(i.url() + "/admin/replicas").size()).isEqualTo(replicas);
-              }
-              return null;
-            });
-  }
-
   /** Sends {@code n} completions, spread over every ingress, all at once; all must succeed. */
   static void workload(ClusterHarness cluster, int n, long seed) throws Exception {
     List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
@@ -62,7 +47,7 @@ class ReplicatedTrackerIT {
               + prompt
               + "\",\"max_tokens\":8}";
       pending.add(
-          ClusterHarness.HTTP.sendAsync(
+          LoopbackHttp.CLIENT.sendAsync(
               HttpRequest.newBuilder(
                       URI.create(ingresses.get(i % ingresses.size()).url() + "/v1/completions"))
                   .timeout(Duration.ofSeconds(60))
@@ -83,7 +68,7 @@ class ReplicatedTrackerIT {
             Duration.ofSeconds(45),
             Duration.ofMillis(300),
             () -> {
-              JsonNode view = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+              JsonNode view = getJson(cluster.ingresses().get(0).url() + "/admin/consistency");
               last[0] = view;
               assertThat(view.path("trackers").size()).isEqualTo(trackers);
               assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
@@ -128,7 +113,7 @@ class ReplicatedTrackerIT {
       cluster.startAgent("a", 2);
       cluster.startAgent("b", 2);
       ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
 
       workload(cluster, 60, 1);
       JsonNode view = awaitConverged(kit, cluster, 3);
@@ -143,7 +128,7 @@ class ReplicatedTrackerIT {
 
       // A tracker that starts while the others run bootstraps and converges.
       cluster.addIngress(FAULTS);
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 40, 2);
       awaitConverged(kit, cluster, 4);
 
@@ -157,14 +142,14 @@ class ReplicatedTrackerIT {
               Duration.ofSeconds(30),
               Duration.ofMillis(200),
               () -> {
-                JsonNode v = get(cluster.ingresses().get(0).url() + "/admin/consistency");
+                JsonNode v = getJson(cluster.ingresses().get(0).url() + "/admin/consistency");
                 for (JsonNode t : v.path("trackers")) {
                   assertThat(t.path("replicas").path("a-0").path("epoch").asLong())
                       .isGreaterThan(epochBefore);
                 }
                 return null;
               });
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 40, 3);
       JsonNode after = awaitConverged(kit, cluster, 4);
       assertThat(after.path("trackers").get(0).path("replicas").path("a-0").path("epoch").asLong())
@@ -184,7 +169,7 @@ class ReplicatedTrackerIT {
                   "pekko.coordinated-shutdown.run-by-actor-system-terminate = off"));
       cluster.startAgent("a", 2);
       ActorTestKit kit = ActorTestKit.create(survivor.system());
-      awaitReady(kit, cluster, 2);
+      cluster.awaitReady(kit, 2);
 
       for (int i = 0; i < 4; i++) {
         String body =
@@ -193,7 +178,7 @@ class ReplicatedTrackerIT {
                 + "\",\"prompt\":\"long "
                 + i
                 + "\",\"max_tokens\":20000}";
-        ClusterHarness.HTTP.sendAsync(
+        LoopbackHttp.CLIENT.sendAsync(
             HttpRequest.newBuilder(URI.create(victim.url() + "/v1/completions"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body))
@@ -233,7 +218,7 @@ class ReplicatedTrackerIT {
       cluster.startAgent("a", 2);
       cluster.startAgent("b", 2);
       ActorTestKit kit = ActorTestKit.create(ingress.system());
-      awaitReady(kit, cluster, 4);
+      cluster.awaitReady(kit, 4);
       workload(cluster, 16, 5);
 
       cluster.stopAgent("b");
@@ -242,7 +227,7 @@ class ReplicatedTrackerIT {
               Duration.ofSeconds(30),
               Duration.ofMillis(200),
               () -> {
-                assertThat(get(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
+                assertThat(getJson(ingress.url() + "/admin/replicas").findValuesAsText("replica"))
                     .containsExactlyInAnyOrder("a-0", "a-1");
                 return null;
               });
@@ -256,7 +241,7 @@ class ReplicatedTrackerIT {
 
   private static int inFlight(String url) throws Exception {
     int sum = 0;
-    for (JsonNode r : get(url + "/admin/replicas")) {
+    for (JsonNode r : getJson(url + "/admin/replicas")) {
       sum += r.path("in_flight").asInt();
     }
     return sum;

@@ -3,6 +3,7 @@ package io.kvrouter.loadtest.dashboard;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
+import io.kvrouter.testing.LoopbackHttp;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,7 +35,8 @@ final class BackgroundLoad implements AutoCloseable {
     long n = 0;
     while (running.get()) {
       n++;
-      ObjectNode body = Http.JSON.createObjectNode().put("model", model).put("max_tokens", 8);
+      ObjectNode body =
+          LoopbackHttp.JSON.createObjectNode().put("model", model).put("max_tokens", 8);
       ArrayNode messages = body.putArray("messages");
       messages
           .addObject()
@@ -47,7 +49,7 @@ final class BackgroundLoad implements AutoCloseable {
       String url =
           ingressUrls.get((int) ((worker + n) % ingressUrls.size())) + "/v1/chat/completions";
       try {
-        int status = Http.post(url, body).statusCode();
+        int status = LoopbackHttp.post(url, body).statusCode();
         (status == 200 ? ok : failed).incrementAndGet();
       } catch (InterruptedException e) {
         return;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.DemoOptions;
+import io.kvrouter.testing.LoopbackHttp;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,7 +45,7 @@ class GrafanaDashboardTest {
   static void readDashboardsAndScrapeADemo() throws Exception {
     try (Stream<Path> files = Files.list(ROOT.resolve("deploy/grafana/dashboards"))) {
       for (Path f : files.filter(p -> p.toString().endsWith(".json")).sorted().toList()) {
-        dashboards.add(Http.JSON.readTree(f.toFile()));
+        dashboards.add(LoopbackHttp.JSON.readTree(f.toFile()));
       }
     }
     DemoOptions options = DemoOptions.defaults().onFreePorts().withCounts(2, 2).withSpeedup(50);
@@ -52,34 +53,48 @@ class GrafanaDashboardTest {
       cluster.awaitReady(Duration.ofSeconds(60));
       for (int i = 0; i < 8; i++) {
         ObjectNode body =
-            Http.JSON.createObjectNode().put("model", options.model()).put("max_tokens", 2);
+            LoopbackHttp.JSON.createObjectNode().put("model", options.model()).put("max_tokens", 2);
         body.putArray("messages")
             .addObject()
             .put("role", "user")
             .put("content", PseudoWords.words(1, 200));
         assertThat(
-                Http.post(cluster.ingressUrls().get(i % 2) + "/v1/chat/completions", body)
+                LoopbackHttp.post(cluster.ingressUrls().get(i % 2) + "/v1/chat/completions", body)
                     .statusCode())
             .isEqualTo(200);
       }
-      ObjectNode invalid = Http.JSON.createObjectNode().put("model", options.model());
+      ObjectNode invalid = LoopbackHttp.JSON.createObjectNode().put("model", options.model());
       assertThat(
-              Http.post(cluster.ingressUrls().get(0) + "/v1/chat/completions", invalid)
+              LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/chat/completions", invalid)
                   .statusCode())
           .isEqualTo(400);
-      for (String url : cluster.ingressUrls()) {
-        // Per-replica gauges are refreshed from the tracker every second: replicas registered
-        // moments ago (agents register once their engine passed the alignment probe) may not
-        // have one yet.
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        Set<String> names = names(Http.get(url + "/metrics"));
-        while (!names.contains("kvrouter_replica_inflight") && System.nanoTime() < deadline) {
-          Thread.sleep(100); // polling the scrape, bounded by the deadline
-          names = names(Http.get(url + "/metrics"));
+      // Some meters appear only once the node has something to say (the per-replica in-flight
+      // gauges at the ingress's next gauge refresh): scrape until every metric a panel reads is
+      // there, or the deadline passes and the tests below name what is missing.
+      Set<String> read = new TreeSet<>();
+      for (JsonNode d : dashboards) {
+        for (JsonNode p : d.path("panels")) {
+          for (JsonNode t : p.path("targets")) {
+            read.addAll(PromQlNames.of(t.path("expr").asText()));
+          }
         }
-        ingressNames.addAll(names);
       }
-      engineNames.addAll(names(Http.get(cluster.engineUrls().get(0) + "/metrics")));
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      do {
+        ingressNames.clear();
+        engineNames.clear();
+        for (String url : cluster.ingressUrls()) {
+          ingressNames.addAll(names(LoopbackHttp.getOk(url + "/metrics")));
+        }
+        engineNames.addAll(names(LoopbackHttp.getOk(cluster.engineUrls().get(0) + "/metrics")));
+        Set<String> missing = new TreeSet<>(read);
+        missing.removeAll(ingressNames);
+        missing.removeAll(engineNames);
+        if (missing.isEmpty()) {
+          break;
+        }
+        Thread.sleep(200); // polling the nodes' metrics, bounded by the deadline
+      } while (System.nanoTime() < deadline);
     }
   }
 

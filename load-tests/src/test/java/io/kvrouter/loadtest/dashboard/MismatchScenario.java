@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.DemoOptions;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 
 /**
@@ -35,31 +36,31 @@ final class MismatchScenario {
         .withMismatchedBlockSize(32);
   }
 
+  /** Long prompt {@code i} of the scenario, one token of answer. */
+  private static ObjectNode prompt(String model, int i) {
+    return LoopbackHttp.JSON
+        .createObjectNode()
+        .put("model", model)
+        .put("prompt", PseudoWords.words(7_000 + i, 400))
+        .put("max_tokens", 1);
+  }
+
   /** Sends {@code prompts} long prompts as described above; every answer must be a 200. */
   static void drive(DemoCluster cluster, int prompts) throws Exception {
     String model = cluster.options().model();
     java.util.Map<String, Long> before = blocks(cluster);
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          Http.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
+      ObjectNode body = prompt(model, i);
       for (String engine : cluster.engineUrls()) {
-        HttpResponse<String> warm = Http.post(engine + "/v1/completions", body);
+        HttpResponse<String> warm = LoopbackHttp.post(engine + "/v1/completions", body);
         assertThat(warm.statusCode()).as(warm.body()).isEqualTo(200);
       }
     }
     awaitEventsApplied(cluster, before);
     for (int i = 0; i < prompts; i++) {
-      ObjectNode body =
-          Http.JSON
-              .createObjectNode()
-              .put("model", model)
-              .put("prompt", PseudoWords.words(7_000 + i, 400))
-              .put("max_tokens", 1);
-      HttpResponse<String> r = Http.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
+      ObjectNode body = prompt(model, i);
+      HttpResponse<String> r =
+          LoopbackHttp.post(cluster.ingressUrls().get(0) + "/v1/completions", body);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
   }
@@ -67,7 +68,9 @@ final class MismatchScenario {
   /** Blocks the tracker holds per replica. */
   private static java.util.Map<String, Long> blocks(DemoCluster cluster) throws Exception {
     java.util.Map<String, Long> out = new java.util.HashMap<>();
-    for (var r : Http.JSON.readTree(Http.get(cluster.ingressUrls().get(0) + "/admin/replicas"))) {
+    for (var r :
+        LoopbackHttp.JSON.readTree(
+            LoopbackHttp.getOk(cluster.ingressUrls().get(0) + "/admin/replicas"))) {
       out.put(r.path("replica").asText(), r.path("blocks").asLong());
     }
     return out;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.ingress.dashboard.DashboardRoutes;
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.testing.LoopbackHttp;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -60,7 +61,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
                 post(
                     () -> {
                       pausedAt = seq.get();
-                      return json(Http.JSON.createObjectNode().put("paused", true));
+                      return json(LoopbackHttp.JSON.createObjectNode().put("paused", true));
                     })),
         path(
             segment("admin").slash("debug").slash("resume-events"),
@@ -68,7 +69,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
                 post(
                     () -> {
                       pausedAt = -1;
-                      return json(Http.JSON.createObjectNode().put("paused", false));
+                      return json(LoopbackHttp.JSON.createObjectNode().put("paused", false));
                     })),
         path(
             segment("admin").slash("debug").slash("diverge"),
@@ -79,7 +80,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
                             "replica",
                             r -> {
                               diverged = r;
-                              return json(Http.JSON.createObjectNode().put("diverged", r));
+                              return json(LoopbackHttp.JSON.createObjectNode().put("diverged", r));
                             }))),
         path(
             "metrics",
@@ -94,7 +95,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
                                   HttpEntities.create(
                                       ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape())));
                     })),
-        new DashboardRoutes("", Http.JSON).routes());
+        new DashboardRoutes("", LoopbackHttp.JSON).routes());
   }
 
   private ObjectNode consistency() {
@@ -102,7 +103,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
     long b = pausedAt >= 0 ? pausedAt : now;
     boolean lagging = b < now;
     boolean isDiverged = diverged != null && !lagging;
-    ObjectNode root = Http.JSON.createObjectNode();
+    ObjectNode root = LoopbackHttp.JSON.createObjectNode();
     root.put("converged", !lagging && !isDiverged)
         .put("lagging", lagging)
         .put("diverged", isDiverged);
@@ -145,7 +146,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
   }
 
   private ArrayNode replicas() {
-    ArrayNode list = Http.JSON.createArrayNode();
+    ArrayNode list = LoopbackHttp.JSON.createArrayNode();
     for (String r : REPLICAS) {
       list.addObject()
           .put("replica", r)
@@ -167,7 +168,8 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
   }
 
   private ObjectNode cluster() {
-    ObjectNode root = Http.JSON.createObjectNode().put("cluster", true).put("self", TRACKER_B);
+    ObjectNode root =
+        LoopbackHttp.JSON.createObjectNode().put("cluster", true).put("self", TRACKER_B);
     ArrayNode members = root.putArray("members");
     members
         .addObject()

@@ -1,38 +1,24 @@
 package io.kvrouter.loadtest.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.EngineMetricsScraper;
 import io.kvrouter.loadtest.bench.EngineSnapshot;
 import io.kvrouter.loadtest.bench.PseudoWords;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 
-/** Small HTTP helpers for driving a {@link DemoCluster} in tests. */
+/** Request bodies and engine counters for driving a {@link DemoCluster} in tests. */
 final class DemoClient {
-
-  static final ObjectMapper JSON = LoopbackHttp.JSON;
-  static final HttpClient HTTP = LoopbackHttp.CLIENT;
 
   private DemoClient() {}
 
-  static HttpResponse<String> post(String url, JsonNode body) throws Exception {
-    return LoopbackHttp.post(url, body.toString());
-  }
-
-  static JsonNode get(String url) throws Exception {
-    return LoopbackHttp.getJson(url);
-  }
-
   /** A chat body for a conversation so far. */
   static ObjectNode chat(String model, ArrayNode messages, int maxTokens) {
-    ObjectNode body = JSON.createObjectNode();
+    ObjectNode body = LoopbackHttp.JSON.createObjectNode();
     body.put("model", model);
     body.set("messages", messages.deepCopy());
     body.put("max_tokens", maxTokens);
@@ -40,16 +26,33 @@ final class DemoClient {
   }
 
   static ObjectNode message(String role, String content) {
-    return JSON.createObjectNode().put("role", role).put("content", content);
+    return LoopbackHttp.JSON.createObjectNode().put("role", role).put("content", content);
   }
 
   static String words(long seed, int count) {
     return PseudoWords.words(seed, count);
   }
 
+  /**
+   * Waits until {@code ingressUrl}'s consistency view says every tracker has applied every stream
+   * (replicas' KV events and peers' reservations) to its newest watermark with equal digests.
+   */
+  static void awaitConverged(String ingressUrl) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    JsonNode view = LoopbackHttp.getJson(ingressUrl + "/admin/consistency");
+    while (!view.path("converged").asBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("trackers not converged after 30 s: " + view.toPrettyString());
+      }
+      Thread.sleep(50); // polling the consistency view, bounded by the deadline
+      view = LoopbackHttp.getJson(ingressUrl + "/admin/consistency");
+    }
+  }
+
   /** Prefix-cache queries and hits of every engine, in engine order. */
   static List<EngineSnapshot> engineCounters(DemoCluster cluster) throws InterruptedException {
-    EngineMetricsScraper scraper = new EngineMetricsScraper(HTTP, Duration.ofSeconds(5));
+    EngineMetricsScraper scraper =
+        new EngineMetricsScraper(LoopbackHttp.CLIENT, Duration.ofSeconds(5));
     return scraper.scrapeAll(cluster.engineUrls().stream().map(URI::create).toList());
   }
 }

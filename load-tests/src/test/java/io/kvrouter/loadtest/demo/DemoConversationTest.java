@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.kvrouter.loadtest.bench.EngineSnapshot;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -14,6 +15,16 @@ import org.junit.jupiter.api.Test;
  * The demo topology in one JVM, driven over real HTTP: a long-prefix chat conversation sent turn
  * after turn, alternating between the two ingresses, stays on one replica and hits its cache; round
  * robin over the same conversation hits far less.
+ *
+ * <p>Each turn is sent once the previous answer has reached every tracker (the consistency view
+ * says converged), as a user reads an answer before replying: the claim is about where a known
+ * conversation is routed, not about whether the broadcast outruns a client that replies within a
+ * millisecond.
+ *
+ * <p>Bounds from four runs on the 2-core machine while other builds ran (load average 25 to 48):
+ * kvrouter's hit rate 0.863 to 0.864, on one engine every time; round robin 0.543 to 0.571, on all
+ * four engines. Asserted: kvrouter above 0.8 on one engine, round robin on more than one engine and
+ * at least 0.2 below kvrouter.
  */
 class DemoConversationTest {
 
@@ -27,16 +38,17 @@ class DemoConversationTest {
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       List<EngineSnapshot> before = DemoClient.engineCounters(cluster);
-      ArrayNode messages = DemoClient.JSON.createArrayNode();
+      ArrayNode messages = LoopbackHttp.JSON.createArrayNode();
       messages.add(DemoClient.message("system", DemoClient.words(1, 600)));
       for (int turn = 0; turn < TURNS; turn++) {
         messages.add(DemoClient.message("user", DemoClient.words(100 + turn, 250)));
         String ingress = cluster.ingressUrls().get(turn % 2);
+        DemoClient.awaitConverged(ingress);
         HttpResponse<String> r =
-            DemoClient.post(
+            LoopbackHttp.post(
                 ingress + "/v1/chat/completions", DemoClient.chat(options.model(), messages, 16));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        JsonNode answer = DemoClient.JSON.readTree(r.body());
+        JsonNode answer = LoopbackHttp.JSON.readTree(r.body());
         messages.add(
             DemoClient.message(
                 "assistant",

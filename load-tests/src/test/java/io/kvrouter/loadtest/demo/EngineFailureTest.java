@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.kvrouter.loadtest.testing.LoopbackHttp;
+import io.kvrouter.testing.LoopbackHttp;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -30,13 +30,13 @@ class EngineFailureTest {
       ActorTestKit kit = ActorTestKit.create(cluster.agentNode());
       List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
       for (int i = 0; i < 24; i++) {
-        ObjectNode body = DemoClient.JSON.createObjectNode();
+        ObjectNode body = LoopbackHttp.JSON.createObjectNode();
         body.put("model", options.model());
         body.put("prompt", DemoClient.words(1000 + i, 300));
         body.put("max_tokens", 300);
         String ingress = cluster.ingressUrls().get(i % 2);
         pending.add(
-            DemoClient.HTTP.sendAsync(
+            LoopbackHttp.CLIENT.sendAsync(
                 HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
                     .timeout(Duration.ofSeconds(120))
                     .header("Content-Type", "application/json")
@@ -59,7 +59,11 @@ class EngineFailureTest {
         HttpResponse<String> r = f.get();
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         assertThat(
-                DemoClient.JSON.readTree(r.body()).path("usage").path("completion_tokens").asInt())
+                LoopbackHttp.JSON
+                    .readTree(r.body())
+                    .path("usage")
+                    .path("completion_tokens")
+                    .asInt())
             .isEqualTo(300);
       }
       double retries = 0;
@@ -73,7 +77,7 @@ class EngineFailureTest {
               Duration.ofSeconds(30),
               () -> {
                 for (String ingress : cluster.ingressUrls()) {
-                  for (JsonNode replica : DemoClient.get(ingress + "/admin/replicas")) {
+                  for (JsonNode replica : LoopbackHttp.getJson(ingress + "/admin/replicas")) {
                     assertThat(replica.path("in_flight").asInt()).as(replica.toString()).isZero();
                   }
                 }
@@ -86,7 +90,8 @@ class EngineFailureTest {
               () -> {
                 for (String ingress : cluster.ingressUrls()) {
                   assertThat(
-                          DemoClient.get(ingress + "/admin/replicas").findValuesAsText("replica"))
+                          LoopbackHttp.getJson(ingress + "/admin/replicas")
+                              .findValuesAsText("replica"))
                       .doesNotContain("sim-0")
                       .hasSize(3);
                 }
@@ -96,7 +101,7 @@ class EngineFailureTest {
   }
 
   private static int inFlight(String ingress, String replica) throws Exception {
-    for (JsonNode r : DemoClient.get(ingress + "/admin/replicas")) {
+    for (JsonNode r : LoopbackHttp.getJson(ingress + "/admin/replicas")) {
       if (replica.equals(r.path("replica").asText())) {
         return r.path("in_flight").asInt();
       }

@@ -177,6 +177,7 @@ class LabEngineTest {
     long labHits = lab.values().stream().mapToLong(Outcome::cached).sum();
     System.out.println("cached tokens at 300 blocks: sim " + simHits + ", lab " + labHits);
     assertThat(lab).hasSize(w.size());
+    assertThat(simHits).as("the scarce cache still hits").isPositive();
     assertThat((double) labHits).isCloseTo(simHits, within(0.05 * simHits));
   }
 }

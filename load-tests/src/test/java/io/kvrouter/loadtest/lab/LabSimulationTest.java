@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
+import io.kvrouter.tracker.policy.Policies;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -110,18 +111,53 @@ class LabSimulationTest {
   }
 
   @Test
-  void severalRouters_withDelay_staleViewsLoseHits() {
+  void severalRouters_withDelay_staleViewsLoseHits_butBaselinesNeverSeeTheirPeers() {
     Workload w = sharedPrefixBurst();
     LabConfig config =
         LabConfig.defaults(8)
-            .withPolicies(List.of("kvrouter", "llmd_precise"))
+            .withPolicies(List.of("kvrouter", "sglang_cache_aware"))
             .withChaos(-1, 0, 0, w.size());
     LabResults fresh = PolicyLab.run(w, config.withRouters(4, 0), 2, "t");
     LabResults stale = PolicyLab.run(w, config.withRouters(4, 200_000), 2, "t");
     // Without seeing each other's reservations, routers place a group on several replicas.
-    for (String p : List.of("kvrouter", "llmd_precise")) {
-      assertThat(stale.policy(p).hitRate()).as(p).isLessThan(fresh.policy(p).hitRate());
+    assertThat(stale.policy("kvrouter").hitRate()).isLessThan(fresh.policy("kvrouter").hitRate());
+    // SMG gateways never see each other's decisions: in a burst, before any engine event, a
+    // fresh reservation plane changes nothing for them (with it, they would see each other's
+    // in-flight counts).
+    assertThat(stale.policy("sglang_cache_aware").perReplicaDecisions())
+        .isEqualTo(fresh.policy("sglang_cache_aware").perReplicaDecisions());
+    assertThat(stale.policy("sglang_cache_aware").hitRate())
+        .isEqualTo(fresh.policy("sglang_cache_aware").hitRate());
+  }
+
+  @Test
+  void globalScheduler_decidesEveryArrivalInOneInstance_howeverManyRouters() {
+    Workload w = traceSubset(300);
+    LabConfig config =
+        LabConfig.defaults(4).withPolicies(List.of("preble_e2", "llmd_precise")).withSeed(3);
+    LabResults one = PolicyLab.run(w, config.withRouters(1, 5_000), 1, "t");
+    LabResults four = PolicyLab.run(w, config.withRouters(4, 5_000), 1, "t");
+    for (String p : List.of("preble_e2", "llmd_precise")) {
+      assertThat(four.policy(p).perReplicaDecisions())
+          .as(p)
+          .isEqualTo(one.policy(p).perReplicaDecisions());
+      assertThat(four.policy(p).hitRate()).as(p).isEqualTo(one.policy(p).hitRate());
     }
+  }
+
+  @Test
+  void engineMetrics_reachEachPolicyAtItsOwnRefreshInterval() {
+    LabConfig config = LabConfig.defaults(2);
+    assertThat(LabSimulation.reportMicros(config, Policies.visibility("llmd_precise")))
+        .isEqualTo(50_000);
+    assertThat(LabSimulation.reportMicros(config, Policies.visibility("kvrouter")))
+        .isEqualTo(250_000);
+    assertThat(
+            LabSimulation.routerCount(config.withRouters(4, 0), Policies.visibility("preble_e2")))
+        .isEqualTo(1);
+    assertThat(
+            LabSimulation.routerCount(config.withRouters(4, 0), Policies.visibility("dynamo_kv")))
+        .isEqualTo(4);
   }
 
   @Test

@@ -9,7 +9,11 @@ import io.kvrouter.loadtest.workload.Workloads;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The known figures of shared/traces/README.md, reproduced by the lab's full simulation. */
+/**
+ * The figures published with the Mooncake traces (listed in the bundled traces' README, {@code
+ * load-tests/src/main/resources/io/kvrouter/loadtest/traces/README.md}), reproduced by the lab's
+ * full simulation.
+ */
 class ReferenceFiguresTest {
 
   private static Workload conversation() {

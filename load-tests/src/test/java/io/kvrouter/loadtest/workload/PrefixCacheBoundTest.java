@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Test;
 
-/** The reference figures of shared/traces/README.md, reproduced at block level. */
+/**
+ * The figures published with the Mooncake traces (listed in the bundled traces' README, {@code
+ * load-tests/src/main/resources/io/kvrouter/loadtest/traces/README.md}), reproduced at block level.
+ */
 class PrefixCacheBoundTest {
 
   private static final double TOLERANCE = 0.002;

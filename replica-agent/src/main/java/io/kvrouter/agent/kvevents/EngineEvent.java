@@ -2,7 +2,8 @@ package io.kvrouter.agent.kvevents;
 
 /**
  * One KV-cache event as an engine (vLLM, SGLang, or the simulated engine) puts it on the wire,
- * still in the engine's own hash space. See {@code shared/specs/vllm-kv-events.md} §1.4.
+ * still in the engine's own hash space. Fields as in vLLM's {@code vllm/distributed/kv_events.py};
+ * see {@code docs/kv-events.md}, section 2.
  */
 public sealed interface EngineEvent
     permits EngineEvent.BlockStored, EngineEvent.BlockRemoved, EngineEvent.AllBlocksCleared {

@@ -2,7 +2,7 @@ package io.kvrouter.agent.kvevents;
 
 /**
  * How events inside a batch are encoded (the batch itself stays positional, as vLLM's does). See
- * {@code shared/specs/vllm-kv-events.md} §1.4.
+ * {@code docs/kv-events.md}, section 2.
  */
 public enum EventEncoding {
   /** {@code ["BlockStored", f1, f2, ...]}: vLLM up to PR #42892. */

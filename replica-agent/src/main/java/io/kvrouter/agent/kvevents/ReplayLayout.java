@@ -1,6 +1,9 @@
 package io.kvrouter.agent.kvevents;
 
-/** Replay reply layout of vLLM's ROUTER socket ({@code shared/specs/vllm-kv-events.md} §1.3). */
+/**
+ * Replay reply layout of vLLM's ROUTER socket (vLLM {@code vllm/distributed/kv_events.py}, {@code
+ * _service_replay}; see {@code docs/kv-events.md}, section 1).
+ */
 public enum ReplayLayout {
   /**
    * {@code [id, "", seq8, payload]} and end {@code [id, "", END, ""]}: vLLM before PR #45177,

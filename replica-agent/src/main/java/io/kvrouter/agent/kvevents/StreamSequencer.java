@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>vLLM's publisher ({@code vllm/distributed/kv_events.py}, {@code ZmqEventPublisher}) numbers
  * batches from 0 per process, buffers the very bytes it published and replays them from a seq on;
- * it announces nothing when it starts. Rules (replica-agent/README.md explains them):
+ * it announces nothing when it starts ({@code docs/kv-events.md}, section 1). Rules
+ * (replica-agent/README.md explains them):
  *
  * <ul>
  *   <li><b>Order.</b> A seq above the expected one replays from there; what the engine no longer

@@ -3,8 +3,9 @@ package io.kvrouter.agent.kvevents;
 import java.util.List;
 
 /**
- * Parses the frame layouts of vLLM's KV-event transport ({@code shared/specs/vllm-kv-events.md}
- * §1.2, §1.3), independent of any socket:
+ * Parses the frame layouts of vLLM's KV-event transport (vLLM {@code
+ * vllm/distributed/kv_events.py}, {@code ZmqEventPublisher}; see {@code docs/kv-events.md}, section
+ * 1), independent of any socket:
  *
  * <ul>
  *   <li>live PUB: {@code [topic, seq8, payload]} (a bare {@code [seq8, payload]} is accepted);

@@ -10,8 +10,9 @@ import org.msgpack.value.ValueType;
 
 /**
  * Decodes vLLM's and SGLang's msgpack KV-event payloads (frame 2 of a KV-event message) into {@link
- * EngineEventBatch}es, tolerating every variant listed in {@code shared/specs/vllm-kv-events.md}
- * §1.4 and §4.
+ * EngineEventBatch}es, tolerating every variant of vLLM's {@code vllm/distributed/kv_events.py} and
+ * SGLang's {@code python/sglang/srt/disaggregation/kv_events.py} described in {@code
+ * docs/kv-events.md}, section 2.
  *
  * <ul>
  *   <li>The batch is decoded by msgpack type: array {@code [ts, events, dp_rank?]} or map {@code
@@ -22,7 +23,9 @@ import org.msgpack.value.ValueType;
  *       (read through BigInteger, msgpack-java's {@code unpackLong} would throw), or bin (last 8
  *       bytes big-endian, left-padded when shorter, as llm-d does).
  *   <li>Unknown fields, unknown tags (skipped event) and fields of an unexpected type (treated as
- *       absent) are ignored. {@code BlockStoredWithMetadata} (SGLang) reads as BlockStored.
+ *       absent) are ignored. SGLang's salted {@code BlockStored} (its {@code
+ *       BlockStoredWithMetadata} class, tagged {@code "BlockStored"} on the wire, with a trailing
+ *       {@code metadata} map) reads as BlockStored; the class name as a tag is accepted too.
  * </ul>
  *
  * <p>Stateless and thread-safe. Cost: linear in the payload; one array per hash/token list.

@@ -11,12 +11,12 @@ import org.msgpack.core.MessagePacker;
  * Encodes an {@link EngineEventBatch} as vLLM's msgspec msgpack payload (frame 2 of a KV-event
  * message).
  *
- * <p>Layout follows {@code shared/specs/vllm-kv-events.md} §1.4 (vLLM {@code
- * vllm/distributed/kv_events.py}): the batch is always positional {@code [ts, events, dp_rank]};
- * each event is positional ({@code ["BlockStored", block_hashes, parent_block_hash, token_ids,
- * block_size, lora_id, medium, lora_name]}) or a map tagged by {@code "type"} with default (nil)
- * fields omitted. Hashes go out as msgpack integers the way vLLM ≥0.10.2 sends them: uint64 ({@code
- * 0xcf}) when the unsigned value is at least 2^63.
+ * <p>Layout follows vLLM {@code vllm/distributed/kv_events.py} (see {@code docs/kv-events.md},
+ * section 2): the batch is always positional {@code [ts, events, dp_rank]}; each event is
+ * positional ({@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size,
+ * lora_id, medium, lora_name]}) or a map tagged by {@code "type"} with default (nil) fields
+ * omitted. Hashes go out as msgpack integers the way vLLM ≥0.10.2 sends them: uint64 ({@code 0xcf})
+ * when the unsigned value is at least 2^63.
  *
  * <p>Stateless and thread-safe. Cost: one buffer allocation per batch, linear in its size.
  */

@@ -14,6 +14,8 @@ import java.util.List;
  * @param stream SSE or one JSON body
  * @param includeUsage {@code stream_options.include_usage}
  * @param cacheSalt vLLM's {@code cache_salt}, or null
+ * @param toolCall the tool call this turn answers with, or null for text
+ * @param roles the roles of the chat messages as rendered (empty for completions)
  */
 record GenerationRequest(
     boolean chat,
@@ -22,7 +24,9 @@ record GenerationRequest(
     int maxTokens,
     boolean stream,
     boolean includeUsage,
-    String cacheSalt) {
+    String cacheSalt,
+    SimToolCalls.Call toolCall,
+    List<String> roles) {
 
   static final int DEFAULT_MAX_TOKENS = 16;
 
@@ -47,13 +51,44 @@ record GenerationRequest(
           "'prompt' must be a string, a list of token ids or a list of one" + " of those",
           "prompt");
     }
-    return common(body, false, prompt, "max_tokens");
+    return common(body, false, prompt, "max_tokens", null, List.of());
   }
 
-  /** Parses a chat body, rendering and encoding it with {@code tokenizer}. */
-  static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer) {
-    messages(body); // validates the shape whatever the tokenizer does
-    return common(body, true, tokenizer.encodeChat(body, true), "max_completion_tokens");
+  /**
+   * Parses a chat body, normalizes it as vLLM does ({@link VllmChat}) and renders and encodes it
+   * with {@code tokenizer}; decides whether the turn answers with a tool call ({@link
+   * SimToolCalls}).
+   *
+   * @param requestId makes a tool call's id unique
+   */
+  static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer, String requestId) {
+    return chat(body, tokenizer, requestId, true);
+  }
+
+  /** A chat request converted from a Responses request (its tools already as vLLM makes them). */
+  static GenerationRequest responses(JsonNode chat, SimTokenizer tokenizer, String requestId) {
+    return chat(chat, tokenizer, requestId, false);
+  }
+
+  private static GenerationRequest chat(
+      JsonNode body, SimTokenizer tokenizer, String requestId, boolean dumpTools) {
+    List<String> roles = new ArrayList<>();
+    for (String[] m : messages(body)) { // validates the shape whatever the tokenizer does
+      roles.add(m[0]);
+    }
+    JsonNode normalized = VllmChat.normalize(body, dumpTools);
+    return common(
+        body,
+        true,
+        tokenizer.encodeChat(normalized, true),
+        "max_completion_tokens",
+        SimToolCalls.plan(normalized, requestId),
+        List.copyOf(roles));
+  }
+
+  /** Tokens the engine generates: a tool call ends once written, text runs to {@code max}. */
+  int generated() {
+    return toolCall == null ? maxTokens : Math.min(maxTokens, toolCall.tokens());
   }
 
   /** Role and text content of each message; content may be a string or text parts. */
@@ -88,7 +123,12 @@ record GenerationRequest(
   }
 
   private static GenerationRequest common(
-      JsonNode body, boolean chat, int[] prompt, String altMaxName) {
+      JsonNode body,
+      boolean chat,
+      int[] prompt,
+      String altMaxName,
+      SimToolCalls.Call toolCall,
+      List<String> roles) {
     if (prompt.length == 0) {
       throw ApiError.badRequest("the prompt is empty", "prompt");
     }
@@ -120,7 +160,9 @@ record GenerationRequest(
         maxTokens,
         stream != null && stream.asBoolean(),
         usage,
-        salt == null || salt.isNull() ? null : salt.asText());
+        salt == null || salt.isNull() ? null : salt.asText(),
+        toolCall,
+        roles);
   }
 
   private static int[] tokenIds(JsonNode arr) {

@@ -20,8 +20,8 @@ import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
 /**
- * The simulated engine's KV-event publisher, speaking vLLM's ZMQ transport ({@code
- * shared/specs/vllm-kv-events.md} §1.2–1.3, vLLM {@code vllm/distributed/kv_events.py}):
+ * The simulated engine's KV-event publisher, speaking vLLM's ZMQ transport (vLLM {@code
+ * vllm/distributed/kv_events.py}; see {@code docs/kv-events.md}, section 1):
  *
  * <ul>
  *   <li>a PUB socket sending {@code [topic, seq8, msgpack(batch)]}, seq from 0 per publisher, +1

@@ -1,8 +1,9 @@
 package io.kvrouter.agent.sim;
 
 /**
- * The Dynamo mocker's vLLM-like pass-time polynomial (ai-dynamo/dynamo {@code lib/mocker}, {@code
- * perf_model.rs}, as summarised in {@code shared/specs/peer-policies.md}):
+ * The Dynamo mocker's vLLM-like pass-time polynomial (ai-dynamo/dynamo {@code
+ * lib/mocker/src/common/perf_model.rs}, its {@code Polynomial} model, since moved into the
+ * AISimulate engine with the same coefficients):
  *
  * <pre>
  * prefill_ms = 4.209989e-7·x² + 1.518344e-2·x + 16.50142   (x = uncached prompt tokens; 0 if none)

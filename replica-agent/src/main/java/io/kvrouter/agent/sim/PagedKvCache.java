@@ -35,11 +35,12 @@ import java.util.Map;
  *
  * <p>Implementation notes: follows vLLM v1 {@code vllm/v1/core/block_pool.py} and {@code
  * kv_cache_utils.py} ({@code FreeKVCacheBlockQueue}: a doubly linked list of free blocks;
- * allocation pops the head, freeing appends to the tail; {@code cached_block_hash_to_block}), as
- * described in {@code shared/specs/vllm-kv-events.md} §1.4 and {@code peer-policies.md} (Dynamo
- * mocker KV cache). Blocks are indexed 0..n-1 in parallel primitive arrays; {@code prev/next} of -1
- * mean none. Unlike newer vLLM, which may keep two blocks with the same hash, a duplicate here
- * stays anonymous, so the set of announced hashes is exactly the set of cached hashes.
+ * allocation pops the head, freeing appends to the tail; {@code cached_block_hash_to_block}), and
+ * the Dynamo mocker's vLLM block pool (ai-dynamo/dynamo {@code
+ * lib/mocker/src/cache/vllm_block_pool.rs}); its events are those {@code docs/kv-events.md},
+ * section 2, describes. Blocks are indexed 0..n-1 in parallel primitive arrays; {@code prev/next}
+ * of -1 mean none. Unlike newer vLLM, which may keep two blocks with the same hash, a duplicate
+ * here stays anonymous, so the set of announced hashes is exactly the set of cached hashes.
  */
 public final class PagedKvCache {
 

@@ -43,7 +43,7 @@ public final class SimEngine implements AutoCloseable {
     RealTimeEngine engine = new RealTimeEngine(s.engine(), pub, s.dpRank()).start();
     try {
       SimHttpServer http =
-          new SimHttpServer(s.host(), s.httpPort(), s.model(), engine, s.tokenizer());
+          new SimHttpServer(s.host(), s.httpPort(), s.model(), engine, s.tokenizer(), s.apis());
       return new SimEngine(s, pub, engine, http);
     } catch (IOException | RuntimeException e) {
       engine.close();

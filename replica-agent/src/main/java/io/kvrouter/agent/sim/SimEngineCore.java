@@ -11,8 +11,9 @@ import java.util.Map;
  * The simulated vLLM engine core: a continuous-batching scheduler with chunked prefill over a
  * {@link PagedKvCache}, timed by a {@link TimingModel}, with no clock of its own. The caller
  * supplies the time: a real-time loop ({@link RealTimeEngine}) passes the wall clock and sleeps for
- * each pass; the policy lab passes virtual time and jumps ahead, so an hour of trace replays in
- * seconds with this same code.
+ * each pass; a test may pass virtual time and jump ahead. The policy lab does not run this class:
+ * its {@code LabEngine} (load-tests) follows the same scheduler in a faster form and is checked
+ * against this one by {@code LabEngineTest}.
  *
  * <h2>Use</h2>
  *
@@ -33,8 +34,8 @@ import java.util.Map;
  *
  * <h2>One pass</h2>
  *
- * Follows vLLM v1's scheduler ({@code vllm/v1/core/sched/scheduler.py}) and the Dynamo mocker
- * ({@code shared/specs/peer-policies.md}):
+ * Follows vLLM v1's scheduler ({@code vllm/v1/core/sched/scheduler.py}) and the Dynamo mocker's
+ * (ai-dynamo/dynamo {@code lib/mocker}):
  *
  * <ol>
  *   <li>running requests first, in admission order, each taking the tokens it still lacks (1 for
@@ -386,7 +387,7 @@ public final class SimEngineCore {
     return cache.cachedCount();
   }
 
-  /** The engine's hash of each full block of {@code tokens} (for tests and the lab). */
+  /** The engine's hash of each full block of {@code tokens} (for tests). */
   public long[] blockHashes(int[] tokens, String loraName, String cacheSalt) {
     SimSequence s = new SimSequence(new SimRequest("probe", tokens, 1, loraName, cacheSalt), 0);
     s.extendHashes(hasher, config.blockSize());

@@ -19,6 +19,8 @@ import io.kvrouter.agent.kvevents.ReplayLayout;
  * @param dpRank data-parallel rank stamped on batches
  * @param engine the core's shape and timing
  * @param tokenizer how requests become token ids ({@link SimTokenizer#BYTES} by default)
+ * @param apis which APIs beyond OpenAI chat and completions it serves ({@link SimApis#vllm()} by
+ *     default)
  */
 public record SimEngineSettings(
     String host,
@@ -32,7 +34,8 @@ public record SimEngineSettings(
     int bufferSteps,
     int dpRank,
     SimEngineConfig engine,
-    SimTokenizer tokenizer) {
+    SimTokenizer tokenizer,
+    SimApis apis) {
 
   /** Loopback, any ports, model "sim-model", map encoding, replay with topic, vLLM defaults. */
   public static SimEngineSettings loopback() {
@@ -48,7 +51,31 @@ public record SimEngineSettings(
         10_000,
         0,
         SimEngineConfig.defaults(),
-        SimTokenizer.BYTES);
+        SimTokenizer.BYTES,
+        SimApis.vllm());
+  }
+
+  /**
+   * The same settings on another address: HTTP, KV events and replay bind there, and replicas are
+   * announced with it, so it must be an address other hosts reach (e.g. the host's own IP).
+   */
+  public SimEngineSettings withHost(String h) {
+    String kv = kvEventsEndpoint.replace("//" + host + ":", "//" + h + ":");
+    String rp = replayEndpoint.replace("//" + host + ":", "//" + h + ":");
+    return new SimEngineSettings(
+        h,
+        httpPort,
+        model,
+        kv,
+        rp,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer,
+        apis);
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {
@@ -64,7 +91,8 @@ public record SimEngineSettings(
         bufferSteps,
         dpRank,
         c,
-        tokenizer);
+        tokenizer,
+        apis);
   }
 
   public SimEngineSettings withEndpoints(int port, String kvEvents, String replay) {
@@ -80,7 +108,8 @@ public record SimEngineSettings(
         bufferSteps,
         dpRank,
         engine,
-        tokenizer);
+        tokenizer,
+        apis);
   }
 
   public SimEngineSettings withModel(String m) {
@@ -96,7 +125,8 @@ public record SimEngineSettings(
         bufferSteps,
         dpRank,
         engine,
-        tokenizer);
+        tokenizer,
+        apis);
   }
 
   public SimEngineSettings withEncoding(EventEncoding e, ReplayLayout l) {
@@ -112,7 +142,8 @@ public record SimEngineSettings(
         bufferSteps,
         dpRank,
         engine,
-        tokenizer);
+        tokenizer,
+        apis);
   }
 
   /** The same engine tokenizing with {@code t} (e.g. the router's tokenizer for the model). */
@@ -129,6 +160,25 @@ public record SimEngineSettings(
         bufferSteps,
         dpRank,
         engine,
-        t);
+        t,
+        apis);
+  }
+
+  /** The same engine serving {@code a}. */
+  public SimEngineSettings withApis(SimApis a) {
+    return new SimEngineSettings(
+        host,
+        httpPort,
+        model,
+        kvEventsEndpoint,
+        replayEndpoint,
+        topic,
+        encoding,
+        replayLayout,
+        bufferSteps,
+        dpRank,
+        engine,
+        tokenizer,
+        a);
   }
 }

@@ -1,34 +1,34 @@
 package io.kvrouter.agent.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The simulated engine's OpenAI-compatible HTTP surface, as vLLM serves it ({@code
- * shared/specs/vllm-kv-events.md} §6): {@code POST /v1/completions}, {@code POST
- * /v1/chat/completions} (streaming as SSE chunk by chunk, ending {@code data: [DONE]}, with {@code
- * stream_options.include_usage}), {@code GET /v1/models}, {@code POST /tokenize}, {@code POST
- * /detokenize}, {@code GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}. Usage
- * carries {@code prompt_tokens_details.cached_tokens}. Bad input gets a 4xx with {@code
- * {"error":{"message","type","param","code"}}}.
+ * The simulated engine's HTTP surface, as vLLM serves it (vllm-project/vllm {@code
+ * vllm/entrypoints/openai/api_server.py} and the routers it mounts): {@code POST /v1/completions},
+ * {@code POST /v1/chat/completions} (streaming as SSE chunk by chunk, ending {@code data: [DONE]},
+ * with {@code stream_options.include_usage}), and where {@link SimApis} says so {@code POST
+ * /v1/messages}, {@code POST /v1/messages/count_tokens} and {@code POST /v1/responses} ({@link
+ * SimInference}); {@code GET /v1/models}, {@code POST /tokenize}, {@code POST /detokenize}, {@code
+ * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, and {@code GET
+ * /openapi.json} listing the routes (FastAPI publishes it for vLLM). Usage carries the cached
+ * prompt tokens. Bad input gets a 4xx with {@code {"error":{"message","type","param","code"}}}
+ * (Anthropic's {@code {"type":"error","error":{...}}} on the Anthropic routes). As a test double it
+ * also serves {@code GET /sim/requests}: what its last requests looked like ({@link
+ * SimRequestLog}).
  *
  * <p>Built on the JDK's {@code com.sun.net.httpserver} (a plain OutputStream per response makes SSE
  * flushing trivial); one pooled thread per open request waits on the engine's tokens.
@@ -36,16 +36,16 @@ import org.slf4j.LoggerFactory;
 public final class SimHttpServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(SimHttpServer.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final long REQUEST_TIMEOUT_SECONDS = 600;
 
   private final RealTimeEngine engine;
   private final String model;
   private final SimTokenizer tokenizer;
+  private final SimApis apis;
   private final HttpServer server;
   private final ExecutorService pool;
-  private final AtomicLong ids = new AtomicLong();
   private final long created = System.currentTimeMillis() / 1000;
+  private final SimRequestLog requests = new SimRequestLog();
+  private final SimInference inference;
 
   /**
    * Binds (port 0 picks a free one) and starts serving.
@@ -57,16 +57,23 @@ public final class SimHttpServer implements AutoCloseable {
    */
   public SimHttpServer(String host, int port, String model, RealTimeEngine engine)
       throws IOException {
-    this(host, port, model, engine, SimTokenizer.BYTES);
+    this(host, port, model, engine, SimTokenizer.BYTES, SimApis.vllm());
   }
 
-  /** A server tokenizing requests with {@code tokenizer}. */
+  /** A server tokenizing requests with {@code tokenizer} and serving {@code apis}. */
   public SimHttpServer(
-      String host, int port, String model, RealTimeEngine engine, SimTokenizer tokenizer)
+      String host,
+      int port,
+      String model,
+      RealTimeEngine engine,
+      SimTokenizer tokenizer,
+      SimApis apis)
       throws IOException {
     this.engine = engine;
     this.tokenizer = tokenizer;
     this.model = model;
+    this.apis = apis;
+    this.inference = new SimInference(engine, model, tokenizer, apis, requests, created);
     // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
     System.setProperty("sun.net.httpserver.nodelay", "true");
@@ -93,173 +100,115 @@ public final class SimHttpServer implements AutoCloseable {
     try (ex) {
       String path = ex.getRequestURI().getPath();
       String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
+      boolean anthropic = path.startsWith("/v1/messages");
       try {
-        switch (path) {
-          case "/v1/completions" -> generate(ex, method, false);
-          case "/v1/chat/completions" -> generate(ex, method, true);
-          case "/v1/models" -> {
-            requireMethod(method, "GET");
-            sendJson(ex, 200, models());
-          }
-          case "/tokenize" -> {
-            requireMethod(method, "POST");
-            tokenize(ex);
-          }
-          case "/detokenize" -> {
-            requireMethod(method, "POST");
-            detokenize(ex);
-          }
-          case "/health" -> {
-            requireMethod(method, "GET");
-            send(ex, 200, "text/plain", new byte[0]);
-          }
-          case "/metrics" -> {
-            requireMethod(method, "GET");
-            send(
-                ex,
-                200,
-                "text/plain; version=0.0.4",
-                PrometheusText.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
-          }
-          case "/reset_prefix_cache" -> {
-            requireMethod(method, "POST");
-            boolean ok = engine.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
-            if (!ok) {
-              throw new ApiError(409, "ConflictError", "requests are running", null);
-            }
-            send(ex, 200, "text/plain", new byte[0]);
-          }
-          default -> throw new ApiError(404, "NotFoundError", "no route " + path, null);
-        }
+        route(ex, path, method);
       } catch (ApiError e) {
-        sendError(ex, e);
+        SimHttp.sendError(ex, e, anthropic);
       } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-        sendError(ex, ApiError.badRequest("invalid JSON: " + e.getOriginalMessage(), null));
+        SimHttp.sendError(
+            ex, ApiError.badRequest("invalid JSON: " + e.getOriginalMessage(), null), anthropic);
       } catch (IOException e) {
         log.debug("client went away: {}", e.toString());
       } catch (Exception e) {
         log.warn("internal error on {}", path, e);
-        sendError(ex, new ApiError(500, "InternalServerError", e.toString(), null));
+        SimHttp.sendError(
+            ex, new ApiError(500, "InternalServerError", e.toString(), null), anthropic);
       }
     }
   }
 
-  private static void requireMethod(String method, String expected) {
-    if (!method.equals(expected)) {
-      throw new ApiError(405, "MethodNotAllowed", "use " + expected, null);
-    }
-  }
-
-  private JsonNode readBody(HttpExchange ex) throws IOException {
-    try (InputStream in = ex.getRequestBody()) {
-      byte[] bytes = in.readAllBytes();
-      if (bytes.length == 0) {
-        throw ApiError.badRequest("empty request body", null);
+  private void route(HttpExchange ex, String path, String method) throws Exception {
+    switch (path) {
+      case "/v1/completions" -> post(ex, method, b -> inference.openAi(ex, b, false));
+      case "/v1/chat/completions" -> post(ex, method, b -> inference.openAi(ex, b, true));
+      case "/v1/messages" -> {
+        served(apis.anthropic(), path);
+        post(ex, method, b -> inference.messages(ex, b));
       }
-      JsonNode node = JSON.readTree(bytes);
-      if (node == null || !node.isObject()) {
-        throw ApiError.badRequest("the body must be a JSON object", null);
+      case "/v1/messages/count_tokens" -> {
+        served(apis.anthropic(), path);
+        post(ex, method, b -> inference.countTokens(ex, b));
       }
-      return node;
-    }
-  }
-
-  private void checkModel(String requested) {
-    if (requested != null && !requested.equals(model)) {
-      throw new ApiError(
-          404, "NotFoundError", "The model `" + requested + "` does not exist.", "model");
-    }
-  }
-
-  private void generate(HttpExchange ex, String method, boolean chat) throws Exception {
-    requireMethod(method, "POST");
-    JsonNode body = readBody(ex);
-    GenerationRequest g =
-        chat
-            ? GenerationRequest.chat(body, tokenizer)
-            : GenerationRequest.completion(body, tokenizer);
-    checkModel(g.model());
-    String id =
-        (chat ? "chatcmpl-" : "cmpl-") + Long.toHexString(created) + "-" + ids.incrementAndGet();
-    LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
-    engine.submit(
-        new SimRequest(id, g.prompt(), g.maxTokens(), null, g.cacheSalt()),
-        new RealTimeEngine.RequestListener() {
-          @Override
-          public void onToken(Emission e) {
-            q.add(e);
-          }
-
-          @Override
-          public void onError(String message) {
-            q.add(message);
-          }
-        });
-    Object first = q.poll(REQUEST_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    if (first instanceof String msg || first == null) {
-      engine.abort(id);
-      throw ApiError.badRequest(first == null ? "timed out" : (String) first, "prompt");
-    }
-    Responses r = new Responses(id, model, created, chat);
-    if (!g.stream()) {
-      int[] out = new int[g.maxTokens()];
-      Emission e = (Emission) first;
-      out[0] = e.tokenId();
-      int n = 1;
-      while (!e.finished()) {
-        Object next = q.poll(REQUEST_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        if (!(next instanceof Emission em)) {
-          engine.abort(id);
-          throw new ApiError(500, "InternalServerError", "engine failed: " + next, null);
+      case "/v1/responses" -> {
+        served(apis.responses(), path);
+        post(ex, method, b -> inference.responses(ex, b));
+      }
+      case "/v1/models" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.sendJson(ex, 200, models());
+      }
+      case "/openapi.json" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.sendJson(ex, 200, openApi());
+      }
+      case "/sim/requests" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.sendJson(ex, 200, requests.toJson());
+      }
+      case "/tokenize" -> post(ex, method, b -> tokenize(ex, b));
+      case "/detokenize" -> post(ex, method, b -> detokenize(ex, b));
+      case "/health" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.send(ex, 200, "text/plain", new byte[0]);
+      }
+      case "/metrics" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.send(
+            ex,
+            200,
+            "text/plain; version=0.0.4",
+            SimMetricsRenderer.render(model, engine.stats()).getBytes(StandardCharsets.UTF_8));
+      }
+      case "/reset_prefix_cache" -> {
+        SimHttp.requireMethod(method, "POST");
+        boolean ok = engine.query(c -> c.resetPrefixCache(0)).get(10, TimeUnit.SECONDS);
+        if (!ok) {
+          throw new ApiError(409, "ConflictError", "requests are running", null);
         }
-        e = em;
-        out[n++] = e.tokenId();
+        SimHttp.send(ex, 200, "text/plain", new byte[0]);
       }
-      sendJson(ex, 200, r.full(tokenizer.decode(java.util.Arrays.copyOf(out, n)), e));
-      return;
-    }
-    ex.getResponseHeaders().set("Content-Type", "text/event-stream");
-    ex.getResponseHeaders().set("Cache-Control", "no-cache");
-    ex.sendResponseHeaders(200, 0);
-    OutputStream os = ex.getResponseBody();
-    try {
-      if (chat) {
-        sse(os, r.roleChunk());
-      }
-      Object item = first;
-      while (true) {
-        if (!(item instanceof Emission e)) {
-          ObjectNode err = JSON.createObjectNode();
-          err.set(
-              "error",
-              errorBody(new ApiError(500, "InternalServerError", "engine failed: " + item, null)));
-          sse(os, err);
-          break;
-        }
-        sse(os, r.tokenChunk(tokenizer.decode(new int[] {e.tokenId()}), e.finished()));
-        if (e.finished()) {
-          if (g.includeUsage()) {
-            sse(os, r.usageChunk(e));
-          }
-          break;
-        }
-        item = q.poll(REQUEST_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-      }
-      os.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
-      os.flush();
-    } catch (IOException e) {
-      engine.abort(id);
-      throw e;
+      default -> throw new ApiError(404, "NotFoundError", "no route " + path, null);
     }
   }
 
-  private static void sse(OutputStream os, JsonNode chunk) throws IOException {
-    os.write(("data: " + JSON.writeValueAsString(chunk) + "\n\n").getBytes(StandardCharsets.UTF_8));
-    os.flush();
+  /** A handler of a JSON body. */
+  private interface BodyHandler {
+    void handle(JsonNode body) throws Exception;
+  }
+
+  private static void post(HttpExchange ex, String method, BodyHandler handler) throws Exception {
+    SimHttp.requireMethod(method, "POST");
+    handler.handle(SimHttp.readBody(ex));
+  }
+
+  /** A route this engine does not mount is a 404, as on a vLLM without it. */
+  private static void served(boolean on, String path) {
+    if (!on) {
+      throw new ApiError(404, "NotFoundError", "no route " + path, null);
+    }
+  }
+
+  /** The OpenAPI document's {@code paths}, as FastAPI publishes it for vLLM (no schemas). */
+  private ObjectNode openApi() {
+    ObjectNode root = SimHttp.JSON.createObjectNode();
+    root.put("openapi", "3.1.0");
+    root.putObject("info").put("title", "FastAPI").put("version", "0.1.0");
+    ObjectNode paths = root.putObject("paths");
+    for (String p : apis.paths()) {
+      paths.putObject(p).putObject("post").put("summary", p);
+    }
+    for (String p : new String[] {"/v1/models", "/health", "/metrics"}) {
+      paths.putObject(p).putObject("get").put("summary", p);
+    }
+    for (String p : new String[] {"/tokenize", "/detokenize"}) {
+      paths.putObject(p).putObject("post").put("summary", p);
+    }
+    return root;
   }
 
   private ObjectNode models() {
-    ObjectNode root = JSON.createObjectNode();
+    ObjectNode root = SimHttp.JSON.createObjectNode();
     root.put("object", "list");
     ObjectNode m = root.putArray("data").addObject();
     m.put("id", model);
@@ -273,21 +222,20 @@ public final class SimHttpServer implements AutoCloseable {
     return root;
   }
 
-  private void tokenize(HttpExchange ex) throws IOException {
-    JsonNode body = readBody(ex);
+  private void tokenize(HttpExchange ex, JsonNode body) throws IOException {
     if (body.has("model") && !body.get("model").isNull()) {
-      checkModel(body.get("model").asText());
+      inference.checkModel(body.get("model").asText());
     }
     int[] tokens;
     if (body.has("messages")) {
       boolean gen = body.path("add_generation_prompt").asBoolean(true);
-      tokens = tokenizer.encodeChat(body, gen);
+      tokens = tokenizer.encodeChat(VllmChat.normalize(body), gen);
     } else if (body.has("prompt") && body.get("prompt").isTextual()) {
       tokens = tokenizer.encodePrompt(body.get("prompt").asText());
     } else {
       throw ApiError.badRequest("'prompt' (a string) or 'messages' is required", "prompt");
     }
-    ObjectNode out = JSON.createObjectNode();
+    ObjectNode out = SimHttp.JSON.createObjectNode();
     out.put("count", tokens.length);
     out.put("max_model_len", engine.config().numBlocks() * engine.config().blockSize());
     ArrayNode arr = out.putArray("tokens");
@@ -300,11 +248,10 @@ public final class SimHttpServer implements AutoCloseable {
         strs.add(tokenizer.decode(new int[] {t}));
       }
     }
-    sendJson(ex, 200, out);
+    SimHttp.sendJson(ex, 200, out);
   }
 
-  private void detokenize(HttpExchange ex) throws IOException {
-    JsonNode body = readBody(ex);
+  private void detokenize(HttpExchange ex, JsonNode body) throws IOException {
     JsonNode tokens = body.get("tokens");
     if (tokens == null || !tokens.isArray()) {
       throw ApiError.badRequest("'tokens' must be a list of token ids", "tokens");
@@ -316,47 +263,9 @@ public final class SimHttpServer implements AutoCloseable {
       }
       ids[i] = tokens.get(i).asInt();
     }
-    ObjectNode out = JSON.createObjectNode();
+    ObjectNode out = SimHttp.JSON.createObjectNode();
     out.put("prompt", tokenizer.decode(ids));
-    sendJson(ex, 200, out);
-  }
-
-  private static ObjectNode errorBody(ApiError e) {
-    ObjectNode err = JSON.createObjectNode();
-    err.put("message", e.getMessage());
-    err.put("type", e.type);
-    if (e.param == null) {
-      err.putNull("param");
-    } else {
-      err.put("param", e.param);
-    }
-    err.put("code", e.status);
-    return err;
-  }
-
-  private static void sendError(HttpExchange ex, ApiError e) throws IOException {
-    ObjectNode root = JSON.createObjectNode();
-    root.set("error", errorBody(e));
-    try {
-      sendJson(ex, e.status, root);
-    } catch (IOException ignored) {
-      // headers already sent (a stream broke): nothing more to say
-    }
-  }
-
-  private static void sendJson(HttpExchange ex, int status, JsonNode body) throws IOException {
-    send(ex, status, "application/json", JSON.writeValueAsBytes(body));
-  }
-
-  private static void send(HttpExchange ex, int status, String type, byte[] body)
-      throws IOException {
-    ex.getResponseHeaders().set("Content-Type", type);
-    ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-    if (body.length > 0) {
-      try (OutputStream os = ex.getResponseBody()) {
-        os.write(body);
-      }
-    }
+    SimHttp.sendJson(ex, 200, out);
   }
 
   @Override

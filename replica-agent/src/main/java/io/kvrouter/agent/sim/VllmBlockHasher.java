@@ -10,8 +10,8 @@ import java.util.List;
  * vLLM's prefix-block hash with {@code --prefix-caching-hash-algo sha256_cbor}: the simulated
  * engine's own block hashes (deliberately not the router's keys).
  *
- * <p>Following {@code shared/specs/vllm-kv-events.md} §2 (vLLM {@code
- * vllm/v1/core/kv_cache_utils.py} {@code hash_block_tokens}, {@code init_none_hash}):
+ * <p>Following vLLM {@code vllm/v1/core/kv_cache_utils.py} ({@code hash_block_tokens}, {@code
+ * init_none_hash}) and {@code vllm/utils/hashing.py} ({@code sha256_cbor}):
  *
  * <ul>
  *   <li>{@code NONE_HASH = sha256(cbor(str(seed)))}, the seed playing PYTHONHASHSEED;

@@ -104,7 +104,6 @@ class KvEventSubscriberTest {
       try (KvEventSubscriber sub =
           new KvEventSubscriber(pub.pubEndpoint(), null, "", r, "sub-test").start()) {
         long next = handshake(pub, r, 0);
-        long before = r.seqs.get(r.seqs.size() - 1);
         r.notes.clear();
         pub.dropNextLive(2);
         for (int i = 0; i < 3; i++) {
@@ -114,7 +113,6 @@ class KvEventSubscriberTest {
         await(() -> r.seqs.contains(last), 5_000);
         assertThat(r.notes).contains("gap " + (last - 2) + ".." + last);
         assertThat(r.seqs).doesNotContain(last - 2, last - 1);
-        assertThat(before).isLessThan(last);
         assertThat(sub.malformed()).isZero();
       }
     }

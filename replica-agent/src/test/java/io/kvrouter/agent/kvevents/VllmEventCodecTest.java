@@ -162,7 +162,9 @@ class VllmEventCodecTest {
     MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
     p.packArrayHeader(2).packLong(7); // integer ts, no dp rank
     p.packArrayHeader(1);
-    p.packArrayHeader(8).packString("BlockStoredWithMetadata");
+    // SGLang's salted BlockStored (class BlockStoredWithMetadata, tag "BlockStored" on the wire,
+    // python/sglang/srt/disaggregation/kv_events.py): a metadata map where vLLM has lora_name.
+    p.packArrayHeader(8).packString("BlockStored");
     p.packArrayHeader(1).packLong(-9);
     p.packNil();
     p.packArrayHeader(0); // empty token ids

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.protocol.metrics.PrometheusText;
+import io.kvrouter.testing.LoopbackHttp;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
@@ -44,19 +46,11 @@ class SimHttpServerTest {
   }
 
   private HttpResponse<String> post(String path, String body) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(engine.baseUrl() + path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.post(engine.baseUrl() + path, body);
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(engine.baseUrl() + path)).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    return LoopbackHttp.get(engine.baseUrl() + path);
   }
 
   /** The data payloads of an SSE response, read line by line as they arrive. */
@@ -119,7 +113,7 @@ class SimHttpServerTest {
   private Map<String, Double> metrics() throws Exception {
     HttpResponse<String> r = get("/metrics");
     assertThat(r.statusCode()).isEqualTo(200);
-    return PrometheusText.parse(r.body());
+    return PrometheusText.parse(r.body()).sums();
   }
 
   @Test

@@ -1,0 +1,26 @@
+package io.kvrouter.config.management;
+
+import com.typesafe.config.Config;
+import java.time.Duration;
+
+/**
+ * How a node leaves on SIGTERM ({@code kvrouter.node.drain}), read once at start-up.
+ *
+ * @param unreadyDelay how long the node keeps serving after it reported not-ready, so load
+ *     balancers (a Kubernetes Service, Envoy) stop sending it new requests before it unbinds
+ * @param gracePeriod how long requests and streams in flight may take to finish once the node
+ *     stopped accepting; what is still running then is cut
+ * @param deregisterDelay how long an agent waits after deregistering its replicas, so every tracker
+ *     hears it before the agent leaves the cluster
+ */
+public record DrainSettings(Duration unreadyDelay, Duration gracePeriod, Duration deregisterDelay) {
+
+  /** Reads {@code kvrouter.node.drain} from {@code config}. */
+  public static DrainSettings fromConfig(Config config) {
+    Config c = config.getConfig("kvrouter.node.drain");
+    return new DrainSettings(
+        c.getDuration("unready-delay"),
+        c.getDuration("grace-period"),
+        c.getDuration("deregister-delay"));
+  }
+}

@@ -1,0 +1,47 @@
+package io.kvrouter.protocol;
+
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+
+/**
+ * The cluster topics of the event and reservation planes: each name with the one message type it
+ * carries. A publisher and a subscriber meet only when they spawn the same name with the same type,
+ * so both sides take them from here (a name defined twice could be renamed on one side and cut the
+ * plane silently).
+ */
+public final class Topics {
+
+  /** Stamped {@link KvEventBatch}es, published by agents, read by every ingress's tracker. */
+  public static final String KV_EVENTS = "kvrouter-kv-events";
+
+  /** {@link ReplicaLoad} heartbeats, published by agents, read by every ingress's tracker. */
+  public static final String REPLICA_LOAD = "kvrouter-replica-load";
+
+  /** {@link ReservationEvent}s, published and read by the ingresses' trackers. */
+  public static final String RESERVATIONS = "kvrouter-reservations";
+
+  /** Trackers' {@link ReservationMark} heartbeats (their next reservation seq). */
+  public static final String RESERVATION_MARKS = "kvrouter-reservation-marks";
+
+  private Topics() {}
+
+  /** The topic actor of {@link #KV_EVENTS}, to spawn once per node that uses it. */
+  public static Behavior<Topic.Command<KvEventBatch>> kvEvents() {
+    return Topic.create(KvEventBatch.class, KV_EVENTS);
+  }
+
+  /** The topic actor of {@link #REPLICA_LOAD}. */
+  public static Behavior<Topic.Command<ReplicaLoad>> replicaLoad() {
+    return Topic.create(ReplicaLoad.class, REPLICA_LOAD);
+  }
+
+  /** The topic actor of {@link #RESERVATIONS}. */
+  public static Behavior<Topic.Command<ReservationEvent>> reservations() {
+    return Topic.create(ReservationEvent.class, RESERVATIONS);
+  }
+
+  /** The topic actor of {@link #RESERVATION_MARKS}. */
+  public static Behavior<Topic.Command<ReservationMark>> reservationMarks() {
+    return Topic.create(ReservationMark.class, RESERVATION_MARKS);
+  }
+}

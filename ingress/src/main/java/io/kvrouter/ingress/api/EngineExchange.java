@@ -1,0 +1,186 @@
+package io.kvrouter.ingress.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.protocol.ReplicaInfo;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.StatusCode;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+
+/**
+ * How one request is put to the replica chosen for it, and how that replica's answer is given back
+ * to the client, in the client's protocol:
+ *
+ * <ul>
+ *   <li>OpenAI completions and chat: forwarded as they are (a completions text prompt as the
+ *       router's token ids where the engine takes them), answered as they come.
+ *   <li>Anthropic messages, to an engine that serves {@code /v1/messages} itself (vLLM does): sent
+ *       unchanged, answered unchanged.
+ *   <li>Anthropic messages, to any other engine: sent as the translated chat request, answered
+ *       through {@link AnthropicTranslator} (errors in Anthropic's shape).
+ *   <li>Responses: sent to the engine's {@code /v1/responses} (only engines serving it are chosen),
+ *       with response ids rewritten so they name the replica ({@link ResponsesRelay}).
+ * </ul>
+ *
+ * <p>One exchange per attempt; the proxy calls {@link #whole} or {@link #stream} once.
+ */
+public abstract class EngineExchange {
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper BODY_WRITER =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
+  /** Path on the engine, e.g. {@code /v1/chat/completions}. */
+  public abstract String path();
+
+  /** The request body for the engine. */
+  public abstract byte[] body();
+
+  /** The client's response to a whole engine answer with {@code status} and {@code body}. */
+  public abstract HttpResponse whole(StatusCode status, byte[] body);
+
+  /** The client's event stream from a successful engine stream (errors become error events). */
+  public abstract Source<ByteString, NotUsed> stream(Source<ByteString, NotUsed> engine);
+
+  /** The exchange for {@code request}, whose prompt tokenized to {@code tokenIds}, at {@code t}. */
+  public static EngineExchange of(
+      InferenceRequest request, int[] tokenIds, Target t, ObjectMapper mapper) {
+    return switch (request.endpoint()) {
+      case MESSAGES ->
+          t.serves(ReplicaInfo.MESSAGES_API)
+              ? new Relayed(ReplicaInfo.MESSAGES_API, bytes(request.nativeBody()), true, mapper)
+              : new AnthropicExchange(request, tokenIds.length, mapper);
+      case RESPONSES -> new ResponsesRelay(request, t.replicaId(), mapper);
+      case COMPLETIONS ->
+          new Relayed(
+              request.endpoint().enginePath(), completions(request, tokenIds, t), false, mapper);
+      default ->
+          new Relayed(request.endpoint().enginePath(), bytes(request.engineBody()), false, mapper);
+    };
+  }
+
+  private static byte[] completions(InferenceRequest request, int[] tokenIds, Target t) {
+    ObjectNode body = request.engineBody();
+    if (request.promptText() != null && t.acceptsTokenIds()) {
+      body = body.deepCopy();
+      ArrayNode ids = body.putArray("prompt");
+      for (int id : tokenIds) {
+        ids.add(id);
+      }
+    }
+    return bytes(body);
+  }
+
+  static byte[] bytes(JsonNode body) {
+    try {
+      // Straight to bytes, no intermediate String: a 128k-token conversation is half a megabyte.
+      return BODY_WRITER.writeValueAsBytes(body);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialise the engine request", e);
+    }
+  }
+
+  static HttpResponse json(StatusCode status, byte[] body) {
+    return HttpResponse.create()
+        .withStatus(status)
+        .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, body));
+  }
+
+  /** The last data frame of a failed stream, in the protocol's own form. */
+  static String streamError(boolean anthropic, String message) {
+    ApiError error = ApiError.upstream("stream from replica failed: " + message);
+    return anthropic
+        ? Sse.event("error", error.toAnthropic().toString())
+        : Sse.frame(error.toOpenAi().toString()) + Sse.frame(Sse.DONE);
+  }
+
+  /** Forwarded and answered unchanged; a broken stream ends with the protocol's error frame. */
+  private static final class Relayed extends EngineExchange {
+    private final String path;
+    private final byte[] body;
+    private final boolean anthropic;
+
+    Relayed(String path, byte[] body, boolean anthropic, ObjectMapper mapper) {
+      this.path = path;
+      this.body = body;
+      this.anthropic = anthropic;
+    }
+
+    @Override
+    public String path() {
+      return path;
+    }
+
+    @Override
+    public byte[] body() {
+      return body;
+    }
+
+    @Override
+    public HttpResponse whole(StatusCode status, byte[] answer) {
+      return json(status, answer);
+    }
+
+    @Override
+    public Source<ByteString, NotUsed> stream(Source<ByteString, NotUsed> engine) {
+      return engine.recoverWithRetries(
+          1,
+          org.apache.pekko.japi.pf.PFBuilder.<Throwable, Source<ByteString, NotUsed>>create()
+              .matchAny(
+                  e -> Source.single(ByteString.fromString(streamError(anthropic, e.getMessage()))))
+              .build());
+    }
+  }
+
+  /** An Anthropic request spoken to a chat-only engine. */
+  private static final class AnthropicExchange extends EngineExchange {
+    private final InferenceRequest request;
+    private final int promptTokens;
+    private final ObjectMapper mapper;
+
+    AnthropicExchange(InferenceRequest request, int promptTokens, ObjectMapper mapper) {
+      this.request = request;
+      this.promptTokens = promptTokens;
+      this.mapper = mapper;
+    }
+
+    @Override
+    public String path() {
+      return Endpoint.MESSAGES.enginePath();
+    }
+
+    @Override
+    public byte[] body() {
+      return bytes(request.engineBody());
+    }
+
+    private AnthropicTranslator translator() {
+      List<String> stops = new ArrayList<>();
+      request.engineBody().path("stop").forEach(s -> stops.add(s.asText()));
+      return new AnthropicTranslator(request.model(), promptTokens, stops);
+    }
+
+    @Override
+    public HttpResponse whole(StatusCode status, byte[] answer) {
+      JsonNode body = Sse.parse(mapper, new String(answer, StandardCharsets.UTF_8));
+      if (status.isSuccess() && body != null) {
+        return json(status, bytes(translator().message(body)));
+      }
+      return json(status, bytes(ApiError.fromEngine(status.intValue(), body).toAnthropic()));
+    }
+
+    @Override
+    public Source<ByteString, NotUsed> stream(Source<ByteString, NotUsed> engine) {
+      return AnthropicStreams.translate(engine, translator(), mapper);
+    }
+  }
+}

@@ -1,0 +1,283 @@
+package io.kvrouter.ingress.extproc;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
+import io.envoyproxy.envoy.service.ext_proc.v3.BodyMutation;
+import io.envoyproxy.envoy.service.ext_proc.v3.BodyResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.HeaderMutation;
+import io.envoyproxy.envoy.service.ext_proc.v3.HeadersResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
+import io.envoyproxy.envoy.service.ext_proc.v3.ImmediateResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.StreamedBodyResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.TrailersResponse;
+import io.envoyproxy.envoy.type.v3.HttpStatus;
+import io.grpc.stub.StreamObserver;
+import io.kvrouter.ingress.api.ApiError;
+import io.kvrouter.ingress.api.ApiException;
+import io.kvrouter.ingress.api.Endpoint;
+import io.kvrouter.ingress.routing.RouteOutcome;
+import io.kvrouter.ingress.routing.RouteQuery;
+import io.kvrouter.ingress.routing.Router;
+import java.net.URI;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One HTTP request as Envoy's ext_proc filter streams it, in the full-duplex streamed body mode the
+ * Gateway API Inference Extension's endpoint-picker protocol asks for (GIE v1.6.0,
+ * docs/proposals/004-endpoint-picker-protocol): request headers, then body chunks; once the body is
+ * complete kvrouter decides as its HTTP ingress would (same validation, template, tokenizer,
+ * select-and-reserve) and answers the headers with {@code x-gateway-destination-endpoint: ip:port}
+ * plus the same value in dynamic metadata {@code envoy.lb}, then hands the body back unchanged. The
+ * response headers mark the prefill done; the end of the response body (or of the stream, whichever
+ * comes first) releases the reservation, exactly once.
+ *
+ * <p>gRPC delivers one stream's messages one at a time; the routing decision completes on another
+ * thread, so writes to Envoy are serialised on the outbound observer.
+ */
+final class PickerStream implements StreamObserver<ProcessingRequest> {
+
+  /** The header and metadata key of the picked endpoint (GIE endpoint-picker protocol). */
+  static final String DESTINATION = "x-gateway-destination-endpoint";
+
+  /** The dynamic metadata namespace of the picked endpoint. */
+  static final String METADATA_NAMESPACE = "envoy.lb";
+
+  private final StreamObserver<ProcessingResponse> out;
+  private final PromptDecoder decoder;
+  private final Router router;
+  private final long maxBodyBytes;
+  private final String requestId;
+  private final AtomicBoolean released = new AtomicBoolean();
+  private final AtomicBoolean prefilled = new AtomicBoolean();
+  private ByteString.Output body = ByteString.newOutput();
+  private Endpoint endpoint;
+  private volatile String reservationId;
+  private boolean done;
+
+  PickerStream(
+      StreamObserver<ProcessingResponse> out,
+      PromptDecoder decoder,
+      Router router,
+      long maxBodyBytes,
+      String requestId) {
+    this.out = out;
+    this.decoder = decoder;
+    this.router = router;
+    this.maxBodyBytes = maxBodyBytes;
+    this.requestId = requestId;
+  }
+
+  @Override
+  public void onNext(ProcessingRequest request) {
+    switch (request.getRequestCase()) {
+      case REQUEST_HEADERS -> onRequestHeaders(request.getRequestHeaders());
+      case REQUEST_BODY -> onRequestBody(request.getRequestBody());
+      case REQUEST_TRAILERS ->
+          send(
+              ProcessingResponse.newBuilder()
+                  .setRequestTrailers(TrailersResponse.getDefaultInstance())
+                  .build());
+      case RESPONSE_HEADERS -> {
+        if (reservationId != null && prefilled.compareAndSet(false, true)) {
+          router.prefillCompleted(reservationId);
+        }
+        send(
+            ProcessingResponse.newBuilder()
+                .setResponseHeaders(HeadersResponse.getDefaultInstance())
+                .build());
+      }
+      case RESPONSE_BODY -> {
+        HttpBody chunk = request.getResponseBody();
+        send(
+            ProcessingResponse.newBuilder()
+                .setResponseBody(streamedBody(chunk.getBody(), chunk.getEndOfStream()))
+                .build());
+        if (chunk.getEndOfStream()) {
+          release();
+        }
+      }
+      case RESPONSE_TRAILERS -> {
+        send(
+            ProcessingResponse.newBuilder()
+                .setResponseTrailers(TrailersResponse.getDefaultInstance())
+                .build());
+        release();
+      }
+      default -> {}
+    }
+  }
+
+  private void onRequestHeaders(HttpHeaders headers) {
+    String path = null;
+    for (HeaderValue h : headers.getHeaders().getHeadersList()) {
+      if (h.getKey().equals(":path")) {
+        path = h.getRawValue().isEmpty() ? h.getValue() : h.getRawValue().toStringUtf8();
+      }
+    }
+    endpoint = PromptDecoder.endpoint(path);
+    if (endpoint == null) {
+      immediate(
+          new ApiError(
+              404,
+              "The endpoint picker routes POST /v1/completions and /v1/chat/completions, not "
+                  + path
+                  + ".",
+              "invalid_request_error",
+              null,
+              "not_found",
+              0));
+    } else if (headers.getEndOfStream()) {
+      immediate(ApiError.invalid("The request has no body to route.", null, "empty_body"));
+    }
+  }
+
+  private void onRequestBody(HttpBody chunk) {
+    if (done) {
+      return;
+    }
+    try {
+      chunk.getBody().writeTo(body);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e); // ByteString.Output is in memory
+    }
+    if (body.size() > maxBodyBytes) {
+      immediate(ApiError.tooLarge(maxBodyBytes));
+      return;
+    }
+    if (chunk.getEndOfStream()) {
+      pick(body.toByteString());
+    }
+  }
+
+  private void pick(ByteString whole) {
+    body = null;
+    PromptDecoder.Decoded decoded;
+    try {
+      decoded = decoder.decode(endpoint, whole.toByteArray());
+    } catch (ApiException e) {
+      immediate(e.error());
+      return;
+    }
+    RouteQuery query =
+        new RouteQuery(
+            requestId,
+            decoded.request().model(),
+            decoded.tokens(),
+            decoded.request().maxTokens(),
+            Set.of());
+    router
+        .selectAndReserve(query)
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null) {
+                Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                immediate(ApiError.unavailable("routing failed: " + cause, 1));
+              } else if (outcome instanceof RouteOutcome.Routed routed) {
+                routed(routed, whole);
+              } else if (outcome instanceof RouteOutcome.Busy busy) {
+                immediate(ApiError.overloaded(busy.reason(), 1));
+              } else {
+                immediate(ApiError.unavailable(((RouteOutcome.NoReplica) outcome).reason(), 2));
+              }
+            });
+  }
+
+  private void routed(RouteOutcome.Routed routed, ByteString whole) {
+    reservationId = routed.reservationId();
+    URI url = URI.create(routed.target().baseUrl());
+    String destination = url.getHost() + ":" + url.getPort();
+    HeaderMutation mutation =
+        HeaderMutation.newBuilder()
+            .addSetHeaders(
+                HeaderValueOption.newBuilder()
+                    .setHeader(
+                        HeaderValue.newBuilder()
+                            .setKey(DESTINATION)
+                            .setRawValue(ByteString.copyFromUtf8(destination))))
+            .build();
+    Struct metadata =
+        Struct.newBuilder()
+            .putFields(
+                METADATA_NAMESPACE,
+                Value.newBuilder()
+                    .setStructValue(
+                        Struct.newBuilder()
+                            .putFields(
+                                DESTINATION,
+                                Value.newBuilder().setStringValue(destination).build()))
+                    .build())
+            .build();
+    send(
+        ProcessingResponse.newBuilder()
+            .setRequestHeaders(
+                HeadersResponse.newBuilder()
+                    .setResponse(
+                        CommonResponse.newBuilder()
+                            .setHeaderMutation(mutation)
+                            .setClearRouteCache(true)))
+            .setDynamicMetadata(metadata)
+            .build());
+    send(ProcessingResponse.newBuilder().setRequestBody(streamedBody(whole, true)).build());
+  }
+
+  private static BodyResponse streamedBody(ByteString bytes, boolean endOfStream) {
+    return BodyResponse.newBuilder()
+        .setResponse(
+            CommonResponse.newBuilder()
+                .setBodyMutation(
+                    BodyMutation.newBuilder()
+                        .setStreamedResponse(
+                            StreamedBodyResponse.newBuilder()
+                                .setBody(bytes)
+                                .setEndOfStream(endOfStream))))
+        .build();
+  }
+
+  /** Answers Envoy's client directly (no upstream): the error in OpenAI's form. */
+  private void immediate(ApiError error) {
+    done = true;
+    send(
+        ProcessingResponse.newBuilder()
+            .setImmediateResponse(
+                ImmediateResponse.newBuilder()
+                    .setStatus(HttpStatus.newBuilder().setCodeValue(error.status()))
+                    .setBody(ByteString.copyFromUtf8(error.toOpenAi().toString()))
+                    .setDetails("kvrouter: " + error.message()))
+            .build());
+  }
+
+  private void send(ProcessingResponse response) {
+    synchronized (out) {
+      out.onNext(response);
+    }
+  }
+
+  private void release() {
+    String id = reservationId;
+    if (id != null && released.compareAndSet(false, true)) {
+      router.released(id);
+    }
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    release();
+  }
+
+  @Override
+  public void onCompleted() {
+    release();
+    synchronized (out) {
+      out.onCompleted();
+    }
+  }
+}

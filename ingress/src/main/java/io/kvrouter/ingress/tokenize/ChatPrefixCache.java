@@ -1,0 +1,230 @@
+package io.kvrouter.ingress.tokenize;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import net.openhft.hashing.LongHashFunction;
+
+/**
+ * Token ids of rendered chat prompts, re-using the tokens of the conversation's history: a new turn
+ * tokenizes only what is new. The ids are always those of tokenizing the whole rendered text
+ * ({@code tokenizer.encode(text, false)}); only the work differs.
+ *
+ * <p><b>Contract.</b> {@link #encode} splits the rendered text at <em>turn boundaries</em>: a
+ * position where the template's turn marker starts ({@link ChatTemplate#turnMarker()}, {@code
+ * <|im_start|>} for ChatML and Qwen), right after a line break that follows a non-space character.
+ * Tokenizing the text before and after a turn boundary separately gives the same ids as tokenizing
+ * it whole, because:
+ *
+ * <ul>
+ *   <li>Hugging Face tokenizers split the text at added special tokens before anything else runs,
+ *       and normalise and pre-tokenize each piece alone, so a marker that encodes to one special
+ *       token is a boundary by construction (checked per model at start-up, together with a probe
+ *       that rules out tokenizers which add a prefix space to every piece);
+ *   <li>tiktoken's patterns (o200k, cl100k, p50k, r50k) end a piece at a line break that follows
+ *       {@code >} and precedes {@code <}: the break is either the tail of the punctuation piece
+ *       ({@code [\r\n/]*} in o200k) or a white-space piece of its own, and no alternative looks
+ *       behind; nothing after the break reaches back.
+ * </ul>
+ *
+ * {@code ChatPrefixCachePropertiesTest} checks the equality on random conversations, for ChatML and
+ * the Qwen3 template, with tiktoken and the Qwen3 tokenizer.
+ *
+ * <p>The cache maps a text prefix ending at a turn boundary (identified by the model, its length
+ * and a 64-bit hash chained over its turns, with a seed drawn per process) to its token ids. Each
+ * request looks up its boundaries from the last back, tokenizes from the longest cached prefix to
+ * its last boundary, stores that prefix (dropping the shorter entry it extended: the conversation
+ * moved on), and tokenizes the tail (the generation prompt) alone. A collision of the hash would
+ * give a request wrong ids for routing and counting; the prompt sent to the engine is never built
+ * from them (chat requests are forwarded as messages).
+ *
+ * <p><b>Cost.</b> Per request: one pass of XXH3 over the text plus a marker search, about a
+ * microsecond per 10 KB, and the tokenization of the new turns only. Memory: 4 bytes per cached
+ * token plus about 100 bytes per entry, bounded by {@code maxBytes} (least recently used entries go
+ * first). Thread-safe: lookups and updates take the cache's lock briefly; tokenization runs outside
+ * it.
+ */
+public final class ChatPrefixCache {
+
+  private static final int ENTRY_OVERHEAD = 96;
+
+  private record Key(String model, int length, long hash) {}
+
+  private final long maxBytes;
+  private final LongHashFunction xx3 = LongHashFunction.xx3(ThreadLocalRandom.current().nextLong());
+  private final Map<String, Boolean> splittable = new HashMap<>();
+  private final LinkedHashMap<Key, int[]> entries = new LinkedHashMap<>(64, 0.75f, true);
+  private long bytes;
+  private long hits;
+  private long misses;
+
+  /**
+   * A cache of at most {@code maxBytes} for the models of {@code registry}; 0 turns caching off.
+   * Checks once per model that its template has a turn marker its tokenizer splits at.
+   */
+  public ChatPrefixCache(TokenizerRegistry registry, long maxBytes) {
+    if (maxBytes < 0) {
+      throw new IllegalArgumentException("maxBytes must be >= 0, got " + maxBytes);
+    }
+    this.maxBytes = maxBytes;
+    for (String name : registry.modelNames()) {
+      splittable.put(name, splitsAtMarker(registry.get(name)));
+    }
+  }
+
+  /**
+   * True when {@code model}'s tokenizer tokenizes text split at its template's turn marker as the
+   * whole text: tiktoken always (see the class comment), a Hugging Face tokenizer when the marker
+   * is one token and probes split at it agree with the whole.
+   */
+  static boolean splitsAtMarker(ModelTokenizer model) {
+    String marker = model.chatTemplate().turnMarker();
+    if (marker == null
+        || marker.isEmpty()
+        || Character.isLetterOrDigit(marker.charAt(0))
+        || Character.isWhitespace(marker.charAt(0))) {
+      return false;
+    }
+    PromptTokenizer t = model.tokenizer();
+    if (t instanceof TiktokenPromptTokenizer) {
+      return true;
+    }
+    if (t.encode(marker, false).length != 1) {
+      return false;
+    }
+    for (String[] probe :
+        new String[][] {
+          {"x<|a|>\n", marker + "user\n hi  there\n"}, {"é 1\n", marker + "a"}, {"\n", marker}
+        }) {
+      int[] whole = t.encode(probe[0] + probe[1], false);
+      int[] parts = concat(t.encode(probe[0], false), t.encode(probe[1], false));
+      if (!Arrays.equals(whole, parts)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The ids of {@code text}, a chat prompt {@code model}'s template rendered. */
+  public int[] encode(ModelTokenizer model, String text) {
+    PromptTokenizer tokenizer = model.tokenizer();
+    String marker = model.chatTemplate().turnMarker();
+    if (maxBytes == 0 || !Boolean.TRUE.equals(splittable.get(model.name()))) {
+      return tokenizer.encode(text, false);
+    }
+    int[] bounds = boundaries(text, marker);
+    if (bounds.length == 0) {
+      return tokenizer.encode(text, false);
+    }
+    long[] hashes = new long[bounds.length];
+    long h = 0;
+    int from = 0;
+    for (int k = 0; k < bounds.length; k++) {
+      h = chain(h, xx3.hashChars(text, from, bounds[k] - from));
+      hashes[k] = h;
+      from = bounds[k];
+    }
+    int last = bounds.length - 1;
+    int hit = -1;
+    int[] cached = null;
+    synchronized (this) {
+      for (int k = last; k >= 0 && cached == null; k--) {
+        cached = entries.get(new Key(model.name(), bounds[k], hashes[k]));
+        hit = cached == null ? -1 : k;
+      }
+      if (cached == null) {
+        misses++;
+      } else {
+        hits++;
+      }
+    }
+    int start = hit < 0 ? 0 : bounds[hit];
+    int[] prefix = cached == null ? new int[0] : cached;
+    if (hit < last) {
+      prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[last]), false));
+      store(
+          new Key(model.name(), bounds[last], hashes[last]),
+          prefix,
+          model.name(),
+          hit,
+          bounds,
+          hashes);
+    }
+    return concat(prefix, tokenizer.encode(text.substring(bounds[last]), false));
+  }
+
+  private synchronized void store(
+      Key key, int[] ids, String model, int extended, int[] bounds, long[] hashes) {
+    long size = ENTRY_OVERHEAD + 4L * ids.length;
+    if (size > maxBytes) {
+      return;
+    }
+    if (extended >= 0) {
+      int[] old = entries.remove(new Key(model, bounds[extended], hashes[extended]));
+      if (old != null) {
+        bytes -= ENTRY_OVERHEAD + 4L * old.length;
+      }
+    }
+    int[] before = entries.put(key, ids);
+    if (before != null) {
+      bytes -= ENTRY_OVERHEAD + 4L * before.length;
+    }
+    bytes += size;
+    var it = entries.entrySet().iterator();
+    while (bytes > maxBytes && it.hasNext()) {
+      var eldest = it.next();
+      bytes -= ENTRY_OVERHEAD + 4L * eldest.getValue().length;
+      it.remove();
+    }
+  }
+
+  /** Turn boundaries of {@code text}, ascending, all above 0. */
+  static int[] boundaries(String text, String marker) {
+    int[] out = new int[8];
+    int n = 0;
+    for (int p = text.indexOf(marker, 2); p >= 0; p = text.indexOf(marker, p + 1)) {
+      if (text.charAt(p - 1) == '\n' && !Character.isWhitespace(text.charAt(p - 2))) {
+        if (n == out.length) {
+          out = Arrays.copyOf(out, 2 * n);
+        }
+        out[n++] = p;
+      }
+    }
+    return Arrays.copyOf(out, n);
+  }
+
+  private static long chain(long h, long segment) {
+    long k = Long.rotateLeft(h, 31) ^ segment;
+    k ^= k >>> 33;
+    k *= 0xff51afd7ed558ccdL;
+    k ^= k >>> 33;
+    k *= 0xc4ceb9fe1a85ec53L;
+    return k ^ (k >>> 33);
+  }
+
+  private static int[] concat(int[] a, int[] b) {
+    if (a.length == 0) {
+      return b;
+    }
+    int[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  /** Requests that found a cached prefix. */
+  public synchronized long hits() {
+    return hits;
+  }
+
+  /** Requests that found none. */
+  public synchronized long misses() {
+    return misses;
+  }
+
+  /** Bytes held (token arrays plus entry overhead). */
+  public synchronized long bytes() {
+    return bytes;
+  }
+}

@@ -1,0 +1,84 @@
+package io.kvrouter.ingress.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.NotUsed;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
+import org.apache.pekko.http.javadsl.model.HttpEntities;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.japi.Pair;
+import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.javadsl.Sink;
+import org.apache.pekko.stream.javadsl.Source;
+import org.apache.pekko.util.ByteString;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class InFlightRequestsTest {
+
+  private final ActorTestKit kit = ActorTestKit.create();
+  private final Materializer mat = Materializer.matFromSystem(kit.system());
+
+  @AfterEach
+  void stop() {
+    kit.shutdownTestKit();
+  }
+
+  @Test
+  void aStreamedResponse_countsUntilItsLastByte_andTheDrainWaitsForIt() throws Exception {
+    InFlightRequests inFlight = new InFlightRequests(mat);
+    Pair<CompletableFuture<Optional<ByteString>>, Source<ByteString, NotUsed>> stream =
+        Source.<ByteString>maybe().preMaterialize(mat);
+    var handler =
+        inFlight.wrap(
+            request ->
+                CompletableFuture.completedFuture(
+                    HttpResponse.create()
+                        .withEntity(
+                            HttpEntities.createChunked(
+                                ContentTypes.TEXT_PLAIN_UTF8, stream.second()))));
+    HttpResponse response =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
+    CompletionStage<List<ByteString>> body =
+        response.entity().getDataBytes().runWith(Sink.seq(), mat);
+    assertThat(inFlight.inFlight()).isEqualTo(1);
+
+    inFlight.close();
+    CompletableFuture<?> drained = inFlight.drained(Duration.ofSeconds(30)).toCompletableFuture();
+    HttpResponse refused =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
+    assertThat(refused.status().intValue()).as("new requests after close").isEqualTo(503);
+    assertThat(drained).as("the stream is still running").isNotDone();
+
+    stream.first().complete(Optional.of(ByteString.fromString("data: 1\n\n")));
+    drained.get(10, TimeUnit.SECONDS);
+    assertThat(body.toCompletableFuture().get(10, TimeUnit.SECONDS)).hasSize(1);
+    assertThat(inFlight.inFlight()).isZero();
+  }
+
+  @Test
+  void theDrainEndsAtTheGracePeriod_whenAStreamNeverEnds() throws Exception {
+    InFlightRequests inFlight = new InFlightRequests(mat);
+    var handler =
+        inFlight.wrap(
+            request ->
+                CompletableFuture.completedFuture(
+                    HttpResponse.create()
+                        .withEntity(
+                            HttpEntities.createChunked(
+                                ContentTypes.TEXT_PLAIN_UTF8, Source.<ByteString>maybe()))));
+    HttpResponse response = handler.apply(HttpRequest.GET("/")).toCompletableFuture().get();
+    response.entity().getDataBytes().runWith(Sink.ignore(), mat);
+    inFlight.close();
+    inFlight.drained(Duration.ofMillis(200)).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertThat(inFlight.inFlight()).isEqualTo(1);
+  }
+}

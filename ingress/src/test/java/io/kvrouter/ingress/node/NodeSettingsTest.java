@@ -1,0 +1,67 @@
+package io.kvrouter.ingress.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.tracker.TrackerConfig;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class NodeSettingsTest {
+
+  private static Config with(Map<String, Object> overrides) {
+    return ConfigFactory.parseMap(overrides).withFallback(ConfigFactory.load());
+  }
+
+  @Test
+  void referenceConf_givesTheDefaultsTheNodeUsedToHardCode() {
+    IngressNodeSettings node = IngressNodeSettings.fromConfig(ConfigFactory.load());
+    assertThat(node)
+        .isEqualTo(
+            new IngressNodeSettings(
+                IngressNodeSettings.Consistency.BROADCAST,
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(1)));
+    TrackerConfig tracker =
+        TrackerSettings.fromConfig(ConfigFactory.load()).trackerConfig("pekko://kvrouter@h:1");
+    assertThat(tracker).isEqualTo(TrackerConfig.defaults("pekko://kvrouter@h:1"));
+  }
+
+  @Test
+  void overrides_reachTheTrackerConfig() {
+    TrackerConfig tracker =
+        TrackerSettings.fromConfig(
+                with(
+                    Map.of(
+                        "kvrouter.tracker.lease", "1m",
+                        "kvrouter.tracker.predicted-ttl", "5s",
+                        "kvrouter.tracker.approximate-ttl", "7s",
+                        "kvrouter.tracker.policy", "round_robin",
+                        "kvrouter.tracker.near-tie-randomisation", "off")))
+            .trackerConfig("in-1");
+    assertThat(tracker.leaseMillis()).isEqualTo(60_000);
+    assertThat(tracker.predictedTtlMillis()).isEqualTo(5_000);
+    assertThat(tracker.approximateTtlMillis()).isEqualTo(7_000);
+    assertThat(tracker.policy()).isEqualTo("round_robin");
+    assertThat(tracker.policyConfig())
+        .isEqualTo(TrackerConfig.defaults("in-1").policyConfig().withoutNearTieRandomisation());
+  }
+
+  @Test
+  void consistency_isBroadcastOrStrict_anythingElseIsRefusedByName() {
+    assertThat(
+            IngressNodeSettings.fromConfig(with(Map.of("kvrouter.consistency", "strict")))
+                .consistency())
+        .isEqualTo(IngressNodeSettings.Consistency.STRICT);
+    assertThatThrownBy(
+            () -> IngressNodeSettings.fromConfig(with(Map.of("kvrouter.consistency", "eventual"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kvrouter.consistency must be broadcast or strict, was eventual");
+  }
+}

@@ -1,4 +1,0 @@
-package io.kvrouter.tracker.actor;
-
-/** A tracker misses reservation events of {@code origin} from {@code fromSeq}: ask it to replay. */
-public record ReservationGap(String origin, long fromSeq) {}

@@ -1,0 +1,51 @@
+package io.kvrouter.tracker.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.protocol.Tier;
+import org.junit.jupiter.api.Test;
+
+class LlmdPrecisePolicyTest {
+
+  /**
+   * Replica 0 holds all 10 blocks, replica 1 holds 9. Min-max over the holders gives them 1 and 0:
+   * replica 0 scores 2 + 1 + 0 (its queue is the longest) = 3, replica 1 0 + 1 + 1 = 2, so llm-d
+   * waits behind replica 0's queue. kvrouter counts the one missing block against replica 0's
+   * queued prefill and goes to replica 1. (Scoring matched / prompt blocks, the old baseline gave
+   * replica 1 1.8 + 1 + 1 and chose it too.)
+   */
+  @Test
+  void prefixScores_areMinMaxNormalisedOverTheHolders_soOneMoreBlockOutweighsAQueue() {
+    Fixture f = new Fixture(3);
+    long[] prompt = Fixture.prompt(1, 10);
+    f.cache(0, prompt, 10, Tier.GPU);
+    f.cache(1, prompt, 9, Tier.GPU);
+    f.waiting[0] = 2;
+    f.prefill[0] = 4_000;
+    Policy p = Fixture.policy("llmd_precise", 1);
+
+    assertThat(f.rank(p, prompt)[0]).isEqualTo(0);
+    assertThat(f.kvrouterPick(prompt)).isEqualTo(1);
+  }
+
+  @Test
+  void aSingleHolder_scoresOne_andTheQueueAndKvUsageScoresBreakTheRest() {
+    Fixture f = new Fixture(3);
+    long[] prompt = Fixture.prompt(1, 10);
+    f.cache(2, prompt, 1, Tier.GPU); // one block of ten: still the full prefix score 2
+    f.kv[2] = 0.9;
+    f.waiting[2] = 3;
+    f.waiting[0] = 1;
+    // r2 = 2 + 0.1 + 0 = 2.1; r1 = 0 + 1 + 1 = 2; r0 = 0 + 1 + 2/3
+    assertThat(f.rank(Fixture.policy("llmd_precise", 1), prompt)).containsExactly(2, 1, 0);
+  }
+
+  @Test
+  void sees_engineMetricsEvery50ms_confirmedBlocksOnly_asOneActivePicker() {
+    Visibility v = Fixture.policy("llmd_precise", 1).visibility();
+    assertThat(v.metricsIntervalMillis()).isEqualTo(50);
+    assertThat(v.predictedBlocks()).isFalse();
+    assertThat(v.peerReservations()).isFalse();
+    assertThat(v.globalScheduler()).isTrue();
+  }
+}

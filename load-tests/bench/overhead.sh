@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# What does the ingress add over a plain reverse proxy? Starts, on loopback and in separate
+# processes, one simulated vLLM engine (timing model sped up, so the engine itself costs almost
+# nothing), its replica agent, one kvrouter ingress and nginx (plain proxy_pass with keep-alive, no
+# buffering), warms each path up, then runs the same open-loop bench against the engine directly,
+# through nginx and through the ingress, and prints TTFT and the proxy's CPU per request (process
+# CPU time from /proc divided by requests). Then the long-conversation check: the next turn of a
+# 32k- and a 128k-token chat through the ingress versus the engine directly.
+#
+# Usage, from anywhere:  load-tests/bench/overhead.sh [--rate 100] [--requests 2000]
+#   [--max-tokens 16] [--rounds 1] [--conversations 32768,131072|none] [--out DIR]
+# Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), PROFILE=1 records the measured
+# ingress runs with JFR (ingress-<round>.jfr in the output directory), KEEP=1 keeps the
+# processes running at the end (the script prints their ports).
+# Figures are ratios within one run: run it on a quiet machine.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+rate=100 requests=2000 max_tokens=16 rounds=1 conversations=32768,131072
+out="$root/load-tests/target/overhead"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rate) rate="$2"; shift 2 ;;
+    --requests) requests="$2"; shift 2 ;;
+    --max-tokens) max_tokens="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --conversations) conversations="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+"$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
+jar="$root/distribution/target/kvrouter-all.jar"
+java_run=(java -Dai.djl.offline=true -DOPT_OUT_TRACKING=true)
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+[ -x "$nginx_bin" ] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
+
+mkdir -p "$out"
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  if [ "${KEEP:-0}" != 1 ]; then
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+
+# Free loopback ports, chosen by the kernel.
+read -r p_engine p_zmq p_replay p_ingress p_icluster p_acluster p_nginx < <(python3 - <<'PY'
+import socket
+socks = [socket.socket() for _ in range(7)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()
+PY
+)
+
+max_len=262144
+cat > "$work/ingress.conf" <<CONF
+kvrouter.models.kvrouter-demo.max-model-len = $max_len
+CONF
+
+echo "engine :$p_engine  ingress :$p_ingress  nginx :$p_nginx  (logs in $work)"
+"${java_run[@]}" -jar "$jar" sim-engine --port "$p_engine" --speedup 1000 --num-blocks 65536 \
+  --kv-events "tcp://127.0.0.1:$p_zmq" --replay "tcp://127.0.0.1:$p_replay" \
+  >"$work/engine.log" 2>&1 &
+pids+=($!); engine_pid=$!
+"${java_run[@]}" ${INGRESS_JAVA_OPTS:-} -jar "$jar" ingress --config "$work/ingress.conf" \
+  --host 127.0.0.1 --port "$p_icluster" --http-host 127.0.0.1 --http-port "$p_ingress" \
+  --seed-nodes "pekko://kvrouter@127.0.0.1:$p_icluster" >"$work/ingress.log" 2>&1 &
+pids+=($!); ingress_pid=$!
+"${java_run[@]}" -jar "$jar" agent --host 127.0.0.1 --port "$p_acluster" \
+  --seed-nodes "pekko://kvrouter@127.0.0.1:$p_icluster" \
+  --engine-url "http://127.0.0.1:$p_engine" --kv-events "tcp://127.0.0.1:$p_zmq" \
+  --replay "tcp://127.0.0.1:$p_replay" >"$work/agent.log" 2>&1 &
+pids+=($!)
+
+mkdir -p "$work/nginx"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx;
+  proxy_temp_path $work/nginx;
+  upstream engine { server 127.0.0.1:$p_engine; keepalive 64; }
+  server {
+    listen 127.0.0.1:$p_nginx;
+    client_max_body_size 8m;
+    location / {
+      proxy_pass http://engine;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+CONF
+"$nginx_bin" -c "$work/nginx.conf" -p "$work/nginx"
+
+wait_for() { # url seconds
+  local deadline=$((SECONDS + $2))
+  until curl -sf -o /dev/null "$1"; do
+    [ $SECONDS -lt $deadline ] || { echo "not ready: $1 (see $work)" >&2; exit 1; }
+    sleep 0.5
+  done
+}
+wait_for "http://127.0.0.1:$p_engine/v1/models" 90
+wait_for "http://127.0.0.1:$p_nginx/v1/models" 30
+wait_for "http://127.0.0.1:$p_ingress/ready" 300
+until curl -sf "http://127.0.0.1:$p_ingress/v1/models" | grep -q kvrouter-demo; do sleep 0.5; done
+
+# CPU seconds (user + system) of a set of processes, from /proc/<pid>/stat fields 14 and 15.
+cpu_of() {
+  local tck total=0 p
+  tck="$(getconf CLK_TCK)"
+  for p in "$@"; do
+    total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo "scale=6; $total / $tck" | bc
+}
+# CPU ticks of every thread of a process, summed by thread name with digits dropped (pool
+# threads fold into one line): "name ticks" lines, for the per-thread breakdown.
+thread_ticks() {
+  for t in /proc/"$1"/task/*; do
+    awk '{ s = $0; sub(/^[^(]*\(/, "", s); name = substr(s, 1, index(s, ")") - 1);
+           sub(/^.*\) /, "", s); split(s, f, " "); gsub(/[0-9]+/, "", name);
+           print name "\t" f[12] + f[13] }' "$t/stat" 2>/dev/null
+  done | awk -F'\t' '{ a[$1] += $2 } END { for (k in a) print k "\t" a[k] }' | sort
+}
+nginx_pids() { echo "$(cat "$work/nginx.pid") $(pgrep -P "$(cat "$work/nginx.pid")" | tr '\n' ' ')"; }
+
+bench() { # label url requests seed out
+  "${java_run[@]}" -jar "$jar" bench --url "$2" --workload random --rate "$rate" --requests "$3" \
+    --max-tokens "$max_tokens" --seed "$4" --label "$1" --out "$5" >"$5.log" 2>&1
+}
+
+# Warm-up: JIT-compile every path (unmeasured; the JVM's compiler threads still show in the
+# per-thread breakdown when this was not enough).
+for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
+         "ingress http://127.0.0.1:$p_ingress"; do
+  set -- $t
+  bench "warmup-$1" "$2" 1500 99 "$work/warmup-$1"
+done
+
+declare -A cpu
+for round in $(seq 1 "$rounds"); do
+  for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
+           "ingress http://127.0.0.1:$p_ingress"; do
+    set -- $t
+    case "$1" in
+      nginx) procs="$(nginx_pids)" ;;
+      ingress) procs="$ingress_pid" ;;
+      *) procs="$engine_pid" ;;
+    esac
+    if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
+      jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
+    fi
+    [ "$1" = ingress ] && thread_ticks "$ingress_pid" >"$work/threads-before"
+    before="$(cpu_of $procs)"
+    bench "$1" "$2" "$requests" "$round" "$out/$1-$round"
+    after="$(cpu_of $procs)"
+    if [ "$1" = ingress ]; then
+      thread_ticks "$ingress_pid" >"$work/threads-after"
+      # Per-thread-group CPU ms per request of the ingress, largest first.
+      join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$work/threads-before" "$work/threads-after" |
+        awk -F'\t' -v r="$requests" -v tck="$(getconf CLK_TCK)" \
+          '{ d = ($3 - $2) * 1000 / tck / r; if (d > 0) printf "%8.3f ms/request  %s\n", d, $1 }' |
+        sort -rn >"$out/ingress-threads-$round.txt"
+    fi
+    if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
+      jcmd "$ingress_pid" JFR.stop name=hot >/dev/null
+    fi
+    # Per request that reached the proxy (a saturated proxy makes the bench drop some).
+    sent="$(jq -r '.counts.sent' "$out/$1-$round/results.json")"
+    cpu["$1-$round"]="$(echo "scale=4; ($after - $before) * 1000 / $sent" | bc)"
+  done
+done
+
+ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.json"; }
+{
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) on $(nproc) cores; $rounds round(s) of $requests requests at $rate req/s"
+  echo
+  echo "| round | path | sent / ok | TTFT p50 ms | TTFT p99 ms | CPU per request ms (proxy process) |"
+  echo "|---|---|---:|---:|---:|---:|"
+  for round in $(seq 1 "$rounds"); do
+    for label in engine nginx ingress; do
+      d="$out/$label-$round"
+      c="${cpu[$label-$round]}"
+      [ "$label" = engine ] && c="($c engine)"
+      printf '| %s | %s | %s | %s | %s | %s |\n' "$round" "$label" \
+        "$(jq -r '"\(.counts.sent) / \(.counts.ok)"' "$d/results.json")" \
+        "$(ttft "$d" p50)" "$(ttft "$d" p99)" "$c"
+    done
+  done
+  echo
+  echo "ingress CPU per request by thread group (round 1): $out/ingress-threads-1.txt"
+  head -8 "$out/ingress-threads-1.txt"
+} | tee "$out/table.md"
+
+if [ -n "$conversations" ] && [ "$conversations" != none ]; then
+  echo
+  echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each"
+  "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
+    --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
+    --sizes "$conversations" --turns 15
+fi 2>&1 | tee -a "$out/table.md"
+
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "kept running: engine $p_engine, nginx $p_nginx, ingress $p_ingress; pids ${pids[*]}"
+  trap - EXIT
+fi

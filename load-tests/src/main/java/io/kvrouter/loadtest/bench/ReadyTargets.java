@@ -1,0 +1,90 @@
+package io.kvrouter.loadtest.bench;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+/**
+ * Sends requests only to targets that say they are ready, the way a Kubernetes Service or Envoy
+ * does with readiness probes: every {@code interval} each target's {@code GET /ready} is polled,
+ * and a request meant for a target that last answered anything but 200 (or did not answer) goes to
+ * the next ready one. With none ready it goes where it was meant to go (and most likely fails,
+ * which the run then shows).
+ *
+ * <p>Used by rolling-restart runs ({@code kvrouter bench --follow-ready}) so a draining ingress
+ * stops receiving new requests while its streams finish. One daemon thread polls; {@link #choose}
+ * is lock-free.
+ */
+final class ReadyTargets implements AutoCloseable {
+
+  private final List<URI> readyUrls;
+  private final HttpClient client;
+  private final Duration timeout;
+  private final AtomicIntegerArray ready;
+  private final ScheduledExecutorService poller;
+
+  ReadyTargets(List<URI> targets, HttpClient client, Duration interval) {
+    this.readyUrls = targets.stream().map(t -> URI.create(Endpoint.root(t) + "/ready")).toList();
+    this.client = client;
+    Duration five = interval.multipliedBy(5);
+    this.timeout = five.compareTo(Duration.ofSeconds(2)) > 0 ? five : Duration.ofSeconds(2);
+    this.ready = new AtomicIntegerArray(targets.size());
+    pollOnce();
+    this.poller =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "bench-ready-poll");
+              t.setDaemon(true);
+              return t;
+            });
+    poller.scheduleWithFixedDelay(
+        this::pollOnce, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** {@code preferred} when it is ready, else the next ready target after it, else preferred. */
+  int choose(int preferred) {
+    int n = ready.length();
+    for (int k = 0; k < n; k++) {
+      int i = (preferred + k) % n;
+      if (ready.get(i) == 1) {
+        return i;
+      }
+    }
+    return preferred;
+  }
+
+  private void pollOnce() {
+    for (int i = 0; i < readyUrls.size(); i++) {
+      int state;
+      try {
+        int status =
+            client
+                .send(
+                    HttpRequest.newBuilder(readyUrls.get(i)).timeout(timeout).build(),
+                    HttpResponse.BodyHandlers.discarding())
+                .statusCode();
+        state = status == 200 ? 1 : 0;
+      } catch (java.net.http.HttpTimeoutException e) {
+        continue; // slow to answer is not an answer: keep what the last poll saw
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        state = 0; // refused or reset: nothing serves there
+      }
+      ready.set(i, state);
+    }
+  }
+
+  @Override
+  public void close() {
+    poller.shutdownNow();
+  }
+}

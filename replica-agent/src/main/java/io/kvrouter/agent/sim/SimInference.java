@@ -1,0 +1,163 @@
+package io.kvrouter.agent.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The simulated engine's inference endpoints, each served as vLLM serves it: OpenAI completions and
+ * chat completions, the Anthropic Messages API and its token count ({@link SimAnthropic}), the
+ * OpenAI Responses API ({@link SimResponsesApi}). Anthropic and Responses requests are converted to
+ * chat and generated as chat, as vLLM does. One call per request, on the HTTP thread that serves
+ * it.
+ */
+final class SimInference {
+
+  private final RealTimeEngine engine;
+  private final String model;
+  private final SimTokenizer tokenizer;
+  private final SimResponsesApi responses;
+  private final SimRequestLog log;
+  private final AtomicLong ids = new AtomicLong();
+  private final long created;
+
+  SimInference(
+      RealTimeEngine engine,
+      String model,
+      SimTokenizer tokenizer,
+      SimApis apis,
+      SimRequestLog log,
+      long created) {
+    this.engine = engine;
+    this.model = model;
+    this.tokenizer = tokenizer;
+    this.responses = new SimResponsesApi(apis.responsesStore());
+    this.log = log;
+    this.created = created;
+  }
+
+  void checkModel(String requested) {
+    if (requested != null && !requested.equals(model)) {
+      throw new ApiError(
+          404, "NotFoundError", "The model `" + requested + "` does not exist.", "model");
+    }
+  }
+
+  private String nextId(String prefix) {
+    return prefix + Long.toHexString(created) + "-" + ids.incrementAndGet();
+  }
+
+  /** {@code /v1/completions} and {@code /v1/chat/completions}. */
+  void openAi(HttpExchange ex, JsonNode body, boolean chat) throws Exception {
+    String id = nextId(chat ? "chatcmpl-" : "cmpl-");
+    GenerationRequest g =
+        chat
+            ? GenerationRequest.chat(body, tokenizer, id)
+            : GenerationRequest.completion(body, tokenizer);
+    checkModel(g.model());
+    SimRun run = start(id, g, chat ? "/v1/chat/completions" : "/v1/completions");
+    ChatBodies bodies = new ChatBodies(id, model, created, chat);
+    if (!g.stream()) {
+      SimHttp.sendJson(ex, 200, bodies.full(run.drain()));
+      return;
+    }
+    OutputStream os = SimHttp.startStream(ex);
+    try {
+      if (chat) {
+        SimHttp.sse(os, bodies.roleChunk());
+      }
+      try {
+        for (SimRun.Delta d = run.next(); d != null; d = run.next()) {
+          SimHttp.sse(
+              os, bodies.tokenChunk(d, d.emission().finished() ? run.finishReason() : null));
+        }
+        if (g.includeUsage()) {
+          SimHttp.sse(os, bodies.usageChunk(run.last()));
+        }
+      } catch (ApiError e) {
+        ObjectNode err = SimHttp.JSON.createObjectNode();
+        err.set("error", SimHttp.errorBody(e));
+        SimHttp.sse(os, err);
+      }
+      os.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
+      os.flush();
+    } catch (IOException e) {
+      run.abort();
+      throw e;
+    }
+  }
+
+  /** {@code /v1/messages}. */
+  void messages(HttpExchange ex, JsonNode body) throws Exception {
+    requireMaxTokens(body);
+    String id = nextId("chatcmpl-");
+    ObjectNode chat = SimAnthropic.toChat(body);
+    GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id);
+    checkModel(g.model());
+    SimRun run = start(id, g, "/v1/messages");
+    if (!g.stream()) {
+      SimHttp.sendJson(ex, 200, SimAnthropic.message(id, model, run.drain()));
+      return;
+    }
+    OutputStream os = SimHttp.startStream(ex);
+    try {
+      SimAnthropic.stream(os, id, model, run);
+    } catch (IOException e) {
+      run.abort();
+      throw e;
+    }
+  }
+
+  private static void requireMaxTokens(JsonNode body) {
+    JsonNode max = body.get("max_tokens");
+    if (max == null || !max.isIntegralNumber() || max.asLong() <= 0) {
+      throw new ApiError(
+          400, "invalid_request_error", "max_tokens: must be a positive integer", "max_tokens");
+    }
+  }
+
+  /** {@code /v1/messages/count_tokens}: the prompt tokens of the rendered conversation. */
+  void countTokens(HttpExchange ex, JsonNode body) throws IOException {
+    GenerationRequest g = GenerationRequest.chat(SimAnthropic.toChat(body), tokenizer, "count");
+    checkModel(g.model());
+    ObjectNode out = SimHttp.JSON.createObjectNode();
+    out.put("input_tokens", g.prompt().length);
+    out.putObject("context_management").put("original_input_tokens", g.prompt().length);
+    SimHttp.sendJson(ex, 200, out);
+  }
+
+  /** {@code /v1/responses}. */
+  void responses(HttpExchange ex, JsonNode body) throws Exception {
+    String id = "resp_" + Long.toHexString(created) + ids.incrementAndGet();
+    ObjectNode chat = responses.toChat(body);
+    GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
+    checkModel(g.model());
+    SimRun run = start(id, g, "/v1/responses");
+    ObjectNode done;
+    if (!g.stream()) {
+      run.drain();
+      done = SimResponsesApi.response(id, model, created, body, run, SimResponsesApi.status(run));
+      SimHttp.sendJson(ex, 200, done);
+    } else {
+      OutputStream os = SimHttp.startStream(ex);
+      try {
+        done = SimResponsesApi.stream(os, id, model, created, body, run);
+      } catch (IOException e) {
+        run.abort();
+        throw e;
+      }
+    }
+    responses.remember(body, chat, done);
+  }
+
+  private SimRun start(String id, GenerationRequest g, String endpoint)
+      throws InterruptedException {
+    SimRun run = SimRun.start(engine, id, g, tokenizer);
+    log.add(endpoint, g, run.first());
+    return run;
+  }
+}

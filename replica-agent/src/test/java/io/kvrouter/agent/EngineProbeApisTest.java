@@ -1,0 +1,22 @@
+package io.kvrouter.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class EngineProbeApisTest {
+
+  @Test
+  void openApiPaths_sayWhichAgentApisTheEngineServes() {
+    String doc =
+        "{\"openapi\":\"3.1.0\",\"paths\":{\"/v1/chat/completions\":{},\"/v1/responses\":{},"
+            + "\"/v1/messages\":{},\"/health\":{}}}";
+    assertThat(EngineProbe.servedApis(doc)).containsExactly("/v1/messages", "/v1/responses");
+  }
+
+  @Test
+  void noDocument_orNotJson_meansNoneOfThem() {
+    assertThat(EngineProbe.servedApis("{\"detail\":\"Not Found\"}")).isEmpty();
+    assertThat(EngineProbe.servedApis("<html>")).isEmpty();
+  }
+}

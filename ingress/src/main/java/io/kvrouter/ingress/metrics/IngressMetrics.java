@@ -44,6 +44,7 @@ public final class IngressMetrics implements ProxyListener {
   // Meters met on every request, looked up once (a builder per request allocates an id each time).
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
+  private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
   private final PredictionAccuracy accuracy = PredictionAccuracy.withDefaults(registry);
 
   public IngressMetrics() {
@@ -208,6 +209,19 @@ public final class IngressMetrics implements ProxyListener {
               return holder;
             })
         .set(value);
+  }
+
+  @Override
+  public void sent(String model, String replicaId) {
+    attempts
+        .computeIfAbsent(
+            replicaId,
+            r ->
+                Counter.builder("kvrouter.replica.attempts")
+                    .description("Attempts this node sent to each replica")
+                    .tag("replica", r)
+                    .register(registry))
+        .increment();
   }
 
   @Override

@@ -202,6 +202,7 @@ public final class ProxyService {
     HttpRequest engineRequest =
         HttpRequest.POST(target.baseUrl() + exchange.path())
             .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body()));
+    listener.sent(job.request().model(), target.replicaId());
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =

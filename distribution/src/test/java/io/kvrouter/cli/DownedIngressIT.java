@@ -21,20 +21,28 @@ import org.junit.jupiter.api.Test;
  * keep-majority) downs and removes it, then lets it run again (SIGCONT): it learns it was downed,
  * as a node cut off by a partition does when the partition heals.
  *
- * <p>The engine is slow enough (speedup 0.02: a 100-token answer takes well over a minute) that
- * none of the requests in flight on the downed ingress can complete before the bounds below; so an
- * answer at all within them is the prompt failure the test asks for, and its body says whether it
- * is a clean error.
+ * <p>The engine is slow enough (speedup 0.02: a {@value #ANSWER_TOKENS}-token answer takes many
+ * minutes) that none of the requests in flight on the downed ingress can complete while it is
+ * frozen or before the bounds below (with 100 tokens, an answer finished during the freeze and came
+ * out whole when the ingress ran again); so an answer at all within them is the prompt failure the
+ * test asks for, and its body says whether it is a clean error.
  */
 class DownedIngressIT {
 
   static final String AGENT_HOST = "127.0.0.4";
 
+  static final int ANSWER_TOKENS = 2000;
+
   /**
    * The drain's grace period is long (2 minutes) so that a request that merely waits for the drain
-   * to end, as before the fix, cannot pass for a prompt failure.
+   * to end, as before the fix, cannot pass for a prompt failure. The failure detector tolerates
+   * pauses of 8 s (the dev profile's 2 s made starved JVMs on a loaded machine drop out of the
+   * cluster, which a test of chosen faults must not mistake for one of them); the split brain
+   * resolver still downs a node that is really gone.
    */
-  static final String CONFIG = "kvrouter.node.drain { unready-delay = 0s, grace-period = 120s }\n";
+  static final String CONFIG =
+      "kvrouter.node.drain { unready-delay = 0s, grace-period = 120s }\n"
+          + "pekko.cluster.failure-detector.acceptable-heartbeat-pause = 8s\n";
 
   /**
    * Requests in flight on a downed ingress end within this time of it running again; the bound is
@@ -54,18 +62,20 @@ class DownedIngressIT {
       throws Exception {
     try (NodeProcesses nodes = new NodeProcesses(CONFIG)) {
       nodes.agent(AGENT_HOST, 1, 0.02);
+      // One at a time, each once ready: four JVMs started at once on a loaded machine take longer
+      // to come up than one after the other.
       NodeProcesses.Ingress a = nodes.ingress("127.0.0.2", 0);
+      nodes.awaitReady(a, 1);
       NodeProcesses.Ingress b = nodes.ingress("127.0.0.3", 0);
+      nodes.awaitReady(b, 1);
       NodeProcesses.Ingress c = nodes.ingress("127.0.0.5", 0);
-      for (NodeProcesses.Ingress i : List.of(a, b, c)) {
-        nodes.awaitReady(i, 1);
-      }
+      nodes.awaitReady(c, 1);
 
       List<DrainAndRollIT.Stream> streams = new ArrayList<>();
       List<CompletableFuture<HttpResponse<String>>> plain = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        streams.add(DrainAndRollIT.Stream.open(c.url(), i, 100));
-        plain.add(complete(c.url(), i, 100));
+        streams.add(DrainAndRollIT.Stream.open(c.url(), i, ANSWER_TOKENS));
+        plain.add(complete(c.url(), i, ANSWER_TOKENS));
       }
       for (DrainAndRollIT.Stream s : streams) {
         assertThat(s.firstChunk.await(60, TimeUnit.SECONDS)).as("first chunk of a stream").isTrue();

@@ -11,6 +11,7 @@ import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import io.kvrouter.loadtest.demo.RouterTokenizers;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -103,9 +104,10 @@ final class AgentCommand implements Callable<Integer> {
 
   @Option(
       names = "--heartbeat-ms",
-      defaultValue = "1000",
-      description = "Load scrape and health check interval (default: ${DEFAULT-VALUE}).")
-  long heartbeatMillis;
+      description =
+          "Load scrape and health check interval (default: kvrouter.agent.heartbeat-interval,"
+              + " 1 s).")
+  Long heartbeatMillis;
 
   @Option(
       names = "--sim",
@@ -143,14 +145,13 @@ final class AgentCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     SimFleet fleet = null;
     List<ReplicaSpec> replicas;
+    TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     if (sim > 0) {
       SimEngineSettings template =
           SimEngineSettings.loopback()
               .withHost(simHost)
               .withModel(model)
-              .withTokenizer(
-                  ModelSimTokenizer.forModel(
-                      TokenizerRegistry.fromConfig(ConfigFactory.load()), model))
+              .withTokenizer(ModelSimTokenizer.forModel(tokenizers, model))
               .withEngine(simEngine.config(blockSize))
               .withTransfer(simEngine.transfer())
               .withDataParallel(0, dpSize);
@@ -188,7 +189,11 @@ final class AgentCommand implements Callable<Integer> {
       return 2;
     }
     AgentSettings settings =
-        AgentSettings.of(replicas).withHeartbeat(Duration.ofMillis(heartbeatMillis), 3);
+        AgentSettings.of(replicas).withTokenizers(RouterTokenizers.of(tokenizers));
+    if (heartbeatMillis != null) {
+      settings =
+          settings.withHeartbeat(Duration.ofMillis(heartbeatMillis), settings.deadAfterFailures());
+    }
     ActorSystem<Void> system =
         NodeBootstrap.start(
             node.toSettings(List.of(NodeSettings.ROLE_AGENT)),

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.loadtest.bench.ArrivalSchedule;
 import io.kvrouter.loadtest.bench.BenchConfig;
-import io.kvrouter.loadtest.bench.BenchRequest;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
 import io.kvrouter.loadtest.bench.BenchRun;
 import io.kvrouter.loadtest.bench.BenchRunner;
@@ -134,23 +133,7 @@ class DrainAndRollIT {
       AtomicBoolean enough = new AtomicBoolean();
       BenchRequestSource workload =
           SyntheticWorkloads.sharedPrefix(8, 1000, 200, 20, 32, ArrivalSchedule.poisson(6, 7), 7);
-      BenchRequestSource source =
-          new BenchRequestSource() {
-            @Override
-            public String name() {
-              return "shared-prefix";
-            }
-
-            @Override
-            public boolean hasNext() {
-              return !enough.get() && workload.hasNext();
-            }
-
-            @Override
-            public BenchRequest next() {
-              return workload.next();
-            }
-          };
+      BenchRequestSource source = NodeProcesses.until(workload, enough);
       BenchRunner runner =
           new BenchRunner(
                   BenchConfig.defaults(

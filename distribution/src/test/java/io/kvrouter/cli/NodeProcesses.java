@@ -2,6 +2,8 @@ package io.kvrouter.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.loadtest.bench.BenchRequest;
+import io.kvrouter.loadtest.bench.BenchRequestSource;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -12,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 
 /**
@@ -143,6 +146,11 @@ final class NodeProcesses implements AutoCloseable {
 
   /** The tail of every node's log, for assertion messages. */
   String logs() {
+    return tails(logs, 3000);
+  }
+
+  /** The last {@code chars} characters of each log, each under its name. */
+  static String tails(List<Path> logs, int chars) {
     StringBuilder out = new StringBuilder();
     for (Path l : logs) {
       try {
@@ -150,12 +158,32 @@ final class NodeProcesses implements AutoCloseable {
         out.append("==== ")
             .append(l)
             .append('\n')
-            .append(text.length() > 3000 ? text.substring(text.length() - 3000) : text);
+            .append(text.length() > chars ? text.substring(text.length() - chars) : text);
       } catch (Exception e) {
         out.append(e);
       }
     }
     return out.toString();
+  }
+
+  /** {@code workload} until {@code enough} is set. */
+  static BenchRequestSource until(BenchRequestSource workload, AtomicBoolean enough) {
+    return new BenchRequestSource() {
+      @Override
+      public String name() {
+        return workload.name();
+      }
+
+      @Override
+      public boolean hasNext() {
+        return !enough.get() && workload.hasNext();
+      }
+
+      @Override
+      public BenchRequest next() {
+        return workload.next();
+      }
+    };
   }
 
   @Override

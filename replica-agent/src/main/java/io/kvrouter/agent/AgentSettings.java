@@ -1,39 +1,110 @@
 package io.kvrouter.agent;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import io.kvrouter.agent.kvevents.SubscriberSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 
 /**
- * What an agent node runs.
+ * What an agent node runs: its replicas and {@code kvrouter.agent} from {@code reference.conf}
+ * (where every setting is explained), read once.
  *
  * @param replicas the replicas it serves
- * @param heartbeatInterval how often it scrapes /metrics and checks /health
+ * @param heartbeatInterval how often it checks /health and scrapes /metrics
  * @param deadAfterFailures consecutive failed health checks before a replica is deregistered
+ * @param probeTimeout longest wait for one /health or /metrics answer
  * @param ringCapacity stamped batches kept per replica for replay
- * @param keyFunctions the router key function per model (the lead swaps in the tracker's)
+ * @param maxReplayBatches most stamped batches in one replay answer to a tracker
+ * @param knownHashes engine hashes remembered for parent lookup
+ * @param kvEvents the engine event subscriber's waits, retries and audits
+ * @param alignment the alignment probe
+ * @param keyFunctions the router key function per model (the trackers' by default)
+ * @param tokenizers the router's prompt tokenizer per model, or null for a model without one (then
+ *     the alignment probe sends token ids and cannot check the tokenizer)
  */
 public record AgentSettings(
     List<ReplicaSpec> replicas,
     Duration heartbeatInterval,
     int deadAfterFailures,
+    Duration probeTimeout,
     int ringCapacity,
-    Function<String, RouterKeyFunction> keyFunctions) {
+    int maxReplayBatches,
+    int knownHashes,
+    SubscriberSettings kvEvents,
+    AlignmentSettings alignment,
+    Function<String, RouterKeyFunction> keyFunctions,
+    Function<String, RouterTokenizer> tokenizers) {
 
   public AgentSettings {
     replicas = List.copyOf(replicas);
   }
 
-  /** One-second heartbeats, dead after 3 failures, 10,000 batches of replay, XXH3 keys. */
+  /** Reads {@code kvrouter.agent} from {@code config}; trackers' keys, no tokenizers. */
+  public static AgentSettings fromConfig(Config config, List<ReplicaSpec> replicas) {
+    Config c = config.getConfig("kvrouter.agent");
+    return new AgentSettings(
+        replicas,
+        c.getDuration("heartbeat-interval"),
+        c.getInt("dead-after-failures"),
+        c.getDuration("probe-timeout"),
+        c.getInt("ring-capacity"),
+        c.getInt("max-replay-batches"),
+        c.getInt("known-hashes"),
+        SubscriberSettings.fromConfig(c.getConfig("kv-events")),
+        AlignmentSettings.fromConfig(c.getConfig("alignment")),
+        TrackerRouterKeys::new,
+        model -> null);
+  }
+
+  /** {@link #fromConfig} with the application's configuration ({@code ConfigFactory.load()}). */
   public static AgentSettings of(List<ReplicaSpec> replicas) {
-    return new AgentSettings(replicas, Duration.ofSeconds(1), 3, 10_000, TrackerRouterKeys::new);
+    return fromConfig(ConfigFactory.load(), replicas);
   }
 
   public AgentSettings withHeartbeat(Duration interval, int deadAfter) {
-    return new AgentSettings(replicas, interval, deadAfter, ringCapacity, keyFunctions);
+    return new AgentSettings(
+        replicas,
+        interval,
+        deadAfter,
+        probeTimeout,
+        ringCapacity,
+        maxReplayBatches,
+        knownHashes,
+        kvEvents,
+        alignment,
+        keyFunctions,
+        tokenizers);
   }
 
-  public AgentSettings withKeyFunctions(Function<String, RouterKeyFunction> f) {
-    return new AgentSettings(replicas, heartbeatInterval, deadAfterFailures, ringCapacity, f);
+  public AgentSettings withAlignment(AlignmentSettings a) {
+    return new AgentSettings(
+        replicas,
+        heartbeatInterval,
+        deadAfterFailures,
+        probeTimeout,
+        ringCapacity,
+        maxReplayBatches,
+        knownHashes,
+        kvEvents,
+        a,
+        keyFunctions,
+        tokenizers);
+  }
+
+  public AgentSettings withTokenizers(Function<String, RouterTokenizer> f) {
+    return new AgentSettings(
+        replicas,
+        heartbeatInterval,
+        deadAfterFailures,
+        probeTimeout,
+        ringCapacity,
+        maxReplayBatches,
+        knownHashes,
+        kvEvents,
+        alignment,
+        keyFunctions,
+        f);
   }
 }

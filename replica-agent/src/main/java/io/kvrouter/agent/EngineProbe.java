@@ -17,9 +17,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Asynchronous health check, load scrape and API discovery of one engine over HTTP: {@code GET
- * /health}, {@code GET /metrics} (vLLM names; TGI's {@code tgi_cache_*} as fallback for the prefix
- * counters) and {@code GET /openapi.json}. Non-blocking (java.net.http async); thread-safe.
+ * Asynchronous HTTP access to one engine: {@code GET /health}, {@code GET /metrics} (vLLM names;
+ * TGI's {@code tgi_cache_*} as fallback for the prefix counters; the process start time that
+ * Python's prometheus_client exports by default), API discovery by {@code GET /openapi.json} and
+ * the alignment probe's {@code POST /v1/completions}. Non-blocking (java.net.http async);
+ * thread-safe.
  *
  * <p>API discovery: vLLM's server is a FastAPI application, which publishes the OpenAPI document of
  * every route it mounted at {@code /openapi.json} (unless started with {@code
@@ -32,46 +34,80 @@ import java.util.concurrent.CompletionStage;
  */
 public final class EngineProbe {
 
-  private static final HttpClient CLIENT =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  /** The metric Python's prometheus_client exports for the process (not in multiprocess mode). */
+  static final String START_TIME = "process_start_time_seconds";
 
+  /**
+   * One /metrics scrape.
+   *
+   * @param load the load heartbeat
+   * @param processStartSeconds the engine process's start time, NaN when /metrics has none
+   */
+  public record Scrape(ReplicaLoad load, double processStartSeconds) {}
+
+  private final HttpClient client;
   private final String baseUrl;
   private final Duration timeout;
 
+  /**
+   * @param baseUrl the engine's base URL
+   * @param timeout longest wait for the connection and for each answer
+   */
   public EngineProbe(String baseUrl, Duration timeout) {
+    this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.baseUrl = baseUrl;
     this.timeout = timeout;
   }
 
   /** Completes with true on a 2xx from /health, false on anything else (never fails). */
   public CompletionStage<Boolean> healthy() {
-    return CLIENT
-        .sendAsync(request("/health"), HttpResponse.BodyHandlers.discarding())
+    return client
+        .sendAsync(get("/health"), HttpResponse.BodyHandlers.discarding())
         .handle((r, e) -> e == null && r.statusCode() / 100 == 2);
   }
 
-  /** Scrapes /metrics into a load heartbeat; fails when the engine does not answer. */
-  public CompletionStage<ReplicaLoad> load(String replicaId, long epoch) {
-    return load(replicaId, epoch, -1);
+  /** Scrapes /metrics; fails when the engine does not answer 200. */
+  public CompletionStage<Scrape> scrape(String replicaId, long epoch) {
+    return scrape(replicaId, epoch, -1);
   }
 
   /**
-   * Scrapes /metrics into the heartbeat of one data-parallel rank: only samples labelled {@code
-   * engine="<rank>"} (or with no {@code engine} label) count. vLLM labels each rank's gauges and
-   * counters with {@code engine} = its engine index, which is its data-parallel rank
-   * (vllm-project/vllm {@code vllm/v1/metrics/loggers.py}, {@code PrometheusStatLogger}); {@code
-   * rank} -1 sums every rank.
+   * Scrapes /metrics for one data-parallel rank: only samples labelled {@code engine="<rank>"} (or
+   * with no {@code engine} label) count in its load. vLLM labels each rank's gauges and counters
+   * with {@code engine} = its engine index, which is its data-parallel rank (vllm-project/vllm
+   * {@code vllm/v1/metrics/loggers.py}, {@code PrometheusStatLogger}); {@code rank} -1 sums every
+   * rank. The process start time is the whole process's.
    */
-  public CompletionStage<ReplicaLoad> load(String replicaId, long epoch, int rank) {
-    return CLIENT
-        .sendAsync(request("/metrics"), HttpResponse.BodyHandlers.ofString())
+  public CompletionStage<Scrape> scrape(String replicaId, long epoch, int rank) {
+    return client
+        .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
         .thenApply(
             r -> {
               if (r.statusCode() != 200) {
                 throw new IllegalStateException("/metrics answered " + r.statusCode());
               }
-              return toLoad(replicaId, epoch, sums(PrometheusText.parse(r.body()), rank), now());
+              PrometheusText.Parsed parsed = PrometheusText.parse(r.body());
+              return new Scrape(
+                  toLoad(replicaId, epoch, sums(parsed, rank), now()),
+                  parsed.sums().getOrDefault(START_TIME, Double.NaN));
             });
+  }
+
+  /**
+   * Posts a completion request.
+   *
+   * @param json the request body
+   * @param wait longest wait for the whole answer
+   * @return the status and body (fails when the engine does not answer)
+   */
+  public CompletionStage<HttpResponse<String>> complete(String json, Duration wait) {
+    return client.sendAsync(
+        HttpRequest.newBuilder(URI.create(baseUrl + "/v1/completions"))
+            .timeout(wait)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /** The APIs beyond OpenAI chat and completions that the router can use, when it asks. */
@@ -86,8 +122,8 @@ public final class EngineProbe {
    * answered at all, and with empty when it did not answer (ask again later); never fails.
    */
   public CompletionStage<Optional<List<String>>> apis() {
-    return CLIENT
-        .sendAsync(request("/openapi.json"), HttpResponse.BodyHandlers.ofString())
+    return client
+        .sendAsync(get("/openapi.json"), HttpResponse.BodyHandlers.ofString())
         .handle(
             (r, e) -> {
               if (e != null) {
@@ -151,7 +187,7 @@ public final class EngineProbe {
         now);
   }
 
-  private HttpRequest request(String path) {
+  private HttpRequest get(String path) {
     return HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout).GET().build();
   }
 }

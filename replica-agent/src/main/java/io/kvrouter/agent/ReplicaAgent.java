@@ -8,9 +8,9 @@ import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -26,22 +26,28 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 
 /**
  * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY} once its
- * engine is healthy and has said which APIs it serves ({@link EngineProbe#apis}), answers {@link
- * GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica while
- * its engine fails health checks. Ingresses read a replica's info once per registration, so the
- * APIs are learned before each one (an engine replaced by a newer build while it was down is
- * announced with what the new build serves).
+ * engine is healthy, settled and aligned ({@link ServingGate}) and has said which APIs it serves
+ * ({@link EngineProbe#apis}), answers {@link GetInfo} and {@link RequestReplay}, publishes load
+ * heartbeats and deregisters the replica while its engine fails health checks. Ingresses read a
+ * replica's info once per registration, so the APIs are learned before each one (an engine replaced
+ * by a newer build while it was down is announced with what the new build serves).
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
  * {@code kvrouter-kv-events} topic (a thread-safe tell). The actor reads the pipeline's ring and
  * snapshot under its short lock. In approximate mode (no KV-event endpoint) there is no pipeline
  * and nothing is published about blocks.
+ *
+ * <p>Continuity: every health check goes to the subscriber ({@link KvEventSubscriber#healthLost},
+ * {@link KvEventSubscriber#healthy} with the engine's process start time), which keeps the
+ * replica's blocks only if the engine proves to be the same process with nothing missed and
+ * otherwise starts a new epoch. After a failed check the actor publishes nothing and registers
+ * nothing until the subscriber has settled that question for a later check, so trackers never take
+ * back a picture of an engine that restarted. A replica is registered only once its engine is
+ * healthy and the {@link AlignmentProbe} found its blocks keyed as the router keys them (probed
+ * again after every engine restart).
  */
 public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
-
-  /** Most batches one replay reply carries. */
-  static final int MAX_REPLAY_BATCHES = 128;
 
   /** Every replica agent registers under this key; trackers watch its listing. */
   public static final ServiceKey<AgentRequest> SERVICE_KEY = AgentRequest.SERVICE_KEY;
@@ -53,15 +59,23 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     INSTANCE
   }
 
-  private record HealthChecked(boolean healthy) implements Command {}
+  private record HealthChecked(long tick, boolean healthy) implements Command {}
+
+  private record Scraped(long tick, EngineProbe.Scrape scrape) implements Command {}
+
+  private record Settled(long tick) implements Command {}
+
+  private enum EngineRestarted implements Command {
+    INSTANCE
+  }
+
+  private record Probed(long generation, AlignmentProbe.Result result) implements Command {}
 
   /**
    * The node is draining: deregister the replica for good (health checks no longer register it
    * again) and answer once the receptionist was told.
    */
   public record Drain(ActorRef<Done> replyTo) implements Command {}
-
-  private record LoadScraped(ReplicaLoad load) implements Command {}
 
   /** The engine's APIs, or empty when it did not answer. */
   private record ApisLearned(Optional<List<String>> apis) implements Command {}
@@ -71,15 +85,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
   private final ReplicaEventPipeline pipeline;
   private final KvEventSubscriber subscriber;
-  private final EngineProbe probe;
-  private boolean registered;
-  private boolean draining;
-  private int failures;
+  private final EngineProbe engine;
+  private final AlignmentProbe alignmentProbe;
+  private final ServingGate gate;
   private List<String> apis = List.of();
 
   /**
    * @param spec the replica
-   * @param settings heartbeat, health and replay settings
+   * @param settings heartbeat, health, replay and alignment settings
    * @param eventsTopic topic {@code kvrouter-kv-events}
    * @param loadTopic topic {@code kvrouter-replica-load}
    */
@@ -102,32 +115,58 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
     super(ctx);
+    ctx.setLoggerName(ReplicaAgent.class); // log lines name the agent, whatever logs first
     this.spec = spec;
     this.settings = settings;
     this.loadTopic = loadTopic;
-    this.probe = new EngineProbe(spec.baseUrl(), Duration.ofSeconds(2));
+    this.engine = new EngineProbe(spec.baseUrl(), settings.probeTimeout());
     if (spec.kvEvents()) {
+      RouterKeyFunction keys = settings.keyFunctions().apply(spec.model());
       BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));
       this.pipeline =
           new ReplicaEventPipeline(
               spec.info().targetId(),
-              settings.keyFunctions().apply(spec.model()),
+              keys,
               spec.blockSize(),
               settings.ringCapacity(),
+              settings.knownHashes(),
               sink);
+      ActorRef<AgentRequest> self = ctx.getSelf();
       this.subscriber =
           new KvEventSubscriber(
                   spec.kvEventsEndpoint(),
                   spec.replayEndpoint(),
                   spec.topicFilter(),
                   pipeline,
-                  "kv-events-" + spec.info().targetId())
+                  "kv-events-" + spec.info().targetId(),
+                  settings.kvEvents(),
+                  new KvEventSubscriber.Listener() {
+                    @Override
+                    public void onRestart() {
+                      self.tell(EngineRestarted.INSTANCE);
+                    }
+
+                    @Override
+                    public void onSettled(long tick) {
+                      self.tell(new Settled(tick));
+                    }
+                  })
               .start();
+      this.alignmentProbe =
+          new AlignmentProbe(
+              spec, keys, settings.tokenizers().apply(spec.model()), settings.alignment(), engine);
     } else {
       this.pipeline = null;
       this.subscriber = null;
+      this.alignmentProbe = null;
     }
-    // Registers on the first healthy check (right away, not one interval from now).
+    this.gate =
+        new ServingGate(
+            spec.kvEvents(),
+            spec.kvEvents() && settings.alignment().probe(),
+            settings.alignment().refuseOnMismatch(),
+            settings.deadAfterFailures());
+    // Checks health at once (registers on the first healthy check), not one interval from now.
     ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
   }
@@ -139,7 +178,10 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessage(RequestReplay.class, this::onRequestReplay)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
         .onMessage(HealthChecked.class, this::onHealthChecked)
-        .onMessage(LoadScraped.class, this::onLoadScraped)
+        .onMessage(Scraped.class, this::onScraped)
+        .onMessage(Settled.class, this::onSettled)
+        .onMessageEquals(EngineRestarted.INSTANCE, this::onEngineRestarted)
+        .onMessage(Probed.class, this::onProbed)
         .onMessage(ApisLearned.class, this::onApisLearned)
         .onMessage(Drain.class, this::onDrain)
         .onSignal(PostStop.class, s -> onPostStop())
@@ -161,7 +203,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       // A bounded reply keeps each message well under the remoting frame size; a tracker still
       // behind asks again (its next batch or heartbeat shows the remaining gap).
       List<KvEventBatch> first =
-          batches.get().subList(0, Math.min(MAX_REPLAY_BATCHES, batches.get().size()));
+          batches.get().subList(0, Math.min(settings.maxReplayBatches(), batches.get().size()));
       m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), first.toArray(KvEventBatch[]::new)));
     } else {
       m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
@@ -170,81 +212,128 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onTick() {
-    getContext().pipeToSelf(probe.healthy(), (ok, e) -> new HealthChecked(ok != null && ok));
+    long t = gate.nextTick();
+    getContext().pipeToSelf(engine.healthy(), (ok, e) -> new HealthChecked(t, ok != null && ok));
     return this;
   }
 
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
-      failures = 0;
-      if (!registered && !draining) {
-        getContext()
-            .pipeToSelf(
-                probe.apis(),
-                (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
-      }
       long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
           .pipeToSelf(
-              probe.load(spec.info().targetId(), epoch, spec.dpSize() > 1 ? spec.dpRank() : -1),
-              (load, e) -> new LoadScraped(load));
-    } else if (++failures >= settings.deadAfterFailures() && registered) {
+              engine.scrape(spec.info().targetId(), epoch, spec.dpSize() > 1 ? spec.dpRank() : -1),
+              (s, e) -> new Scraped(m.tick(), s));
+    }
+    ServingGate.Steps steps = gate.checked(m.tick(), m.healthy());
+    if (steps.tellHealthLost()) {
+      subscriber.healthLost();
+    }
+    if (steps.deregister()) {
       getContext()
           .getLog()
-          .warn("replica {} failed {} health checks: deregistering", spec.replicaId(), failures);
-      deregister();
+          .warn("replica {} failed health checks: deregistering", spec.replicaId());
     }
+    take(steps);
+    return this;
+  }
+
+  private Behavior<AgentRequest> onScraped(Scraped m) {
+    if (subscriber != null && gate.current(m.tick())) {
+      subscriber.healthy(
+          m.tick(), m.scrape() == null ? Double.NaN : m.scrape().processStartSeconds());
+    }
+    if (m.scrape() != null && gate.mayPublish()) {
+      // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
+      // learns of the gap here even when no later batch comes.
+      ReplicaLoad load = m.scrape().load();
+      loadTopic.tell(Topic.publish(pipeline == null ? load : pipeline.stamp(load)));
+    }
+    return this;
+  }
+
+  private Behavior<AgentRequest> onSettled(Settled m) {
+    take(gate.settled(m.tick()));
+    return this;
+  }
+
+  private Behavior<AgentRequest> onEngineRestarted() {
+    take(gate.restarted());
+    return this;
+  }
+
+  private Behavior<AgentRequest> onProbed(Probed m) {
+    AlignmentProbe.Result r = m.result();
+    if (m.generation() == gate.probeGeneration()) {
+      if (r.outcome() == AlignmentProbe.Outcome.INCONCLUSIVE) {
+        getContext()
+            .getLog()
+            .warn("replica {}: alignment probe inconclusive: {}", spec.replicaId(), r.detail());
+      } else if (r.mismatch()) {
+        getContext()
+            .getLog()
+            .error(
+                "replica {}: the router's block keys do not line up with the engine's blocks; {}:"
+                    + " {}",
+                spec.replicaId(),
+                settings.alignment().refuseOnMismatch()
+                    ? "NOT serving it"
+                    : "serving it anyway (alignment.on-mismatch = warn)",
+                r.detail());
+      }
+    }
+    take(gate.probed(m.generation(), r.mismatch()));
     return this;
   }
 
   private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
-    if (m.apis().isEmpty() || registered || draining) {
-      return this; // no answer: the next healthy check asks again
-    }
-    apis = m.apis().get();
-    getContext()
-        .getLog()
-        .info(
-            "replica {} healthy, serving {}: registering",
-            spec.replicaId(),
-            apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
-    register();
-    return this;
-  }
-
-  private Behavior<AgentRequest> onLoadScraped(LoadScraped m) {
-    if (m.load() != null) {
-      // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
-      // learns of the gap here even when no later batch comes.
-      loadTopic.tell(Topic.publish(pipeline == null ? m.load() : pipeline.stamp(m.load())));
-    }
+    m.apis().ifPresent(a -> apis = a);
+    take(gate.apisLearned(m.apis().isPresent()));
     return this;
   }
 
   private Behavior<AgentRequest> onDrain(Drain m) {
-    draining = true;
-    if (registered) {
+    if (gate.registered()) {
       getContext().getLog().info("replica {} deregistering: the node drains", spec.replicaId());
-      deregister();
     }
+    take(gate.drain());
     m.replyTo().tell(Done.getInstance());
     return this;
   }
 
-  private void deregister() {
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
-    registered = false;
-  }
-
-  private void register() {
-    getContext()
-        .getSystem()
-        .receptionist()
-        .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
-    registered = true;
+  /** Does what the gate decided. */
+  private void take(ServingGate.Steps steps) {
+    if (steps.probe()) {
+      long generation = gate.probeGeneration();
+      getContext()
+          .pipeToSelf(
+              alignmentProbe.run(pipeline, ThreadLocalRandom.current().nextLong()),
+              (r, e) -> new Probed(generation, r));
+    }
+    if (steps.learnApis()) {
+      getContext()
+          .pipeToSelf(
+              engine.apis(),
+              (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
+    }
+    if (steps.register()) {
+      getContext()
+          .getLog()
+          .info(
+              "replica {} healthy, serving {}: registering",
+              spec.replicaId(),
+              apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
+      getContext()
+          .getSystem()
+          .receptionist()
+          .tell(Receptionist.register(SERVICE_KEY, getContext().getSelf()));
+    }
+    if (steps.deregister()) {
+      getContext()
+          .getSystem()
+          .receptionist()
+          .tell(Receptionist.deregister(SERVICE_KEY, getContext().getSelf()));
+    }
   }
 
   private Behavior<AgentRequest> onPostStop() {

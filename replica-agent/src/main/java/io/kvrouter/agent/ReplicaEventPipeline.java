@@ -1,5 +1,6 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.agent.kvevents.EngineEvent;
 import io.kvrouter.agent.kvevents.EngineEventBatch;
 import io.kvrouter.agent.kvevents.EngineStreamHandler;
 import io.kvrouter.protocol.KvEvent;
@@ -9,6 +10,7 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReplicaSnapshot;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,17 +38,24 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
   private long engineBatches;
   private long restarts;
   private long lostBatches;
+  private Consumer<EngineEvent.BlockStored> rootWatcher;
 
   /**
    * @param replicaId the routable target id
    * @param keys router key function
    * @param blockSize the replica's block size
    * @param ringCapacity stamped batches kept for replay
+   * @param knownHashes engine hashes remembered for parent lookup
    * @param sink where stamped batches go
    */
   public ReplicaEventPipeline(
-      String replicaId, RouterKeyFunction keys, int blockSize, int ringCapacity, BatchSink sink) {
-    this.bridge = new EngineKeyBridge(keys, blockSize, 1 << 20);
+      String replicaId,
+      RouterKeyFunction keys,
+      int blockSize,
+      int ringCapacity,
+      int knownHashes,
+      BatchSink sink) {
+    this.bridge = new EngineKeyBridge(keys, blockSize, knownHashes);
     this.stamps = new StampedEventLog(replicaId, EpochClock.next(), ringCapacity);
     this.sink = sink;
     emit(new KvEvent[] {new ReplicaCleared()});
@@ -55,6 +64,13 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
   @Override
   public synchronized void onBatch(long seq, EngineEventBatch batch) {
     engineBatches++;
+    if (rootWatcher != null) {
+      for (EngineEvent e : batch.events()) {
+        if (e instanceof EngineEvent.BlockStored s && s.parentHash() == null) {
+          rootWatcher.accept(s);
+        }
+      }
+    }
     List<KvEvent> events = bridge.translate(batch.events());
     if (!events.isEmpty()) {
       emit(events.toArray(KvEvent[]::new));
@@ -90,6 +106,23 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
 
   private void emit(KvEvent[] events) {
     sink.publish(stamps.append(events));
+  }
+
+  /**
+   * Hands every BlockStored that starts at block 0 (no parent) to {@code watcher}, on the
+   * subscriber's thread, until {@link #unwatchRoots}: how the alignment probe sees what the engine
+   * stored for its prompt. One watcher at a time (a new one replaces the last); it must be quick
+   * and thread-safe.
+   */
+  public synchronized void watchRoots(Consumer<EngineEvent.BlockStored> watcher) {
+    rootWatcher = watcher;
+  }
+
+  /** Removes {@code watcher} if it is still the one installed. */
+  public synchronized void unwatchRoots(Consumer<EngineEvent.BlockStored> watcher) {
+    if (rootWatcher == watcher) {
+      rootWatcher = null;
+    }
   }
 
   /** Stamped batches of {@code epoch} from {@code fromSeq}, or empty: send {@link #snapshot}. */

@@ -100,7 +100,7 @@ class EventPlaneUnitTest {
   @Test
   void pipeline_opensEachEpochWithReplicaClearedAndNewEpochOnRestart() {
     List<KvEventBatch> sunk = new ArrayList<>();
-    ReplicaEventPipeline p = new ReplicaEventPipeline("r", keys, 16, 100, sunk::add);
+    ReplicaEventPipeline p = new ReplicaEventPipeline("r", keys, 16, 100, 1 << 20, sunk::add);
     p.onBatch(
         0, new EngineEventBatch(0, List.of(stored(new long[] {1}, null, new int[16], null)), 0));
     p.onBatch(1, new EngineEventBatch(0, List.of(), 0)); // translates to nothing: not stamped

@@ -3,6 +3,7 @@ package io.kvrouter.ingress.http;
 import io.kvrouter.config.management.DrainSettings;
 import io.kvrouter.ingress.drain.InFlightRequests;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
@@ -19,10 +20,22 @@ import org.apache.pekko.stream.Materializer;
  * streams in flight get up to {@code kvrouter.node.drain.grace-period} to finish ({@link
  * InFlightRequests}: Pekko HTTP's own termination would cut streamed entities); each one releases
  * its reservation as it ends. New requests on connections still open get 503.
+ *
+ * <p>When the cluster downed the node (coordinated shutdown's reason is Pekko's {@code
+ * ClusterDowningReason}: a split brain resolver decision, or a peer's down command), nothing is
+ * drained: every request in flight ends at once with a clean error ({@link
+ * InFlightRequests#abort}).
  */
 public final class IngressHttpServer {
 
   private IngressHttpServer() {}
+
+  private static boolean downed(CoordinatedShutdown shutdown) {
+    return shutdown
+        .getShutdownReason()
+        .map(r -> r.equals(CoordinatedShutdown.clusterDowningReason()))
+        .orElse(false);
+  }
 
   /** Binds {@code route} on the settings' host and port. */
   public static CompletionStage<ServerBinding> start(
@@ -35,6 +48,16 @@ public final class IngressHttpServer {
         .thenApply(
             binding -> {
               CoordinatedShutdown shutdown = CoordinatedShutdown.get(Adapter.toClassic(system));
+              shutdown.addTask(
+                  CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+                  "kvrouter-http-abort-when-downed",
+                  () -> {
+                    if (downed(shutdown)) {
+                      system.log().warn("the cluster downed this node: ending requests in flight");
+                      inFlight.abort();
+                    }
+                    return CompletableFuture.completedFuture(Done.getInstance());
+                  });
               shutdown.addTask(
                   CoordinatedShutdown.PhaseServiceUnbind(),
                   "kvrouter-http-unbind",

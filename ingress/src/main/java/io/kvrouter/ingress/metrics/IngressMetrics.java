@@ -68,6 +68,7 @@ public final class IngressMetrics implements ProxyListener {
   private final PredictionAccuracy accuracy;
   private final AtomicReference<TrackerStats> stats =
       new AtomicReference<>(new TrackerStats(0, 0, 0, 0, 0, 0, 0));
+  private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
 
   /** Metrics with the accuracy settings of the default configuration. */
   public IngressMetrics() {
@@ -323,6 +324,19 @@ public final class IngressMetrics implements ProxyListener {
               return holder;
             })
         .set(value);
+  }
+
+  @Override
+  public void sent(String model, String replicaId) {
+    attempts
+        .computeIfAbsent(
+            replicaId,
+            r ->
+                Counter.builder("kvrouter.replica.attempts")
+                    .description("Attempts this node sent to each replica")
+                    .tag("replica", r)
+                    .register(registry))
+        .increment();
   }
 
   @Override

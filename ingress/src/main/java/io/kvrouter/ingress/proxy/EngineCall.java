@@ -97,6 +97,7 @@ final class EngineCall {
     for (var h : trace.engineHeaders(call.span()).entrySet()) {
       engineRequest = engineRequest.addHeader(RawHeader.create(h.getKey(), h.getValue()));
     }
+    listener.sent(job.request().model(), target.replicaId());
     CompletableFuture<HttpResponse> response =
         http.singleRequest(engineRequest).toCompletableFuture();
     CompletableFuture<HttpResponse> timed =

@@ -3,6 +3,9 @@ package io.kvrouter.ingress.proxy;
 /** What the proxy reports as it goes, for metrics and the dashboard. All methods are cheap. */
 public interface ProxyListener {
 
+  /** An attempt is sent to {@code replicaId}. */
+  default void sent(String model, String replicaId) {}
+
   /** An attempt at {@code replicaId} failed before the first byte and the next one is tried. */
   default void retried(String model, String replicaId, String reason) {}
 

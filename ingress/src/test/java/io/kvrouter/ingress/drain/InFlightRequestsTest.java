@@ -14,6 +14,7 @@ import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.japi.Pair;
 import org.apache.pekko.stream.Materializer;
 import org.apache.pekko.stream.javadsl.Sink;
@@ -80,5 +81,71 @@ class InFlightRequestsTest {
     inFlight.close();
     inFlight.drained(Duration.ofMillis(200)).toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertThat(inFlight.inFlight()).isEqualTo(1);
+  }
+
+  @Test
+  void abort_answersARequestNotYetAnswered_with503AndAnErrorObject_inItsApisShape()
+      throws Exception {
+    InFlightRequests inFlight = new InFlightRequests(mat);
+    var handler = inFlight.wrap(request -> new CompletableFuture<HttpResponse>()); // never answers
+    CompletableFuture<HttpResponse> openAi =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture();
+    CompletableFuture<HttpResponse> anthropic =
+        handler.apply(HttpRequest.POST("/v1/messages")).toCompletableFuture();
+    assertThat(inFlight.inFlight()).isEqualTo(2);
+
+    inFlight.abort();
+    HttpResponse o = openAi.get(10, TimeUnit.SECONDS);
+    HttpResponse a = anthropic.get(10, TimeUnit.SECONDS);
+    assertThat(o.status().intValue()).isEqualTo(503);
+    assertThat(body(o)).contains("\"error\":{\"message\":").contains("ingress_downed");
+    assertThat(a.status().intValue()).isEqualTo(503);
+    assertThat(body(a)).startsWith("{\"type\":\"error\",\"error\":{\"type\":");
+    assertThat(inFlight.inFlight()).isZero();
+    assertThat(handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get())
+        .extracting(r -> r.status().intValue())
+        .isEqualTo(503);
+  }
+
+  @Test
+  void abort_endsAnEventStreamUnderWay_withAnErrorEvent() throws Exception {
+    InFlightRequests inFlight = new InFlightRequests(mat);
+    var handler =
+        inFlight.wrap(
+            request ->
+                CompletableFuture.completedFuture(
+                    HttpResponse.create()
+                        .withEntity(
+                            HttpEntities.createChunked(
+                                MediaTypes.TEXT_EVENT_STREAM.toContentType(),
+                                Source.single(ByteString.fromString("data: {\"text\":\"a\"}\n\n"))
+                                    .concat(Source.<ByteString>maybe())))));
+    HttpResponse response =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
+    List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+    response.entity().getDataBytes().runWith(Sink.foreach(b -> received.add(b.utf8String())), mat);
+    assertThat(inFlight.inFlight()).isEqualTo(1);
+
+    inFlight.abort();
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(10),
+            () -> {
+              assertThat(String.join("", received))
+                  .startsWith("data: {\"text\":\"a\"}")
+                  .contains("data: {\"error\":{")
+                  .endsWith("data: [DONE]\n\n");
+              assertThat(inFlight.inFlight()).isZero();
+              return null;
+            });
+  }
+
+  private String body(HttpResponse r) throws Exception {
+    return r.entity()
+        .toStrict(10_000, mat)
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS)
+        .getData()
+        .utf8String();
   }
 }

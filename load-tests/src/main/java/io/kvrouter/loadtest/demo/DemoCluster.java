@@ -142,7 +142,15 @@ public final class DemoCluster implements AutoCloseable {
         }
       }
       AgentSettings agentSettings =
-          AgentSettings.of(specs).withHeartbeat(Duration.ofMillis(500), 3);
+          AgentSettings.of(specs)
+              .withHeartbeat(Duration.ofMillis(500), 3)
+              .withTokenizers(RouterTokenizers.of(tokenizers));
+      if (o.mismatchedBlockSize() > 0) {
+        // The mismatched engine is there to be served and flagged by prediction accuracy: its
+        // agent names the mismatch in an ERROR but serves it.
+        agentSettings =
+            agentSettings.withAlignment(agentSettings.alignment().withRefuseOnMismatch(false));
+      }
       ActorSystem<Void> agent =
           NodeBootstrap.start(
               NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),

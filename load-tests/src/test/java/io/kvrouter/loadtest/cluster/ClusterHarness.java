@@ -17,6 +17,7 @@ import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import io.kvrouter.loadtest.demo.RouterTokenizers;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -104,7 +105,9 @@ final class ClusterHarness implements AutoCloseable {
             Map.of(
                 NodeSettings.ROLE_AGENT,
                 AgentGuardian.roleGuardian(
-                    AgentSettings.of(fleet.specs()).withHeartbeat(Duration.ofMillis(300), 3))));
+                    AgentSettings.of(fleet.specs())
+                        .withHeartbeat(Duration.ofMillis(300), 3)
+                        .withTokenizers(RouterTokenizers.of(tokenizers)))));
     Agent agent = new Agent(system, fleet, prefix);
     agents.put(prefix, agent);
     return agent;

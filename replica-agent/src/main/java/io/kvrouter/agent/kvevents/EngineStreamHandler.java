@@ -11,8 +11,13 @@ public interface EngineStreamHandler {
   void onBatch(long seq, EngineEventBatch batch);
 
   /**
-   * The engine's sequence went backwards: it restarted and lost its cache (vLLM sends no
-   * AllBlocksCleared then). Batches that follow belong to the new engine process.
+   * The engine restarted and lost its cache (vLLM sends no AllBlocksCleared then), or an
+   * interruption could not be shown harmless: forget everything delivered so far. Batches that
+   * follow belong to the new engine process, from its seq 0.
+   *
+   * @param lastSeq the last seq delivered before (-1 when none)
+   * @param newSeq the live seq that revealed the restart (a regression), or -1 when something else
+   *     did (a changed process start time, a replay, an unproven interruption)
    */
   void onEngineRestart(long lastSeq, long newSeq);
 

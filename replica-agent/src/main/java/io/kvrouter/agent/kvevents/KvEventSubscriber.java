@@ -3,6 +3,8 @@ package io.kvrouter.agent.kvevents;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,41 +15,84 @@ import org.zeromq.ZMsg;
 
 /**
  * Subscribes to one engine's KV events over ZMQ (JeroMQ SUB) on its own daemon thread, decodes them
- * with {@link VllmEventDecoder} and hands them, in sequence order, to an {@link
- * EngineStreamHandler}. Never runs on an actor dispatcher.
+ * and hands them, in sequence order, to an {@link EngineStreamHandler} through a {@link
+ * StreamSequencer} (which holds every rule). Never runs on an actor dispatcher; the agent actor
+ * talks to it only through {@link #healthLost()} and {@link #healthy}, which queue a command for
+ * this thread, and hears back through a {@link Listener}.
  *
- * <p>Live messages are parsed by {@link TransportFrames} and sequenced by a {@link StreamSequencer}
- * (gap → replay, regression → engine restart, first message above 0 → replay from 0). Replay uses a
- * DEALER sending {@code ["", seq8]} and reads replies until the end marker, bounded by a timeout.
- * After 2 s without live messages the replay socket is probed for anything newer; if it has some,
- * the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections) and is
- * recreated; without a replay socket the SUB is recreated on every such silence, which costs
+ * <p>Replay: a DEALER sends {@code ["", seq8]} to the engine's ROUTER and reads until the end
+ * marker. vLLM's replay protocol has no request id, so an answer is matched to its request by
+ * reading it whole: when it is not whole within {@code replayTimeout} (or the connection drops),
+ * the DEALER is closed and the next request gets a new one. An answer that comes later goes to a
+ * socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so it can never
+ * be read as the answer to a later request (a DEALER kept across a timeout would send a request
+ * queued while the engine was away once it is back, and from then on read each reply one request
+ * late). While answers come whole the DEALER is kept: a request on a connection made moments before
+ * was sometimes lost (JeroMQ 0.6.0 on loopback, about one in three hundred), so the DEALER is
+ * replaced as soon as its connection drops and the first request on a new one is sent again when
+ * nothing at all came back after {@code replayRetry}.
+ *
+ * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read before and right
+ * after each receive. On a drop the sequencer holds live batches until a replay shows which engine
+ * sends them, and the SUB is replaced: its queue may still hold the old connection's last messages,
+ * which are in the replay buffer if the engine is the same process and stale if it is not. After
+ * {@code silence} without live messages the sequencer audits the replay buffer; if that delivers
+ * anything the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections)
+ * and is replaced; without a replay socket the SUB is replaced on every such silence, which costs
  * nothing when the engine is merely idle.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
-  private static final java.util.concurrent.atomic.AtomicLong monitors =
-      new java.util.concurrent.atomic.AtomicLong();
+  /** What the agent hears back (called on the subscriber's thread; must not block). */
+  public interface Listener {
+    /** A restart cleared the replica (a new epoch began). */
+    void onRestart();
 
+    /**
+     * No interruption is pending as of the health check {@code tick} (the last one {@link #healthy}
+     * reported): the replica's blocks are either proven current or were cleared.
+     */
+    void onSettled(long tick);
+  }
+
+  private static final Listener NO_LISTENER =
+      new Listener() {
+        @Override
+        public void onRestart() {}
+
+        @Override
+        public void onSettled(long tick) {}
+      };
+
+  private static final AtomicLong MONITORS = new AtomicLong();
   private static final Logger log = LoggerFactory.getLogger(KvEventSubscriber.class);
-  private static final int POLL_MILLIS = 50;
-  private static final int REPLAY_TIMEOUT_MILLIS = 2_000;
+
+  /** Safety bound on one replay answer (vLLM buffers 10,000 batches by default). */
   private static final int MAX_REPLAY_MESSAGES = 1_000_000;
-  private static final long SILENCE_NANOS = 2_000_000_000L;
 
   private final String endpoint;
   private final String replayEndpoint;
   private final String topicFilter;
   private final EngineStreamHandler handler;
   private final String threadName;
+  private final SubscriberSettings settings;
+  private final Listener listener;
+  private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
   private volatile boolean running = true;
   private Thread thread;
-  private ZMQ.Socket dealer;
   private volatile StreamSequencer sequencer;
+  private ZMQ.Socket sub;
+  private ZMQ.Socket monitor;
+  private ZMQ.Socket dealer;
+  private ZMQ.Socket dealerDrops;
+  private ZMQ.Poller dealerPoller;
+  private boolean dealerFresh;
+  private long lastHealthyTick = -1;
+  private long settledTick = -1;
 
   /**
    * @param endpoint the engine's PUB endpoint to connect to, e.g. {@code tcp://127.0.0.1:5557}
@@ -55,18 +100,41 @@ public final class KvEventSubscriber implements AutoCloseable {
    * @param topicFilter SUB prefix filter ("" for all)
    * @param handler where batches go, called on this subscriber's thread
    * @param threadName the thread's name (say which replica)
+   * @param settings waits, retries and audits
+   * @param listener hears of restarts and settled interruptions
    */
   public KvEventSubscriber(
       String endpoint,
       String replayEndpoint,
       String topicFilter,
       EngineStreamHandler handler,
-      String threadName) {
+      String threadName,
+      SubscriberSettings settings,
+      Listener listener) {
     this.endpoint = endpoint;
     this.replayEndpoint = replayEndpoint;
     this.topicFilter = topicFilter == null ? "" : topicFilter;
     this.handler = handler;
     this.threadName = threadName;
+    this.settings = settings;
+    this.listener = listener;
+  }
+
+  /** With the defaults of {@code reference.conf} and nobody listening. */
+  public KvEventSubscriber(
+      String endpoint,
+      String replayEndpoint,
+      String topicFilter,
+      EngineStreamHandler handler,
+      String threadName) {
+    this(
+        endpoint,
+        replayEndpoint,
+        topicFilter,
+        handler,
+        threadName,
+        SubscriberSettings.defaults(),
+        NO_LISTENER);
   }
 
   /** Starts the subscriber thread. */
@@ -75,6 +143,25 @@ public final class KvEventSubscriber implements AutoCloseable {
     thread.setDaemon(true);
     thread.start();
     return this;
+  }
+
+  /** The engine failed a health check (thread-safe; handled on the subscriber's thread). */
+  public void healthLost() {
+    inbox.add(() -> sequencer.onHealthLost());
+  }
+
+  /**
+   * The engine answered health check {@code tick} (thread-safe; handled on the subscriber's
+   * thread).
+   *
+   * @param processStartSeconds its {@code process_start_time_seconds}, or NaN when it has none
+   */
+  public void healthy(long tick, double processStartSeconds) {
+    inbox.add(
+        () -> {
+          lastHealthyTick = Math.max(lastHealthyTick, tick);
+          sequencer.onHealthy(processStartSeconds);
+        });
   }
 
   /** Messages received live so far. */
@@ -100,44 +187,50 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   private void run() {
     try (ZContext ctx = new ZContext()) {
-      ZMQ.Socket sub = connectSub(ctx);
-      ZMQ.Socket monitor = monitor(ctx, sub);
+      subscribe(ctx);
       if (replayEndpoint != null) {
-        dealer = ctx.createSocket(SocketType.DEALER);
-        dealer.setLinger(0);
-        dealer.setReceiveTimeOut(REPLAY_TIMEOUT_MILLIS);
-        dealer.connect(replayEndpoint);
+        openDealer(ctx);
       }
       sequencer =
-          new StreamSequencer(handler, dealer == null ? null : this::fetchReplay, threadName);
+          new StreamSequencer(
+              handler,
+              replayEndpoint == null ? null : from -> fetchReplay(ctx, from),
+              threadName,
+              settings,
+              System::nanoTime,
+              listener::onRestart);
+      long silenceNanos = settings.silence().toNanos();
       long lastLive = System.nanoTime();
       while (running) {
-        ZMQ.Event event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT);
-        if (event != null && event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
-          sequencer.onDisconnected();
+        runCommands();
+        if (dropped()) {
+          resubscribe(ctx);
+        }
+        if (dealer != null && ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
+          replaceDealer(ctx); // reconnects by itself as soon as the engine listens again
         }
         ZMsg msg = ZMsg.recvMsg(sub);
         if (msg == null) {
-          if (System.nanoTime() - lastLive > SILENCE_NANOS) {
-            // Silence: either the engine is idle or the SUB is stuck (seen with JeroMQ on
-            // loopback: a SUB that never receives). Batches in the replay buffer beyond what we
-            // have prove the latter; without replay, reconnecting an idle SUB costs nothing.
-            long recovered = sequencer.probe();
-            if (dealer == null || recovered > 0) {
+          sequencer.onIdle();
+          if (System.nanoTime() - lastLive > silenceNanos) {
+            long recovered = sequencer.audit();
+            if (replayEndpoint == null || recovered > 0) {
               if (recovered > 0) {
                 log.warn(
                     "{}: SUB stuck ({} batches recovered by replay); reconnecting",
                     threadName,
                     recovered);
               }
-              monitor.close();
-              sub.close();
-              sub = connectSub(ctx);
-              monitor = monitor(ctx, sub);
+              resubscribe(ctx);
               reconnects.incrementAndGet();
             }
             lastLive = System.nanoTime();
           }
+          settle();
+          continue;
+        }
+        if (dropped()) {
+          resubscribe(ctx); // the message may be the old connection's last: replay decides
           continue;
         }
         lastLive = System.nanoTime();
@@ -148,6 +241,7 @@ public final class KvEventSubscriber implements AutoCloseable {
           continue;
         }
         sequencer.onLive(m.seq(), m.payload());
+        settle();
       }
     } catch (RuntimeException | Error e) {
       if (running) {
@@ -156,48 +250,152 @@ public final class KvEventSubscriber implements AutoCloseable {
     }
   }
 
-  /** A socket receiving the SUB's disconnect events (an engine restart drops the connection). */
-  private ZMQ.Socket monitor(ZContext ctx, ZMQ.Socket sub) {
-    String address = "inproc://kv-events-monitor-" + threadName + "-" + monitors.incrementAndGet();
+  private void runCommands() {
+    Runnable c;
+    while ((c = inbox.poll()) != null) {
+      c.run();
+    }
+    settle();
+  }
+
+  private void settle() {
+    if (lastHealthyTick > settledTick && !sequencer.interrupted()) {
+      settledTick = lastHealthyTick;
+      listener.onSettled(settledTick);
+    }
+  }
+
+  /**
+   * Reads the SUB's monitor; on a dropped connection tells the sequencer and returns true: the
+   * caller then replaces the SUB, whose queue may still hold the old connection's last messages
+   * (they are in the engine's replay buffer if it is the same process, and stale if not).
+   */
+  private boolean dropped() {
+    boolean dropped = false;
+    ZMQ.Event event;
+    while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
+      if (event.getEvent() == ZMQ.EVENT_DISCONNECTED) {
+        sequencer.onDisconnected();
+        dropped = true;
+      }
+    }
+    return dropped;
+  }
+
+  /**
+   * Connects a SUB socket and a monitor receiving its disconnect events (an engine restart drops
+   * the connection).
+   */
+  private void subscribe(ZContext ctx) {
+    sub = ctx.createSocket(SocketType.SUB);
+    sub.setLinger(0);
+    sub.setRcvHWM(settings.receiveHighWaterMark());
+    sub.setReceiveTimeOut((int) settings.pollInterval().toMillis());
+    sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
+    String address = "inproc://kv-events-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
     sub.monitor(address, ZMQ.EVENT_DISCONNECTED);
-    ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
+    monitor = ctx.createSocket(SocketType.PAIR);
     monitor.setLinger(0);
     monitor.connect(address);
-    return monitor;
-  }
-
-  private ZMQ.Socket connectSub(ZContext ctx) {
-    ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
-    sub.setLinger(0);
-    sub.setRcvHWM(100_000);
-    sub.setReceiveTimeOut(POLL_MILLIS);
-    sub.subscribe(topicFilter.getBytes(StandardCharsets.UTF_8));
     sub.connect(endpoint);
-    return sub;
   }
 
-  /** Sends a replay request and collects the answer until the end marker or a timeout. */
-  private List<TransportFrames.Message> fetchReplay(long fromSeq) {
+  /** Replaces the SUB and its monitor, dropping whatever the old SUB still queued. */
+  private void resubscribe(ZContext ctx) {
+    ctx.destroySocket(monitor);
+    ctx.destroySocket(sub);
+    subscribe(ctx);
+  }
+
+  /**
+   * One replay request: the whole answer, or unanswered at the timeout or as soon as the connection
+   * drops (a request already sent on a dead connection is never answered; a reconnected DEALER does
+   * not send it again). The DEALER is kept while every answer is whole and replaced after any that
+   * is not, so a late answer dies with the socket it was meant for.
+   */
+  private ReplayReply fetchReplay(ZContext ctx, long fromSeq) {
     replayRequests.incrementAndGet();
-    dealer.sendMore(new byte[0]);
-    dealer.send(ZmqFrames.seq(fromSeq));
+    if (ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
+      replaceDealer(ctx); // its connection dropped since the last answer: start clean
+    }
+    send(fromSeq);
+    long now = System.nanoTime();
+    long deadline = now + settings.replayTimeout().toNanos();
+    // The first request on a new connection was sometimes lost (JeroMQ 0.6.0 on loopback): when
+    // nothing at all came back after replayRetry it is sent once more, and the socket replaced
+    // after the (first) whole answer, so the second answer dies with it.
+    long resendAt = dealerFresh ? now + settings.replayRetry().toNanos() : Long.MAX_VALUE;
+    boolean resent = false;
     List<TransportFrames.Message> out = new ArrayList<>();
-    for (int i = 0; i < MAX_REPLAY_MESSAGES; i++) {
-      ZMsg reply = ZMsg.recvMsg(dealer);
-      if (reply == null) {
-        log.warn("{}: replay from {} timed out", threadName, fromSeq);
+    while (out.size() < MAX_REPLAY_MESSAGES) {
+      long wakeAt = !resent && out.isEmpty() ? Math.min(deadline, resendAt) : deadline;
+      long left = (wakeAt - System.nanoTime()) / 1_000_000;
+      if (left <= 0) {
+        if (wakeAt == deadline) {
+          break;
+        }
+        send(fromSeq); // nothing came back at all: once more
+        resent = true;
+        continue;
+      }
+      if (dealerPoller.poll(left) < 0) {
         break;
+      }
+      ZMsg reply = dealerPoller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
+      if (reply == null) {
+        if (dealerPoller.pollin(1)) {
+          break; // the connection dropped with the answer incomplete
+        }
+        continue;
       }
       TransportFrames.Message m = TransportFrames.replay(frames(reply));
       if (m == null) {
         malformed.incrementAndGet();
       } else if (m.endOfReplay()) {
-        break;
+        dealerFresh = false;
+        if (resent) {
+          replaceDealer(ctx);
+        }
+        return ReplayReply.of(out);
       } else {
         out.add(m);
       }
     }
-    return out;
+    replaceDealer(ctx);
+    return ReplayReply.unanswered();
+  }
+
+  private void send(long fromSeq) {
+    dealer.sendMore(new byte[0]);
+    dealer.send(ZmqFrames.seq(fromSeq));
+  }
+
+  /** A DEALER to the replay endpoint and a monitor of its connection drops. */
+  private void openDealer(ZContext ctx) {
+    dealer = ctx.createSocket(SocketType.DEALER);
+    dealer.setLinger(0);
+    dealerDrops = ctx.createSocket(SocketType.PAIR);
+    dealerDrops.setLinger(0);
+    String address = "inproc://kv-replay-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
+    dealer.monitor(address, ZMQ.EVENT_DISCONNECTED);
+    dealerDrops.connect(address);
+    dealerPoller = ctx.createPoller(2);
+    dealerPoller.register(dealer, ZMQ.Poller.POLLIN);
+    dealerPoller.register(dealerDrops, ZMQ.Poller.POLLIN);
+    dealerFresh = true;
+    dealer.connect(replayEndpoint);
+  }
+
+  /**
+   * Closes the DEALER (whatever answer is still on its way dies with it) and connects a new one at
+   * once: a request sent on a connection made moments before was sometimes lost (JeroMQ 0.6.0 on
+   * loopback), one sent on a settled connection was not.
+   */
+  private void replaceDealer(ZContext ctx) {
+    dealerPoller.close();
+    ctx.destroySocket(dealerDrops);
+    ctx.destroySocket(dealer);
+    openDealer(ctx);
   }
 
   private static List<byte[]> frames(ZMsg msg) {
@@ -211,7 +409,8 @@ public final class KvEventSubscriber implements AutoCloseable {
     running = false;
     if (thread != null) {
       try {
-        thread.join(5_000);
+        thread.join(
+            settings.replayTimeout().plus(settings.pollInterval()).multipliedBy(2).toMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }

@@ -2,6 +2,7 @@ package io.kvrouter.agent.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -166,6 +167,14 @@ public final class SimHttpServer implements AutoCloseable {
       case "/sim/requests" -> {
         SimHttp.requireMethod(method, "GET");
         SimHttp.sendJson(ex, 200, requests.toJson());
+      }
+      case "/sim/cache" -> {
+        // The blocks the engine holds now, so tests in other processes can compare a router's
+        // view with it (a test double's window, not a vLLM API).
+        SimHttp.requireMethod(method, "GET");
+        long[] held = engine.query(SimEngineCore::cachedBlockHashes).get(10, TimeUnit.SECONDS);
+        ObjectNode cache = JsonNodeFactory.instance.objectNode().put("blocks", held.length);
+        SimHttp.sendJson(ex, 200, cache);
       }
       case "/tokenize" -> post(ex, method, b -> tokenize(ex, b));
       case "/detokenize" -> post(ex, method, b -> detokenize(ex, b));

@@ -1,0 +1,178 @@
+package io.kvrouter.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The processes of a chaos run, each at a fixed address so a restart comes back where it was: two
+ * ingresses (127.0.0.2, .3), two agents (127.0.0.6, .7), each watching one simulated engine in a
+ * process of its own (127.0.0.4, distinct ports, KV events and replay over ZMQ). Every cluster node
+ * gets the same seed list (both ingresses and the first agent), so a restarted node joins whoever
+ * is up. {@link #kill} is SIGKILL; {@link #start} starts the node again with the same command.
+ */
+final class ChaosCluster implements AutoCloseable {
+
+  static final String MODEL = "kvrouter-demo";
+
+  /** One node: its command line and its current process. */
+  static final class Node {
+    final String name;
+    final String host;
+    final int httpPort;
+    final List<String> args;
+    Process process;
+    int incarnation;
+
+    Node(String name, String host, int httpPort, List<String> args) {
+      this.name = name;
+      this.host = host;
+      this.httpPort = httpPort;
+      this.args = args;
+    }
+
+    String url() {
+      return "http://" + host + ":" + httpPort;
+    }
+  }
+
+  final List<Node> engines = new ArrayList<>();
+  final List<Node> agents = new ArrayList<>();
+  final List<Node> ingresses = new ArrayList<>();
+  private final List<Path> logs = new ArrayList<>();
+
+  /**
+   * @param config HOCON given to every cluster node
+   * @param speedup the engines' speed-up over real time
+   */
+  ChaosCluster(String config, double speedup) throws Exception {
+    Path conf = Files.createTempFile("kvrouter-chaos", ".conf");
+    Files.writeString(conf, config);
+    String[] ingressHosts = {"127.0.0.2", "127.0.0.3"};
+    String[] agentHosts = {"127.0.0.6", "127.0.0.7"};
+    String engineHost = "127.0.0.4";
+    int[] ingressPorts = {
+      NodeProcesses.freePort(ingressHosts[0]), NodeProcesses.freePort(ingressHosts[1])
+    };
+    int[] agentPorts = {
+      NodeProcesses.freePort(agentHosts[0]), NodeProcesses.freePort(agentHosts[1])
+    };
+    String seeds =
+        String.join(
+            ",",
+            "pekko://kvrouter@" + ingressHosts[0] + ":" + ingressPorts[0],
+            "pekko://kvrouter@" + ingressHosts[1] + ":" + ingressPorts[1],
+            "pekko://kvrouter@" + agentHosts[0] + ":" + agentPorts[0]);
+    for (int i = 0; i < 2; i++) {
+      int http = NodeProcesses.freePort(engineHost);
+      String events = "tcp://" + engineHost + ":" + NodeProcesses.freePort(engineHost);
+      String replay = "tcp://" + engineHost + ":" + NodeProcesses.freePort(engineHost);
+      engines.add(
+          new Node(
+              "engine-" + i,
+              engineHost,
+              http,
+              List.of(
+                  "sim-engine",
+                  "--host",
+                  engineHost,
+                  "--port",
+                  "" + http,
+                  "--model",
+                  MODEL,
+                  "--kv-events",
+                  events,
+                  "--replay",
+                  replay,
+                  "--speedup",
+                  "" + speedup)));
+      agents.add(
+          new Node(
+              "agent-" + i,
+              agentHosts[i],
+              -1,
+              List.of(
+                  "agent",
+                  "--profile",
+                  "dev",
+                  "--config",
+                  conf.toString(),
+                  "--host",
+                  agentHosts[i],
+                  "--port",
+                  "" + agentPorts[i],
+                  "--seed-nodes",
+                  seeds,
+                  "--engine-url",
+                  "http://" + engineHost + ":" + http,
+                  "--kv-events",
+                  events,
+                  "--replay",
+                  replay,
+                  "--replica-id",
+                  "engine-" + i,
+                  "--model",
+                  MODEL)));
+    }
+    for (int i = 0; i < 2; i++) {
+      int http = NodeProcesses.freePort(ingressHosts[i]);
+      ingresses.add(
+          new Node(
+              "ingress-" + i,
+              ingressHosts[i],
+              http,
+              List.of(
+                  "ingress",
+                  "--profile",
+                  "dev",
+                  "--config",
+                  conf.toString(),
+                  "--host",
+                  ingressHosts[i],
+                  "--port",
+                  "" + ingressPorts[i],
+                  "--seed-nodes",
+                  seeds,
+                  "--http-host",
+                  ingressHosts[i],
+                  "--http-port",
+                  "" + http)));
+    }
+  }
+
+  /** Every node, engines first. */
+  List<Node> all() {
+    List<Node> out = new ArrayList<>(engines);
+    out.addAll(ingresses);
+    out.addAll(agents);
+    return out;
+  }
+
+  /** Starts (or starts again) the node's process. */
+  void start(Node node) throws Exception {
+    node.incarnation++;
+    Path log = Files.createTempFile("kvrouter-chaos-" + node.name + "-" + node.incarnation, ".log");
+    logs.add(log);
+    node.process = FatJarNodeIT.startJava(log, node.args.toArray(String[]::new));
+  }
+
+  /** SIGKILL, and waits for the process to be gone. */
+  void kill(Node node) throws Exception {
+    node.process.destroyForcibly().waitFor();
+  }
+
+  /** The tail of every log, for assertion messages. */
+  String logs() {
+    return NodeProcesses.tails(logs, 2000);
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (Node n : all()) {
+      if (n.process != null) {
+        n.process.destroyForcibly().waitFor();
+      }
+    }
+  }
+}

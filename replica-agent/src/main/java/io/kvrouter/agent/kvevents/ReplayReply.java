@@ -1,0 +1,29 @@
+package io.kvrouter.agent.kvevents;
+
+import java.util.List;
+
+/**
+ * The engine's answer to one replay request: the batches it still buffers from the requested seq
+ * on, in order, and whether the answer was whole (its end marker arrived in time). An answer that
+ * is not whole says nothing about what the engine holds: the request is asked again, never taken as
+ * a loss.
+ *
+ * @param batches the batches received, without the end marker
+ * @param complete true when the end marker arrived
+ */
+public record ReplayReply(List<TransportFrames.Message> batches, boolean complete) {
+
+  public ReplayReply {
+    batches = List.copyOf(batches);
+  }
+
+  /** A whole answer. */
+  public static ReplayReply of(List<TransportFrames.Message> batches) {
+    return new ReplayReply(batches, true);
+  }
+
+  /** No (whole) answer in time. */
+  public static ReplayReply unanswered() {
+    return new ReplayReply(List.of(), false);
+  }
+}

@@ -64,10 +64,13 @@ public final class ReplicaEventPipeline implements EngineStreamHandler {
   @Override
   public synchronized void onBatch(long seq, EngineEventBatch batch) {
     engineBatches++;
-    if (rootWatcher != null) {
+    // A local copy: the watcher may unwatch itself from inside accept (same thread, same lock),
+    // and a batch can hold several root blocks (a CPU-tier copy is stored as a root too).
+    Consumer<EngineEvent.BlockStored> watcher = rootWatcher;
+    if (watcher != null) {
       for (EngineEvent e : batch.events()) {
         if (e instanceof EngineEvent.BlockStored s && s.parentHash() == null) {
-          rootWatcher.accept(s);
+          watcher.accept(s);
         }
       }
     }

@@ -46,6 +46,35 @@ class CpuTierRoutingTest {
     return LoopbackHttp.JSON.readTree(r.body());
   }
 
+  /**
+   * Waits until the tracker holds more of the home replica's blocks than its engine holds on GPU
+   * (the CPU tier's copies arrived) and the count has not moved for three polls: the agent may hold
+   * live batches behind its catch-up replay for a moment after registering, so "converged" (the
+   * trackers agree with each other) does not yet mean the engine's events are in.
+   */
+  private static void awaitEventsApplied(String ingress, String engine) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    long last = -1;
+    int stable = 0;
+    while (stable < 3) {
+      long gpu = LoopbackHttp.getJson(engine + "/sim/cache").path("blocks").asLong();
+      long tracked = -1;
+      for (JsonNode r : LoopbackHttp.getJson(ingress + "/admin/replicas")) {
+        if (r.path("url").asText().equals(engine)) {
+          tracked = r.path("blocks").asLong();
+        }
+      }
+      stable = tracked > gpu && tracked == last ? stable + 1 : 0;
+      last = tracked;
+      assertThat(System.nanoTime())
+          .as(
+              "the tracker took in the engine's events (%d blocks tracked, %d on GPU)",
+              tracked, gpu)
+          .isLessThan(deadline);
+      Thread.sleep(300); // a poll interval, not a synchronisation: the condition above decides
+    }
+  }
+
   /** The engine whose query counter moved between the two snapshots. */
   private static int servedBy(List<EngineSnapshot> before, List<EngineSnapshot> after) {
     int served = -1;
@@ -84,6 +113,7 @@ class CpuTierRoutingTest {
       }
       double loadedBefore = loaded(homeUrl);
       DemoClient.awaitConverged(ingress);
+      awaitEventsApplied(ingress, homeUrl);
 
       List<EngineSnapshot> s1 = DemoClient.engineCounters(cluster);
       double predictedBefore = DemoClient.predictedCachedTokens(ingress);

@@ -24,9 +24,8 @@ public interface Router {
 
   /**
    * True when {@code model} has prefill replicas, so its requests go prefill then decode
-   * (disaggregation) unless short enough to skip the prefill hop.
+   * (disaggregation) unless short enough to skip the prefill hop. Not a default method: a router
+   * that wraps another must pass it on (a wrapper that answered false turned disaggregation off).
    */
-  default boolean disaggregated(String model) {
-    return false;
-  }
+  boolean disaggregated(String model);
 }

@@ -92,4 +92,9 @@ public final class SessionRouter implements Router {
   public Set<String> servedModels() {
     return delegate.servedModels();
   }
+
+  @Override
+  public boolean disaggregated(String model) {
+    return delegate.disaggregated(model);
+  }
 }

@@ -70,4 +70,9 @@ final class FakeRouter implements Router {
   public Set<String> servedModels() {
     return targets.isEmpty() ? Set.of() : Set.of("kvrouter-demo");
   }
+
+  @Override
+  public boolean disaggregated(String model) {
+    return false;
+  }
 }

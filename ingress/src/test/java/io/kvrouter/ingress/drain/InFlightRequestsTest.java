@@ -125,6 +125,14 @@ class InFlightRequestsTest {
     List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
     response.entity().getDataBytes().runWith(Sink.foreach(b -> received.add(b.utf8String())), mat);
     assertThat(inFlight.inFlight()).isEqualTo(1);
+    // The stream is under way once its first event reached the client.
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(10),
+            () -> {
+              assertThat(String.join("", received)).startsWith("data: {\"text\":\"a\"}");
+              return null;
+            });
 
     inFlight.abort();
     kit.createTestProbe()

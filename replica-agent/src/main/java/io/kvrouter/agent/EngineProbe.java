@@ -48,15 +48,26 @@ public final class EngineProbe {
   private final HttpClient client;
   private final String baseUrl;
   private final Duration timeout;
+  private final int dpRank;
 
   /**
    * @param baseUrl the engine's base URL
    * @param timeout longest wait for the connection and for each answer
    */
   public EngineProbe(String baseUrl, Duration timeout) {
+    this(baseUrl, timeout, -1);
+  }
+
+  /**
+   * @param dpRank the data-parallel rank the probe's completions go to ({@link
+   *     ReplicaInfo#DP_RANK_HEADER}), or -1 for an engine without ranks: a probe served by another
+   *     rank stores its blocks on that rank's event stream, where this replica never sees them
+   */
+  public EngineProbe(String baseUrl, Duration timeout, int dpRank) {
     this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.baseUrl = baseUrl;
     this.timeout = timeout;
+    this.dpRank = dpRank;
   }
 
   /** Completes with true on a 2xx from /health, false on anything else (never fails). */
@@ -101,13 +112,15 @@ public final class EngineProbe {
    * @return the status and body (fails when the engine does not answer)
    */
   public CompletionStage<HttpResponse<String>> complete(String json, Duration wait) {
-    return client.sendAsync(
+    HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(baseUrl + "/v1/completions"))
             .timeout(wait)
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(json))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+            .POST(HttpRequest.BodyPublishers.ofString(json));
+    if (dpRank >= 0) {
+      request.header(ReplicaInfo.DP_RANK_HEADER, Integer.toString(dpRank));
+    }
+    return client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** The APIs beyond OpenAI chat and completions that the router can use, when it asks. */

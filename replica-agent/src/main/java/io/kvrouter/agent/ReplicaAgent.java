@@ -119,7 +119,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     this.spec = spec;
     this.settings = settings;
     this.loadTopic = loadTopic;
-    this.engine = new EngineProbe(spec.baseUrl(), settings.probeTimeout());
+    this.engine =
+        new EngineProbe(
+            spec.baseUrl(), settings.probeTimeout(), spec.dpSize() > 1 ? spec.dpRank() : -1);
     if (spec.kvEvents()) {
       RouterKeyFunction keys = settings.keyFunctions().apply(spec.model());
       BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));

@@ -37,12 +37,13 @@ public final class RequestTrace {
   // Phases started and not yet ended: the request span ends them first, so no child outlives it
   // (a stream's phase and the request both end at the stream's last byte, on callbacks that may run
   // in either order).
-  private final Set<Phase> open = ConcurrentHashMap.newKeySet();
+  private final Set<Phase> open; // null when not recording
 
   private RequestTrace(
       Tracer tracer, Span span, String clientTraceparent, String clientTracestate) {
     this.tracer = tracer;
     this.span = span;
+    this.open = span == null ? null : ConcurrentHashMap.newKeySet();
     this.clientTraceparent = clientTraceparent;
     this.clientTracestate = clientTracestate;
   }

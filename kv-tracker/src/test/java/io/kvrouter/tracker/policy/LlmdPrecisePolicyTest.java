@@ -40,6 +40,28 @@ class LlmdPrecisePolicyTest {
     assertThat(f.rank(Fixture.policy("llmd_precise", 1), prompt)).containsExactly(2, 1, 0);
   }
 
+  /**
+   * Why llm-d sends everything to one pod when every prompt starts with the same block and that
+   * block is confirmed on one pod only (the sweep's spread arrivals: the second request arrives
+   * after the first one's KV events): the sole holder scores the full prefix 2, and a pod holding
+   * none can make up at most 1 (queue) + 1 (KV), so the holder wins even with the longest queue and
+   * 99 % of its KV cache in use. Only a full KV cache ties it. (Scoring a sole holder by its share
+   * of the prompt, 1 of 10 blocks, sends the request to an idle pod and fails this test.)
+   */
+  @Test
+  void aSoleHolderOfTheFirstBlock_outscoresIdlePodsHoldingNone_untilItsKvCacheIsFull() {
+    Fixture f = new Fixture(4);
+    long[] prompt = Fixture.prompt(1, 10);
+    f.cache(2, prompt, 1, Tier.GPU);
+    f.waiting[2] = 300;
+    f.kv[2] = 0.99;
+    Policy p = Fixture.policy("llmd_precise", 1);
+    // r2 = 2 × 1 + (1 − 0.99) + 0 = 2.01; r0, r1, r3 = 0 + 1 + 1 = 2
+    for (int i = 0; i < 20; i++) {
+      assertThat(f.rank(p, prompt)[0]).isEqualTo(2);
+    }
+  }
+
   @Test
   void sees_engineMetricsEvery50ms_confirmedBlocksOnly_asOneActivePicker() {
     Visibility v = Fixture.policy("llmd_precise", 1).visibility();

@@ -35,6 +35,25 @@ class PreblePolicyTest {
   }
 
   /**
+   * Preble's {@code runtime_selector}: a follow-up turn whose new part is shorter than the turns
+   * before it goes to the replica those turns were allocated to. Both conversations' first turns
+   * finished, so the loads are equal and exploring would take the lowest index, replica 0;
+   * conversation 2's second turn goes back to replica 1. (Breaking the exploit rule, e.g. always
+   * exploring, sends it to replica 0 and fails this test.)
+   */
+  @Test
+  void aFollowUpTurn_isExploitedToTheReplicaOfItsEarlierTurns_whenLoadsAreEqual() {
+    Fixture f = new Fixture(2);
+    Policy p = Fixture.policy("preble_e2", 1);
+    assertThat(f.route(p, family(1, 0), "a1")).isEqualTo(0);
+    assertThat(f.route(p, family(2, 0), "b1")).isEqualTo(1);
+    p.onReleased("a1", -1);
+    p.onReleased("b1", -1);
+    assertThat(f.route(p, family(2, 3), "b2")).as("exploited").isEqualTo(1);
+    assertThat(f.route(p, family(1, 3), "a2")).as("exploited").isEqualTo(0);
+  }
+
+  /**
    * A continuation whose new part is shorter than what the tree held exploits the replicas its
    * prefix was allocated to, whatever their load: replica 0 runs the whole family while replica 1
    * is idle. kvrouter, seeing replica 0's decoding KV and queue, spreads.

@@ -139,32 +139,12 @@ public record PolicyConfig(
               + ", in flight "
               + inFlight);
     }
-    return new PolicyConfig(
-        gpuCredit,
-        predictedCredit,
-        cpuCredit,
-        diskCredit,
-        prefillQuadraticTokens,
-        decodeWeight,
-        kvUsage,
-        waiting,
-        inFlight,
-        tieRelative,
-        tieAbsoluteTokens,
-        temperature,
-        chwblLoadFactor,
-        chwblPrefixBlocks,
-        chwblVirtualNodes,
-        sglangBalanceAbs,
-        sglangBalanceRel,
-        sglangCacheThreshold,
-        sglangMaxBlocksPerWorker,
-        dynamoOverlapWeight,
-        dynamoTemperature,
-        llmdPrefixWeight,
-        llmdKvWeight,
-        llmdQueueWeight,
-        kvrouter);
+    return with(
+        b -> {
+          b.busyKvUsage = kvUsage;
+          b.busyWaiting = waiting;
+          b.maxInFlight = inFlight;
+        });
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */

@@ -55,6 +55,9 @@ import java.util.SplittableRandom;
  *
  * {@link #expire} ends leases and predicted entries due at {@code nowMillis}. Not thread-safe: one
  * owner.
+ *
+ * <p>Over 400 lines because it is the facade: one short, documented delegating method per operation
+ * the actor and the lab call; the work is in the five parts.
  */
 public final class KvTrackerCore {
 

@@ -3,6 +3,7 @@ package io.kvrouter.tracker;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Settings of one tracker instance.
@@ -93,89 +94,82 @@ public record TrackerConfig(
   }
 
   public TrackerConfig withPolicy(String name) {
-    return new TrackerConfig(
-        ingressId,
-        name,
-        policyConfig,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        expectedBlocks,
-        predictedConfirmMillis,
-        maxIndexBytes);
+    return with(b -> b.policy = name);
   }
 
   public TrackerConfig withPolicyConfig(PolicyConfig c) {
-    return new TrackerConfig(
-        ingressId,
-        policy,
-        c,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        expectedBlocks,
-        predictedConfirmMillis,
-        maxIndexBytes);
+    return with(b -> b.policyConfig = c);
   }
 
   public TrackerConfig withExpectedBlocks(int blocks) {
-    return new TrackerConfig(
-        ingressId,
-        policy,
-        policyConfig,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        blocks,
-        predictedConfirmMillis,
-        maxIndexBytes);
+    return with(b -> b.expectedBlocks = blocks);
   }
 
   /** The same with another lease and other predicted-entry TTLs, all in milliseconds. */
   public TrackerConfig withLeaseAndTtls(long lease, long predictedTtl, long approximateTtl) {
-    return new TrackerConfig(
-        ingressId,
-        policy,
-        policyConfig,
-        seed,
-        lease,
-        predictedTtl,
-        approximateTtl,
-        expectedBlocks,
-        predictedConfirmMillis,
-        maxIndexBytes);
+    return with(
+        b -> {
+          b.leaseMillis = lease;
+          b.predictedTtlMillis = predictedTtl;
+          b.approximateTtlMillis = approximateTtl;
+        });
   }
 
   /** The same with another confirmation window for predicted entries, in milliseconds. */
   public TrackerConfig withPredictedConfirm(long millis) {
-    return new TrackerConfig(
-        ingressId,
-        policy,
-        policyConfig,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        expectedBlocks,
-        millis,
-        maxIndexBytes);
+    return with(b -> b.predictedConfirmMillis = millis);
   }
 
   /** The same with another index memory budget in bytes (0: none). */
   public TrackerConfig withMaxIndexBytes(long bytes) {
-    return new TrackerConfig(
-        ingressId,
-        policy,
-        policyConfig,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        expectedBlocks,
-        predictedConfirmMillis,
-        bytes);
+    return with(b -> b.maxIndexBytes = bytes);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private TrackerConfig with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link TrackerConfig} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private String ingressId;
+    private String policy;
+    private PolicyConfig policyConfig;
+    private long seed;
+    private long leaseMillis;
+    private long predictedTtlMillis;
+    private long approximateTtlMillis;
+    private int expectedBlocks;
+    private long predictedConfirmMillis;
+    private long maxIndexBytes;
+
+    private Builder(TrackerConfig c) {
+      ingressId = c.ingressId;
+      policy = c.policy;
+      policyConfig = c.policyConfig;
+      seed = c.seed;
+      leaseMillis = c.leaseMillis;
+      predictedTtlMillis = c.predictedTtlMillis;
+      approximateTtlMillis = c.approximateTtlMillis;
+      expectedBlocks = c.expectedBlocks;
+      predictedConfirmMillis = c.predictedConfirmMillis;
+      maxIndexBytes = c.maxIndexBytes;
+    }
+
+    private TrackerConfig build() {
+      return new TrackerConfig(
+          ingressId,
+          policy,
+          policyConfig,
+          seed,
+          leaseMillis,
+          predictedTtlMillis,
+          approximateTtlMillis,
+          expectedBlocks,
+          predictedConfirmMillis,
+          maxIndexBytes);
+    }
   }
 }

@@ -81,6 +81,15 @@ class IngressProxyTest {
     return LoopbackHttp.post(url(path), body);
   }
 
+  /** Sends a POST without waiting for its answer (a request that is to wait in the queue). */
+  CompletableFuture<HttpResponse<String>> postAsync(String path, String body) {
+    return client.sendAsync(
+        HttpRequest.newBuilder(URI.create(url(path)))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   /** Metrics are updated when the stream ends, after the client may already have its answer. */
   void awaitMetric(String line) {
     kit.createTestProbe()
@@ -325,13 +334,7 @@ class IngressProxyTest {
       router.targets.add(new Target("r0", engine.url(), true));
       router.busy = true;
       CompletableFuture<HttpResponse<String>> first =
-          client.sendAsync(
-              HttpRequest.newBuilder(URI.create(url("/v1/completions")))
-                  .POST(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+          postAsync("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
       kit.createTestProbe()
           .awaitAssert(
               Duration.ofSeconds(5),
@@ -355,13 +358,7 @@ class IngressProxyTest {
     router.targets.add(new Target("r0", "http://127.0.0.1:9", true));
     router.busy = true;
     CompletableFuture<HttpResponse<String>> first =
-        client.sendAsync(
-            HttpRequest.newBuilder(URI.create(url("/v1/completions")))
-                .POST(
-                    HttpRequest.BodyPublishers.ofString(
-                        "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+        postAsync("/v1/completions", "{\"model\":\"kvrouter-demo\",\"prompt\":\"Hi\"}");
     kit.createTestProbe()
         .awaitAssert(
             Duration.ofSeconds(5),

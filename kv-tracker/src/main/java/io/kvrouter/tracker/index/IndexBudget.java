@@ -7,16 +7,17 @@ import java.util.Arrays;
  * or stored if never matched) and the choice of which nodes to evict, the least recently matched,
  * when the index's estimated size passes the budget.
  *
- * <p>Contract: {@link PrefixIndex} tells this class about every slot it fills ({@link #stored}),
- * moves ({@link #moved}) and every match that finds a slot ({@link #matched}, after {@link #tick}
- * once per match), and every reallocation of its table ({@link #resized}, then {@link #carried} per
- * entry). {@link #over} says when to evict, {@link #target} how far down, and {@link #cutoff} the
- * stamp at or below which a node goes: the oldest {@code fraction} of the nodes, estimated from a
- * sample of at most {@link #SAMPLE} stamps. The size estimate is {@link #NODE_BYTES} per node plus
- * {@link #HOLDING_BYTES} per (replica, block) holding plus {@link #SUMMARY_BYTES} per node for the
- * run summary plus {@link #RUN_BYTES} per predicted run, the structures' cost at the tables'
- * typical load (see {@link PrefixIndex}'s measured 40 to 49 bytes per block). Tables never shrink,
- * so the heap they hold stays at what the budget's content needed at its peak.
+ * <p>Contract: the index's {@link NodeTable} tells this class about every slot it fills ({@link
+ * #stored}), moves ({@link #moved}) and every reallocation of its table ({@link #resized}, then
+ * {@link #carried} per entry), and its {@link PrefixMatcher} about every match that finds a slot
+ * ({@link #matched}, after {@link #tick} once per match). {@link #over} says when to evict, {@link
+ * #target} how far down, and {@link #cutoff} the stamp at or below which a node goes: the oldest
+ * {@code fraction} of the nodes, estimated from a sample of at most {@link #SAMPLE} stamps. The
+ * size estimate is {@link #NODE_BYTES} per node plus {@link #HOLDING_BYTES} per (replica, block)
+ * holding plus {@link #SUMMARY_BYTES} per node for the run summary plus {@link #RUN_BYTES} per
+ * predicted run, the structures' cost at the tables' typical load (see {@link PrefixIndex}'s
+ * measured 40 to 49 bytes per block). Tables never shrink, so the heap they hold stays at what the
+ * budget's content needed at its peak.
  *
  * <p>Cost: 4 bytes per table slot; one store per matched block; an eviction pass samples at most
  * {@link #SAMPLE} slots and sweeps the table once, and frees a tenth of the budget, so its cost is

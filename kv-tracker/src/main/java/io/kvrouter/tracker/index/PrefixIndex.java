@@ -65,57 +65,15 @@ import io.kvrouter.protocol.Tier;
  * shift, rehash) carry the budget's stamps and the CLAIMED flags alike; the summary names blocks by
  * key, not slot, so moves do not concern it.
  *
+ * <p>Layout: this class applies events and answers queries over parts with one job each: the {@link
+ * NodeTable} (nodes and their holder words), the {@link PrefixMatcher} (the match walk), the {@link
+ * HashBridges} (engine hash to router key), the {@link ReplicaDigests}, the {@link PredictedRuns},
+ * the {@link RunSummary} and the {@link BudgetEviction} with its {@link IndexBudget}. Their
+ * implementation notes sit with each.
+ *
  * <p>Not thread-safe: one owner (the {@code KvTracker} actor, or a single-threaded lab).
  */
 public final class PrefixIndex {
-
-  /*
-   * Implementation notes.
-   *
-   * Nodes live in one open-addressing table (linear probing, backward-shift deletion, capacity
-   * grows 1.5x) stored as one interleaved long[]: table[2s] is the router key of slot s (0 = empty,
-   * router keys are never 0) and table[2s+1] its holder word, so a lookup that finds its key has
-   * the holders in the same cache line. The holder word packs up to four entries of 16 bits:
-   *     bits 0-2  tier mask (GPU=1, CPU=2, DISK=4), never 0 in an entry
-   *     bit 3     CLAIMED: the block is in a run the RunSummary may hold a claim of this replica
-   *               on (so losing it on GPU must be told to the summary); 8 marks predicted blocks
-   *               in MatchResult, where table entries' bit 3 never goes
-   *     bits 4-14 replica index (hence MAX_REPLICAS = 2048); bit 15 always 0
-   * so an inline word is never negative. A block held by more than four replicas (a shared system
-   * prompt) moves to an overflow char[]: holder word = Long.MIN_VALUE | overflowId and
-   * overflow[id][0] is the entry count, entries follow.
-   *
-   * Parent links are not stored. Dynamo's RadixTree keeps children per node (ai-dynamo/dynamo
-   * lib/kv-router/README.md) because it navigates by local block hash; with chained keys the
-   * prompt itself supplies the path, which is what llm-d's kvblock index does as well (a map from
-   * chained request key to pods). Dropping the parent saves 8 bytes per block.
-   *
-   * Mutations decode a node's holders into a scratch array, edit it, and encode it back: a node
-   * has few holders, and this keeps one code path for inline and overflow words.
-   *
-   * match() is bound by memory latency (one cache miss per block on a table of tens of MB), so it
-   * walks the prompt in chunks: it first touches the home slot of every key of the chunk, loads
-   * that do not depend on each other and so overlap in the memory system, then probes for real.
-   *
-   * Runs of equal holders: consecutive prompt blocks usually have the very same holder word (a
-   * replica's own history: one inline entry; a system prompt on every replica: equal overflow
-   * lists). Once a block has extended its holders and no predicted run is in play, the following
-   * blocks with an equal word only compare words; the run is applied to the holders in one step
-   * when it ends (MatchResult.extendRun). This takes the per-holder work off the walk: with 64
-   * replicas sharing a 64-block prefix it was 4,096 extend calls, now 64 plus 63 list comparisons.
-   * A predicted run starting at a block, or any replica covered by one, ends the bulk walk, so the
-   * per-block path decides wherever predictions could change the outcome.
-   *
-   * Runs of span blocks (the RunSummary): the match walks the prompt in runs aligned on multiples
-   * of span. At the start of a run after the first, with at most MAX_CLAIMING replicas still in
-   * the match, none of them covered by a predicted run and no predicted run of theirs starting in
-   * the run, a claim of every one of them over the whole run (checked in the summary, one probe
-   * each) applies the run at once; otherwise the run is walked block by block as above, and each
-   * of those replicas that extended over all of it on GPU gets a claim. The summary learns every
-   * GPU loss (remove, clearReplica) so that a claim never outlives one of its blocks. Many
-   * replicas in the match (a system prompt shared by all) is the case runs of equal holders
-   * already serve with one probe per block and no per-holder work.
-   */
 
   /** Most replicas one index can tell apart. */
   public static final int MAX_REPLICAS = 2048;
@@ -125,40 +83,14 @@ public final class PrefixIndex {
   static final int DISK_BIT = 4;
   static final int PREDICTED_BIT = 8;
   static final int REAL_BITS = GPU_BIT | CPU_BIT | DISK_BIT;
-  private static final int CLAIMED = 8;
-  private static final int INLINE = 4;
-  private static final double MAX_LOAD = 0.8;
-  private static final long[] TIER_SALT = {
-    0x243F6A8885A308D3L, 0x13198A2E03707344L, 0xA4093822299F31D0L
-  };
 
-  /** Most replicas still in the run for which a match consults the run summary. */
-  private static final int MAX_CLAIMING = 4;
-
-  private long[] table;
-  private int capacity;
-  private int size;
-  private long prefetchSink;
-  private int threshold;
-
-  private char[][] overflow = new char[16][];
-  private int[] freeOverflow = new int[16];
-  private int freeOverflowCount;
-  private int overflowUsed;
-
-  private final char[] scratch = new char[MAX_REPLICAS + 1];
-  private final LongLongMap[] bridges = new LongLongMap[MAX_REPLICAS];
-  private final long[] digestCount = new long[MAX_REPLICAS];
-  private final long[] digestSum = new long[MAX_REPLICAS];
+  private final NodeTable nodes;
+  private final HashBridges bridges = new HashBridges();
+  private final ReplicaDigests digests = new ReplicaDigests();
   private final PredictedRuns runs = new PredictedRuns();
   private final RunSummary summary;
-  private final int[] gpuAtRunStart = new int[MAX_CLAIMING];
-  private final int[] runSlots;
-
-  private final IndexBudget budget; // null: no memory budget
-  private long holdings; // bridge entries over all replicas
-  private final long[] evicted = new long[MAX_REPLICAS]; // since the replica's last clear
-  private long evictedTotal;
+  private final PrefixMatcher matcher;
+  private final BudgetEviction eviction;
 
   /** An empty index sized for {@code expectedBlocks} nodes before it first grows, no budget. */
   public PrefixIndex(int expectedBlocks) {
@@ -180,20 +112,15 @@ public final class PrefixIndex {
    */
   PrefixIndex(int expectedBlocks, long maxBytes, int span) {
     summary = new RunSummary(span);
-    runSlots = new int[span];
-    allocate(Hashing.capacityFor(Math.max(16, expectedBlocks), MAX_LOAD));
-    budget = maxBytes > 0 ? new IndexBudget(maxBytes, capacity) : null;
+    int capacity = Hashing.capacityFor(Math.max(16, expectedBlocks), NodeTable.MAX_LOAD);
+    IndexBudget budget = maxBytes > 0 ? new IndexBudget(maxBytes, capacity) : null;
+    nodes = new NodeTable(capacity, summary, budget);
+    matcher = new PrefixMatcher(nodes, runs, summary, budget);
+    eviction = new BudgetEviction(budget, nodes, bridges, digests, summary, runs);
   }
 
   public PrefixIndex() {
     this(1024);
-  }
-
-  private void allocate(int capacity) {
-    this.capacity = capacity;
-    table = new long[2 * capacity];
-    threshold = (int) (capacity * MAX_LOAD);
-    summary.sizeFor(capacity);
   }
 
   static int tierBit(Tier tier) {
@@ -222,49 +149,43 @@ public final class PrefixIndex {
       }
     }
     int bit = tierBit(event.tier());
-    LongLongMap bridge = bridge(replica);
     int added = 0;
     for (int i = 0; i < blockKeys.length; i++) {
       long key = blockKeys[i];
-      if (bridge.put(hashes[i], key, 0L) == 0L) {
-        holdings++;
-      }
-      int old = update(key, replica, bit, 0);
+      bridges.learn(replica, hashes[i], key);
+      int old = nodes.update(key, replica, bit, 0);
       if ((old & bit) == 0) {
-        digestAdd(replica, key, bit);
+        digests.add(replica, key, bit);
         added++;
       }
     }
-    if (budget != null && budget.over(estimatedBytes())) {
-      evictLeastRecentlyMatched();
-    }
+    eviction.afterStore();
     return added;
   }
 
   /** Applies a {@link BlocksRemoved} of {@code replica}; returns how many holdings it ended. */
   public int remove(int replica, BlocksRemoved event) {
     checkReplica(replica);
-    LongLongMap bridge = bridges[replica];
-    if (bridge == null) {
+    if (!bridges.has(replica)) {
       return 0;
     }
     int bit = tierBit(event.tier());
     int removed = 0;
     for (long hash : event.engineHashes()) {
-      long key = bridge.get(hash, 0L);
+      long key = bridges.keyOf(replica, hash);
       if (key == 0L) {
         continue;
       }
-      int old = update(key, replica, 0, bit);
+      int old = nodes.update(key, replica, 0, bit);
       if ((old & bit) != 0) {
-        digestRemove(replica, key, bit);
+        digests.remove(replica, key, bit);
         removed++;
-        if (bit == GPU_BIT && (old & CLAIMED) != 0) {
+        if (bit == GPU_BIT && (old & NodeTable.CLAIMED) != 0) {
           summary.lost(key, replica);
         }
       }
-      if ((old & REAL_BITS & ~bit) == 0 && bridge.remove(hash, 0L) != 0L) {
-        holdings--;
+      if ((old & REAL_BITS & ~bit) == 0) {
+        bridges.forget(replica, hash);
       }
     }
     return removed;
@@ -274,42 +195,19 @@ public final class PrefixIndex {
   public void clearReplica(int replica) {
     checkReplica(replica);
     summary.replicaCleared(replica);
-    LongLongMap bridge = bridges[replica];
-    if (bridge != null) {
-      holdings -= bridge.size();
-      bridge.clear();
+    bridges.clear(replica);
+    eviction.replicaCleared(replica);
+    if (!digests.empty(replica)) {
+      nodes.clearReplica(replica);
     }
-    evicted[replica] = 0;
-    if (digestCount[replica] != 0) {
-      int s = 0;
-      while (s < capacity) {
-        long key = table[2 * s];
-        if (key != 0L
-            && (updateAt(s, replica, 0, REAL_BITS) & REAL_BITS) != 0
-            && table[2 * s] != key) {
-          continue; // the slot was deleted and refilled by backward shift: look at it again
-        }
-        s++;
-      }
-    }
-    digestCount[replica] = 0;
-    digestSum[replica] = 0;
+    digests.clear(replica);
   }
 
   /** The replica left: forget its blocks, predicted entries, bridge and digest. */
   public void dropReplica(int replica) {
     clearReplica(replica);
-    bridges[replica] = null;
+    bridges.drop(replica);
     runs.dropReplica(replica);
-  }
-
-  private LongLongMap bridge(int replica) {
-    LongLongMap bridge = bridges[replica];
-    if (bridge == null) {
-      bridge = new LongLongMap(1024);
-      bridges[replica] = bridge;
-    }
-    return bridge;
   }
 
   // ---------------------------------------------------------------- predicted entries
@@ -364,242 +262,13 @@ public final class PrefixIndex {
    */
   public void match(long[] promptKeys, int count, MatchResult out) {
     out.reset(count);
-    out.heldBlocks(digestCount);
-    long[] t = table;
-    int cap = capacity;
-    long sink = 0;
-    boolean anyRuns = runs.size() > 0;
-    int[] stamps = null; // the budget's access clock: when each found block was last matched
-    int now = 0;
-    if (budget != null) {
-      if (budget.tick()) {
-        summary.sizeFor(capacity); // the claims' stamps no longer compare with the nodes'
-      }
-      stamps = budget.stamps();
-      now = budget.now();
-    }
-    // A run of blocks with the same holders (a shared system prompt on every replica, a replica's
-    // own long history) is walked without touching the result: its holders are applied once, in
-    // bulk, when the run ends (see flushRun).
-    long runWord = 0L;
-    int runStart = 0;
-    int span = summary.span();
-    for (int chunk = 0; chunk < count; chunk += span) {
-      int end = Math.min(count, chunk + span);
-      // A whole run of span blocks that every replica still in the match is known to hold on GPU
-      // (the run summary) is applied in one step; otherwise it is walked, and claimed afterwards
-      // for the replicas that turned out to hold all of it on GPU.
-      long runKey = 0L;
-      int claiming = 0;
-      // (A run of equal holders with more than MAX_CLAIMING of them goes on: nothing to claim.)
-      if (chunk > 0 && end - chunk == span && runWord >= 0L) {
-        if (runWord != 0L) {
-          flushRun(runWord, runStart, chunk, out);
-          runWord = 0L;
-        }
-        int alive = out.aliveAt(chunk);
-        if (alive > 0 && alive <= MAX_CLAIMING && !out.anyCovering()) {
-          runKey = RunSummary.runKey(promptKeys, chunk, end);
-          if (claimed(runKey, alive, out, now)
-              && !(anyRuns && predictionStarts(promptKeys, chunk, end, alive, out))) {
-            for (int i = 0; i < alive; i++) {
-              out.extendRun(out.alive(i), chunk, end, GPU_BIT);
-            }
-            continue;
-          }
-          claiming = alive;
-          for (int i = 0; i < alive; i++) {
-            gpuAtRunStart[i] = out.gpu(out.alive(i));
-          }
-        }
-      }
-      for (int block = chunk; block < end; block++) {
-        sink += t[2 * Hashing.slot(promptKeys[block], cap)];
-      }
-      for (int block = chunk; block < end; block++) {
-        long key = promptKeys[block];
-        PredictedRuns.Run starting = anyRuns ? runs.first(key) : null;
-        int s = Hashing.slot(key, cap);
-        long word = 0L;
-        while (true) {
-          long probe = t[2 * s];
-          if (probe == key) {
-            word = t[2 * s + 1];
-            if (stamps != null) {
-              stamps[s] = now;
-            }
-            break;
-          }
-          if (probe == 0L) {
-            break;
-          }
-          if (++s == cap) {
-            s = 0;
-          }
-        }
-        if (claiming > 0) {
-          runSlots[block - chunk] = s;
-        }
-        if (runWord != 0L) {
-          if (word != 0L && starting == null && sameHolders(word, runWord)) {
-            continue;
-          }
-          flushRun(runWord, runStart, block, out);
-          runWord = 0L;
-        }
-        for (PredictedRuns.Run run = starting; run != null; run = run.next) {
-          if (out.matched(run.replica) == block) {
-            out.cover(run.replica, block + PredictedRuns.common(promptKeys, block, count, run));
-          }
-        }
-        boolean any = false;
-        if (word >= 0) {
-          for (int e = 0; e < INLINE; e++) {
-            int entry = (int) (word >>> (16 * e)) & 0xFFFF;
-            if (entry != 0) {
-              any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
-            }
-          }
-        } else {
-          char[] list = overflow[(int) word];
-          for (int e = 1, n = list[0]; e <= n; e++) {
-            int entry = list[e];
-            any |= out.extend(entry >>> 4, block, entry & REAL_BITS);
-          }
-        }
-        if (any && !out.anyCovering()) {
-          // The next blocks with these holders extend exactly the holders that just extended.
-          runWord = word;
-          runStart = block + 1;
-        }
-        if (anyRuns) {
-          any |= out.extendCovered(block);
-        }
-        if (!any) {
-          prefetchSink = sink;
-          return;
-        }
-      }
-      if (claiming > 0) {
-        if (runWord != 0L) {
-          flushRun(runWord, runStart, end, out);
-          runWord = 0L;
-        }
-        for (int i = 0; i < claiming; i++) {
-          int replica = out.alive(i);
-          if (out.matched(replica) == end && out.gpu(replica) - gpuAtRunStart[i] == span) {
-            for (int b = 0; b < span; b++) {
-              markClaimed(runSlots[b], replica);
-            }
-            summary.claim(runKey, replica, promptKeys, chunk, end, now);
-          }
-        }
-      }
-    }
-    if (runWord != 0L) {
-      flushRun(runWord, runStart, count, out);
-    }
-    prefetchSink = sink;
-  }
-
-  /**
-   * Flags the entry of {@code replica} at node slot {@code s}: losing that block on GPU is then
-   * told to the run summary (removals of blocks in no claimed run skip it).
-   */
-  private void markClaimed(int s, int replica) {
-    long word = table[2 * s + 1];
-    if (word >= 0) {
-      for (int e = 0; e < INLINE; e++) {
-        int entry = (int) (word >>> (16 * e)) & 0xFFFF;
-        if (entry != 0 && entry >>> 4 == replica) {
-          table[2 * s + 1] = word | ((long) CLAIMED << (16 * e));
-          return;
-        }
-      }
-    } else {
-      char[] list = overflow[(int) word];
-      for (int e = 1, n = list[0]; e <= n; e++) {
-        if (list[e] >>> 4 == replica) {
-          list[e] |= CLAIMED;
-          return;
-        }
-      }
-    }
-  }
-
-  /**
-   * True when each of the first {@code alive} replicas still in the match holds the run; their
-   * claims are stamped {@code now} (the budget's clock, 0 without one).
-   */
-  private boolean claimed(long runKey, int alive, MatchResult out, int now) {
-    for (int i = 0; i < alive; i++) {
-      if (!summary.holds(runKey, out.alive(i), now)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** True when a predicted run of a replica still in the match starts within the blocks. */
-  private boolean predictionStarts(long[] keys, int from, int to, int alive, MatchResult out) {
-    for (int block = from; block < to; block++) {
-      for (PredictedRuns.Run run = runs.first(keys[block]); run != null; run = run.next) {
-        for (int i = 0; i < alive; i++) {
-          if (out.alive(i) == run.replica) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
-  }
-
-  /** True when two holder words list the same entries in the same order. */
-  private boolean sameHolders(long word, long other) {
-    if (word >= 0 || other >= 0) {
-      return word == other;
-    }
-    char[] a = overflow[(int) word];
-    char[] b = overflow[(int) other];
-    return a == b || java.util.Arrays.equals(a, 0, a[0] + 1, b, 0, b[0] + 1);
-  }
-
-  /**
-   * Applies blocks {@code [from, to)}, all held by the entries of {@code word} and covered by no
-   * predicted run, to every holder that has matched up to {@code from}.
-   */
-  private void flushRun(long word, int from, int to, MatchResult out) {
-    if (from >= to) {
-      return;
-    }
-    if (word >= 0) {
-      for (int e = 0; e < INLINE; e++) {
-        int entry = (int) (word >>> (16 * e)) & 0xFFFF;
-        if (entry != 0) {
-          out.extendRun(entry >>> 4, from, to, entry & REAL_BITS);
-        }
-      }
-    } else {
-      char[] list = overflow[(int) word];
-      for (int e = 1, n = list[0]; e <= n; e++) {
-        out.extendRun(list[e] >>> 4, from, to, list[e] & REAL_BITS);
-      }
-    }
+    out.heldBlocks(digests.counts());
+    matcher.match(promptKeys, count, out);
   }
 
   /** Tier bits {@code replica} holds {@code key} with by engine events (GPU=1, CPU=2, DISK=4). */
   int maskOf(long key, int replica) {
-    int s = find(key);
-    if (s < 0) {
-      return 0;
-    }
-    int n = decode(table[2 * s + 1]);
-    for (int i = 0; i < n; i++) {
-      if (scratch[i] >>> 4 == replica) {
-        return scratch[i] & REAL_BITS;
-      }
-    }
-    return 0;
+    return nodes.maskOf(key, replica);
   }
 
   /** True when {@code replica} holds {@code key} in {@code tier} by engine events. */
@@ -610,12 +279,12 @@ public final class PrefixIndex {
   /** The order-independent digest of what {@code replica} holds by engine events. */
   public ReplicaDigest digest(int replica) {
     checkReplica(replica);
-    return new ReplicaDigest(digestCount[replica], digestSum[replica]);
+    return digests.of(replica);
   }
 
   /** Distinct blocks (nodes) in the index. */
   public int nodes() {
-    return size;
+    return nodes.size();
   }
 
   /** Live claims in the run summary (for tests). */
@@ -625,384 +294,29 @@ public final class PrefixIndex {
 
   /** Engine hashes the bridge of {@code replica} knows. */
   public int bridgeSize(int replica) {
-    LongLongMap bridge = bridges[replica];
-    return bridge == null ? 0 : bridge.size();
-  }
-
-  // ---------------------------------------------------------------- digests
-
-  private void digestAdd(int replica, long key, int bits) {
-    for (int t = 0; t < 3; t++) {
-      if ((bits & (1 << t)) != 0) {
-        digestCount[replica]++;
-        digestSum[replica] += Hashing.mix64(key ^ TIER_SALT[t]);
-      }
-    }
-  }
-
-  private void digestRemove(int replica, long key, int bits) {
-    for (int t = 0; t < 3; t++) {
-      if ((bits & (1 << t)) != 0) {
-        digestCount[replica]--;
-        digestSum[replica] -= Hashing.mix64(key ^ TIER_SALT[t]);
-      }
-    }
-  }
-
-  // ---------------------------------------------------------------- node table
-
-  private int find(long key) {
-    long[] t = table;
-    int cap = capacity;
-    int s = Hashing.slot(key, cap);
-    while (true) {
-      long probe = t[2 * s];
-      if (probe == key) {
-        return s;
-      }
-      if (probe == 0L) {
-        return -1;
-      }
-      if (++s == cap) {
-        s = 0;
-      }
-    }
-  }
-
-  private int findOrInsert(long key) {
-    if (size >= threshold) {
-      rehash(Hashing.grow(capacity));
-    }
-    long[] t = table;
-    int cap = capacity;
-    int s = Hashing.slot(key, cap);
-    while (true) {
-      long probe = t[2 * s];
-      if (probe == key) {
-        return s;
-      }
-      if (probe == 0L) {
-        t[2 * s] = key;
-        t[2 * s + 1] = 0L;
-        size++;
-        if (budget != null) {
-          budget.stored(s);
-        }
-        return s;
-      }
-      if (++s == cap) {
-        s = 0;
-      }
-    }
-  }
-
-  private void deleteSlot(int hole) {
-    long[] t = table;
-    int cap = capacity;
-    int j = hole;
-    while (true) {
-      if (++j == cap) {
-        j = 0;
-      }
-      long key = t[2 * j];
-      if (key == 0L) {
-        break;
-      }
-      int home = Hashing.slot(key, cap);
-      if (Hashing.distance(home, j, cap) >= Hashing.distance(hole, j, cap)) {
-        t[2 * hole] = key;
-        t[2 * hole + 1] = t[2 * j + 1];
-        if (budget != null) {
-          budget.moved(j, hole);
-        }
-        hole = j;
-      }
-    }
-    t[2 * hole] = 0L;
-    t[2 * hole + 1] = 0L;
-    size--;
-  }
-
-  private void rehash(int newCapacity) {
-    long[] old = table;
-    int oldCapacity = capacity;
-    allocate(newCapacity);
-    if (budget != null) {
-      budget.resized(newCapacity);
-    }
-    long[] t = table;
-    int cap = capacity;
-    for (int i = 0; i < oldCapacity; i++) {
-      long key = old[2 * i];
-      if (key != 0L) {
-        int s = Hashing.slot(key, cap);
-        while (t[2 * s] != 0L) {
-          if (++s == cap) {
-            s = 0;
-          }
-        }
-        t[2 * s] = key;
-        t[2 * s + 1] = old[2 * i + 1];
-        if (budget != null) {
-          budget.carried(i, s);
-        }
-      }
-    }
-    if (budget != null) {
-      budget.rehashed();
-    }
+    return bridges.size(replica);
   }
 
   // ---------------------------------------------------------------- memory budget
 
-  /**
-   * Evicts the least recently matched blocks, every holder of each, until the estimate is back to
-   * the budget's target: their holdings leave the digests (a budget-trimmed replica is counted in
-   * {@link #evicted}, so its digest is not compared with untrimmed ones) and their bridges.
-   */
-  private void evictLeastRecentlyMatched() {
-    long target = budget.target();
-    for (int pass = 0; pass < 6 && estimatedBytes() > target; pass++) {
-      // Each pass forgets about the share of nodes the estimate says is too much (all of them at
-      // the last), then the bridges' entries of what it evicted; a hash reused by several keys can
-      // leave fewer entries to drop than counted, which the next pass makes up for.
-      double fraction =
-          pass == 5 ? 1.0 : Math.min(1.0, 1.0 - (double) target / estimatedBytes() + 0.01);
-      int cutoff = sampledCutoff(fraction);
-      LongLongMap[] victims = new LongLongMap[MAX_REPLICAS];
-      long[] pending = {0}; // holdings evicted whose bridge entries are still to go
-      int s = 0;
-      while (s < capacity && estimate(pending[0]) > target) {
-        long key = table[2 * s];
-        if (key != 0L && budget.stamp(s) <= cutoff) {
-          int viaClaims = lastMatchedViaClaims(s, key);
-          if (viaClaims > cutoff) {
-            budget.restamp(s, viaClaims); // matched lately, through a claim that skipped it
-            s++;
-            continue;
-          }
-          evictSlot(s, key, victims, pending);
-          if (table[2 * s] != 0L) {
-            continue; // refilled by the backward shift: look at it again
-          }
-        }
-        s++;
-      }
-      for (int r = 0; r < MAX_REPLICAS; r++) {
-        if (victims[r] != null && bridges[r] != null) {
-          holdings -= bridges[r].removeIfValueIn(victims[r]);
-        }
-      }
-    }
-  }
-
-  private long estimate(long pendingHoldings) {
-    return IndexBudget.estimate(size, holdings - pendingHoldings, runs.size());
-  }
-
-  /** The cutoff stamp of the oldest {@code fraction} of the nodes, from a strided sample. */
-  private int sampledCutoff(double fraction) {
-    if (fraction >= 1.0) {
-      return Integer.MAX_VALUE;
-    }
-    int[] sample = new int[IndexBudget.SAMPLE];
-    int stride = Math.max(1, capacity / IndexBudget.SAMPLE);
-    int n = 0;
-    for (int s = 0; s < capacity && n < sample.length; s += stride) {
-      if (table[2 * s] != 0L) {
-        sample[n++] = budget.stamp(s);
-      }
-    }
-    return IndexBudget.cutoff(sample, n, fraction);
-  }
-
-  /**
-   * When a match last went over the node at slot {@code s} through a run claim (which does not
-   * stamp the run's nodes), 0 if none of its entries is in a live claim.
-   */
-  private int lastMatchedViaClaims(int s, long key) {
-    if (summary.claims() == 0) {
-      return 0;
-    }
-    int n = decode(table[2 * s + 1]);
-    int last = 0;
-    for (int i = 0; i < n; i++) {
-      if ((scratch[i] & (GPU_BIT | CLAIMED)) == (GPU_BIT | CLAIMED)) {
-        last = Math.max(last, summary.lastMatched(key, scratch[i] >>> 4));
-      }
-    }
-    return last;
-  }
-
-  /**
-   * Removes the node at slot {@code s} with every holding of it; a holder whose GPU copy was in a
-   * claimed run loses that claim, which would otherwise still apply the whole run to a match.
-   */
-  private void evictSlot(int s, long key, LongLongMap[] victims, long[] pending) {
-    long word = table[2 * s + 1];
-    int n = decode(word);
-    for (int i = 0; i < n; i++) {
-      int replica = scratch[i] >>> 4;
-      int mask = scratch[i] & REAL_BITS;
-      if ((scratch[i] & (GPU_BIT | CLAIMED)) == (GPU_BIT | CLAIMED)) {
-        summary.lost(key, replica);
-      }
-      if (mask != 0) {
-        digestRemove(replica, key, mask);
-        evicted[replica] += Integer.bitCount(mask);
-        evictedTotal += Integer.bitCount(mask);
-        if (victims[replica] == null) {
-          victims[replica] = new LongLongMap(64);
-        }
-        victims[replica].put(key, 1L, 0L);
-        pending[0]++;
-      }
-    }
-    if (word < 0) {
-      freeOverflow((int) word);
-    }
-    deleteSlot(s);
-  }
-
   /** Estimated bytes the index holds (see {@link IndexBudget#estimate}). */
   public long estimatedBytes() {
-    return IndexBudget.estimate(size, holdings, runs.size());
+    return eviction.estimatedBytes();
   }
 
   /** (replica, block) holdings the bridges map, over all replicas. */
   public long holdings() {
-    return holdings;
+    return bridges.holdings();
   }
 
   /** Holdings the budget evicted from {@code replica} since it was last cleared. */
   public long evicted(int replica) {
     checkReplica(replica);
-    return evicted[replica];
+    return eviction.evicted(replica);
   }
 
   /** Holdings the budget evicted, over all replicas, ever. */
   public long evictedHoldings() {
-    return evictedTotal;
-  }
-
-  /**
-   * Sets bits {@code set} and clears bits {@code clear} of {@code replica} at {@code key}, creating
-   * or deleting the node as needed; returns the mask before.
-   */
-  private int update(long key, int replica, int set, int clear) {
-    return update(key, replica, set, clear, 0);
-  }
-
-  /**
-   * As {@link #update(long, int, int, int)}, but changes nothing if any bit of {@code unless} is
-   * set.
-   */
-  private int update(long key, int replica, int set, int clear, int unless) {
-    int s = set != 0 ? findOrInsert(key) : find(key);
-    return s < 0 ? 0 : updateAt(s, replica, set, clear, unless);
-  }
-
-  private int updateAt(int s, int replica, int set, int clear) {
-    return updateAt(s, replica, set, clear, 0);
-  }
-
-  /** {@link #update} on the node at slot {@code s}. */
-  private int updateAt(int s, int replica, int set, int clear, int unless) {
-    long word = table[2 * s + 1];
-    int n = decode(word);
-    int at = -1;
-    for (int i = 0; i < n; i++) {
-      if (scratch[i] >>> 4 == replica) {
-        at = i;
-        break;
-      }
-    }
-    int old = at < 0 ? 0 : scratch[at] & 0xF;
-    int now = (old & unless) != 0 ? old : (old | set) & ~clear;
-    if ((now & GPU_BIT) == 0) {
-      now = now & REAL_BITS; // a block off GPU is in no claim; nothing real, no entry
-    }
-    if (now == old) {
-      if (n == 0) {
-        deleteSlot(s);
-      }
-      return old;
-    }
-    char entry = (char) ((replica << 4) | now);
-    if (at < 0) {
-      scratch[n++] = entry;
-    } else if (now != 0) {
-      scratch[at] = entry;
-    } else {
-      scratch[at] = scratch[--n];
-    }
-    if (n == 0) {
-      if (word < 0) {
-        freeOverflow((int) word);
-      }
-      deleteSlot(s);
-    } else {
-      table[2 * s + 1] = encode(word, n);
-    }
-    return old;
-  }
-
-  /** Copies the entries of {@code word} into {@code scratch}; returns how many. */
-  private int decode(long word) {
-    if (word >= 0) {
-      int n = 0;
-      for (int e = 0; e < INLINE; e++) {
-        char entry = (char) (word >>> (16 * e));
-        if (entry != 0) {
-          scratch[n++] = entry;
-        }
-      }
-      return n;
-    }
-    char[] list = overflow[(int) word];
-    int n = list[0];
-    System.arraycopy(list, 1, scratch, 0, n);
-    return n;
-  }
-
-  /** Encodes {@code scratch[0, n)} reusing the overflow array of {@code word} if it has one. */
-  private long encode(long word, int n) {
-    if (n <= INLINE) {
-      if (word < 0) {
-        freeOverflow((int) word);
-      }
-      long packed = 0L;
-      for (int i = 0; i < n; i++) {
-        packed |= ((long) scratch[i]) << (16 * i);
-      }
-      return packed;
-    }
-    int id = word < 0 ? (int) word : allocateOverflow();
-    char[] list = overflow[id];
-    if (list == null || list.length < n + 1) {
-      list = new char[Math.min(MAX_REPLICAS + 1, Math.max(n + 1, 2 * n))];
-      overflow[id] = list;
-    }
-    list[0] = (char) n;
-    System.arraycopy(scratch, 0, list, 1, n);
-    return Long.MIN_VALUE | id;
-  }
-
-  private int allocateOverflow() {
-    if (freeOverflowCount > 0) {
-      return freeOverflow[--freeOverflowCount];
-    }
-    if (overflowUsed == overflow.length) {
-      overflow = java.util.Arrays.copyOf(overflow, overflow.length * 2);
-    }
-    return overflowUsed++;
-  }
-
-  private void freeOverflow(int id) {
-    overflow[id] = null;
-    if (freeOverflowCount == freeOverflow.length) {
-      freeOverflow = java.util.Arrays.copyOf(freeOverflow, freeOverflow.length * 2);
-    }
-    freeOverflow[freeOverflowCount++] = id;
+    return eviction.evictedTotal();
   }
 }

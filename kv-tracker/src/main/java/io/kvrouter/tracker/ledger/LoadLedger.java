@@ -31,6 +31,10 @@ import net.openhft.hashing.LongHashFunction;
  *
  * <p>Cost: O(1) expected per lifecycle call (one hash lookup) plus O(log n) for the lease queue;
  * about 200 bytes per open reservation; per replica 64 bytes of counters.
+ *
+ * <p>Over 400 lines because the per-replica counters, the reservations and the origin digests
+ * change together in every lifecycle call (a reservation moves all three at once, detached or
+ * attached); kept as one owner so no call can update one and not the others.
  */
 public final class LoadLedger implements LoadView {
 

@@ -1,5 +1,7 @@
 package io.kvrouter.tracker.policy;
 
+import java.util.function.Consumer;
+
 /**
  * Parameters of all policies. Defaults follow each baseline's shipped defaults (each baseline's
  * class comment names the source and version); those of the {@code kvrouter} policy are starting
@@ -108,62 +110,18 @@ public record PolicyConfig(
    * baseline of the burst test); for {@code kvrouter}, concurrency {@code off}.
    */
   public PolicyConfig withoutNearTieRandomisation() {
-    return new PolicyConfig(
-        gpuCredit,
-        predictedCredit,
-        cpuCredit,
-        diskCredit,
-        prefillQuadraticTokens,
-        decodeWeight,
-        busyKvUsage,
-        busyWaiting,
-        maxInFlight,
-        0.0,
-        0.0,
-        0.0,
-        chwblLoadFactor,
-        chwblPrefixBlocks,
-        chwblVirtualNodes,
-        sglangBalanceAbs,
-        sglangBalanceRel,
-        sglangCacheThreshold,
-        sglangMaxBlocksPerWorker,
-        dynamoOverlapWeight,
-        dynamoTemperature,
-        llmdPrefixWeight,
-        llmdKvWeight,
-        llmdQueueWeight,
-        kvrouter.withConcurrency("off"));
+    return with(
+        b -> {
+          b.tieRelative = 0.0;
+          b.tieAbsoluteTokens = 0.0;
+          b.temperature = 0.0;
+          b.kvrouter = kvrouter.withConcurrency("off");
+        });
   }
 
   /** The same parameters with kvrouter's own replaced by {@code k}. */
   public PolicyConfig withKvRouter(KvRouterConfig k) {
-    return new PolicyConfig(
-        gpuCredit,
-        predictedCredit,
-        cpuCredit,
-        diskCredit,
-        prefillQuadraticTokens,
-        decodeWeight,
-        busyKvUsage,
-        busyWaiting,
-        maxInFlight,
-        tieRelative,
-        tieAbsoluteTokens,
-        temperature,
-        chwblLoadFactor,
-        chwblPrefixBlocks,
-        chwblVirtualNodes,
-        sglangBalanceAbs,
-        sglangBalanceRel,
-        sglangCacheThreshold,
-        sglangMaxBlocksPerWorker,
-        dynamoOverlapWeight,
-        dynamoTemperature,
-        llmdPrefixWeight,
-        llmdKvWeight,
-        llmdQueueWeight,
-        k);
+    return with(b -> b.kvrouter = k);
   }
 
   /**
@@ -181,32 +139,12 @@ public record PolicyConfig(
               + ", in flight "
               + inFlight);
     }
-    return new PolicyConfig(
-        gpuCredit,
-        predictedCredit,
-        cpuCredit,
-        diskCredit,
-        prefillQuadraticTokens,
-        decodeWeight,
-        kvUsage,
-        waiting,
-        inFlight,
-        tieRelative,
-        tieAbsoluteTokens,
-        temperature,
-        chwblLoadFactor,
-        chwblPrefixBlocks,
-        chwblVirtualNodes,
-        sglangBalanceAbs,
-        sglangBalanceRel,
-        sglangCacheThreshold,
-        sglangMaxBlocksPerWorker,
-        dynamoOverlapWeight,
-        dynamoTemperature,
-        llmdPrefixWeight,
-        llmdKvWeight,
-        llmdQueueWeight,
-        kvrouter);
+    return with(
+        b -> {
+          b.busyKvUsage = kvUsage;
+          b.busyWaiting = waiting;
+          b.maxInFlight = inFlight;
+        });
   }
 
   /** True when ties are broken deterministically (see {@link #withoutNearTieRandomisation()}). */
@@ -220,5 +158,98 @@ public record PolicyConfig(
         + predictedCredit * match.predicted(replica)
         + cpuCredit * match.cpu(replica)
         + diskCredit * match.disk(replica);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private PolicyConfig with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link PolicyConfig} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private double gpuCredit;
+    private double predictedCredit;
+    private double cpuCredit;
+    private double diskCredit;
+    private double prefillQuadraticTokens;
+    private double decodeWeight;
+    private double busyKvUsage;
+    private int busyWaiting;
+    private int maxInFlight;
+    private double tieRelative;
+    private double tieAbsoluteTokens;
+    private double temperature;
+    private double chwblLoadFactor;
+    private int chwblPrefixBlocks;
+    private int chwblVirtualNodes;
+    private int sglangBalanceAbs;
+    private double sglangBalanceRel;
+    private double sglangCacheThreshold;
+    private int sglangMaxBlocksPerWorker;
+    private double dynamoOverlapWeight;
+    private double dynamoTemperature;
+    private double llmdPrefixWeight;
+    private double llmdKvWeight;
+    private double llmdQueueWeight;
+    private KvRouterConfig kvrouter;
+
+    private Builder(PolicyConfig c) {
+      gpuCredit = c.gpuCredit;
+      predictedCredit = c.predictedCredit;
+      cpuCredit = c.cpuCredit;
+      diskCredit = c.diskCredit;
+      prefillQuadraticTokens = c.prefillQuadraticTokens;
+      decodeWeight = c.decodeWeight;
+      busyKvUsage = c.busyKvUsage;
+      busyWaiting = c.busyWaiting;
+      maxInFlight = c.maxInFlight;
+      tieRelative = c.tieRelative;
+      tieAbsoluteTokens = c.tieAbsoluteTokens;
+      temperature = c.temperature;
+      chwblLoadFactor = c.chwblLoadFactor;
+      chwblPrefixBlocks = c.chwblPrefixBlocks;
+      chwblVirtualNodes = c.chwblVirtualNodes;
+      sglangBalanceAbs = c.sglangBalanceAbs;
+      sglangBalanceRel = c.sglangBalanceRel;
+      sglangCacheThreshold = c.sglangCacheThreshold;
+      sglangMaxBlocksPerWorker = c.sglangMaxBlocksPerWorker;
+      dynamoOverlapWeight = c.dynamoOverlapWeight;
+      dynamoTemperature = c.dynamoTemperature;
+      llmdPrefixWeight = c.llmdPrefixWeight;
+      llmdKvWeight = c.llmdKvWeight;
+      llmdQueueWeight = c.llmdQueueWeight;
+      kvrouter = c.kvrouter;
+    }
+
+    private PolicyConfig build() {
+      return new PolicyConfig(
+          gpuCredit,
+          predictedCredit,
+          cpuCredit,
+          diskCredit,
+          prefillQuadraticTokens,
+          decodeWeight,
+          busyKvUsage,
+          busyWaiting,
+          maxInFlight,
+          tieRelative,
+          tieAbsoluteTokens,
+          temperature,
+          chwblLoadFactor,
+          chwblPrefixBlocks,
+          chwblVirtualNodes,
+          sglangBalanceAbs,
+          sglangBalanceRel,
+          sglangCacheThreshold,
+          sglangMaxBlocksPerWorker,
+          dynamoOverlapWeight,
+          dynamoTemperature,
+          llmdPrefixWeight,
+          llmdKvWeight,
+          llmdQueueWeight,
+          kvrouter);
+    }
   }
 }

@@ -2,6 +2,7 @@ package io.kvrouter.loadtest.demo;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngineConfig;
+import java.util.function.Consumer;
 
 /**
  * The shape of an in-process demo cluster.
@@ -98,36 +99,16 @@ public record DemoOptions(
 
   /** The same with {@code prefill} prefill engines and {@code decode} decode engines. */
   public DemoOptions withDisaggregation(int prefill, int decode) {
-    return new DemoOptions(
-        ingresses,
-        ingressPort,
-        host,
-        prefill + decode,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engine,
-        mismatchedBlockSize,
-        prefill,
-        dpSize);
+    return with(
+        b -> {
+          b.engines = prefill + decode;
+          b.prefillEngines = prefill;
+        });
   }
 
   /** The same with {@code size} data-parallel ranks per engine. */
   public DemoOptions withDataParallel(int size) {
-    return new DemoOptions(
-        ingresses,
-        ingressPort,
-        host,
-        engines,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engine,
-        mismatchedBlockSize,
-        prefillEngines,
-        size);
+    return with(b -> b.dpSize = size);
   }
 
   /** The shape without a mismatched engine. */
@@ -160,68 +141,29 @@ public record DemoOptions(
 
   /** The same on free ports (tests). */
   public DemoOptions onFreePorts() {
-    return new DemoOptions(
-        ingresses,
-        0,
-        host,
-        engines,
-        0,
-        0,
-        model,
-        policy,
-        engine,
-        mismatchedBlockSize,
-        prefillEngines,
-        dpSize);
+    return with(
+        b -> {
+          b.ingressPort = 0;
+          b.enginePort = 0;
+          b.kvEventsPort = 0;
+        });
   }
 
   public DemoOptions withPolicy(String p) {
-    return new DemoOptions(
-        ingresses,
-        ingressPort,
-        host,
-        engines,
-        enginePort,
-        kvEventsPort,
-        model,
-        p,
-        engine,
-        mismatchedBlockSize,
-        prefillEngines,
-        dpSize);
+    return with(b -> b.policy = p);
   }
 
   public DemoOptions withCounts(int ingressCount, int engineCount) {
-    return new DemoOptions(
-        ingressCount,
-        ingressPort,
-        host,
-        engineCount,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engine,
-        mismatchedBlockSize,
-        prefillEngines,
-        dpSize);
+    return with(
+        b -> {
+          b.ingresses = ingressCount;
+          b.engines = engineCount;
+        });
   }
 
   /** The same with the engines' timing model sped up {@code s} times. */
   public DemoOptions withSpeedup(double s) {
-    return new DemoOptions(
-        ingresses,
-        ingressPort,
-        host,
-        engines,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engine.withTiming(new MockerTimingModel(s)),
-        mismatchedBlockSize,
-        prefillEngines,
-        dpSize);
+    return with(b -> b.engine = engine.withTiming(new MockerTimingModel(s)));
   }
 
   /**
@@ -229,18 +171,60 @@ public record DemoOptions(
    * back.
    */
   public DemoOptions withMismatchedBlockSize(int blockSize) {
-    return new DemoOptions(
-        ingresses,
-        ingressPort,
-        host,
-        engines,
-        enginePort,
-        kvEventsPort,
-        model,
-        policy,
-        engine,
-        blockSize,
-        prefillEngines,
-        dpSize);
+    return with(b -> b.mismatchedBlockSize = blockSize);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private DemoOptions with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link DemoOptions} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private int ingresses;
+    private int ingressPort;
+    private String host;
+    private int engines;
+    private int enginePort;
+    private int kvEventsPort;
+    private String model;
+    private String policy;
+    private SimEngineConfig engine;
+    private int mismatchedBlockSize;
+    private int prefillEngines;
+    private int dpSize;
+
+    private Builder(DemoOptions c) {
+      ingresses = c.ingresses;
+      ingressPort = c.ingressPort;
+      host = c.host;
+      engines = c.engines;
+      enginePort = c.enginePort;
+      kvEventsPort = c.kvEventsPort;
+      model = c.model;
+      policy = c.policy;
+      engine = c.engine;
+      mismatchedBlockSize = c.mismatchedBlockSize;
+      prefillEngines = c.prefillEngines;
+      dpSize = c.dpSize;
+    }
+
+    private DemoOptions build() {
+      return new DemoOptions(
+          ingresses,
+          ingressPort,
+          host,
+          engines,
+          enginePort,
+          kvEventsPort,
+          model,
+          policy,
+          engine,
+          mismatchedBlockSize,
+          prefillEngines,
+          dpSize);
+    }
   }
 }

@@ -3,6 +3,7 @@ package io.kvrouter.loadtest.lab;
 import io.kvrouter.tracker.policy.Policies;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Settings of one lab run (every policy in it shares them).
@@ -84,110 +85,96 @@ public record LabConfig(
   }
 
   public LabConfig withPolicies(List<String> p) {
-    return new LabConfig(
-        replicas,
-        routers,
-        capacityBlocks,
-        p,
-        propagationDelayMicros,
-        seed,
-        blockSize,
-        maxNumSeqs,
-        maxBatchedTokens,
-        killReplica,
-        killAtMicros,
-        dropEvents,
-        burst,
-        loadReportMicros);
+    return with(b -> b.policies = p);
   }
 
   public LabConfig withRouters(int k, long delayMicros) {
-    return new LabConfig(
-        replicas,
-        k,
-        capacityBlocks,
-        policies,
-        delayMicros,
-        seed,
-        blockSize,
-        maxNumSeqs,
-        maxBatchedTokens,
-        killReplica,
-        killAtMicros,
-        dropEvents,
-        burst,
-        loadReportMicros);
+    return with(
+        b -> {
+          b.routers = k;
+          b.propagationDelayMicros = delayMicros;
+        });
   }
 
   public LabConfig withCapacity(long blocks) {
-    return new LabConfig(
-        replicas,
-        routers,
-        blocks,
-        policies,
-        propagationDelayMicros,
-        seed,
-        blockSize,
-        maxNumSeqs,
-        maxBatchedTokens,
-        killReplica,
-        killAtMicros,
-        dropEvents,
-        burst,
-        loadReportMicros);
+    return with(b -> b.capacityBlocks = blocks);
   }
 
   public LabConfig withSeed(long s) {
-    return new LabConfig(
-        replicas,
-        routers,
-        capacityBlocks,
-        policies,
-        propagationDelayMicros,
-        s,
-        blockSize,
-        maxNumSeqs,
-        maxBatchedTokens,
-        killReplica,
-        killAtMicros,
-        dropEvents,
-        burst,
-        loadReportMicros);
+    return with(b -> b.seed = s);
   }
 
   public LabConfig withChaos(int kill, long killAt, double drop, int burstCount) {
-    return new LabConfig(
-        replicas,
-        routers,
-        capacityBlocks,
-        policies,
-        propagationDelayMicros,
-        seed,
-        blockSize,
-        maxNumSeqs,
-        maxBatchedTokens,
-        kill,
-        killAt,
-        drop,
-        burstCount,
-        loadReportMicros);
+    return with(
+        b -> {
+          b.killReplica = kill;
+          b.killAtMicros = killAt;
+          b.dropEvents = drop;
+          b.burst = burstCount;
+        });
   }
 
   public LabConfig withBlockSize(int bs) {
-    return new LabConfig(
-        replicas,
-        routers,
-        capacityBlocks,
-        policies,
-        propagationDelayMicros,
-        seed,
-        bs,
-        maxNumSeqs,
-        maxBatchedTokens,
-        killReplica,
-        killAtMicros,
-        dropEvents,
-        burst,
-        loadReportMicros);
+    return with(b -> b.blockSize = bs);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private LabConfig with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link LabConfig} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private int replicas;
+    private int routers;
+    private long capacityBlocks;
+    private List<String> policies;
+    private long propagationDelayMicros;
+    private long seed;
+    private int blockSize;
+    private int maxNumSeqs;
+    private int maxBatchedTokens;
+    private int killReplica;
+    private long killAtMicros;
+    private double dropEvents;
+    private int burst;
+    private long loadReportMicros;
+
+    private Builder(LabConfig c) {
+      replicas = c.replicas;
+      routers = c.routers;
+      capacityBlocks = c.capacityBlocks;
+      policies = c.policies;
+      propagationDelayMicros = c.propagationDelayMicros;
+      seed = c.seed;
+      blockSize = c.blockSize;
+      maxNumSeqs = c.maxNumSeqs;
+      maxBatchedTokens = c.maxBatchedTokens;
+      killReplica = c.killReplica;
+      killAtMicros = c.killAtMicros;
+      dropEvents = c.dropEvents;
+      burst = c.burst;
+      loadReportMicros = c.loadReportMicros;
+    }
+
+    private LabConfig build() {
+      return new LabConfig(
+          replicas,
+          routers,
+          capacityBlocks,
+          policies,
+          propagationDelayMicros,
+          seed,
+          blockSize,
+          maxNumSeqs,
+          maxBatchedTokens,
+          killReplica,
+          killAtMicros,
+          dropEvents,
+          burst,
+          loadReportMicros);
+    }
   }
 }

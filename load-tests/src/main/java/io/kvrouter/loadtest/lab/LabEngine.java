@@ -38,6 +38,11 @@ import java.util.List;
  *
  * <p>Cost per pass: O(scheduled requests + blocks allocated or registered); per macro pass
  * O(running requests + blocks allocated). Not thread-safe.
+ *
+ * <p>Over 400 lines because it is one scheduler (admission, chunked prefill, preemption, macro
+ * passes) whose steps all read and write the same running and waiting queues; its block pool is
+ * already apart ({@link LabKvCache}), and splitting the pass would spread one vLLM pass over
+ * classes that {@code LabEngineTest} compares, as a whole, with {@code SimEngineCore}.
  */
 final class LabEngine {
 

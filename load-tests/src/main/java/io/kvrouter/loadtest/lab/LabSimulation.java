@@ -12,17 +12,13 @@ import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
-import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
 import io.kvrouter.tracker.policy.Visibility;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SplittableRandom;
 
@@ -54,6 +50,11 @@ import java.util.SplittableRandom;
  * <p>Cost: O(arrivals × (prompt blocks + replicas)) for decisions, O(passes × running) for the
  * engines; memory: the engines' and routers' indexes of cached blocks. Single-threaded; one
  * instance per run.
+ *
+ * <p>Over 400 lines because it is one discrete-event loop whose handlers (arrivals, gates, passes,
+ * deliveries, ticks, kills) all act on the same routers, engines and queue; the queue ({@link
+ * LabEventQueue}), the measures ({@link LabMeasures}), router building ({@link LabRouters}) and the
+ * gates ({@link LabGates}) are apart.
  */
 public final class LabSimulation {
 
@@ -66,9 +67,6 @@ public final class LabSimulation {
   private static final int GATE_REPLY = 6;
   private static final int GATE_LEAVE = 7;
 
-  /** One scheduled event; {@code order} keeps ties in scheduling order. */
-  private record Ev(long time, long order, int kind, int target, int arg, Object payload) {}
-
   private final Workload workload;
   private final PromptKeys keys;
   private final LabConfig config;
@@ -77,12 +75,7 @@ public final class LabSimulation {
   /** Strict mode's gates, or null in broadcast mode. */
   private final LabGates gates;
 
-  private final PriorityQueue<Ev> queue =
-      new PriorityQueue<>(
-          (a, b) ->
-              a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
-  private long order;
-  private long pendingWork;
+  private final LabEventQueue queue = new LabEventQueue();
   private final Visibility visibility;
   private final KvTrackerCore[] routers;
   private final LabEngine[] engines;
@@ -91,20 +84,9 @@ public final class LabSimulation {
   private final Map<String, Integer> replicaIndex = new HashMap<>();
   private final BlockHitCounter blockHits;
   private final SplittableRandom chaos;
+  private final LabMeasures measures;
   private final long[] arrival;
-  private final double[] ttftMillis;
-  private final double[] e2eMillis;
-  private final long[] perReplicaDecisions;
-  private long decisions;
-  private long decisionsToKilled;
-  private long completed;
-  private long lastFinish;
   private int arrivalsLeft;
-  private final List<double[]> loadSeries = new ArrayList<>();
-  private final List<Double> loadSeconds = new ArrayList<>();
-  private long[] lastPrefill;
-  private long lastSampleMicros;
-  private final long sampleMicros;
 
   LabSimulation(Workload workload, PromptKeys keys, LabConfig config, String policy) {
     this.workload = workload;
@@ -118,18 +100,13 @@ public final class LabSimulation {
     this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
     for (int r = 0; r < routers.length; r++) {
-      TrackerConfig base = TrackerConfig.defaults("ingress-" + r);
-      TrackerConfig tc =
-          new TrackerConfig(
-              base.ingressId(),
+      routers[r] =
+          LabRouters.router(
+              "ingress-" + r,
               variant.policy(),
               PolicyConfig.defaults(),
               config.seed(),
-              base.leaseMillis(),
-              base.predictedTtlMillis(),
-              base.approximateTtlMillis(),
               (int) expected);
-      routers[r] = new KvTrackerCore(tc);
     }
     this.engines = new LabEngine[n];
     this.generation = new int[n];
@@ -173,15 +150,8 @@ public final class LabSimulation {
             ? new BlockHitCounter(workload, n, (int) Math.min(Integer.MAX_VALUE, cap))
             : null;
     this.chaos = new SplittableRandom(config.seed() * 31 + policy.hashCode());
-    int count = workload.size();
-    this.arrival = new long[count];
-    this.ttftMillis = new double[count];
-    this.e2eMillis = new double[count];
-    Arrays.fill(ttftMillis, -1);
-    this.perReplicaDecisions = new long[n];
-    this.lastPrefill = new long[n];
-    long span = count == 0 ? 1 : Math.max(1, workload.durationMicros());
-    this.sampleMicros = Math.max(1_000_000, span / 200);
+    this.measures = new LabMeasures(workload.size(), n, workload.durationMicros());
+    this.arrival = measures.arrival;
   }
 
   private static long totalBlocks(PromptKeys keys) {
@@ -212,25 +182,26 @@ public final class LabSimulation {
       push(config.killAtMicros(), KILL, config.killReplica(), 0, null);
     }
     push(0, TICK, 0, 0, null);
-    Ev e;
+    LabEventQueue.Event e;
     while ((e = queue.poll()) != null) {
-      if (isWork(e.kind, e.payload)) {
-        pendingWork--;
-      }
-      switch (e.kind) {
-        case ARRIVAL -> onArrival(e.time, e.target, e.arg);
-        case PASS_END -> onPassEnd(e.time, e.target, e.arg);
-        case DELIVER -> deliver(e.time, e.target, e.payload);
-        case TICK -> onTick(e.time);
-        case KILL -> onKill(e.time, e.target);
-        case GATE -> onGate(e.time, (LabGates.Attempt) e.payload);
-        case GATE_REPLY -> onGateReply(e.time, e.arg == 1, (LabGates.Attempt) e.payload);
-        case GATE_LEAVE -> gates.leave(e.target, (String) e.payload);
-        default -> throw new IllegalStateException("unknown event kind " + e.kind);
+      switch (e.kind()) {
+        case ARRIVAL -> onArrival(e.time(), e.target(), e.arg());
+        case PASS_END -> onPassEnd(e.time(), e.target(), e.arg());
+        case DELIVER -> deliver(e.time(), e.target(), e.payload());
+        case TICK -> onTick(e.time());
+        case KILL -> onKill(e.time(), e.target());
+        case GATE -> onGate(e.time(), (LabGates.Attempt) e.payload());
+        case GATE_REPLY -> onGateReply(e.time(), e.arg() == 1, (LabGates.Attempt) e.payload());
+        case GATE_LEAVE -> gates.leave(e.target(), (String) e.payload());
+        default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
     }
-    return result(
-        (System.nanoTime() - wall) / 1_000_000, (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
+    return measures.result(
+        policy,
+        engines,
+        blockHits,
+        (System.nanoTime() - wall) / 1_000_000,
+        (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
   }
 
   /** Events that keep the run going; ticks and the load reports they send do not. */
@@ -239,10 +210,7 @@ public final class LabSimulation {
   }
 
   private void push(long time, int kind, int target, int arg, Object payload) {
-    if (isWork(kind, payload)) {
-      pendingWork++;
-    }
-    queue.add(new Ev(time, order++, kind, target, arg, payload));
+    queue.push(time, kind, target, arg, payload, isWork(kind, payload));
   }
 
   // ------------------------------------------------------------------ visibility
@@ -288,11 +256,7 @@ public final class LabSimulation {
       throw new IllegalStateException("no replica left for " + requestId);
     }
     int replica = replicaIndex.get(d.chosen());
-    decisions++;
-    perReplicaDecisions[replica]++;
-    if (dead[replica]) {
-      decisionsToKilled++;
-    }
+    measures.decided(replica, dead[replica]);
     broadcast(now, router, d.reserved());
     if (gates == null) {
       dispatch(now, router, index, requestId, first, replica);
@@ -444,9 +408,7 @@ public final class LabSimulation {
   private final class Milestones implements LabEngine.Listener {
     @Override
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
-      if (ttftMillis[seq.requestIndex] < 0) {
-        ttftMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
-      }
+      measures.firstToken(seq.requestIndex, seq.arrivalMicros, timeMicros);
       broadcast(
           timeMicros,
           seq.router,
@@ -455,9 +417,7 @@ public final class LabSimulation {
 
     @Override
     public void finished(LabEngine engine, LabSequence seq, long timeMicros) {
-      e2eMillis[seq.requestIndex] = (timeMicros - seq.arrivalMicros) / 1000.0;
-      completed++;
-      lastFinish = Math.max(lastFinish, timeMicros);
+      measures.finished(seq.requestIndex, seq.arrivalMicros, timeMicros);
       if (gates != null) {
         push(timeMicros + gateHopMicros(), GATE_LEAVE, engine.replica(), 0, seq.requestId);
       }
@@ -473,16 +433,7 @@ public final class LabSimulation {
       if (dead[engine.replica()]) {
         continue;
       }
-      ReplicaLoad load =
-          new ReplicaLoad(
-              engine.replicaId(),
-              0,
-              engine.runningCount(),
-              engine.waitingCount(),
-              engine.kvUsage(),
-              engine.prefixQueries(),
-              engine.prefixHits(),
-              now / 1000);
+      ReplicaLoad load = LabRouters.load(engine, now);
       for (int r = 0; r < routers.length; r++) {
         if (config.propagationDelayMicros() == 0) {
           routers[r].loadReported(load);
@@ -496,31 +447,15 @@ public final class LabSimulation {
         broadcast(now, r, ended);
       }
     }
-    if (now - lastSampleMicros >= sampleMicros) {
-      sampleLoad(now);
+    if (measures.sampleDue(now)) {
+      measures.sampleLoad(now, engines);
     }
-    boolean busy = arrivalsLeft > 0 || pendingWork > 0;
+    boolean busy = arrivalsLeft > 0 || queue.workPending();
     if (busy) {
       push(now + reportMicros(config, visibility), TICK, 0, 0, null);
     } else {
-      sampleLoad(now);
+      measures.sampleLoad(now, engines);
     }
-  }
-
-  private void sampleLoad(long now) {
-    double seconds = (now - lastSampleMicros) / 1e6;
-    if (seconds <= 0) {
-      return;
-    }
-    double[] row = new double[engines.length];
-    for (int i = 0; i < engines.length; i++) {
-      long p = engines[i].uncachedPrefillTokens();
-      row[i] = (p - lastPrefill[i]) / seconds;
-      lastPrefill[i] = p;
-    }
-    loadSeries.add(row);
-    loadSeconds.add(now / 1e6);
-    lastSampleMicros = now;
   }
 
   private void onKill(long now, int replica) {
@@ -540,53 +475,5 @@ public final class LabSimulation {
       }
       decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), 0);
     }
-  }
-
-  // ------------------------------------------------------------------ result
-
-  private PolicyResult result(long wallMillis, long cpuMillis) {
-    long queries = 0;
-    long hits = 0;
-    long[] prefill = new long[engines.length];
-    double sum = 0;
-    double max = 0;
-    for (int i = 0; i < engines.length; i++) {
-      queries += engines[i].prefixQueries();
-      hits += engines[i].prefixHits();
-      prefill[i] = engines[i].uncachedPrefillTokens();
-      sum += prefill[i];
-      max = Math.max(max, prefill[i]);
-    }
-    double mean = sum / engines.length;
-    double[] ttft = Arrays.stream(ttftMillis).filter(v -> v >= 0).toArray();
-    double[] e2e = new double[(int) completed];
-    int j = 0;
-    for (int i = 0; i < e2eMillis.length && j < e2e.length; i++) {
-      if (ttftMillis[i] >= 0 && e2eMillis[i] > 0) {
-        e2e[j++] = e2eMillis[i];
-      }
-    }
-    e2e = Arrays.copyOf(e2e, j);
-    long first = arrival.length == 0 ? 0 : Arrays.stream(arrival).min().getAsLong();
-    double span = (lastFinish - first) / 1e6;
-    Latency ttftSummary = Latency.of(ttft);
-    return new PolicyResult(
-        policy,
-        queries == 0 ? 0 : (double) hits / queries,
-        blockHits == null ? null : blockHits.rates().blockHitRate(),
-        ttftSummary,
-        Latency.of(e2e),
-        span <= 0 ? 0 : completed / span,
-        mean == 0 ? 1 : max / mean,
-        decisions,
-        completed,
-        perReplicaDecisions,
-        prefill,
-        decisionsToKilled,
-        ttft,
-        List.copyOf(loadSeries),
-        loadSeconds.stream().mapToDouble(Double::doubleValue).toArray(),
-        wallMillis,
-        cpuMillis);
   }
 }

@@ -8,7 +8,6 @@ import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
-import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
 import java.util.ArrayList;
@@ -16,7 +15,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 
 /**
  * One {@link PdScheme}'s replay of a workload on a disaggregated cluster in virtual time: a prefill
@@ -38,6 +36,10 @@ import java.util.PriorityQueue;
  *
  * <p>Cost: as {@link LabSimulation}, plus one cache probe per transfer. Single-threaded; one
  * instance per run.
+ *
+ * <p>Over 400 lines with its {@link Cluster} and {@link Result} records, which callers name as
+ * members of this class; the event loop itself shares its queue and routers with {@link
+ * LabSimulation} ({@link LabEventQueue}, {@link LabRouters}).
  */
 public final class PdLabSimulation {
 
@@ -92,19 +94,12 @@ public final class PdLabSimulation {
   private static final int TRANSFERRED = 2;
   private static final int TICK = 3;
 
-  private record Ev(long time, long order, int kind, int target, int arg, Object payload) {}
-
   private final Workload workload;
   private final PromptKeys keys;
   private final LabConfig lab;
   private final Cluster cluster;
   private final PdScheme scheme;
-  private final PriorityQueue<Ev> queue =
-      new PriorityQueue<>(
-          (a, b) ->
-              a.time != b.time ? Long.compare(a.time, b.time) : Long.compare(a.order, b.order));
-  private long order;
-  private long pendingWork;
+  private final LabEventQueue queue = new LabEventQueue();
   private final KvTrackerCore prefillRouter;
   private final KvTrackerCore decodeRouter;
 
@@ -178,17 +173,7 @@ public final class PdLabSimulation {
   }
 
   private KvTrackerCore router(String pool, String policy, PolicyConfig config) {
-    TrackerConfig base = TrackerConfig.defaults("ingress-" + pool);
-    return new KvTrackerCore(
-        new TrackerConfig(
-            base.ingressId(),
-            policy,
-            config,
-            lab.seed(),
-            base.leaseMillis(),
-            base.predictedTtlMillis(),
-            base.approximateTtlMillis(),
-            1 << 18));
+    return LabRouters.router("ingress-" + pool, policy, config, lab.seed(), 1 << 18);
   }
 
   /** Replays {@code workload} with {@code scheme} on {@code cluster}. */
@@ -204,27 +189,21 @@ public final class PdLabSimulation {
     }
     arrivalsLeft = workload.size();
     push(0, TICK, 0, 0, null);
-    Ev e;
+    LabEventQueue.Event e;
     while ((e = queue.poll()) != null) {
-      if (e.kind != TICK) {
-        pendingWork--;
-      }
-      switch (e.kind) {
-        case ARRIVAL -> onArrival(e.time, e.arg);
-        case PASS_END -> onPassEnd(e.time, e.target, e.arg);
-        case TRANSFERRED -> submit(e.time, e.target, (LabSequence) e.payload);
-        case TICK -> onTick(e.time);
-        default -> throw new IllegalStateException("unknown event kind " + e.kind);
+      switch (e.kind()) {
+        case ARRIVAL -> onArrival(e.time(), e.arg());
+        case PASS_END -> onPassEnd(e.time(), e.target(), e.arg());
+        case TRANSFERRED -> submit(e.time(), e.target(), (LabSequence) e.payload());
+        case TICK -> onTick(e.time());
+        default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
     }
     return result();
   }
 
   private void push(long time, int kind, int target, int arg, Object payload) {
-    if (kind != TICK) {
-      pendingWork++;
-    }
-    queue.add(new Ev(time, order++, kind, target, arg, payload));
+    queue.push(time, kind, target, arg, payload, kind != TICK);
   }
 
   private int prompt(int i) {
@@ -387,22 +366,12 @@ public final class PdLabSimulation {
 
   private void onTick(long now) {
     for (int r = 0; r < ranks.length; r++) {
-      LabEngine e = ranks[r];
-      ReplicaLoad load =
-          new ReplicaLoad(
-              e.replicaId(),
-              0,
-              e.runningCount(),
-              e.waitingCount(),
-              e.kvUsage(),
-              e.prefixQueries(),
-              e.prefixHits(),
-              now / 1000);
+      ReplicaLoad load = LabRouters.load(ranks[r], now);
       (isPrefill(r) ? prefillRouter : decodeRouter).loadReported(load);
     }
     prefillRouter.expire(now / 1000);
     decodeRouter.expire(now / 1000);
-    if (arrivalsLeft > 0 || pendingWork > 0) {
+    if (arrivalsLeft > 0 || queue.workPending()) {
       push(now + reportMicros, TICK, 0, 0, null);
     }
   }

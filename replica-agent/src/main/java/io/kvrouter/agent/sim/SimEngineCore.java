@@ -56,6 +56,11 @@ import java.util.Map;
  *
  * <p>Not thread-safe: one thread owns a core. Cost per pass: O(running requests + blocks
  * allocated), one SHA-256 per newly full block.
+ *
+ * <p>Over 400 lines because it is one vLLM pass (schedule, allocate, compute, register, release)
+ * over queues every phase shares, plus the read-only counters vLLM's {@code /metrics} exposes; the
+ * block pool ({@link PagedKvCache}), the CPU tier, the hasher and the timing model are already
+ * apart.
  */
 public final class SimEngineCore {
 

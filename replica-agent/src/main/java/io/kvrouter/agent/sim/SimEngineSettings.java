@@ -2,6 +2,7 @@ package io.kvrouter.agent.sim;
 
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
+import java.util.function.Consumer;
 
 /**
  * How to run one real-time simulated engine ({@code kvrouter sim-engine}).
@@ -77,177 +78,123 @@ public record SimEngineSettings(
   public SimEngineSettings withHost(String h) {
     String kv = kvEventsEndpoint.replace("//" + host + ":", "//" + h + ":");
     String rp = replayEndpoint.replace("//" + host + ":", "//" + h + ":");
-    return new SimEngineSettings(
-        h,
-        httpPort,
-        model,
-        kv,
-        rp,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        apis,
-        dpSize,
-        transfer);
+    return with(
+        b -> {
+          b.host = h;
+          b.kvEventsEndpoint = kv;
+          b.replayEndpoint = rp;
+        });
   }
 
   public SimEngineSettings withEngine(SimEngineConfig c) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        c,
-        tokenizer,
-        apis,
-        dpSize,
-        transfer);
+    return with(b -> b.engine = c);
   }
 
   public SimEngineSettings withEndpoints(int port, String kvEvents, String replay) {
-    return new SimEngineSettings(
-        host,
-        port,
-        model,
-        kvEvents,
-        replay,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        apis,
-        dpSize,
-        transfer);
+    return with(
+        b -> {
+          b.httpPort = port;
+          b.kvEventsEndpoint = kvEvents;
+          b.replayEndpoint = replay;
+        });
   }
 
   public SimEngineSettings withModel(String m) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        m,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        apis,
-        dpSize,
-        transfer);
+    return with(b -> b.model = m);
   }
 
   public SimEngineSettings withEncoding(EventEncoding e, ReplayLayout l) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        e,
-        l,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        apis,
-        dpSize,
-        transfer);
+    return with(
+        b -> {
+          b.encoding = e;
+          b.replayLayout = l;
+        });
   }
 
   /** The same engine tokenizing with {@code t} (e.g. the router's tokenizer for the model). */
   public SimEngineSettings withTokenizer(SimTokenizer t) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        t,
-        apis,
-        dpSize,
-        transfer);
+    return with(b -> b.tokenizer = t);
   }
 
   /** The same engine serving {@code a}. */
   public SimEngineSettings withApis(SimApis a) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        a,
-        dpSize,
-        transfer);
+    return with(b -> b.apis = a);
   }
 
   /** The same engine with {@code size} data-parallel ranks, the first numbered {@code first}. */
   public SimEngineSettings withDataParallel(int first, int size) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        first,
-        engine,
-        tokenizer,
-        apis,
-        size,
-        transfer);
+    return with(
+        b -> {
+          b.dpRank = first;
+          b.dpSize = size;
+        });
   }
 
   /** The same engine receiving transferred KV at {@code t}'s speed. */
   public SimEngineSettings withTransfer(SimKvTransfer t) {
-    return new SimEngineSettings(
-        host,
-        httpPort,
-        model,
-        kvEventsEndpoint,
-        replayEndpoint,
-        topic,
-        encoding,
-        replayLayout,
-        bufferSteps,
-        dpRank,
-        engine,
-        tokenizer,
-        apis,
-        dpSize,
-        t);
+    return with(b -> b.transfer = t);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private SimEngineSettings with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link SimEngineSettings} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private String host;
+    private int httpPort;
+    private String model;
+    private String kvEventsEndpoint;
+    private String replayEndpoint;
+    private String topic;
+    private EventEncoding encoding;
+    private ReplayLayout replayLayout;
+    private int bufferSteps;
+    private int dpRank;
+    private SimEngineConfig engine;
+    private SimTokenizer tokenizer;
+    private SimApis apis;
+    private int dpSize;
+    private SimKvTransfer transfer;
+
+    private Builder(SimEngineSettings c) {
+      host = c.host;
+      httpPort = c.httpPort;
+      model = c.model;
+      kvEventsEndpoint = c.kvEventsEndpoint;
+      replayEndpoint = c.replayEndpoint;
+      topic = c.topic;
+      encoding = c.encoding;
+      replayLayout = c.replayLayout;
+      bufferSteps = c.bufferSteps;
+      dpRank = c.dpRank;
+      engine = c.engine;
+      tokenizer = c.tokenizer;
+      apis = c.apis;
+      dpSize = c.dpSize;
+      transfer = c.transfer;
+    }
+
+    private SimEngineSettings build() {
+      return new SimEngineSettings(
+          host,
+          httpPort,
+          model,
+          kvEventsEndpoint,
+          replayEndpoint,
+          topic,
+          encoding,
+          replayLayout,
+          bufferSteps,
+          dpRank,
+          engine,
+          tokenizer,
+          apis,
+          dpSize,
+          transfer);
+    }
   }
 }

@@ -25,7 +25,8 @@ import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 final class NodeProcesses implements AutoCloseable {
 
   /** A started ingress: its process, host and HTTP port. */
-  record Ingress(Process process, String host, int httpPort) {
+  /** An ingress process: its HTTP port and its cluster (Pekko remoting) port. */
+  record Ingress(Process process, String host, int httpPort, int pekkoPort) {
     String url() {
       return "http://" + host + ":" + httpPort;
     }
@@ -82,7 +83,17 @@ final class NodeProcesses implements AutoCloseable {
 
   /** Starts an ingress on {@code host}, HTTP on {@code httpPort} (0: a free one). */
   Ingress ingress(String host, int httpPort) throws Exception {
+    return ingress(host, httpPort, 0);
+  }
+
+  /**
+   * Starts an ingress on {@code host}, HTTP on {@code httpPort} and the cluster on {@code
+   * pekkoPort} (0: a free one each); the same host and Pekko port as an earlier ingress make a new
+   * incarnation of that cluster address.
+   */
+  Ingress ingress(String host, int httpPort, int pekkoPort) throws Exception {
     int http = httpPort == 0 ? freePort(host) : httpPort;
+    int pekko = pekkoPort == 0 ? freePort(host) : pekkoPort;
     Process p =
         start(
             "ingress-" + host,
@@ -94,14 +105,14 @@ final class NodeProcesses implements AutoCloseable {
             "--host",
             host,
             "--port",
-            "0",
+            "" + pekko,
             "--seed-nodes",
             seed,
             "--http-host",
             host,
             "--http-port",
             "" + http);
-    return new Ingress(p, host, http);
+    return new Ingress(p, host, http, pekko);
   }
 
   /** Waits until the ingress answers {@code /ready} with 200 and knows {@code replicas}. */

@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
  * Index accuracy per replica: over a sliding window of the last {@code window} answered requests
  * whose engine reported its cached tokens, the share where the tracker's prediction and the
  * engine's report disagree by more than {@code max(minToleranceTokens, 10% of the prompt)}. With
- * the defaults ({@link AccuracySettings}: 16 requests, at least 8) a replica whose predictions stop
- * matching is flagged at the 9th disagreeing request after any history of agreement, and from a
- * standing start at the 8th. (Predicted entries made by reservations do not hide a wrong index for
+ * the defaults ({@link AccuracySettings}: 8 requests, at least 4) a replica whose predictions stop
+ * matching is flagged at the 5th disagreeing request after any history of agreement, and from a
+ * standing start at the 4th. (Predicted entries made by reservations do not hide a wrong index for
  * long: the tracker retires them shortly after the request's prefill unless the engine confirmed
  * them, see {@code TrackerConfig.predictedConfirmMillis}.)
  *

@@ -118,7 +118,7 @@ class PredictionAccuracyTest {
   }
 
   @Test
-  void withTheDefaults_aReplicaThatStopsMatching_isFlaggedAtItsNinthRequest_afterAnyHistory() {
+  void withTheDefaults_aReplicaThatStopsMatching_isFlaggedAtItsFifthRequest_afterAnyHistory() {
     PredictionAccuracy defaults =
         PredictionAccuracy.of(
             registry, AccuracySettings.fromConfig(com.typesafe.config.ConfigFactory.load()));
@@ -130,9 +130,9 @@ class PredictionAccuracyTest {
       defaults.record("r", 1000, 0, 992);
       requests++;
     }
-    assertThat(requests).isEqualTo(9);
+    assertThat(requests).isEqualTo(5);
     assertThat(defaults.snapshot())
-        .containsExactly(new io.kvrouter.protocol.TrackerReport.Accuracy("r", 16, 9, true));
+        .containsExactly(new io.kvrouter.protocol.TrackerReport.Accuracy("r", 8, 5, true));
   }
 
   @Test

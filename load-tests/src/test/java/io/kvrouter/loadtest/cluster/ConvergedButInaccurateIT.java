@@ -12,7 +12,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,10 +21,11 @@ import org.junit.jupiter.api.Test;
  * replica converged and, within 20 requests, not accurate, on /admin/consistency and on the
  * per-replica gauges. Before, predicted entries made by the routing itself matched the engine's
  * reports for 30 s, and the accuracy window needed more than 20 disagreeing requests after a
- * history of agreement.
+ * history of agreement; then, with a window of 16, 9 disagreeing requests at each ingress (17 over
+ * two at best: flagged after 17 on a loaded machine, still accurate after 20 in one CI run). With
+ * the window of 8 it is 5 at each (9 over two). A healthy replica under the same traffic stays
+ * accurate throughout.
  */
-@Disabled(
-    "Not met yet (issue 13): in a clean CI run the replica was still reported accurate after 20 requests")
 class ConvergedButInaccurateIT {
 
   private static final String REPLICA = "a-0";
@@ -48,35 +48,8 @@ class ConvergedButInaccurateIT {
       trackersAgreeingOnAPictureTheEngineDoesNotHold_areConverged_andFlaggedInaccurateWithin20Requests()
           throws Exception {
     try (ClusterHarness cluster = new ClusterHarness(20)) {
-      var debug = ConfigFactory.parseString("kvrouter.ingress.debug-endpoints = on");
-      cluster.addIngress(debug);
-      cluster.addIngress(debug);
-      cluster.startAgent("a", 1);
-      List<ClusterHarness.Ingress> ingresses = cluster.ingresses();
+      List<ClusterHarness.Ingress> ingresses = warmUp(cluster);
       ActorTestKit kit = ActorTestKit.create(ingresses.get(0).system());
-      cluster.awaitReady(kit, 1);
-
-      // Twenty long prompts, each twice through alternating ingresses: first uncached, then
-      // cached, predicted and reported alike.
-      for (int i = 0; i < 20; i++) {
-        send(ingresses.get(0), i);
-        send(ingresses.get(1), i);
-      }
-      JsonNode before = awaitReport(kit, cluster, r -> r.path("converged").asBoolean());
-      assertThat(before.path("per_replica").path(REPLICA).path("accurate").asBoolean())
-          .as(before.toPrettyString())
-          .isTrue();
-      // The routing's own predicted entries end once the engine had its chance to confirm them.
-      kit.createTestProbe()
-          .awaitAssert(
-              Duration.ofSeconds(30),
-              Duration.ofMillis(200),
-              () -> {
-                for (ClusterHarness.Ingress i : ingresses) {
-                  assertThat(LoopbackHttp.metric(i.url(), "kvrouter_predicted_runs")).isZero();
-                }
-                return null;
-              });
 
       // Every tracker forgets the replica's blocks at the same watermark; the engine keeps them.
       for (ClusterHarness.Ingress i : ingresses) {
@@ -116,6 +89,65 @@ class ConvergedButInaccurateIT {
         assertThat(LoopbackHttp.metric(i.url(), "kvrouter_replica_accurate")).isZero();
       }
     }
+  }
+
+  /**
+   * The same traffic on a replica whose trackers hold what its engine holds: every cached prompt
+   * once more, and the replica stays accurate (and converged) on every report in between, so the
+   * flag above is the divergence's and not the traffic's.
+   */
+  @Test
+  void aHealthyReplica_underTheSameTraffic_staysAccurateAndConverged() throws Exception {
+    try (ClusterHarness cluster = new ClusterHarness(20)) {
+      List<ClusterHarness.Ingress> ingresses = warmUp(cluster);
+      ActorTestKit kit = ActorTestKit.create(ingresses.get(0).system());
+      for (int requests = 0; requests < 20; requests++) {
+        send(ingresses.get(requests % 2), requests);
+        JsonNode report = getJson(ingresses.get(0).url() + "/admin/consistency");
+        JsonNode cell = report.path("per_replica").path(REPLICA);
+        assertThat(cell.path("accurate").asBoolean())
+            .as("after %d requests: %s", requests + 1, report.toPrettyString())
+            .isTrue();
+        assertThat(cell.path("alerting_on").size()).isZero();
+      }
+      JsonNode end = awaitReport(kit, cluster, r -> r.path("converged").asBoolean());
+      assertThat(end.path("accurate").asBoolean()).as(end.toPrettyString()).isTrue();
+    }
+  }
+
+  /**
+   * Two ingresses with debug endpoints and one replica; twenty long prompts, each twice through
+   * alternating ingresses (first uncached, then cached: predicted and reported alike); returns once
+   * the view is converged and accurate and no predicted entry of the routing's is left.
+   */
+  private static List<ClusterHarness.Ingress> warmUp(ClusterHarness cluster) throws Exception {
+    var debug = ConfigFactory.parseString("kvrouter.ingress.debug-endpoints = on");
+    cluster.addIngress(debug);
+    cluster.addIngress(debug);
+    cluster.startAgent("a", 1);
+    List<ClusterHarness.Ingress> ingresses = cluster.ingresses();
+    ActorTestKit kit = ActorTestKit.create(ingresses.get(0).system());
+    cluster.awaitReady(kit, 1);
+    for (int i = 0; i < 20; i++) {
+      send(ingresses.get(0), i);
+      send(ingresses.get(1), i);
+    }
+    JsonNode before = awaitReport(kit, cluster, r -> r.path("converged").asBoolean());
+    assertThat(before.path("per_replica").path(REPLICA).path("accurate").asBoolean())
+        .as(before.toPrettyString())
+        .isTrue();
+    // The routing's own predicted entries end once the engine had its chance to confirm them.
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(30),
+            Duration.ofMillis(200),
+            () -> {
+              for (ClusterHarness.Ingress i : ingresses) {
+                assertThat(LoopbackHttp.metric(i.url(), "kvrouter_predicted_runs")).isZero();
+              }
+              return null;
+            });
+    return ingresses;
   }
 
   private static JsonNode awaitReport(

@@ -1,11 +1,13 @@
 package io.kvrouter.agent.kvevents;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -40,6 +42,15 @@ import org.zeromq.ZMsg;
  * anything the SUB is stuck (seen with JeroMQ on loopback about once in fifteen fresh connections)
  * and is replaced; without a replay socket the SUB is replaced on every such silence, which costs
  * nothing when the engine is merely idle.
+ *
+ * <p>An unexpected failure on the thread (a bug in decoding or in the handler) does not end it: it
+ * is logged at ERROR and counted ({@link #failures()}), the batch it interrupted is reported lost
+ * to the handler ({@link EngineStreamHandler#onUnrecoverableGap}: the replica starts a new epoch
+ * rather than keep a picture missing that batch), and after {@code restartBackoff} (doubled after
+ * each failure in a row without a batch delivered between, at most {@code restartBackoffMax}) the
+ * sockets are opened again with the same sequencer: what the engine published meanwhile is a gap
+ * that the replay fills as any other. Before, the thread died and the replica's events went unread
+ * for good.
  */
 public final class KvEventSubscriber implements AutoCloseable {
 
@@ -74,6 +85,7 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final String replayEndpoint;
   private final String topicFilter;
   private final EngineStreamHandler handler;
+  private final Delivery delivery;
   private final String threadName;
   private final SubscriberSettings settings;
   private final Listener listener;
@@ -82,9 +94,11 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
   private volatile boolean running = true;
   private Thread thread;
   private volatile StreamSequencer sequencer;
+  private ZContext ctx;
   private ZMQ.Socket sub;
   private ZMQ.Socket monitor;
   private ZMQ.Socket dealer;
@@ -115,6 +129,7 @@ public final class KvEventSubscriber implements AutoCloseable {
     this.replayEndpoint = replayEndpoint;
     this.topicFilter = topicFilter == null ? "" : topicFilter;
     this.handler = handler;
+    this.delivery = new Delivery(handler);
     this.threadName = threadName;
     this.settings = settings;
     this.listener = listener;
@@ -179,74 +194,189 @@ public final class KvEventSubscriber implements AutoCloseable {
     return reconnects.get();
   }
 
+  /** Unexpected failures the subscriber's thread started again after. */
+  public long failures() {
+    return failures.get();
+  }
+
   /** Messages or payloads that could not be parsed or decoded. */
   public long malformed() {
     StreamSequencer s = sequencer;
     return malformed.get() + (s == null ? 0 : s.malformed());
   }
 
+  /** Runs the subscriber until {@link #close}, starting it again after unexpected failures. */
   private void run() {
-    try (ZContext ctx = new ZContext()) {
-      subscribe(ctx);
-      if (replayEndpoint != null) {
-        openDealer(ctx);
+    Duration backoff = settings.restartBackoff();
+    while (running) {
+      try (ZContext context = new ZContext()) {
+        ctx = context;
+        listen();
+        return;
+      } catch (RuntimeException e) {
+        if (!running) {
+          return;
+        }
+        long lost = delivery.failed();
+        long n = failures.incrementAndGet();
+        if (delivery.deliveredSinceFailure()) {
+          backoff = settings.restartBackoff();
+        }
+        log.error(
+            "KV-event subscriber {} failed (failure {}); batch {} is reported lost (a new epoch)"
+                + " and the subscriber starts again in {} ms",
+            threadName,
+            n,
+            lost,
+            backoff.toMillis(),
+            e);
+        try {
+          handler.onUnrecoverableGap(lost, lost + 1);
+        } catch (RuntimeException again) {
+          log.error(
+              "KV-event subscriber {}: the handler failed on the lost batch", threadName, again);
+        }
+        pause(backoff);
+        Duration doubled = backoff.multipliedBy(2);
+        backoff =
+            doubled.compareTo(settings.restartBackoffMax()) > 0
+                ? settings.restartBackoffMax()
+                : doubled;
+      } catch (Error e) {
+        if (running) {
+          log.error("KV-event subscriber {} stopped", threadName, e);
+        }
+        return;
       }
+    }
+  }
+
+  /** Waits {@code d} or until {@link #close}, whichever comes first. */
+  private void pause(Duration d) {
+    long until = System.nanoTime() + d.toNanos();
+    long step = settings.pollInterval().toNanos();
+    long left;
+    while (running && (left = until - System.nanoTime()) > 0) {
+      LockSupport.parkNanos(Math.min(left, step));
+    }
+  }
+
+  /**
+   * One run of the subscriber on the context {@link #ctx}: its sockets, then the receive loop until
+   * {@link #close}. After a failure the sequencer is kept: batches published while the subscriber
+   * was down are a gap before the next live one (or found by the silence audit), which the replay
+   * fills as any other gap.
+   */
+  private void listen() {
+    subscribe(ctx);
+    if (replayEndpoint != null) {
+      openDealer(ctx);
+    }
+    if (sequencer == null) {
       sequencer =
           new StreamSequencer(
-              handler,
+              delivery,
               replayEndpoint == null ? null : from -> fetchReplay(ctx, from),
               threadName,
               settings,
               System::nanoTime,
               listener::onRestart);
-      long silenceNanos = settings.silence().toNanos();
-      long lastLive = System.nanoTime();
-      while (running) {
-        runCommands();
-        if (dropped()) {
-          resubscribe(ctx);
-        }
-        if (dealer != null && ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
-          replaceDealer(ctx); // reconnects by itself as soon as the engine listens again
-        }
-        ZMsg msg = ZMsg.recvMsg(sub);
-        if (msg == null) {
-          sequencer.onIdle();
-          if (System.nanoTime() - lastLive > silenceNanos) {
-            long recovered = sequencer.audit();
-            if (replayEndpoint == null || recovered > 0) {
-              if (recovered > 0) {
-                log.warn(
-                    "{}: SUB stuck ({} batches recovered by replay); reconnecting",
-                    threadName,
-                    recovered);
-              }
-              resubscribe(ctx);
-              reconnects.incrementAndGet();
+    }
+    long silenceNanos = settings.silence().toNanos();
+    long lastLive = System.nanoTime();
+    while (running) {
+      runCommands();
+      if (dropped()) {
+        resubscribe(ctx);
+      }
+      if (dealer != null && ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
+        replaceDealer(ctx); // reconnects by itself as soon as the engine listens again
+      }
+      ZMsg msg = ZMsg.recvMsg(sub);
+      if (msg == null) {
+        sequencer.onIdle();
+        if (System.nanoTime() - lastLive > silenceNanos) {
+          long recovered = sequencer.audit();
+          if (replayEndpoint == null || recovered > 0) {
+            if (recovered > 0) {
+              log.warn(
+                  "{}: SUB stuck ({} batches recovered by replay); reconnecting",
+                  threadName,
+                  recovered);
             }
-            lastLive = System.nanoTime();
+            resubscribe(ctx);
+            reconnects.incrementAndGet();
           }
-          settle();
-          continue;
+          lastLive = System.nanoTime();
         }
-        if (dropped()) {
-          resubscribe(ctx); // the message may be the old connection's last: replay decides
-          continue;
-        }
-        lastLive = System.nanoTime();
-        received.incrementAndGet();
-        TransportFrames.Message m = TransportFrames.live(frames(msg));
-        if (m == null || m.endOfReplay()) {
-          malformed.incrementAndGet();
-          continue;
-        }
-        sequencer.onLive(m.seq(), m.payload());
         settle();
+        continue;
       }
-    } catch (RuntimeException | Error e) {
-      if (running) {
-        log.error("KV-event subscriber {} stopped", threadName, e);
+      if (dropped()) {
+        resubscribe(ctx); // the message may be the old connection's last: replay decides
+        continue;
       }
+      lastLive = System.nanoTime();
+      received.incrementAndGet();
+      TransportFrames.Message m = TransportFrames.live(frames(msg));
+      if (m == null || m.endOfReplay()) {
+        malformed.incrementAndGet();
+        continue;
+      }
+      sequencer.onLive(m.seq(), m.payload());
+      settle();
+    }
+  }
+
+  /**
+   * The handler, with the seq of the batch it is being given (to report it lost when that fails)
+   * and of the last one it took. Subscriber thread only.
+   */
+  private static final class Delivery implements EngineStreamHandler {
+    private final EngineStreamHandler handler;
+    private long delivering = -1;
+    private long delivered = -1;
+    private boolean sinceFailure;
+
+    Delivery(EngineStreamHandler handler) {
+      this.handler = handler;
+    }
+
+    @Override
+    public void onBatch(long seq, EngineEventBatch batch) {
+      delivering = seq;
+      handler.onBatch(seq, batch);
+      delivered = seq;
+      delivering = -1;
+      sinceFailure = true;
+    }
+
+    @Override
+    public void onEngineRestart(long lastSeq, long newSeq) {
+      delivered = -1;
+      handler.onEngineRestart(lastSeq, newSeq);
+    }
+
+    @Override
+    public void onUnrecoverableGap(long fromSeq, long toSeq) {
+      handler.onUnrecoverableGap(fromSeq, toSeq);
+    }
+
+    /**
+     * A failure happened: the batch it interrupted (the one being handed over, else the one after
+     * the last taken, which the decoder may have dropped).
+     */
+    long failed() {
+      long lost = delivering >= 0 ? delivering : delivered + 1;
+      delivering = -1;
+      return lost;
+    }
+
+    /** True when a batch was taken since the last failure (a failure in a row otherwise). */
+    boolean deliveredSinceFailure() {
+      boolean d = sinceFailure;
+      sinceFailure = false;
+      return d;
     }
   }
 

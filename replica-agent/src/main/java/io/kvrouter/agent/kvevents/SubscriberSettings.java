@@ -17,6 +17,9 @@ import java.time.Duration;
  * @param maxHeld most live batches that may wait behind an unanswered replay
  * @param auditDepth delivered batches compared with the engine's replay buffer at each audit
  * @param receiveHighWaterMark live messages the SUB socket queues before ZMQ drops them
+ * @param restartBackoff wait before the subscriber's thread starts again after an unexpected
+ *     failure; doubled after each failure in a row
+ * @param restartBackoffMax longest such wait
  */
 public record SubscriberSettings(
     Duration pollInterval,
@@ -26,12 +29,21 @@ public record SubscriberSettings(
     Duration giveUpAfter,
     int maxHeld,
     int auditDepth,
-    int receiveHighWaterMark) {
+    int receiveHighWaterMark,
+    Duration restartBackoff,
+    Duration restartBackoffMax) {
 
   public SubscriberSettings {
     if (maxHeld < 1 || auditDepth < 1) {
       throw new IllegalArgumentException(
           "max-held and audit-depth must be positive, were " + maxHeld + ", " + auditDepth);
+    }
+    if (restartBackoff.isNegative() || restartBackoffMax.compareTo(restartBackoff) < 0) {
+      throw new IllegalArgumentException(
+          "need 0 <= restart-backoff <= restart-backoff-max, were "
+              + restartBackoff
+              + ", "
+              + restartBackoffMax);
     }
   }
 
@@ -45,7 +57,9 @@ public record SubscriberSettings(
         c.getDuration("give-up-after"),
         c.getInt("max-held"),
         c.getInt("audit-depth"),
-        c.getInt("receive-high-water-mark"));
+        c.getInt("receive-high-water-mark"),
+        c.getDuration("restart-backoff"),
+        c.getDuration("restart-backoff-max"));
   }
 
   /** The defaults of {@code reference.conf}, for code that builds a subscriber by hand. */
@@ -62,6 +76,8 @@ public record SubscriberSettings(
         giveUpAfter,
         maxHeld,
         auditDepth,
-        receiveHighWaterMark);
+        receiveHighWaterMark,
+        restartBackoff,
+        restartBackoffMax);
   }
 }

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class KvEventSubscriberTest {
 
   /** Records what the subscriber hands over. */
-  static final class Recorder implements EngineStreamHandler {
+  static class Recorder implements EngineStreamHandler {
     final List<Long> seqs = new CopyOnWriteArrayList<>();
     final List<String> notes = new CopyOnWriteArrayList<>();
 
@@ -185,6 +185,58 @@ class KvEventSubscriberTest {
         assertThat(r.seqs).containsExactly(0L, 1L, 2L, 3L, 4L);
         assertThat(sub.received()).isZero();
         assertThat(sub.reconnects()).isPositive();
+      }
+    }
+  }
+
+  /**
+   * A handler that fails once (a bug in the agent's handling of one batch) does not end the
+   * subscriber: the failure is counted, that batch is reported lost (a new epoch, so the replica's
+   * picture is never one missing it), and the batches after it flow again. Before, the thread died
+   * on the exception and nothing after it was ever read.
+   */
+  @Test
+  void aHandlerThatThrowsOnce_isReportedAndTheBatchLost_andLaterBatchesFlowAgain() {
+    try (KvEventPublisher pub =
+        new KvEventPublisher(
+                "tcp://127.0.0.1:*",
+                "tcp://127.0.0.1:*",
+                "",
+                EventEncoding.MAP,
+                ReplayLayout.WITH_TOPIC,
+                100)
+            .start()) {
+      long[] failOn = {-1};
+      Recorder r =
+          new Recorder() {
+            @Override
+            public void onBatch(long seq, EngineEventBatch batch) {
+              if (seq == failOn[0]) {
+                failOn[0] = -1;
+                throw new IllegalStateException("a bug in the handler, once");
+              }
+              super.onBatch(seq, batch);
+            }
+          };
+      try (KvEventSubscriber sub =
+          new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "", r, "sub-test")
+              .start()) {
+        long next = handshake(pub, r, 0);
+        long failing = next;
+        failOn[0] = failing;
+        for (int i = 0; i < 5; i++) {
+          pub.publish(batch(next++));
+        }
+        long last = next - 1;
+        await(() -> r.seqs.contains(last), 10_000);
+        assertThat(sub.failures()).isEqualTo(1);
+        assertThat(r.notes).contains("gap " + failing + ".." + (failing + 1));
+        assertThat(r.seqs).doesNotContain(failing).contains(failing + 1, last);
+        // and it keeps reading
+        pub.publish(batch(next));
+        long later = next;
+        await(() -> r.seqs.contains(later), 10_000);
+        assertThat(r.seqs).contains(later);
       }
     }
   }

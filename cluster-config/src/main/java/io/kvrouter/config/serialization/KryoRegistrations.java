@@ -21,6 +21,7 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
@@ -43,8 +44,9 @@ import java.util.Map;
  * for traffic messages that come to need Kryo), 900–949 prefill/decode and data parallel (none
  * registered yet: the role and the ranks travel in the CBOR {@code ReplicaInfo}, a data-parallel
  * rank is an ordinary routable target with its own event stream, and a disaggregated request is two
- * ordinary reservations), 10000 and above extra registrations from configuration ({@code
- * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * ordinary reservations), 1020–1039 tenant quota owners (each limited tenant's admissions decided
+ * in sequence by one sharded entity), 10000 and above extra registrations from configuration
+ * ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
 
@@ -107,6 +109,10 @@ public final class KryoRegistrations {
     t.put(GateCommand.Admit.class, 700);
     t.put(GateCommand.Leave.class, 701);
     t.put(GateCommand.Admission.class, 702);
+
+    t.put(TenantQuotaCommand.Acquire.class, 1020);
+    t.put(TenantQuotaCommand.Verdict.class, 1021);
+    t.put(TenantQuotaCommand.Standing.class, 1022);
     return java.util.Collections.unmodifiableMap(t);
   }
 

@@ -54,6 +54,9 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.GateCommand$Admit", 700);
     expected.put("io.kvrouter.protocol.GateCommand$Leave", 701);
     expected.put("io.kvrouter.protocol.GateCommand$Admission", 702);
+    expected.put("io.kvrouter.protocol.TenantQuotaCommand$Acquire", 1020);
+    expected.put("io.kvrouter.protocol.TenantQuotaCommand$Verdict", 1021);
+    expected.put("io.kvrouter.protocol.TenantQuotaCommand$Standing", 1022);
 
     Map<String, Integer> actual = new LinkedHashMap<>();
     KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));

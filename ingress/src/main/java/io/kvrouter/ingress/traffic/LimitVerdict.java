@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.traffic;
 
 import io.kvrouter.ingress.api.ApiError;
+import io.kvrouter.protocol.TenantQuotaCommand;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.pekko.http.javadsl.model.HttpHeader;
@@ -37,6 +38,30 @@ public record LimitVerdict(
    */
   public record Standing(long limit, long used, long remaining, long resetMillis) {
     static final Standing NONE = new Standing(0, 0, 0, 0);
+  }
+
+  /** The verdict of a tenant's owner, as it crossed the wire. */
+  static LimitVerdict fromWire(String tenant, long requestedTokens, TenantQuotaCommand.Verdict v) {
+    return new LimitVerdict(
+        v.allowed(),
+        v.exceeded(),
+        tenant,
+        fromWire(v.requests()),
+        fromWire(v.tokens()),
+        requestedTokens);
+  }
+
+  /** The verdict as its owner sends it to the asking ingress. */
+  TenantQuotaCommand.Verdict toWire() {
+    return new TenantQuotaCommand.Verdict(allowed, exceeded, toWire(requests), toWire(tokens));
+  }
+
+  private static Standing fromWire(TenantQuotaCommand.Standing s) {
+    return new Standing(s.limit(), s.used(), s.remaining(), s.resetMillis());
+  }
+
+  private static TenantQuotaCommand.Standing toWire(Standing s) {
+    return new TenantQuotaCommand.Standing(s.limit(), s.used(), s.remaining(), s.resetMillis());
   }
 
   /** A request of a tenant without limits. */

@@ -1,20 +1,20 @@
 package io.kvrouter.ingress.traffic;
 
+import io.kvrouter.protocol.TenantQuotaCommand;
+import io.kvrouter.protocol.TenantQuotaCommand.Acquire;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.Scheduler;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
-import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.cluster.ddata.Key;
@@ -23,72 +23,70 @@ import org.apache.pekko.cluster.ddata.PNCounterMapKey;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 /**
- * Per-tenant request and token counts that hold across every ingress, in Pekko Distributed Data:
- * one {@link PNCounterMap} per tenant (key {@code kvr-usage-<tenant>}) with a counter per window
- * and kind ({@code r<window>} requests, {@code t<window>} tokens), the windows before the previous
- * one removed as it writes. A CRDT counter converges without coordination; what makes the limit
- * hold is how it is used: each round of a tenant reads this node's replica, judges the waiting
- * requests ({@link UsageJudge}), and counts the admitted ones with a write that reaches the other
- * ingresses before they are let through ({@code write = all} by default; {@code majority} tolerates
- * a lost ingress, {@code local} only gossips). An ingress that asks next thus sees them. Rounds of
- * one tenant run one after the other; requests arriving meanwhile are judged together in the next.
+ * The owner of one tenant's limits: a Cluster Sharding entity (one per limited tenant, hosted by
+ * one ingress) that decides every admission of the tenant in sequence, whichever ingress the
+ * request reached. Requests arriving while a round is under way are judged together in the next
+ * ({@link UsageJudge}); each round reads the counts on this node, which include every earlier
+ * round's, so the limit holds for the cluster exactly, however the requests are spread over the
+ * ingresses and however they race.
  *
- * <p>Failures allow: a write that times out (an unreachable ingress) still counts locally and
- * gossips later, and its requests proceed. One instance per ingress node; the replicator it uses
- * replicates among ingress nodes only.
+ * <p><b>Why one owner.</b> The counts used to be judged by every ingress on its own replica of a
+ * CRDT counter, each write reaching the others before its requests proceeded. That cannot hold a
+ * limit under a simultaneous burst: while one ingress's round is being written, the other may run
+ * several rounds on counts that lack it, each admitting what it believes is left (a burst of 30 at
+ * two ingresses let 12 through a limit of 10). A single sequenced decision cannot overshoot. The
+ * price is one hop to the owner for requests reaching another ingress, in place of the write every
+ * round used to wait for.
+ *
+ * <p>The counts are a Pekko Distributed Data {@link PNCounterMap} per tenant (key {@code
+ * kvr-usage-<tenant>}) with a counter per window and kind ({@code r<window>} requests, {@code
+ * t<window>} tokens), the windows before the previous one removed as it writes, so a tenant's owner
+ * that moves to another ingress (one left or joined) carries on from the counts replicated there:
+ * all of them with {@code limits.write = all}, all but the last gossip interval's with {@code
+ * local}. Failures allow: a write that is not confirmed still counts here, and a request whose
+ * owner does not answer within {@code ask-timeout} proceeds unchecked.
  */
-public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command> {
+public final class TenantLimiter extends AbstractBehavior<TenantQuotaCommand> {
 
-  /** The limiter's messages. */
-  public sealed interface Command permits Acquire, GotUsage, Written, PeersCounted, CountPeers {}
-
-  /** Counts one request of {@code tokens} tokens for {@code tenant} if it fits. */
-  public record Acquire(Tenant tenant, long tokens, ActorRef<LimitVerdict> replyTo)
-      implements Command {}
-
-  private record GotUsage(String tenant, Replicator.GetResponse<PNCounterMap<String>> response)
-      implements Command {}
-
-  private record Written(
-      String tenant,
-      Replicator.UpdateResponse<PNCounterMap<String>> response,
-      List<Acquire> admitted,
-      List<LimitVerdict> verdicts)
-      implements Command {}
-
-  private record PeersCounted(int count) implements Command {}
-
-  private enum CountPeers implements Command {
-    INSTANCE
-  }
-
-  /** A tenant's requests waiting for a round, and whether one is under way. */
-  private static final class Rounds {
-    final ArrayDeque<Acquire> waiting = new ArrayDeque<>();
-    boolean running;
-  }
+  /** The owners' sharded entity type; the entity id is the tenant's name. */
+  public static final EntityTypeKey<TenantQuotaCommand> TYPE_KEY =
+      EntityTypeKey.create(TenantQuotaCommand.class, "kvr-tenant-quota");
 
   /** Limits are per minute: counted per minute, estimated over the last minute. */
   static final Duration WINDOW = Duration.ofMinutes(1);
 
-  private final ReplicatorMessageAdapter<Command, PNCounterMap<String>> replicator;
+  private record GotUsage(Replicator.GetResponse<PNCounterMap<String>> response)
+      implements TenantQuotaCommand {}
+
+  private record Written(
+      Replicator.UpdateResponse<PNCounterMap<String>> response,
+      List<Acquire> admitted,
+      List<LimitVerdict> verdicts)
+      implements TenantQuotaCommand {}
+
+  private final String tenant;
+  private final ReplicatorMessageAdapter<TenantQuotaCommand, PNCounterMap<String>> replicator;
   private final SelfUniqueAddress self;
   private final TrafficSettings.Limits settings;
   private final LongSupplier clock;
   private final TrafficMetrics metrics;
-  private final Map<String, Rounds> rounds = new HashMap<>();
-  private int peers = 1;
+  private final ArrayDeque<Acquire> waiting = new ArrayDeque<>();
+  private boolean running;
 
   private TenantLimiter(
-      ActorContext<Command> context,
+      ActorContext<TenantQuotaCommand> context,
+      String tenant,
       ActorRef<Replicator.Command> replicator,
       SelfUniqueAddress self,
       TrafficSettings.Limits settings,
       LongSupplier clock,
       TrafficMetrics metrics) {
     super(context);
+    this.tenant = tenant;
     this.replicator =
         new ReplicatorMessageAdapter<>(
             context, replicator, settings.writeTimeout().multipliedBy(2));
@@ -99,71 +97,74 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
   }
 
   /**
+   * @param tenant the tenant whose limits this entity owns
    * @param replicator a Distributed Data replicator shared by the ingress nodes only
    * @param self this node's address as Distributed Data knows it
    * @param clock wall-clock milliseconds (windows are wall-clock minutes on every ingress)
    */
-  public static Behavior<Command> create(
+  public static Behavior<TenantQuotaCommand> create(
+      String tenant,
       ActorRef<Replicator.Command> replicator,
       SelfUniqueAddress self,
       TrafficSettings.Limits settings,
       LongSupplier clock,
       TrafficMetrics metrics) {
     return Behaviors.setup(
-        ctx ->
-            Behaviors.withTimers(
-                timers -> {
-                  timers.startTimerWithFixedDelay(
-                      CountPeers.INSTANCE, Duration.ZERO, settings.peersInterval());
-                  return new TenantLimiter(ctx, replicator, self, settings, clock, metrics);
-                }));
+        ctx -> new TenantLimiter(ctx, tenant, replicator, self, settings, clock, metrics));
   }
 
-  /** The {@link UsageLimiter} that asks {@code limiter}; an unanswered ask allows the request. */
-  public static UsageLimiter asLimiter(
-      ActorRef<Command> limiter, Scheduler scheduler, Duration askTimeout) {
+  /**
+   * The {@link UsageLimiter} that asks each tenant's owner; a tenant without limits is not asked,
+   * and an unanswered ask allows the request.
+   */
+  public static UsageLimiter asLimiter(ClusterSharding sharding, Duration askTimeout) {
     return (tenant, tokens) -> {
       if (!tenant.limited()) {
-        return java.util.concurrent.CompletableFuture.completedFuture(
-            LimitVerdict.unlimited(tenant.id()));
+        return CompletableFuture.completedFuture(LimitVerdict.unlimited(tenant.id()));
       }
-      CompletionStage<LimitVerdict> asked =
-          AskPattern.ask(
-              limiter, replyTo -> new Acquire(tenant, tokens, replyTo), askTimeout, scheduler);
-      return asked.exceptionally(e -> LimitVerdict.unlimited(tenant.id()));
+      CompletionStage<TenantQuotaCommand.Verdict> asked =
+          sharding
+              .entityRefFor(TYPE_KEY, tenant.id())
+              .ask(
+                  replyTo ->
+                      new Acquire(
+                          tenant.id(),
+                          tenant.requestsPerMinute(),
+                          tenant.tokensPerMinute(),
+                          tokens,
+                          replyTo),
+                  askTimeout);
+      return asked
+          .thenApply(v -> LimitVerdict.fromWire(tenant.id(), tokens, v))
+          .exceptionally(e -> LimitVerdict.unlimited(tenant.id()));
     };
   }
 
   @Override
-  public Receive<Command> createReceive() {
+  public Receive<TenantQuotaCommand> createReceive() {
     return newReceiveBuilder()
         .onMessage(Acquire.class, this::onAcquire)
         .onMessage(GotUsage.class, this::onGotUsage)
         .onMessage(Written.class, this::onWritten)
-        .onMessage(PeersCounted.class, this::onPeersCounted)
-        .onMessageEquals(CountPeers.INSTANCE, this::onCountPeers)
         .build();
   }
 
-  private Behavior<Command> onAcquire(Acquire m) {
-    Rounds r = rounds.computeIfAbsent(m.tenant().id(), t -> new Rounds());
-    r.waiting.addLast(m);
-    if (!r.running) {
-      startRound(m.tenant().id(), r);
+  private Behavior<TenantQuotaCommand> onAcquire(Acquire m) {
+    waiting.addLast(m);
+    if (!running) {
+      startRound();
     }
     return this;
   }
 
-  private void startRound(String tenant, Rounds r) {
-    r.running = true;
-    Key<PNCounterMap<String>> key = key(tenant);
+  private void startRound() {
+    running = true;
     replicator.askGet(
-        replyTo -> new Replicator.Get<>(key, Replicator.readLocal(), replyTo),
-        response -> new GotUsage(tenant, response));
+        replyTo -> new Replicator.Get<>(key(tenant), Replicator.readLocal(), replyTo),
+        GotUsage::new);
   }
 
-  private Behavior<Command> onGotUsage(GotUsage m) {
-    Rounds r = rounds.get(m.tenant());
+  private Behavior<TenantQuotaCommand> onGotUsage(GotUsage m) {
     PNCounterMap<String> usage =
         m.response() instanceof Replicator.GetSuccess<PNCounterMap<String>> ok
             ? ok.dataValue()
@@ -171,9 +172,11 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
     long now = clock.getAsLong();
     long windowMillis = WINDOW.toMillis();
     long window = now / windowMillis;
-    List<Long> tokens = new ArrayList<>(r.waiting.size());
-    r.waiting.forEach(a -> tokens.add(a.tokens()));
-    Tenant limits = r.waiting.peekLast().tenant(); // the newest limits, should they have changed
+    List<Long> tokens = new ArrayList<>(waiting.size());
+    waiting.forEach(a -> tokens.add(a.tokens()));
+    Acquire newest = waiting.peekLast(); // the newest limits, should they have changed
+    Tenant limits =
+        new Tenant(tenant, newest.requestsPerMinute(), newest.tokensPerMinute(), 1, null);
     Map<String, BigInteger> counters = usage.getEntries();
     UsageJudge.Round round =
         UsageJudge.judge(
@@ -185,22 +188,20 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
                 count(counters, "t", window - 1)),
             now % windowMillis,
             windowMillis,
-            peers,
             tokens);
     List<Acquire> admitted = new ArrayList<>();
     List<LimitVerdict> allowed = new ArrayList<>();
     for (LimitVerdict v : round.verdicts()) {
-      Acquire a = r.waiting.pollFirst();
+      Acquire a = waiting.pollFirst();
       if (v.allowed()) {
         admitted.add(a);
         allowed.add(v);
       } else {
-        metrics.rateLimited(v.tenant(), v.exceeded());
-        a.replyTo().tell(v);
+        a.replyTo().tell(v.toWire());
       }
     }
     if (admitted.isEmpty()) {
-      finishRound(m.tenant(), r);
+      finishRound();
       return this;
     }
     long requests = round.admittedRequests();
@@ -208,12 +209,12 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
     replicator.askUpdate(
         replyTo ->
             new Replicator.Update<>(
-                key(m.tenant()),
+                key(tenant),
                 PNCounterMap.create(),
-                writeConsistency(),
+                Consistency.write(settings.write(), settings.writeTimeout()),
                 replyTo,
                 map -> count(map, window, requests, used)),
-        response -> new Written(m.tenant(), response, admitted, allowed));
+        response -> new Written(response, admitted, allowed));
     return this;
   }
 
@@ -232,40 +233,23 @@ public final class TenantLimiter extends AbstractBehavior<TenantLimiter.Command>
     return out;
   }
 
-  private Behavior<Command> onWritten(Written m) {
+  private Behavior<TenantQuotaCommand> onWritten(Written m) {
     if (!(m.response() instanceof Replicator.UpdateSuccess)) {
-      // Counted here and gossiped later; the requests go ahead (see the class comment).
+      // Counted here and replicated later; the requests go ahead (see the class comment).
       metrics.limitWriteUnconfirmed();
     }
     for (int i = 0; i < m.admitted().size(); i++) {
-      m.admitted().get(i).replyTo().tell(m.verdicts().get(i));
+      m.admitted().get(i).replyTo().tell(m.verdicts().get(i).toWire());
     }
-    finishRound(m.tenant(), rounds.get(m.tenant()));
+    finishRound();
     return this;
   }
 
-  private void finishRound(String tenant, Rounds r) {
-    r.running = false;
-    if (r.waiting.isEmpty()) {
-      rounds.remove(tenant);
-    } else {
-      startRound(tenant, r);
+  private void finishRound() {
+    running = false;
+    if (!waiting.isEmpty()) {
+      startRound();
     }
-  }
-
-  private Behavior<Command> onCountPeers() {
-    replicator.askReplicaCount(
-        Replicator.GetReplicaCount::new, count -> new PeersCounted(count.n()));
-    return this;
-  }
-
-  private Behavior<Command> onPeersCounted(PeersCounted m) {
-    peers = Math.max(1, m.count());
-    return this;
-  }
-
-  private Replicator.WriteConsistency writeConsistency() {
-    return Consistency.write(settings.write(), settings.writeTimeout());
   }
 
   private static long count(Map<String, BigInteger> counters, String kind, long window) {

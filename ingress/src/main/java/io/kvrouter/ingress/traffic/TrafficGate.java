@@ -106,6 +106,8 @@ public final class TrafficGate {
             v -> {
               if (v.allowed()) {
                 metrics.admitted(traffic.tenant().id());
+              } else {
+                metrics.rateLimited(v.tenant(), v.exceeded());
               }
               return v;
             });

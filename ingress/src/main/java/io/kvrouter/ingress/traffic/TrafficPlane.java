@@ -10,15 +10,18 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorSettings;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * Starts an ingress node's traffic management: a Distributed Data replicator that replicates among
  * ingress nodes only (agents run none; the default replicator of the {@code DistributedData}
- * extension would count them in every write), the {@link SessionDirectory} and the {@link
- * TenantLimiter} over it, the {@link QueueHeads} gossip between the router queues, the tenants
- * file's reload timer, and tracing as configured. Every ingress spawns them under the same names,
- * so their replicators find each other.
+ * extension would count them in every write), the {@link SessionDirectory} over it, the sharded
+ * owners of the tenants' limits ({@link TenantLimiter}, hosted by ingresses, counting in it), the
+ * {@link QueueHeads} gossip between the router queues, the tenants file's reload timer, and tracing
+ * as configured. Every ingress spawns them under the same names, so their replicators find each
+ * other.
  */
 public final class TrafficPlane {
 
@@ -44,11 +47,19 @@ public final class TrafficPlane {
             SessionDirectory.create(
                 replicator, self, settings.sessions(), System::currentTimeMillis),
             "sessions");
-    ActorRef<TenantLimiter.Command> limiter =
-        ctx.spawn(
-            TenantLimiter.create(
-                replicator, self, settings.limits(), System::currentTimeMillis, metrics),
-            "tenant-limiter");
+    ClusterSharding sharding = ClusterSharding.get(ctx.getSystem());
+    sharding.init(
+        Entity.of(
+                TenantLimiter.TYPE_KEY,
+                entity ->
+                    TenantLimiter.create(
+                        entity.getEntityId(),
+                        replicator,
+                        self,
+                        settings.limits(),
+                        System::currentTimeMillis,
+                        metrics))
+            .withRole(NodeSettings.ROLE_INGRESS));
     TenantRegistry tenants = TenantRegistry.fromSettings(settings.tenants());
     if (settings.tenants().path() != null) {
       ctx.getSystem()
@@ -72,8 +83,7 @@ public final class TrafficPlane {
         new TrafficGate(
             settings,
             tenants,
-            TenantLimiter.asLimiter(
-                limiter, ctx.getSystem().scheduler(), settings.limits().askTimeout()),
+            TenantLimiter.asLimiter(sharding, settings.limits().askTimeout()),
             metrics),
         tracing,
         metrics,

@@ -81,10 +81,8 @@ public record TrafficSettings(
    * @param write how usage is written: {@code all}, {@code majority}, {@code local}
    * @param writeTimeout how long a write waits for the other ingresses before the request proceeds
    * @param askTimeout how long a request waits for its limit check before it proceeds unchecked
-   * @param peersInterval how often the limiter counts the ingresses that share the limits
    */
-  public record Limits(
-      String write, Duration writeTimeout, Duration askTimeout, Duration peersInterval) {}
+  public record Limits(String write, Duration writeTimeout, Duration askTimeout) {}
 
   /** Reads {@code kvrouter.ingress.traffic}. */
   public static TrafficSettings fromConfig(Config config) {
@@ -119,8 +117,7 @@ public record TrafficSettings(
         new Limits(
             consistency(l.getString("write")),
             l.getDuration("write-timeout"),
-            l.getDuration("ask-timeout"),
-            l.getDuration("peers-interval")),
+            l.getDuration("ask-timeout")),
         c.getDouble("slo.base-millis"),
         c.getDouble("slo.millis-per-token"));
   }

@@ -9,13 +9,9 @@ import java.util.List;
  * UsageWindow}) over a limit, otherwise admitted into the round's batch, which is then counted with
  * one write. Plain Java.
  *
- * <p><b>Why batches stop early.</b> Every ingress judges on its own replica of the counters, which
- * lacks what the other ingresses are admitting at the same moment. If each of {@code n} ingresses
- * admitted a batch of {@code k} concurrently, up to {@code n·k} would get through. So a batch only
- * grows beyond one request while even that worst case stays under the limit ({@code used + (k+1)·n
- * ≤ limit}); near the limit every ingress admits one request per round, and the limit holds across
- * the cluster to within one request per other ingress. Requests left out wait for the next round,
- * which starts as soon as this one's write is acknowledged.
+ * <p>Rounds of a tenant are judged by its one owner ({@link TenantLimiter}), one after the other,
+ * each on counts that include every earlier round: a round may admit up to the limit, never past
+ * it, however many ingresses the requests came through.
  */
 final class UsageJudge {
 
@@ -24,7 +20,7 @@ final class UsageJudge {
   /**
    * The outcome of a round.
    *
-   * @param verdicts one per judged request, in order; requests beyond them wait for the next round
+   * @param verdicts one per judged request, in order
    * @param admittedRequests requests to count
    * @param admittedTokens tokens to count
    */
@@ -38,16 +34,10 @@ final class UsageJudge {
    * @param counts its counters in the current and the previous window
    * @param elapsedMillis how far into the current window the round is
    * @param windowMillis the window's length
-   * @param peers ingresses sharing the limits (this one included), at least 1
    * @param tokens each waiting request's token count, in arrival order
    */
   static Round judge(
-      Tenant tenant,
-      Counts counts,
-      long elapsedMillis,
-      long windowMillis,
-      int peers,
-      List<Long> tokens) {
+      Tenant tenant, Counts counts, long elapsedMillis, long windowMillis, List<Long> tokens) {
     long rpm = tenant.requestsPerMinute();
     long tpm = tenant.tokensPerMinute();
     double usedRequests =
@@ -68,11 +58,6 @@ final class UsageJudge {
         verdicts.add(
             frame.verdict(overRequests ? "requests" : "tokens", batch, batchTokens, r, t, c));
         continue;
-      }
-      if (batch > 0
-          && ((rpm > 0 && usedRequests + (batch + 1) * (double) peers > rpm)
-              || (tpm > 0 && usedTokens + (batchTokens + c) * (double) peers > tpm))) {
-        break; // near the limit: one per round, so concurrent ingresses overshoot by one at most
       }
       batch++;
       batchTokens += c;

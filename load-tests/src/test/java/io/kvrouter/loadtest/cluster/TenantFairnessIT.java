@@ -32,9 +32,10 @@ import org.junit.jupiter.api.Test;
  * could stay within 2x; what fairness bounds is how long it waits (about one noisy request per
  * ingress), not that it waits.
  *
- * <p>Each phase sends 25 requests per quiet client (100 in all, so the p99 is the second slowest),
- * after a warm-up whose latencies are dropped (the first requests through each ingress and engine
- * pay for JIT and new connections, which would inflate the unloaded figure and let any noise pass).
+ * <p>Each phase sends 50 requests per quiet client (200 in all, so the p99 is the third slowest;
+ * with 100 it was the second slowest, a single stall), after a warm-up whose latencies are dropped
+ * (the first requests through each ingress and engine pay for JIT and new connections, which would
+ * inflate the unloaded figure and let any noise pass).
  *
  * <p>Bound from repeated runs on the 2-core machine at load average 25-55 (other helpers' builds
  * running): quiet p99 under noise ÷ unloaded p99 was 1.17-2.02 with fair queuing (1.98 and 1.17
@@ -43,14 +44,22 @@ import org.junit.jupiter.api.Test;
  * machine the margin under 2x is thin: the whole JVM (44 clients, two ingresses, three engines)
  * slows while the noise runs, which raises the quiet p50 by about half whatever the queue does; a
  * quiet machine should show the ratio well under 2x. The figures are printed.
+ *
+ * <p>Not met yet. With 200 requests per phase (load average ~25): unloaded p50/p99 675/889 ms,
+ * under noise 1088/2200 ms (x2.47). A run with {@code quantum-tokens = 4096} (about 27 noisy
+ * requests per visit) gave 680/874 against 2988/5082 ms (x5.81): the quiet requests' extra time is
+ * spent in the router queue, and its granularity decides it, not only the JVM's slowdown. With the
+ * default quantum a quiet request still waits about 400 ms at the median, some three freed slots of
+ * its ingress, where one noisy request ahead of it was expected.
  */
 @Disabled(
-    "Not met yet (issue 18): in a clean CI run on 2 cores the quiet tenant's p99 was 1367 ms against a bound of 1306 (2x unloaded)")
+    "Not met yet (issue 18): quiet p99 under noise 2200 ms against 2x its unloaded 889 ms (200"
+        + " requests per phase, 2 cores at load average ~25); in clean CI 1367 against 1306")
 class TenantFairnessIT {
 
   static final int QUIET_CLIENTS = 4;
   static final int NOISY_CLIENTS = 40;
-  static final int QUIET_REQUESTS_PER_CLIENT = 25;
+  static final int QUIET_REQUESTS_PER_CLIENT = 50;
   static final int WARM_UP_REQUESTS_PER_CLIENT = 3;
 
   @Test

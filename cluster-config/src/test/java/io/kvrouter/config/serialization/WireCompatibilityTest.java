@@ -28,6 +28,7 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
@@ -163,6 +164,13 @@ class WireCompatibilityTest {
             "both",
             true,
             true));
+    m.put(
+        "TenantQuotaCommand.Verdict",
+        new TenantQuotaCommand.Verdict(
+            false,
+            "requests",
+            new TenantQuotaCommand.Standing(10, 10, 0, 4_200),
+            new TenantQuotaCommand.Standing(0, 0, 0, 0)));
     // With actor references (bytes not compared).
     m.put("GetInfo", new GetInfo((ActorRef) replyTo));
     m.put("GetTrackerView", new GetTrackerView((ActorRef) replyTo));
@@ -172,6 +180,9 @@ class WireCompatibilityTest {
         "ReplayReservations",
         new ReplayReservations("pekko://kvrouter@10.0.0.1:25520", 4, (ActorRef) replyTo));
     m.put("GateCommand.Admit", new GateCommand.Admit("req-1", 2, 30_000, (ActorRef) replyTo));
+    m.put(
+        "TenantQuotaCommand.Acquire",
+        new TenantQuotaCommand.Acquire("team-a", 10, 0, 512, (ActorRef) replyTo));
     return m;
   }
 
@@ -202,8 +213,9 @@ class WireCompatibilityTest {
           || type == TrackerView.ReplicaMark.class
           || type == TrackerView.OriginMark.class
           || type == TrackerReport.Trim.class
-          || type == TrackerReport.Accuracy.class) {
-        continue; // sampled inside SnapshotReply, KvEventBatch, TrackerView, TrackerReport
+          || type == TrackerReport.Accuracy.class
+          || type == TenantQuotaCommand.Standing.class) {
+        continue; // sampled inside SnapshotReply, KvEventBatch, TrackerView, TrackerReport, Verdict
       }
       assertThat(sampled).as("a wire sample of %s", type.getName()).contains(type);
     }

@@ -72,7 +72,10 @@ public record ReplicaInfo(
   /** OpenAI Responses API ({@code POST /v1/responses}), as vLLM serves it. */
   public static final String RESPONSES_API = "/v1/responses";
 
-  /** An engine whose extra APIs are unknown (it is spoken to in OpenAI chat and completions). */
+  /**
+   * An engine whose extra APIs are unknown (it is spoken to in OpenAI chat and completions), with
+   * one data-parallel rank and no LoRA adapter; the canonical constructor sets the rest.
+   */
   public ReplicaInfo(
       String replicaId,
       int dpRank,
@@ -84,22 +87,6 @@ public record ReplicaInfo(
       boolean kvEvents,
       boolean acceptsTokenIds) {
     this(
-        replicaId, dpRank, model, baseUrl, blockSize, tiers, role, kvEvents, acceptsTokenIds, null);
-  }
-
-  /** A replica that is not one rank of a data-parallel engine. */
-  public ReplicaInfo(
-      String replicaId,
-      int dpRank,
-      String model,
-      String baseUrl,
-      int blockSize,
-      List<Tier> tiers,
-      String role,
-      boolean kvEvents,
-      boolean acceptsTokenIds,
-      List<String> apis) {
-    this(
         replicaId,
         dpRank,
         model,
@@ -109,35 +96,8 @@ public record ReplicaInfo(
         role,
         kvEvents,
         acceptsTokenIds,
-        apis,
-        1);
-  }
-
-  /** One rank of {@code dpSize} (or a whole engine, with 1) that serves no LoRA adapter. */
-  public ReplicaInfo(
-      String replicaId,
-      int dpRank,
-      String model,
-      String baseUrl,
-      int blockSize,
-      List<Tier> tiers,
-      String role,
-      boolean kvEvents,
-      boolean acceptsTokenIds,
-      List<String> apis,
-      int dpSize) {
-    this(
-        replicaId,
-        dpRank,
-        model,
-        baseUrl,
-        blockSize,
-        tiers,
-        role,
-        kvEvents,
-        acceptsTokenIds,
-        apis,
-        dpSize,
+        null,
+        1,
         null);
   }
 

@@ -103,6 +103,7 @@ public record ReplicaSpec(
         kvEvents(),
         true,
         apis,
-        dpSize);
+        dpSize,
+        null);
   }
 }

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.routing;
 
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * What the router needs to choose a replica: the model, the prompt's token ids and how many tokens
@@ -103,69 +104,61 @@ public record RouteQuery(
 
   /** The same query with other replicas excluded. */
   public RouteQuery withExcluded(Set<String> others) {
-    return new RouteQuery(
-        requestId,
-        model,
-        tokenIds,
-        maxTokens,
-        others,
-        sessionKey,
-        pinnedReplica,
-        requiredApi,
-        boundReplica,
-        ttftTargetMillis,
-        pool,
-        cacheSalt);
+    return with(b -> b.excluded = others);
   }
 
   /** The same query preferring {@code replica}, the session's (null: none). */
   public RouteQuery withBoundReplica(String replica) {
-    return new RouteQuery(
-        requestId,
-        model,
-        tokenIds,
-        maxTokens,
-        excluded,
-        sessionKey,
-        pinnedReplica,
-        requiredApi,
-        replica,
-        ttftTargetMillis,
-        pool,
-        cacheSalt);
+    return with(b -> b.boundReplica = replica);
   }
 
   /** The same query with {@code millis} left of its TTFT target (0: none). */
   public RouteQuery withTtftTarget(double millis) {
-    return new RouteQuery(
-        requestId,
-        model,
-        tokenIds,
-        maxTokens,
-        excluded,
-        sessionKey,
-        pinnedReplica,
-        requiredApi,
-        boundReplica,
-        millis,
-        pool,
-        cacheSalt);
+    return with(b -> b.ttftTargetMillis = millis);
   }
 
   /** The same query with the request's {@code cache_salt} (null: none). */
   public RouteQuery withCacheSalt(String salt) {
-    return new RouteQuery(
-        requestId,
-        model,
-        tokenIds,
-        maxTokens,
-        excluded,
-        sessionKey,
-        pinnedReplica,
-        requiredApi,
-        boundReplica,
-        ttftTargetMillis,
-        pool,
-        salt);
+    return with(b -> b.cacheSalt = salt);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private RouteQuery with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link RouteQuery}, for the withers to change one. */
+  private static final class Builder {
+    private final RouteQuery q;
+    private Set<String> excluded;
+    private String boundReplica;
+    private double ttftTargetMillis;
+    private String cacheSalt;
+
+    private Builder(RouteQuery q) {
+      this.q = q;
+      excluded = q.excluded;
+      boundReplica = q.boundReplica;
+      ttftTargetMillis = q.ttftTargetMillis;
+      cacheSalt = q.cacheSalt;
+    }
+
+    private RouteQuery build() {
+      return new RouteQuery(
+          q.requestId,
+          q.model,
+          q.tokenIds,
+          q.maxTokens,
+          excluded,
+          q.sessionKey,
+          q.pinnedReplica,
+          q.requiredApi,
+          boundReplica,
+          ttftTargetMillis,
+          q.pool,
+          cacheSalt);
+    }
   }
 }

@@ -12,7 +12,7 @@ class ReplicaConstraintsTest {
 
   static ReplicaInfo replica(String id, String model, List<String> apis) {
     return new ReplicaInfo(
-        id, 0, model, "http://" + id, 16, List.of(Tier.GPU), "both", true, true, apis);
+        id, 0, model, "http://" + id, 16, List.of(Tier.GPU), "both", true, true, apis, 1, null);
   }
 
   final List<ReplicaInfo> replicas =

@@ -151,7 +151,8 @@ public final class PdLabSimulation {
               true,
               true,
               List.of(),
-              cluster.dpSize());
+              cluster.dpSize(),
+              List.of());
       ranks[i] =
           new LabEngine(
               i,

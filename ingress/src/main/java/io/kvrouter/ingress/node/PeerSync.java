@@ -99,6 +99,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final Set<String> marksSeen = new HashSet<>();
   private Map<String, ActorRef<TrackerRequest>> peers = Map.of();
   private Boolean reportedReady;
+
+  /** True once every peer listed at the time had been heard from (this node has joined). */
+  private boolean joined;
+
   private boolean nodeReady;
 
   /**
@@ -308,7 +312,12 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
             (mark, error) -> mark == null ? Nothing.INSTANCE : new OwnMark(mark));
     Set<String> others = new HashSet<>(peers.keySet());
     others.remove(selfIngressId);
-    boolean ready = replaying.isEmpty() && marksSeen.containsAll(others);
+    // Hearing from every listed peer is a condition of joining (this tracker must know the others'
+    // open reservations before it routes), not of staying: a peer that joins later starts its
+    // reservation stream empty, and an ingress that went unready until it heard from it would
+    // turn a rolling restart's second step into a moment when no ingress is ready.
+    joined = joined || marksSeen.containsAll(others);
+    boolean ready = replaying.isEmpty() && joined;
     if (!Boolean.valueOf(ready).equals(reportedReady)) {
       reportedReady = ready;
       readiness.tell(new Readiness.Report(Readiness.Component.PEERS, ready));

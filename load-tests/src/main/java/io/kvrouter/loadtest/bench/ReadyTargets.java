@@ -62,13 +62,14 @@ final class ReadyTargets implements AutoCloseable {
 
   /**
    * The target to try after a connection to {@code failed} could not be opened: {@code failed} is
-   * taken as not ready until its next poll, and the next ready target after it is named ({@code
-   * failed} itself when none is).
+   * taken as not ready until its next poll, and the next ready target after it is named; when none
+   * is ready, the next target after it all the same (Envoy's panic mode: with too few healthy hosts
+   * it balances over all of them), since a request nobody accepted may go anywhere. {@code failed}
+   * itself only when it is the only target.
    */
   int after(int failed) {
     ready.set(failed, 0);
-    int next = choose((failed + 1) % ready.length());
-    return ready.get(next) == 1 ? next : failed;
+    return choose((failed + 1) % ready.length());
   }
 
   private void pollOnce() {

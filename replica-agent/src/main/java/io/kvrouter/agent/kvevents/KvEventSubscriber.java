@@ -2,8 +2,6 @@ package io.kvrouter.agent.kvevents;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,17 +20,8 @@ import org.zeromq.ZMsg;
  * talks to it only through {@link #healthLost()} and {@link #healthy}, which queue a command for
  * this thread, and hears back through a {@link Listener}.
  *
- * <p>Replay: a DEALER sends {@code ["", seq8]} to the engine's ROUTER and reads until the end
- * marker. vLLM's replay protocol has no request id, so an answer is matched to its request by
- * reading it whole: when it is not whole within {@code replayTimeout} (or the connection drops),
- * the DEALER is closed and the next request gets a new one. An answer that comes later goes to a
- * socket that no longer exists, and vLLM's ROUTER drops replies to unknown peers, so it can never
- * be read as the answer to a later request (a DEALER kept across a timeout would send a request
- * queued while the engine was away once it is back, and from then on read each reply one request
- * late). While answers come whole the DEALER is kept: a request on a connection made moments before
- * was sometimes lost (JeroMQ 0.6.0 on loopback, about one in three hundred), so the DEALER is
- * replaced as soon as its connection drops and the first request on a new one is sent again when
- * nothing at all came back after {@code replayRetry}.
+ * <p>Replay goes through a {@link ReplayClient} (a DEALER to the engine's replay ROUTER, replaced
+ * whenever an answer does not come whole; its Javadoc says why).
  *
  * <p>Connection drops are watched through a ZMQ monitor on the SUB socket, read before and right
  * after each receive. On a drop the sequencer holds live batches until a replay shows which engine
@@ -78,11 +67,8 @@ public final class KvEventSubscriber implements AutoCloseable {
   private static final AtomicLong MONITORS = new AtomicLong();
   private static final Logger log = LoggerFactory.getLogger(KvEventSubscriber.class);
 
-  /** Safety bound on one replay answer (vLLM buffers 10,000 batches by default). */
-  private static final int MAX_REPLAY_MESSAGES = 1_000_000;
-
   private final String endpoint;
-  private final String replayEndpoint;
+  private final ReplayClient replay;
   private final String topicFilter;
   private final EngineStreamHandler handler;
   private final Delivery delivery;
@@ -91,7 +77,6 @@ public final class KvEventSubscriber implements AutoCloseable {
   private final Listener listener;
   private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong received = new AtomicLong();
-  private final AtomicLong replayRequests = new AtomicLong();
   private final AtomicLong malformed = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
@@ -101,10 +86,6 @@ public final class KvEventSubscriber implements AutoCloseable {
   private ZContext ctx;
   private ZMQ.Socket sub;
   private ZMQ.Socket monitor;
-  private ZMQ.Socket dealer;
-  private ZMQ.Socket dealerDrops;
-  private ZMQ.Poller dealerPoller;
-  private boolean dealerFresh;
   private long lastHealthyTick = -1;
   private long settledTick = -1;
 
@@ -126,7 +107,8 @@ public final class KvEventSubscriber implements AutoCloseable {
       SubscriberSettings settings,
       Listener listener) {
     this.endpoint = endpoint;
-    this.replayEndpoint = replayEndpoint;
+    this.replay =
+        replayEndpoint == null ? null : new ReplayClient(replayEndpoint, threadName, settings);
     this.topicFilter = topicFilter == null ? "" : topicFilter;
     this.handler = handler;
     this.delivery = new Delivery(handler);
@@ -186,7 +168,7 @@ public final class KvEventSubscriber implements AutoCloseable {
 
   /** Replay requests sent so far. */
   public long replayRequests() {
-    return replayRequests.get();
+    return replay == null ? 0 : replay.requests();
   }
 
   /** SUB sockets recreated after a silence that replay proved to be a stuck subscription. */
@@ -202,7 +184,9 @@ public final class KvEventSubscriber implements AutoCloseable {
   /** Messages or payloads that could not be parsed or decoded. */
   public long malformed() {
     StreamSequencer s = sequencer;
-    return malformed.get() + (s == null ? 0 : s.malformed());
+    return malformed.get()
+        + (replay == null ? 0 : replay.malformed())
+        + (s == null ? 0 : s.malformed());
   }
 
   /** Runs the subscriber until {@link #close}, starting it again after unexpected failures. */
@@ -269,18 +253,13 @@ public final class KvEventSubscriber implements AutoCloseable {
    */
   private void listen() {
     subscribe(ctx);
-    if (replayEndpoint != null) {
-      openDealer(ctx);
+    if (replay != null) {
+      replay.open(ctx);
     }
     if (sequencer == null) {
       sequencer =
           new StreamSequencer(
-              delivery,
-              replayEndpoint == null ? null : from -> fetchReplay(ctx, from),
-              threadName,
-              settings,
-              System::nanoTime,
-              listener::onRestart);
+              delivery, replay, threadName, settings, System::nanoTime, listener::onRestart);
     }
     long silenceNanos = settings.silence().toNanos();
     long lastLive = System.nanoTime();
@@ -289,15 +268,15 @@ public final class KvEventSubscriber implements AutoCloseable {
       if (dropped()) {
         resubscribe(ctx);
       }
-      if (dealer != null && ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
-        replaceDealer(ctx); // reconnects by itself as soon as the engine listens again
+      if (replay != null) {
+        replay.replaceIfDropped(); // reconnects by itself as soon as the engine listens again
       }
       ZMsg msg = ZMsg.recvMsg(sub);
       if (msg == null) {
         sequencer.onIdle();
         if (System.nanoTime() - lastLive > silenceNanos) {
           long recovered = sequencer.audit();
-          if (replayEndpoint == null || recovered > 0) {
+          if (replay == null || recovered > 0) {
             if (recovered > 0) {
               log.warn(
                   "{}: SUB stuck ({} batches recovered by replay); reconnecting",
@@ -318,65 +297,13 @@ public final class KvEventSubscriber implements AutoCloseable {
       }
       lastLive = System.nanoTime();
       received.incrementAndGet();
-      TransportFrames.Message m = TransportFrames.live(frames(msg));
+      TransportFrames.Message m = TransportFrames.live(ReplayClient.frames(msg));
       if (m == null || m.endOfReplay()) {
         malformed.incrementAndGet();
         continue;
       }
       sequencer.onLive(m.seq(), m.payload());
       settle();
-    }
-  }
-
-  /**
-   * The handler, with the seq of the batch it is being given (to report it lost when that fails)
-   * and of the last one it took. Subscriber thread only.
-   */
-  private static final class Delivery implements EngineStreamHandler {
-    private final EngineStreamHandler handler;
-    private long delivering = -1;
-    private long delivered = -1;
-    private boolean sinceFailure;
-
-    Delivery(EngineStreamHandler handler) {
-      this.handler = handler;
-    }
-
-    @Override
-    public void onBatch(long seq, EngineEventBatch batch) {
-      delivering = seq;
-      handler.onBatch(seq, batch);
-      delivered = seq;
-      delivering = -1;
-      sinceFailure = true;
-    }
-
-    @Override
-    public void onEngineRestart(long lastSeq, long newSeq) {
-      delivered = -1;
-      handler.onEngineRestart(lastSeq, newSeq);
-    }
-
-    @Override
-    public void onUnrecoverableGap(long fromSeq, long toSeq) {
-      handler.onUnrecoverableGap(fromSeq, toSeq);
-    }
-
-    /**
-     * A failure happened: the batch it interrupted (the one being handed over, else the one after
-     * the last taken, which the decoder may have dropped).
-     */
-    long failed() {
-      long lost = delivering >= 0 ? delivering : delivered + 1;
-      delivering = -1;
-      return lost;
-    }
-
-    /** True when a batch was taken since the last failure (a failure in a row otherwise). */
-    boolean deliveredSinceFailure() {
-      boolean d = sinceFailure;
-      sinceFailure = false;
-      return d;
     }
   }
 
@@ -435,103 +362,6 @@ public final class KvEventSubscriber implements AutoCloseable {
     ctx.destroySocket(monitor);
     ctx.destroySocket(sub);
     subscribe(ctx);
-  }
-
-  /**
-   * One replay request: the whole answer, or unanswered at the timeout or as soon as the connection
-   * drops (a request already sent on a dead connection is never answered; a reconnected DEALER does
-   * not send it again). The DEALER is kept while every answer is whole and replaced after any that
-   * is not, so a late answer dies with the socket it was meant for.
-   */
-  private ReplayReply fetchReplay(ZContext ctx, long fromSeq) {
-    replayRequests.incrementAndGet();
-    if (ZMQ.Event.recv(dealerDrops, ZMQ.DONTWAIT) != null) {
-      replaceDealer(ctx); // its connection dropped since the last answer: start clean
-    }
-    send(fromSeq);
-    long now = System.nanoTime();
-    long deadline = now + settings.replayTimeout().toNanos();
-    // The first request on a new connection was sometimes lost (JeroMQ 0.6.0 on loopback): when
-    // nothing at all came back after replayRetry it is sent once more, and the socket replaced
-    // after the (first) whole answer, so the second answer dies with it.
-    long resendAt = dealerFresh ? now + settings.replayRetry().toNanos() : Long.MAX_VALUE;
-    boolean resent = false;
-    List<TransportFrames.Message> out = new ArrayList<>();
-    while (out.size() < MAX_REPLAY_MESSAGES) {
-      long wakeAt = !resent && out.isEmpty() ? Math.min(deadline, resendAt) : deadline;
-      long left = (wakeAt - System.nanoTime()) / 1_000_000;
-      if (left <= 0) {
-        if (wakeAt == deadline) {
-          break;
-        }
-        send(fromSeq); // nothing came back at all: once more
-        resent = true;
-        continue;
-      }
-      if (dealerPoller.poll(left) < 0) {
-        break;
-      }
-      ZMsg reply = dealerPoller.pollin(0) ? ZMsg.recvMsg(dealer, ZMQ.DONTWAIT) : null;
-      if (reply == null) {
-        if (dealerPoller.pollin(1)) {
-          break; // the connection dropped with the answer incomplete
-        }
-        continue;
-      }
-      TransportFrames.Message m = TransportFrames.replay(frames(reply));
-      if (m == null) {
-        malformed.incrementAndGet();
-      } else if (m.endOfReplay()) {
-        dealerFresh = false;
-        if (resent) {
-          replaceDealer(ctx);
-        }
-        return ReplayReply.of(out);
-      } else {
-        out.add(m);
-      }
-    }
-    replaceDealer(ctx);
-    return ReplayReply.unanswered();
-  }
-
-  private void send(long fromSeq) {
-    dealer.sendMore(new byte[0]);
-    dealer.send(ZmqFrames.seq(fromSeq));
-  }
-
-  /** A DEALER to the replay endpoint and a monitor of its connection drops. */
-  private void openDealer(ZContext ctx) {
-    dealer = ctx.createSocket(SocketType.DEALER);
-    dealer.setLinger(0);
-    dealerDrops = ctx.createSocket(SocketType.PAIR);
-    dealerDrops.setLinger(0);
-    String address = "inproc://kv-replay-monitor-" + threadName + "-" + MONITORS.incrementAndGet();
-    dealer.monitor(address, ZMQ.EVENT_DISCONNECTED);
-    dealerDrops.connect(address);
-    dealerPoller = ctx.createPoller(2);
-    dealerPoller.register(dealer, ZMQ.Poller.POLLIN);
-    dealerPoller.register(dealerDrops, ZMQ.Poller.POLLIN);
-    dealerFresh = true;
-    dealer.connect(replayEndpoint);
-  }
-
-  /**
-   * Closes the DEALER (whatever answer is still on its way dies with it) and connects a new one at
-   * once: a request sent on a connection made moments before was sometimes lost (JeroMQ 0.6.0 on
-   * loopback), one sent on a settled connection was not.
-   */
-  private void replaceDealer(ZContext ctx) {
-    dealerPoller.close();
-    ctx.destroySocket(dealerDrops);
-    ctx.destroySocket(dealer);
-    openDealer(ctx);
-  }
-
-  private static List<byte[]> frames(ZMsg msg) {
-    List<byte[]> out = new ArrayList<>(msg.size());
-    msg.forEach(f -> out.add(f.getData()));
-    return out;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.kvrouter.loadtest.bench;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * How a run is driven. Requests are spread over {@code targets} (several ingresses, or several
@@ -99,86 +100,86 @@ public record BenchConfig(
 
   /** A copy with another endpoint. */
   public BenchConfig withEndpoint(Endpoint e) {
-    return new BenchConfig(
-        targets,
-        model,
-        e,
-        maxRequests,
-        maxDuration,
-        concurrencyCap,
-        requestTimeout,
-        apiKey,
-        ignoreEos,
-        engineMetrics,
-        targetPolicy,
-        warmupPerTarget);
+    return with(b -> b.endpoint = e);
   }
 
   /** A copy with other limits. */
   public BenchConfig withLimits(int requests, Duration duration, int cap, Duration timeout) {
-    return new BenchConfig(
-        targets,
-        model,
-        endpoint,
-        requests,
-        duration,
-        cap,
-        timeout,
-        apiKey,
-        ignoreEos,
-        engineMetrics,
-        targetPolicy,
-        warmupPerTarget);
+    return with(
+        b -> {
+          b.maxRequests = requests;
+          b.maxDuration = duration;
+          b.concurrencyCap = cap;
+          b.requestTimeout = timeout;
+        });
   }
 
   /** A copy with another number of warm-up requests per target. */
   public BenchConfig withWarmup(int perTarget) {
-    return new BenchConfig(
-        targets,
-        model,
-        endpoint,
-        maxRequests,
-        maxDuration,
-        concurrencyCap,
-        requestTimeout,
-        apiKey,
-        ignoreEos,
-        engineMetrics,
-        targetPolicy,
-        perTarget);
+    return with(b -> b.warmupPerTarget = perTarget);
   }
 
   /** A copy with another target policy. */
   public BenchConfig withTargetPolicy(TargetPolicy policy) {
-    return new BenchConfig(
-        targets,
-        model,
-        endpoint,
-        maxRequests,
-        maxDuration,
-        concurrencyCap,
-        requestTimeout,
-        apiKey,
-        ignoreEos,
-        engineMetrics,
-        policy,
-        warmupPerTarget);
+    return with(b -> b.targetPolicy = policy);
   }
 
   /** A copy with other engine metrics endpoints. */
   public BenchConfig withEngineMetrics(List<URI> urls) {
-    return new BenchConfig(
-        targets,
-        model,
-        endpoint,
-        maxRequests,
-        maxDuration,
-        concurrencyCap,
-        requestTimeout,
-        apiKey,
-        ignoreEos,
-        urls,
-        targetPolicy,
-        warmupPerTarget);
+    return with(b -> b.engineMetrics = urls);
+  }
+
+  /** Returns a copy with {@code change} applied to the builder of its components. */
+  private BenchConfig with(Consumer<Builder> change) {
+    Builder b = new Builder(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The components of a {@link BenchConfig} to change one or a few, as the withers do. */
+  private static final class Builder {
+    private List<URI> targets;
+    private String model;
+    private Endpoint endpoint;
+    private int maxRequests;
+    private Duration maxDuration;
+    private int concurrencyCap;
+    private Duration requestTimeout;
+    private String apiKey;
+    private boolean ignoreEos;
+    private List<URI> engineMetrics;
+    private TargetPolicy targetPolicy;
+    private int warmupPerTarget;
+
+    private Builder(BenchConfig c) {
+      targets = c.targets;
+      model = c.model;
+      endpoint = c.endpoint;
+      maxRequests = c.maxRequests;
+      maxDuration = c.maxDuration;
+      concurrencyCap = c.concurrencyCap;
+      requestTimeout = c.requestTimeout;
+      apiKey = c.apiKey;
+      ignoreEos = c.ignoreEos;
+      engineMetrics = c.engineMetrics;
+      targetPolicy = c.targetPolicy;
+      warmupPerTarget = c.warmupPerTarget;
+    }
+
+    private BenchConfig build() {
+      return new BenchConfig(
+          targets,
+          model,
+          endpoint,
+          maxRequests,
+          maxDuration,
+          concurrencyCap,
+          requestTimeout,
+          apiKey,
+          ignoreEos,
+          engineMetrics,
+          targetPolicy,
+          warmupPerTarget);
+    }
   }
 }

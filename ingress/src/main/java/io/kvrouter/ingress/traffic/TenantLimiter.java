@@ -56,9 +56,6 @@ public final class TenantLimiter extends AbstractBehavior<TenantQuotaCommand> {
   public static final EntityTypeKey<TenantQuotaCommand> TYPE_KEY =
       EntityTypeKey.create(TenantQuotaCommand.class, "kvr-tenant-quota");
 
-  /** Limits are per minute: counted per minute, estimated over the last minute. */
-  static final Duration WINDOW = Duration.ofMinutes(1);
-
   private record GotUsage(Replicator.GetResponse<PNCounterMap<String>> response)
       implements TenantQuotaCommand {}
 
@@ -170,7 +167,7 @@ public final class TenantLimiter extends AbstractBehavior<TenantQuotaCommand> {
             ? ok.dataValue()
             : PNCounterMap.create();
     long now = clock.getAsLong();
-    long windowMillis = WINDOW.toMillis();
+    long windowMillis = UsageJudge.WINDOW_MILLIS;
     long window = now / windowMillis;
     List<Long> tokens = new ArrayList<>(waiting.size());
     waiting.forEach(a -> tokens.add(a.tokens()));

@@ -15,6 +15,12 @@ import java.util.List;
  */
 final class UsageJudge {
 
+  /**
+   * The window's length: limits are per minute ({@code requests-per-minute}, {@code
+   * tokens-per-minute}), counted per minute and estimated over the last minute.
+   */
+  static final long WINDOW_MILLIS = 60_000;
+
   private UsageJudge() {}
 
   /**

@@ -41,11 +41,12 @@ final class NodeRunner {
     cluster.subscriptions().tell(Subscribe.create(watcher, SelfUp.class));
     // SIGTERM: Pekko's own JVM shutdown hook runs coordinated shutdown (the drain: not-ready,
     // unbind, streams finish, leave the cluster). This hook only keeps the JVM from exiting before
-    // the system has terminated, bounded by the phases' total timeout.
+    // the system has terminated, bounded by the phases' total timeout and a margin
+    // (kvrouter.node.drain.margin).
     Duration bound =
         Duration.ofMillis(
                 CoordinatedShutdown.get(Adapter.toClassic(system)).totalTimeout().toMillis())
-            .plusSeconds(5);
+            .plus(system.settings().config().getDuration("kvrouter.node.drain.margin"));
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

@@ -102,7 +102,7 @@ public record NodeSettings(
       pekko.put("pekko.remote.artery.advanced.tcp.outbound-client-hostname", from);
     }
     // Each drain step must fit its phase, with margin for the work around it.
-    long margin = 5_000;
+    long margin = node.getDuration("drain.margin").toMillis();
     pekko.put(
         "pekko.coordinated-shutdown.phases.before-service-unbind.timeout",
         (node.getDuration("drain.unready-delay").toMillis() + margin) + "ms");

@@ -3,6 +3,7 @@ package io.kvrouter.loadtest.workload;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,53 +68,25 @@ public final class Workloads {
         }
       case GeneratedSharedPrefixWorkload.NAME:
         {
-          WorkloadParams p =
-              new WorkloadParams(
-                  name,
-                  params,
-                  Set.of(
-                      "groups",
-                      "promptsPerGroup",
-                      "systemTokens",
-                      "questionTokens",
-                      "outputTokens",
-                      "qps"));
+          WorkloadParams p = gridParams(name, params, "qps");
           GeneratedSharedPrefixWorkload.Config d = GeneratedSharedPrefixWorkload.Config.DEFAULTS;
           return GeneratedSharedPrefixWorkload.generate(
-              new GeneratedSharedPrefixWorkload.Config(
-                  p.positiveInt("groups", d.groups()),
-                  p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
-                  p.positiveInt("systemTokens", d.systemTokens()),
-                  p.positiveInt("questionTokens", d.questionTokens()),
-                  p.positiveInt("outputTokens", d.outputTokens()),
-                  p.positiveDouble("qps", d.qps())),
+              grid(
+                  p,
+                  d,
+                  (g, n, s, q, o) ->
+                      new GeneratedSharedPrefixWorkload.Config(
+                          g, n, s, q, o, p.positiveDouble("qps", d.qps()))),
               seed);
         }
       case LlmdB2bWorkload.NAME:
         {
-          WorkloadParams p =
-              new WorkloadParams(
-                  name,
-                  params,
-                  Set.of(
-                      "groups",
-                      "promptsPerGroup",
-                      "systemTokens",
-                      "questionTokens",
-                      "outputTokens",
-                      "stages",
-                      "durationScale"));
+          WorkloadParams p = gridParams(name, params, "stages", "durationScale");
           LlmdB2bWorkload.Config d = LlmdB2bWorkload.Config.DEFAULTS;
           String stagesText = p.string("stages", null);
           List<RateStage> stages = stagesText == null ? d.stages() : parseStages(stagesText);
           LlmdB2bWorkload.Config c =
-              new LlmdB2bWorkload.Config(
-                  p.positiveInt("groups", d.groups()),
-                  p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
-                  p.positiveInt("systemTokens", d.systemTokens()),
-                  p.positiveInt("questionTokens", d.questionTokens()),
-                  p.positiveInt("outputTokens", d.outputTokens()),
-                  stages);
+              grid(p, d, (g, n, s, q, o) -> new LlmdB2bWorkload.Config(g, n, s, q, o, stages));
           double scale = p.positiveDouble("durationScale", 1.0);
           return LlmdB2bWorkload.generate(scale == 1.0 ? c : c.scaleDurations(scale), seed);
         }
@@ -146,6 +119,37 @@ public final class Workloads {
       default:
         throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }
+  }
+
+  /**
+   * The parameters of the shared-prefix grid ({@code sglang-gsp} and {@code llmd-b2b} take them).
+   */
+  private static final List<String> GRID_PARAMS =
+      List.of("groups", "promptsPerGroup", "systemTokens", "questionTokens", "outputTokens");
+
+  /** The parameters of a grid workload: the grid's and its {@code own}. */
+  private static WorkloadParams gridParams(String name, Map<String, String> params, String... own) {
+    Set<String> known = new HashSet<>(GRID_PARAMS);
+    known.addAll(List.of(own));
+    return new WorkloadParams(name, params, known);
+  }
+
+  /** A grid workload's config from its five counts. */
+  private interface GridConfig<C> {
+    C of(int groups, int promptsPerGroup, int systemTokens, int questionTokens, int outputTokens);
+  }
+
+  /**
+   * The config with the grid's counts read from {@code p} (in that order), each {@code d}'s by
+   * default.
+   */
+  private static <C> C grid(WorkloadParams p, SharedPrefixPrompts.Shape d, GridConfig<C> config) {
+    return config.of(
+        p.positiveInt("groups", d.groups()),
+        p.positiveInt("promptsPerGroup", d.promptsPerGroup()),
+        p.positiveInt("systemTokens", d.systemTokens()),
+        p.positiveInt("questionTokens", d.questionTokens()),
+        p.positiveInt("outputTokens", d.outputTokens()));
   }
 
   /** A Mooncake-format trace file, named after the file, token expansion seeded with 0. */

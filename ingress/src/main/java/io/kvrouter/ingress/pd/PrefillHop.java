@@ -74,15 +74,15 @@ final class PrefillHop {
     }
     RouteQuery query =
         new RouteQuery(
-            hopId + "/p" + attempt,
-            request.model(),
-            tokenIds,
-            1,
-            tried,
-            request.sessionKey(),
-            null,
-            null,
-            RouteQuery.Pool.PREFILL);
+                hopId + "/p" + attempt,
+                request.model(),
+                tokenIds,
+                1,
+                tried,
+                request.sessionKey(),
+                null,
+                null)
+            .withPool(RouteQuery.Pool.PREFILL);
     return router
         .selectAndReserve(query)
         .thenCompose(

@@ -48,32 +48,6 @@ public record RouteQuery(
     pool = pool == null ? Pool.SERVE : pool;
   }
 
-  /** A query for {@code pool}, without a session binding or TTFT target. */
-  public RouteQuery(
-      String requestId,
-      String model,
-      int[] tokenIds,
-      int maxTokens,
-      Set<String> excluded,
-      String sessionKey,
-      String pinnedReplica,
-      String requiredApi,
-      Pool pool) {
-    this(
-        requestId,
-        model,
-        tokenIds,
-        maxTokens,
-        excluded,
-        sessionKey,
-        pinnedReplica,
-        requiredApi,
-        null,
-        0,
-        pool,
-        null);
-  }
-
   /** A query served by the replicas that decode, without a session binding or TTFT target. */
   public RouteQuery(
       String requestId,
@@ -93,7 +67,10 @@ public record RouteQuery(
         sessionKey,
         pinnedReplica,
         requiredApi,
-        Pool.SERVE);
+        null,
+        0,
+        Pool.SERVE,
+        null);
   }
 
   /** A query with no session key, pin or required API. */
@@ -117,6 +94,11 @@ public record RouteQuery(
     return with(b -> b.ttftTargetMillis = millis);
   }
 
+  /** The same query for {@code pool}'s replicas (null: {@link Pool#SERVE}). */
+  public RouteQuery withPool(Pool pool) {
+    return with(b -> b.pool = pool);
+  }
+
   /** The same query with the request's {@code cache_salt} (null: none). */
   public RouteQuery withCacheSalt(String salt) {
     return with(b -> b.cacheSalt = salt);
@@ -135,6 +117,7 @@ public record RouteQuery(
     private Set<String> excluded;
     private String boundReplica;
     private double ttftTargetMillis;
+    private Pool pool;
     private String cacheSalt;
 
     private Builder(RouteQuery q) {
@@ -142,6 +125,7 @@ public record RouteQuery(
       excluded = q.excluded;
       boundReplica = q.boundReplica;
       ttftTargetMillis = q.ttftTargetMillis;
+      pool = q.pool;
       cacheSalt = q.cacheSalt;
     }
 
@@ -157,7 +141,7 @@ public record RouteQuery(
           q.requiredApi,
           boundReplica,
           ttftTargetMillis,
-          q.pool,
+          pool,
           cacheSalt);
     }
   }

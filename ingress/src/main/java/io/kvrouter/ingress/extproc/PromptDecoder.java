@@ -6,9 +6,9 @@ import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.api.RequestValidator;
 import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 
@@ -53,29 +53,13 @@ final class PromptDecoder {
 
   Decoded decode(Endpoint endpoint, byte[] body) {
     InferenceRequest request = validator.validate(endpoint, reader.read(body));
-    ModelTokenizer tokenizer = tokenizerFor(request.model());
-    int[] tokens;
-    try {
-      if (request.isChat()) {
-        tokens =
-            tokenizer.encodeChat(
-                request.messages(), request.tools(), true, request.templateKwargs());
-      } else if (request.promptTokenIds() != null) {
-        tokens = request.promptTokenIds();
-      } else {
-        tokens = tokenizer.encodePrompt(request.promptText());
-      }
-    } catch (ChatTemplateException e) {
-      throw new ApiException(
-          ApiError.invalid(
-              "The chat template rejected the messages: " + e.getMessage(),
-              "messages",
-              "invalid_messages"));
-    }
-    if (tokens.length == 0) {
-      throw new ApiException(
-          ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));
-    }
+    ModelTokenizer tokenizer =
+        PromptTokens.tokenizerFor(tokenizers, router::servedModels, defaultModel, request.model());
+    int[] tokens =
+        PromptTokens.of(
+            request,
+            tokenizer,
+            (t, r) -> t.encodeChat(r.messages(), r.tools(), true, r.templateKwargs()));
     int requested = tokens.length + Math.max(request.maxTokens(), 1);
     if (requested > tokenizer.maxModelLen()) {
       throw new ApiException(
@@ -89,16 +73,5 @@ final class PromptDecoder {
               "context_length_exceeded"));
     }
     return new Decoded(request, tokens);
-  }
-
-  private ModelTokenizer tokenizerFor(String model) {
-    var configured = tokenizers.find(model);
-    if (configured.isPresent()) {
-      return configured.get();
-    }
-    if (router.servedModels().contains(model)) {
-      return tokenizers.get(defaultModel);
-    }
-    throw new ApiException(ApiError.modelNotFound(model));
   }
 }

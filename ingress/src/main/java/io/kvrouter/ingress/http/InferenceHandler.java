@@ -7,11 +7,11 @@ import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.api.RequestValidator;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
@@ -217,29 +217,14 @@ public final class InferenceHandler {
   }
 
   private int[] tokenize(InferenceRequest request) {
-    ModelTokenizer tokenizer = tokenizerFor(request.model());
-    int[] tokens;
-    try {
-      if (request.isChat()) {
-        tokens =
-            encoder.encodeChat(
-                tokenizer, request.messages(), request.tools(), true, request.templateKwargs());
-      } else if (request.promptTokenIds() != null) {
-        tokens = request.promptTokenIds();
-      } else {
-        tokens = tokenizer.encodePrompt(request.promptText());
-      }
-    } catch (ChatTemplateException e) {
-      throw new ApiException(
-          ApiError.invalid(
-              "The chat template rejected the messages: " + e.getMessage(),
-              "messages",
-              "invalid_messages"));
-    }
-    if (tokens.length == 0) {
-      throw new ApiException(
-          ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));
-    }
+    ModelTokenizer tokenizer =
+        PromptTokens.tokenizerFor(
+            tokenizers, router::servedModels, settings.defaultModel(), request.model());
+    int[] tokens =
+        PromptTokens.of(
+            request,
+            tokenizer,
+            (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));
     int limit = tokenizer.maxModelLen();
     int requested = tokens.length + Math.max(request.maxTokens(), 1);
     if (requested > limit) {
@@ -260,17 +245,6 @@ public final class InferenceHandler {
               "context_length_exceeded"));
     }
     return tokens;
-  }
-
-  private ModelTokenizer tokenizerFor(String model) {
-    var configured = tokenizers.find(model);
-    if (configured.isPresent()) {
-      return configured.get();
-    }
-    if (router.servedModels().contains(model)) {
-      return tokenizers.get(settings.defaultModel());
-    }
-    throw new ApiException(ApiError.modelNotFound(model));
   }
 
   /**

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -22,6 +23,9 @@ import java.util.Map;
 final class Qwen3Files {
 
   static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The model name the registry of {@link #registry()} serves Qwen3 under. */
+  static final String MODEL = "Qwen/Qwen3-0.6B";
 
   private static Path dir;
 
@@ -49,6 +53,18 @@ final class Qwen3Files {
 
   static Path tokenizerConfig() {
     return dir().resolve("tokenizer_config.json");
+  }
+
+  /**
+   * A registry of Qwen3 alone, through the path production uses: the Hugging Face tokenizer and the
+   * chat template of {@code tokenizer_config.json}, 16-token blocks, 40960 tokens of context. The
+   * caller closes it.
+   */
+  static TokenizerRegistry registry() {
+    return TokenizerRegistry.fromSettings(
+        List.of(
+            new ModelSettings(
+                MODEL, "hf:" + tokenizerJson(), tokenizerConfig().toString(), 16, 40960)));
   }
 
   private static void fetch(Path d) {

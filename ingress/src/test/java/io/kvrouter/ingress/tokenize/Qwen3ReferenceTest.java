@@ -29,16 +29,8 @@ class Qwen3ReferenceTest {
 
   @BeforeAll
   void load() {
-    registry =
-        TokenizerRegistry.fromSettings(
-            List.of(
-                new ModelSettings(
-                    "Qwen/Qwen3-0.6B",
-                    "hf:" + Qwen3Files.tokenizerJson(),
-                    Qwen3Files.tokenizerConfig().toString(),
-                    16,
-                    40960)));
-    qwen3 = registry.get("Qwen/Qwen3-0.6B");
+    registry = Qwen3Files.registry();
+    qwen3 = registry.get(Qwen3Files.MODEL);
   }
 
   @AfterAll

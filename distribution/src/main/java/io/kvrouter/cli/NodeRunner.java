@@ -1,6 +1,5 @@
 package io.kvrouter.cli;
 
-import io.kvrouter.config.node.NodeFailed;
 import java.time.Duration;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -18,8 +17,8 @@ final class NodeRunner {
   /**
    * Prints a "joined" line when the node is Up, then blocks until the system terminates.
    *
-   * @return the process's exit status: 1 when the node shut itself down as {@link NodeFailed} (the
-   *     cause printed on stderr), else 0
+   * @return the process's exit status ({@link ExitStatus}): 1 when the node could not go on (the
+   *     cause printed on stderr), 0 when it was asked to stop
    */
   static int printJoinedAndWait(ActorSystem<Void> system) throws Exception {
     Cluster cluster = Cluster.get(system);
@@ -63,14 +62,9 @@ final class NodeRunner {
                 },
                 "kvrouter-shutdown"));
     system.getWhenTerminated().toCompletableFuture().get();
-    return CoordinatedShutdown.get(Adapter.toClassic(system))
-        .getShutdownReason()
-        .filter(NodeFailed.class::isInstance)
-        .map(
-            r -> {
-              System.err.println("kvrouter: " + ((NodeFailed) r).cause());
-              return 1;
-            })
-        .orElse(0);
+    ExitStatus.Outcome outcome =
+        ExitStatus.of(CoordinatedShutdown.get(Adapter.toClassic(system)).getShutdownReason());
+    outcome.explanation().ifPresent(System.err::println);
+    return outcome.status();
   }
 }

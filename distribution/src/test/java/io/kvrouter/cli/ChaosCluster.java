@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The processes of a chaos run, each at a fixed address so a restart comes back where it was: two
@@ -11,6 +12,12 @@ import java.util.List;
  * process of its own (127.0.0.4, distinct ports, KV events and replay over ZMQ). Every cluster node
  * gets the same seed list (both ingresses and the first agent), so a restarted node joins whoever
  * is up. {@link #kill} is SIGKILL; {@link #start} starts the node again with the same command.
+ *
+ * <p>Like systemd's {@code Restart=on-failure} or the kubelet, the cluster also starts again a node
+ * that exited on its own with a non-zero status (a node the cluster downed exits 1: {@code
+ * ExitStatus}), unless the schedule is holding it down; {@link #selfExits} lists each such exit. A
+ * 600 s run found the need: an agent downed by the split brain resolver shut down for good, and its
+ * engine had no agent for the rest of the run.
  */
 final class ChaosCluster implements AutoCloseable {
 
@@ -22,8 +29,11 @@ final class ChaosCluster implements AutoCloseable {
     final String host;
     final int httpPort;
     final List<String> args;
-    Process process;
+    volatile Process process;
     int incarnation;
+
+    /** True from a kill until the schedule starts the node again: not for the supervisor. */
+    volatile boolean held;
 
     Node(String name, String host, int httpPort, List<String> args) {
       this.name = name;
@@ -41,6 +51,14 @@ final class ChaosCluster implements AutoCloseable {
   final List<Node> agents = new ArrayList<>();
   final List<Node> ingresses = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
+  private final List<String> selfExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final java.util.concurrent.ScheduledExecutorService supervisor =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "chaos-supervisor");
+            t.setDaemon(true);
+            return t;
+          });
 
   /**
    * @param config HOCON given to every cluster node
@@ -150,16 +168,47 @@ final class ChaosCluster implements AutoCloseable {
   }
 
   /** Starts (or starts again) the node's process. */
-  void start(Node node) throws Exception {
+  synchronized void start(Node node) throws Exception {
     node.incarnation++;
+    node.held = false;
     Path log = Files.createTempFile("kvrouter-chaos-" + node.name + "-" + node.incarnation, ".log");
     logs.add(log);
     node.process = FatJarNodeIT.startJava(log, node.args.toArray(String[]::new));
   }
 
-  /** SIGKILL, and waits for the process to be gone. */
-  void kill(Node node) throws Exception {
+  /** SIGKILL, and waits for the process to be gone; the node stays down until {@link #start}. */
+  synchronized void kill(Node node) throws Exception {
+    node.held = true;
     node.process.destroyForcibly().waitFor();
+  }
+
+  /** Starts the supervisor: every half second, a node that exited non-zero is started again. */
+  void supervise() {
+    supervisor.scheduleWithFixedDelay(this::restartFailed, 500, 500, TimeUnit.MILLISECONDS);
+  }
+
+  /** Nodes that exited on their own and were started again: name, status, when. */
+  List<String> selfExits() {
+    return List.copyOf(selfExits);
+  }
+
+  private synchronized void restartFailed() {
+    for (Node n : all()) {
+      if (n.held || n.process == null || n.process.isAlive() || n.process.exitValue() == 0) {
+        continue;
+      }
+      String exit =
+          String.format(
+              "%s (incarnation %d) exited with status %d at %s",
+              n.name, n.incarnation, n.process.exitValue(), java.time.LocalTime.now());
+      System.out.println("chaos: " + exit + "; started again, as a supervisor would");
+      selfExits.add(exit);
+      try {
+        start(n);
+      } catch (Exception e) {
+        selfExits.add(n.name + " could not be started again: " + e);
+      }
+    }
   }
 
   /** The tail of every log, for assertion messages. */
@@ -169,6 +218,8 @@ final class ChaosCluster implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
+    supervisor.shutdownNow();
+    supervisor.awaitTermination(10, TimeUnit.SECONDS);
     for (Node n : all()) {
       if (n.process != null) {
         n.process.destroyForcibly().waitFor();

@@ -56,6 +56,9 @@ import org.junit.jupiter.api.Test;
  * between two scrapes both taken while the listing, read before and after them, did not hold the
  * replica is a request sent to a replica after its removal.
  *
+ * <p>A node that exits on its own with a non-zero status (the cluster downed it) is started again,
+ * as its supervisor would ({@link ChaosCluster#supervise}); the summary lists such exits.
+ *
  * <p>At the end every node is up again, and within a deadline every ingress lists both replicas
  * with nothing in flight, the consistency view is converged everywhere, and each replica's blocks
  * in the trackers equal the blocks its engine holds ({@code GET /sim/cache}).
@@ -108,6 +111,7 @@ class ChaosIT {
       for (ChaosCluster.Node i : cluster.ingresses) {
         awaitServing(kit, cluster, i);
       }
+      cluster.supervise();
 
       AtomicBoolean enough = new AtomicBoolean();
       BenchRequestSource workload =
@@ -188,14 +192,16 @@ class ChaosIT {
       Map<ChaosSchedule.Kind, Integer> killed = new TreeMap<>();
       kills.forEach(k -> killed.merge(k.kind(), 1, Integer::sum));
       System.out.printf(
-          "chaos: seed %d, %.0f s, %d requests %s; kills %s; lost %d, misroutes %d%n",
+          "chaos: seed %d, %.0f s, %d requests %s; kills %s; lost %d, misroutes %d;"
+              + " exits on their own, started again: %s%n",
           seed,
           runner.counters().elapsedSeconds(),
           done.outcomes().size(),
           ends,
           killed,
           lost.size(),
-          misroutes.found().size());
+          misroutes.found().size(),
+          cluster.selfExits());
 
       assertThat(killed.keySet()).as("every kind of node was killed").hasSize(3);
       assertThat(lost).as("lost requests%n%s", cluster.logs()).isEmpty();

@@ -134,6 +134,9 @@ class DownedIngressIT {
           "downed ingress: requests in flight ended %.1f s after it ran again%n",
           (System.nanoTime() - resumed) / 1e9);
       assertThat(c.process().waitFor(60, TimeUnit.SECONDS)).as("the downed ingress exits").isTrue();
+      assertThat(c.process().exitValue())
+          .as("a downed node exits with status 1, for its supervisor to start it again")
+          .isEqualTo(1);
 
       // The same cluster address (host and Pekko port), a new incarnation (a new uid).
       NodeProcesses.Ingress again = nodes.ingress(c.host(), c.httpPort(), c.pekkoPort());

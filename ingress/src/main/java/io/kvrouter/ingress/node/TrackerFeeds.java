@@ -90,6 +90,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
   private final Map<ActorRef<AgentRequest>, String> agents = new HashMap<>();
+  private Set<ActorRef<AgentRequest>> listed = Set.of();
   private final Map<String, ActorRef<AgentRequest>> agentOf = new HashMap<>();
   private final Set<String> replaying = new HashSet<>();
   private boolean listingSeen;
@@ -170,10 +171,25 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> onInfoFailed(InfoFailed m) {
-    // Not known as a replica until the agent re-registers (its listing changes again).
-    getContext().getLog().warn("agent {} did not say what it serves", m.agent());
-    agents.remove(m.agent());
-    return updateCaughtUp();
+    if (!listed.contains(m.agent())) {
+      agents.remove(m.agent()); // it left before answering
+      return updateCaughtUp();
+    }
+    // Still registered: ask again (each failed ask has waited the ask timeout). Before, the agent
+    // stayed unknown until the listing changed again, which may be never.
+    getContext().getLog().warn("agent {} did not say what it serves; asking again", m.agent());
+    askInfo(m.agent());
+    return this;
+  }
+
+  private void askInfo(ActorRef<AgentRequest> agent) {
+    getContext()
+        .ask(
+            ReplicaInfo.class,
+            agent,
+            askTimeout,
+            GetInfo::new,
+            (info, error) -> info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
   }
 
   private Behavior<Command> onPause(PauseEvents m) {
@@ -200,17 +216,11 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private Behavior<Command> onListing(ListingChanged m) {
     listingSeen = true;
     Set<ActorRef<AgentRequest>> now = m.listing().getServiceInstances(AgentRequest.SERVICE_KEY);
+    listed = now;
     for (ActorRef<AgentRequest> agent : now) {
       if (!agents.containsKey(agent)) {
         agents.put(agent, null);
-        getContext()
-            .ask(
-                ReplicaInfo.class,
-                agent,
-                askTimeout,
-                GetInfo::new,
-                (info, error) ->
-                    info == null ? new InfoFailed(agent) : new InfoArrived(agent, info));
+        askInfo(agent);
       }
     }
     for (ActorRef<AgentRequest> gone : Set.copyOf(agents.keySet())) {

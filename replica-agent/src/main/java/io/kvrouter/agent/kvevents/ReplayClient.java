@@ -82,13 +82,53 @@ final class ReplayClient implements StreamSequencer.ReplaySource {
   }
 
   /**
-   * One replay request: the whole answer, or unanswered at the timeout or as soon as the connection
-   * drops (a request already sent on a dead connection is never answered; a reconnected DEALER does
-   * not send it again). The DEALER is kept while every answer is whole and replaced after any that
-   * is not, so a late answer dies with the socket it was meant for.
+   * The engine's buffer from {@code fromSeq} on, whole, in as many requests as it takes: an answer
+   * cut short (a hole, or no end marker before the timeout) is followed by a request for the rest,
+   * as long as each brings the next batches. Unanswered when one brings none (the timeout, or the
+   * connection dropped: a request already sent on a dead connection is never answered; a
+   * reconnected DEALER does not send it again). The DEALER is kept while every answer is whole and
+   * replaced after any that is not, so a late answer dies with the socket it was meant for.
    */
   @Override
   public ReplayReply fetch(long fromSeq) {
+    List<TransportFrames.Message> got = new ArrayList<>();
+    long from = fromSeq;
+    while (got.size() < MAX_REPLAY_MESSAGES) {
+      ReplayReply part = fetchOnce(from);
+      List<TransportFrames.Message> run = leadingRun(part.batches());
+      got.addAll(run);
+      if (part.complete() && run.size() == part.batches().size()) {
+        return ReplayReply.of(got); // whole, without a hole: the engine's buffer from fromSeq on
+      }
+      if (run.isEmpty()) {
+        return ReplayReply.unanswered(); // no progress: asked again later, from the start
+      }
+      // Cut by the ROUTER's high-water mark or the timeout: ask for the rest.
+      from = run.get(run.size() - 1).seq() + 1;
+    }
+    return ReplayReply.unanswered();
+  }
+
+  /**
+   * The batches of one answer up to its first hole. An engine's buffer holds consecutive batches,
+   * so a hole inside an answer is the transport's: a ZMQ ROUTER drops what exceeds its send
+   * high-water mark (1000 messages by default; vLLM's {@code vllm/distributed/kv_events.py} sets
+   * its {@code hwm} on the PUB socket only) while the answer is still being written. Only a first
+   * batch above the one asked for says the engine no longer holds the ones before it.
+   */
+  static List<TransportFrames.Message> leadingRun(List<TransportFrames.Message> batches) {
+    int n = 1;
+    while (n < batches.size() && batches.get(n).seq() == batches.get(n - 1).seq() + 1) {
+      n++;
+    }
+    return batches.isEmpty() ? List.of() : batches.subList(0, n);
+  }
+
+  /**
+   * One request and its answer: whole (through the end marker), or what arrived before the timeout
+   * or the connection's drop, marked not whole.
+   */
+  private ReplayReply fetchOnce(long fromSeq) {
     requests.incrementAndGet();
     replaceIfDropped(); // its connection dropped since the last answer: start clean
     send(fromSeq);
@@ -135,7 +175,7 @@ final class ReplayClient implements StreamSequencer.ReplaySource {
       }
     }
     replaceDealer();
-    return ReplayReply.unanswered();
+    return ReplayReply.partial(out);
   }
 
   private void send(long fromSeq) {

@@ -22,6 +22,11 @@ public record ReplayReply(List<TransportFrames.Message> batches, boolean complet
     return new ReplayReply(batches, true);
   }
 
+  /** What arrived of an answer that was not whole in time (its batches in order, maybe none). */
+  public static ReplayReply partial(List<TransportFrames.Message> batches) {
+    return new ReplayReply(batches, false);
+  }
+
   /** No (whole) answer in time. */
   public static ReplayReply unanswered() {
     return new ReplayReply(List.of(), false);

@@ -51,7 +51,8 @@ final class ChaosCluster implements AutoCloseable {
   final List<Node> agents = new ArrayList<>();
   final List<Node> ingresses = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
-  private final List<String> selfExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<SelfExit> selfExits = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private volatile java.util.function.LongSupplier clock = System::nanoTime;
   private final java.util.concurrent.ScheduledExecutorService supervisor =
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -182,13 +183,32 @@ final class ChaosCluster implements AutoCloseable {
     node.process.destroyForcibly().waitFor();
   }
 
-  /** Starts the supervisor: every half second, a node that exited non-zero is started again. */
-  void supervise() {
+  /**
+   * A node that exited on its own with a non-zero status: which, the status, and when the
+   * supervisor saw it gone (on the clock given to {@link #supervise}; at most half a second after
+   * the exit).
+   */
+  record SelfExit(Node node, int incarnation, int status, long seenNanos) {
+    @Override
+    public String toString() {
+      return String.format(
+          "%s (incarnation %d) exited with status %d at %.1f s",
+          node.name, incarnation, status, seenNanos / 1e9);
+    }
+  }
+
+  /**
+   * Starts the supervisor: every half second, a node that exited non-zero is started again.
+   *
+   * @param clock the run's clock, in nanoseconds, for {@link SelfExit#seenNanos}
+   */
+  void supervise(java.util.function.LongSupplier clock) {
+    this.clock = clock;
     supervisor.scheduleWithFixedDelay(this::restartFailed, 500, 500, TimeUnit.MILLISECONDS);
   }
 
-  /** Nodes that exited on their own and were started again: name, status, when. */
-  List<String> selfExits() {
+  /** Nodes that exited on their own and were started again. */
+  List<SelfExit> selfExits() {
     return List.copyOf(selfExits);
   }
 
@@ -197,16 +217,13 @@ final class ChaosCluster implements AutoCloseable {
       if (n.held || n.process == null || n.process.isAlive() || n.process.exitValue() == 0) {
         continue;
       }
-      String exit =
-          String.format(
-              "%s (incarnation %d) exited with status %d at %s",
-              n.name, n.incarnation, n.process.exitValue(), java.time.LocalTime.now());
+      SelfExit exit = new SelfExit(n, n.incarnation, n.process.exitValue(), clock.getAsLong());
       System.out.println("chaos: " + exit + "; started again, as a supervisor would");
       selfExits.add(exit);
       try {
         start(n);
       } catch (Exception e) {
-        selfExits.add(n.name + " could not be started again: " + e);
+        throw new IllegalStateException(n.name + " could not be started again", e);
       }
     }
   }

@@ -47,6 +47,10 @@ import org.junit.jupiter.api.Test;
  *       exits: seen once in a clean CI run, 67 ms after a kill that took longer than that);
  *   <li><b>cut by an engine kill</b>: the stream had started and an engine was SIGKILLed while it
  *       ran (an answer under way cannot move to another engine);
+ *   <li><b>ended by its downed ingress</b>: the cluster downed the ingress it was on (the split
+ *       brain resolver, when faults come faster than it settles), which ended it at once with the
+ *       error event saying so; or <b>died with its downed ingress</b>: its connection was reset as
+ *       that ingress's process exited (seen gone by the supervisor within its lag of the end);
  *   <li><b>lost</b>: anything else (a timeout, a reset or truncated stream on a live ingress, an
  *       unclean error).
  * </ul>
@@ -80,6 +84,15 @@ class ChaosIT {
   private static final Duration RECOVERY = Duration.ofSeconds(120);
 
   /**
+   * The error event a downed ingress ends its streams with ({@code InFlightRequests}): a clean end
+   * the client can act on, as {@code DownedIngressIT} checks.
+   */
+  private static final String DOWNED_INGRESS_ERROR = "This ingress was removed from the cluster";
+
+  /** The supervisor looks every half second; a margin for a loaded machine. */
+  private static final long SUPERVISOR_LAG_NANOS = 1_500_000_000L;
+
+  /**
    * A SIGKILL: sent at {@code atNanos}; the process had exited by {@code exitedNanos} (a JVM under
    * load takes a while to go, and until it has, the kernel still accepts connections on its port
    * and resets them when it exits).
@@ -111,7 +124,7 @@ class ChaosIT {
       for (ChaosCluster.Node i : cluster.ingresses) {
         awaitServing(kit, cluster, i);
       }
-      cluster.supervise();
+      cluster.supervise(() -> (long) (runner.counters().elapsedSeconds() * 1e9));
 
       AtomicBoolean enough = new AtomicBoolean();
       BenchRequestSource workload =
@@ -174,7 +187,7 @@ class ChaosIT {
       Map<String, Integer> ends = new TreeMap<>();
       List<String> lost = new ArrayList<>();
       for (RequestOutcome o : done.outcomes()) {
-        String end = classify(o, kills);
+        String end = classify(o, kills, cluster.selfExits());
         ends.merge(end, 1, Integer::sum);
         if (end.equals("lost")) {
           lost.add(
@@ -203,18 +216,20 @@ class ChaosIT {
           misroutes.found().size(),
           cluster.selfExits());
 
+      // The end state first, so that one run shows both when both fail.
+      awaitAccurateAndIdle(kit, cluster);
       assertThat(killed.keySet()).as("every kind of node was killed").hasSize(3);
       assertThat(lost).as("lost requests%n%s", cluster.logs()).isEmpty();
       assertThat(misroutes.found()).as("requests sent to a removed replica").isEmpty();
       assertThat(ends.getOrDefault("completed", 0)).isPositive();
-      awaitAccurateAndIdle(kit, cluster);
     } finally {
       kit.shutdownTestKit();
     }
   }
 
   /** How one request ended (see the class comment). */
-  private static String classify(RequestOutcome o, List<Kill> kills) {
+  private static String classify(
+      RequestOutcome o, List<Kill> kills, List<ChaosCluster.SelfExit> selfExits) {
     switch (o.status()) {
       case OK:
         return "completed";
@@ -238,6 +253,17 @@ class ChaosIT {
       }
       if (during && k.kind() == ChaosSchedule.Kind.ENGINE && o.hasFirstChunk()) {
         return "cut by an engine kill";
+      }
+    }
+    if (error.contains(DOWNED_INGRESS_ERROR)) {
+      return "ended by its downed ingress";
+    }
+    for (ChaosCluster.SelfExit e : selfExits) {
+      // Seen gone at most half a second after the exit that reset the connection.
+      if (e.node().name.equals("ingress-" + o.target())
+          && e.seenNanos() >= o.sentNanos()
+          && e.seenNanos() <= o.endNanos() + SUPERVISOR_LAG_NANOS) {
+        return "died with its downed ingress";
       }
     }
     return "lost";

@@ -34,6 +34,18 @@ class KvEventSubscriberTest {
     }
   }
 
+  /** A publisher with a replay socket keeping {@code bufferSteps} batches, started. */
+  private static KvEventPublisher withReplay(int bufferSteps) {
+    return new KvEventPublisher(
+            "tcp://127.0.0.1:*",
+            "tcp://127.0.0.1:*",
+            "",
+            EventEncoding.MAP,
+            ReplayLayout.WITH_TOPIC,
+            bufferSteps)
+        .start();
+  }
+
   private static EngineEventBatch batch(long n) {
     return new EngineEventBatch(n, List.of(new EngineEvent.BlockRemoved(new long[] {n}, null)), 0);
   }
@@ -92,22 +104,14 @@ class KvEventSubscriberTest {
   /**
    * An agent that starts against an engine with a long history (an agent restarted beside an engine
    * that kept running) replays it whole. A ZMQ ROUTER drops what exceeds its send high-water mark
-   * (1000 messages by default, and vLLM sets none on its replay socket), so an answer of thousands
+   * (1000 messages by default; vLLM sets its hwm on the PUB socket only), so an answer of thousands
    * of batches arrives with holes or without its end marker; before, every such answer was asked
    * again whole, came back cut again, and after give-up-after the batches were declared lost: the
    * 600 s chaos run ended with 353 blocks in the trackers against the engine's 4489.
    */
   @Test
   void aLongHistory_isReplayedWhole_whenTheReplaySocketDropsPartOfEachAnswer() {
-    try (KvEventPublisher pub =
-        new KvEventPublisher(
-                "tcp://127.0.0.1:*",
-                "tcp://127.0.0.1:*",
-                "",
-                EventEncoding.MAP,
-                ReplayLayout.WITH_TOPIC,
-                10_000)
-            .start()) {
+    try (KvEventPublisher pub = withReplay(10_000)) {
       long next = 0;
       for (; next < 5_000; next++) {
         pub.publish(batch(next));
@@ -206,15 +210,7 @@ class KvEventSubscriberTest {
 
   @Test
   void silentSubscription_isRecoveredFromTheReplayBuffer() {
-    try (KvEventPublisher pub =
-        new KvEventPublisher(
-                "tcp://127.0.0.1:*",
-                "tcp://127.0.0.1:*",
-                "",
-                EventEncoding.MAP,
-                ReplayLayout.WITH_TOPIC,
-                100)
-            .start()) {
+    try (KvEventPublisher pub = withReplay(100)) {
       Recorder r = new Recorder();
       try (KvEventSubscriber sub =
           new KvEventSubscriber(pub.pubEndpoint(), pub.replayEndpoint(), "", r, "sub-test")
@@ -239,15 +235,7 @@ class KvEventSubscriberTest {
    */
   @Test
   void aHandlerThatThrowsOnce_isReportedAndTheBatchLost_andLaterBatchesFlowAgain() {
-    try (KvEventPublisher pub =
-        new KvEventPublisher(
-                "tcp://127.0.0.1:*",
-                "tcp://127.0.0.1:*",
-                "",
-                EventEncoding.MAP,
-                ReplayLayout.WITH_TOPIC,
-                100)
-            .start()) {
+    try (KvEventPublisher pub = withReplay(100)) {
       long[] failOn = {-1};
       Recorder r =
           new Recorder() {

@@ -124,7 +124,6 @@ class ChaosIT {
       for (ChaosCluster.Node i : cluster.ingresses) {
         awaitServing(kit, cluster, i);
       }
-      cluster.supervise(() -> (long) (runner.counters().elapsedSeconds() * 1e9));
 
       AtomicBoolean enough = new AtomicBoolean();
       BenchRequestSource workload =
@@ -146,6 +145,7 @@ class ChaosIT {
                   throw new IllegalStateException(e);
                 }
               });
+      cluster.supervise(() -> (long) (runner.counters().elapsedSeconds() * 1e9));
       Misroutes misroutes = new Misroutes(cluster);
       Thread monitor = new Thread(misroutes, "chaos-misroute-monitor");
       monitor.setDaemon(true);

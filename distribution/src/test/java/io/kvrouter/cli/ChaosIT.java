@@ -89,8 +89,13 @@ class ChaosIT {
    */
   private static final String DOWNED_INGRESS_ERROR = "This ingress was removed from the cluster";
 
-  /** The supervisor looks every half second; a margin for a loaded machine. */
-  private static final long SUPERVISOR_LAG_NANOS = 1_500_000_000L;
+  /**
+   * From a reset connection to the supervisor seeing its downed ingress gone: a downed ingress
+   * unbinds its port first (resetting connections it had not read yet), and its process exits once
+   * its actor system has terminated; the supervisor looks every half second. Seen in the 600 s run:
+   * resets at 380.1 s, the exit seen at 382.1 s.
+   */
+  private static final long SUPERVISOR_LAG_NANOS = 5_000_000_000L;
 
   /**
    * A SIGKILL: sent at {@code atNanos}; the process had exited by {@code exitedNanos} (a JVM under
@@ -259,7 +264,7 @@ class ChaosIT {
       return "ended by its downed ingress";
     }
     for (ChaosCluster.SelfExit e : selfExits) {
-      // Seen gone at most half a second after the exit that reset the connection.
+      // Seen gone within SUPERVISOR_LAG_NANOS of the unbind that reset the connection.
       if (e.node().name.equals("ingress-" + o.target())
           && e.seenNanos() >= o.sentNanos()
           && e.seenNanos() <= o.endNanos() + SUPERVISOR_LAG_NANOS) {

@@ -4,7 +4,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The processes of a chaos run, each at a fixed address so a restart comes back where it was: two
@@ -51,10 +55,10 @@ final class ChaosCluster implements AutoCloseable {
   final List<Node> agents = new ArrayList<>();
   final List<Node> ingresses = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
-  private final List<SelfExit> selfExits = new java.util.concurrent.CopyOnWriteArrayList<>();
-  private volatile java.util.function.LongSupplier clock = System::nanoTime;
-  private final java.util.concurrent.ScheduledExecutorService supervisor =
-      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+  private final List<SelfExit> selfExits = new CopyOnWriteArrayList<>();
+  private volatile LongSupplier clock = System::nanoTime;
+  private final ScheduledExecutorService supervisor =
+      Executors.newSingleThreadScheduledExecutor(
           r -> {
             Thread t = new Thread(r, "chaos-supervisor");
             t.setDaemon(true);
@@ -202,7 +206,7 @@ final class ChaosCluster implements AutoCloseable {
    *
    * @param clock the run's clock, in nanoseconds, for {@link SelfExit#seenNanos}
    */
-  void supervise(java.util.function.LongSupplier clock) {
+  void supervise(LongSupplier clock) {
     this.clock = clock;
     supervisor.scheduleWithFixedDelay(this::restartFailed, 500, 500, TimeUnit.MILLISECONDS);
   }

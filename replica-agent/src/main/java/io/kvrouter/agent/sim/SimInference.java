@@ -187,17 +187,20 @@ final class SimInference {
     GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
     checkModel(g.model());
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
-    ObjectNode done;
     try {
       SimRun run = start(ex, engine, id, g, "/v1/responses", SimKvHandshake.Part.NONE);
       if (!g.stream()) {
         run.drain();
-        done = SimResponsesApi.response(id, model, created, body, run, SimResponsesApi.status(run));
+        ObjectNode done =
+            SimResponsesApi.response(id, model, created, body, run, SimResponsesApi.status(run));
+        // Stored before the answer leaves: a client may continue from it the moment it has it.
+        responses.remember(body, chat, done);
         SimHttp.sendJson(ex, 200, done);
       } else {
         OutputStream os = SimHttp.startStream(ex);
         try {
-          done = SimResponsesApi.stream(os, id, model, created, body, run);
+          SimResponsesApi.stream(
+              os, id, model, created, body, run, done -> responses.remember(body, chat, done));
         } catch (IOException e) {
           run.abort();
           throw e;
@@ -206,7 +209,6 @@ final class SimInference {
     } finally {
       ranks.done(engine);
     }
-    responses.remember(body, chat, done);
   }
 
   private SimRun start(

@@ -10,6 +10,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The simulated engine's OpenAI Responses API, served the way vLLM serves it for non-harmony models
@@ -251,9 +252,19 @@ final class SimResponsesApi {
     return item;
   }
 
-  /** Writes a generation as the Responses event stream; returns the final response object. */
+  /**
+   * Writes a generation as the Responses event stream; returns the final response object, which
+   * {@code beforeCompleted} receives before the {@code response.completed} event is written (a
+   * client may continue from the response as soon as it reads that event).
+   */
   static ObjectNode stream(
-      OutputStream os, String id, String model, long created, JsonNode request, SimRun run)
+      OutputStream os,
+      String id,
+      String model,
+      long created,
+      JsonNode request,
+      SimRun run,
+      Consumer<ObjectNode> beforeCompleted)
       throws IOException, InterruptedException {
     int[] seq = {0};
     ObjectNode inProgress = response(id, model, created, request, null, "in_progress");
@@ -313,6 +324,7 @@ final class SimResponsesApi {
     ObjectNode itemDone = F.objectNode().put("type", "response.output_item.done");
     itemDone.put("output_index", 0).set("item", finalItem);
     event(os, seq, itemDone);
+    beforeCompleted.accept(done);
     event(os, seq, F.objectNode().put("type", "response.completed").set("response", done));
     return done;
   }

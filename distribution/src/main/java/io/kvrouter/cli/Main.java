@@ -23,6 +23,7 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    CommonPool.ensureThreads();
     Telemetry.switchOff();
     int code = commandLine().execute(args);
     if (code != 0 || !Boolean.getBoolean("kvrouter.keep-running")) {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
@@ -48,7 +49,10 @@ final class O200kAsciiEncoder {
    *
    * Rank lookups: tokens of up to 7 bytes sit in an open-addressing table keyed by the bytes
    * packed into a long with the length in the top byte (ASCII bytes are < 0x80 and the length
-   * keeps "a" apart from "a\0"); longer tokens sit in a HashMap keyed by their Latin-1 string.
+   * keeps "a" apart from "a\0"); longer tokens sit in a second open-addressing table keyed by an
+   * FNV-1a hash of their bytes, each slot pointing at the token's bytes in one pool so that a hit
+   * is confirmed byte by byte. Neither lookup allocates (the long one used to build a String per
+   * probe and look it up in an immutable map: the top self frame of tokenizing in a JFR profile).
    */
 
   private static final byte UPPER = 1;
@@ -82,7 +86,13 @@ final class O200kAsciiEncoder {
   private final long[] shortKeys;
   private final int[] shortRanks;
   private final int mask;
-  private final Map<String, Integer> longRanks;
+  private final long[] longHashes;
+  private final int[] longStarts;
+  private final int[] longLengths;
+  private final int[] longRanks;
+  private final byte[] longPool;
+  private final int longMask;
+  private final int longest;
 
   private O200kAsciiEncoder(Map<String, Integer> ascii) {
     int capacity = Integer.highestOneBit(ascii.size() * 2) * 2;
@@ -104,7 +114,44 @@ final class O200kAsciiEncoder {
         longer.put(token, e.getValue());
       }
     }
-    longRanks = Map.copyOf(longer);
+    int longCapacity = Integer.highestOneBit(Math.max(1, longer.size()) * 2) * 2;
+    longHashes = new long[longCapacity];
+    longStarts = new int[longCapacity];
+    longLengths = new int[longCapacity];
+    longRanks = new int[longCapacity];
+    longMask = longCapacity - 1;
+    int poolSize = 0;
+    int max = 0;
+    for (String token : longer.keySet()) {
+      poolSize += token.length();
+      max = Math.max(max, token.length());
+    }
+    longest = max;
+    longPool = new byte[poolSize];
+    int at = 0;
+    for (Map.Entry<String, Integer> e : longer.entrySet()) {
+      byte[] token = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
+      System.arraycopy(token, 0, longPool, at, token.length);
+      long hash = fnv(longPool, at, token.length);
+      int s = slot(hash) & longMask;
+      while (longLengths[s] != 0) {
+        s = (s + 1) & longMask;
+      }
+      longHashes[s] = hash;
+      longStarts[s] = at;
+      longLengths[s] = token.length;
+      longRanks[s] = e.getValue();
+      at += token.length;
+    }
+  }
+
+  /** FNV-1a (64 bit) of {@code bytes[from, from + len)}. */
+  private static long fnv(byte[] bytes, int from, int len) {
+    long h = 0xcbf29ce484222325L;
+    for (int i = from, end = from + len; i < end; i++) {
+      h = (h ^ bytes[i]) * 0x100000001b3L;
+    }
+    return h;
   }
 
   /**
@@ -180,8 +227,20 @@ final class O200kAsciiEncoder {
         s = (s + 1) & mask;
       }
     }
-    Integer r = longRanks.get(new String(text, from, len, StandardCharsets.ISO_8859_1));
-    return r == null ? NO_RANK : r;
+    if (len > longest) {
+      return NO_RANK;
+    }
+    long hash = fnv(text, from, len);
+    int s = slot(hash) & longMask;
+    while (longLengths[s] != 0) {
+      if (longHashes[s] == hash
+          && longLengths[s] == len
+          && Arrays.equals(longPool, longStarts[s], longStarts[s] + len, text, from, to)) {
+        return longRanks[s];
+      }
+      s = (s + 1) & longMask;
+    }
+    return NO_RANK;
   }
 
   /** True when every char of {@code text} is below U+0080. */

@@ -144,6 +144,7 @@ public final class DemoCluster implements AutoCloseable {
       AgentSettings agentSettings =
           AgentSettings.of(specs)
               .withHeartbeat(Duration.ofMillis(500), 3)
+              .withAdapterRefresh(Duration.ofMillis(500))
               .withTokenizers(RouterTokenizers.of(tokenizers));
       if (o.mismatchedBlockSize() > 0) {
         // The mismatched engine is there to be served and flagged by prediction accuracy: its

@@ -64,11 +64,11 @@ final class SimEngineOptions {
 
   @Option(
       names = "--lora-modules",
-      split = " ",
+      arity = "1..*",
       paramLabel = "NAME=PATH",
       description =
           "LoRA adapters a simulated engine serves from the start, as vLLM's --lora-modules"
-              + " name=path (more can be loaded at run time with POST /v1/load_lora_adapter).")
+              + " name=path [name=path ...] (more can be loaded at run time with POST /v1/load_lora_adapter).")
   List<String> loraModules = List.of();
 
   /**

@@ -160,4 +160,75 @@ class LoraRoutingTest {
           .isZero();
     }
   }
+
+  /**
+   * With no load penalty, an adapter whose only holder is busy prefilling a long prompt spreads:
+   * the next request for it goes to the idle engine, where the ingress loads the adapter first
+   * (with the path the holder lists), and that engine serves it as the adapter.
+   */
+  @Test
+  void aHotAdapter_spreadsToAnotherEngine_whichTheIngressLoadsItOn() throws Exception {
+    DemoOptions options =
+        DemoOptions.defaults()
+            .onFreePorts()
+            .withCounts(1, 2)
+            .withPolicy("kvrouter")
+            .withSpeedup(0.02); // a 3,000-token prefill takes seconds: the holder stays queued
+    try (DemoCluster cluster =
+        DemoCluster.start(
+            options,
+            com.typesafe.config.ConfigFactory.parseString(
+                "kvrouter.ingress.lora.load-penalty-tokens = 0"))) {
+      cluster.awaitReady(Duration.ofSeconds(60));
+      String ingress = cluster.ingressUrls().get(0);
+      load(cluster, 1);
+      awaitHolders(ingress, 1);
+
+      ArrayNode longPrompt = LoopbackHttp.JSON.createArrayNode();
+      longPrompt.add(DemoClient.message("user", DemoClient.words(21, 2500)));
+      java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> busy =
+          LoopbackHttp.CLIENT.sendAsync(
+              java.net.http.HttpRequest.newBuilder(
+                      java.net.URI.create(ingress + "/v1/chat/completions"))
+                  .timeout(Duration.ofSeconds(120))
+                  .POST(
+                      java.net.http.HttpRequest.BodyPublishers.ofString(
+                          DemoClient.chat(ADAPTER, longPrompt, 1).toString()))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString());
+      awaitInFlight(ingress, "sim-1");
+
+      ArrayNode shortPrompt = LoopbackHttp.JSON.createArrayNode();
+      shortPrompt.add(DemoClient.message("user", DemoClient.words(22, 30)));
+      HttpResponse<String> spread =
+          LoopbackHttp.post(
+              ingress + "/v1/chat/completions",
+              DemoClient.chat(ADAPTER, shortPrompt, 1).toString());
+      assertThat(spread.statusCode()).as(spread.body()).isEqualTo(200);
+      assertThat(LoopbackHttp.JSON.readTree(spread.body()).path("model").asText())
+          .isEqualTo(ADAPTER);
+      JsonNode models = LoopbackHttp.getJson(cluster.engineUrls().get(0) + "/v1/models");
+      assertThat(models.path("data").findValuesAsText("id"))
+          .as("the ingress loaded the adapter on the idle engine")
+          .contains(ADAPTER);
+      assertThat(models.path("data").findValuesAsText("root")).contains("/adapters/" + ADAPTER);
+      assertThat(busy.get(120, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  /** Waits until the ingress's tracker holds a reservation on {@code replica}. */
+  private static void awaitInFlight(String ingress, String replica) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      for (JsonNode r : LoopbackHttp.getJson(ingress + "/admin/replicas")) {
+        if (r.path("replica").asText().equals(replica) && r.path("in_flight").asInt() > 0) {
+          return;
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(replica + " has no request in flight after 30 s");
+      }
+      Thread.sleep(20); // polling the ingress's replica listing, bounded by the deadline
+    }
+  }
 }

@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,11 +24,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * 200 when it loaded it and 400 "The lora adapter 'x' has already been loaded." when it had it:
  * both mean the adapter is there.
  *
- * <p>The ingress does not remember what it loaded: the engine's agent announces the adapter within
- * its refresh interval, and until then a request sent to the same engine asks once more and hears
- * that it is already loaded. Loads of one adapter on one engine that overlap share one request.
- * Paths are remembered per adapter name (forgotten when a load with it fails). Thread-safe; never
- * blocks (java.net.http async).
+ * <p>The engine's agent announces the adapter within its refresh interval; until then the loader
+ * remembers where it loaded what ({@link #loadedOn}) for {@code remember}, so placement counts the
+ * engine as a holder and no request there loads it again. Past that, a request sent to an engine
+ * the directory still does not list asks once more and hears that it is already loaded. Loads of
+ * one adapter on one engine that overlap share one request. Paths are remembered per adapter name
+ * (forgotten when a load with it fails). Thread-safe; never blocks (java.net.http async).
  */
 public final class AdapterLoader {
 
@@ -38,12 +40,37 @@ public final class AdapterLoader {
   private final Map<String, String> paths = new ConcurrentHashMap<>();
   private final Map<String, CompletableFuture<Void>> loading = new ConcurrentHashMap<>();
 
+  /** Adapter name to the engines this loader loaded it on, each until when it counts. */
+  private final Map<String, Map<String, Long>> loaded = new ConcurrentHashMap<>();
+
+  private final long rememberNanos;
+
   /**
    * @param timeout longest wait for the connection and for each answer
    */
   public AdapterLoader(Duration timeout) {
+    this(timeout, Duration.ZERO);
+  }
+
+  /**
+   * @param timeout longest wait for the connection and for each answer
+   * @param remember how long an engine this loader loaded an adapter on counts as holding it
+   */
+  public AdapterLoader(Duration timeout, Duration remember) {
     this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.timeout = timeout;
+    this.rememberNanos = remember.toNanos();
+  }
+
+  /** The base URLs of the engines this loader loaded {@code adapter} on within its memory. */
+  public Set<String> loadedOn(String adapter) {
+    Map<String, Long> engines = loaded.get(adapter);
+    if (engines == null) {
+      return Set.of();
+    }
+    long now = System.nanoTime();
+    engines.values().removeIf(until -> until - now <= 0);
+    return Set.copyOf(engines.keySet());
   }
 
   /**
@@ -67,6 +94,11 @@ public final class AdapterLoader {
                 paths.remove(adapter);
                 fresh.completeExceptionally(error);
               } else {
+                if (rememberNanos > 0) {
+                  loaded
+                      .computeIfAbsent(adapter, a -> new ConcurrentHashMap<>())
+                      .put(engineUrl, System.nanoTime() + rememberNanos);
+                }
                 fresh.complete(null);
               }
             });

@@ -12,12 +12,18 @@ import java.time.Duration;
  * @param loadWhereMissing true when the ingress loads an adapter on the replica it spreads it to
  *     ({@link AdapterLoader}); false when adapter requests go only to its holders
  * @param loadTimeout longest wait for a holder's model list and for the load
+ * @param rememberLoaded how long an engine the ingress loaded an adapter on counts as holding it
+ *     before its agent announces it ({@link AdapterLoader#loadedOn})
  */
 public record LoraSettings(
-    double loadPenaltyTokens, boolean loadWhereMissing, Duration loadTimeout) {
+    double loadPenaltyTokens,
+    boolean loadWhereMissing,
+    Duration loadTimeout,
+    Duration rememberLoaded) {
 
   /** The defaults of {@code reference.conf}. */
-  public static final LoraSettings DEFAULTS = new LoraSettings(4096, true, Duration.ofSeconds(30));
+  public static final LoraSettings DEFAULTS =
+      new LoraSettings(4096, true, Duration.ofSeconds(30), Duration.ofSeconds(30));
 
   public LoraSettings {
     if (loadPenaltyTokens < 0) {
@@ -32,6 +38,7 @@ public record LoraSettings(
     return new LoraSettings(
         c.getDouble("load-penalty-tokens"),
         c.getBoolean("load-where-missing"),
-        c.getDuration("load-timeout"));
+        c.getDuration("load-timeout"),
+        c.getDuration("remember-loaded"));
   }
 }

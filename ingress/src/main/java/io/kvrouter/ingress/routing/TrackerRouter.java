@@ -111,7 +111,10 @@ public final class TrackerRouter implements Router {
       SteeringSettings steering,
       LoraSettings lora) {
     this.steering = steering;
-    this.loader = lora.loadWhereMissing() ? new AdapterLoader(lora.loadTimeout()) : null;
+    this.loader =
+        lora.loadWhereMissing()
+            ? new AdapterLoader(lora.loadTimeout(), lora.rememberLoaded())
+            : null;
     this.gate = gate;
     this.tracker = tracker;
     this.scheduler = scheduler;
@@ -178,7 +181,7 @@ public final class TrackerRouter implements Router {
     if (loader == null
         || adapter.isEmpty()
         || !(outcome instanceof RouteOutcome.Routed routed)
-        || adapter.get().holders().contains(routed.target().replicaId())) {
+        || holders(query.model(), adapter.get()).contains(routed.target().replicaId())) {
       return CompletableFuture.completedFuture(outcome);
     }
     java.util.List<String> holderUrls =
@@ -203,11 +206,33 @@ public final class TrackerRouter implements Router {
         .thenCompose(stage -> stage);
   }
 
+  /**
+   * The replicas that hold {@code name}: those the directory lists, and those of the same base
+   * model whose engine this ingress loaded it on lately ({@link AdapterLoader#loadedOn}).
+   */
+  private Set<String> holders(String name, ReplicaDirectory.Adapter adapter) {
+    Set<String> loadedOn = loader == null ? Set.of() : loader.loadedOn(name);
+    if (loadedOn.isEmpty()) {
+      return adapter.holders();
+    }
+    Set<String> out = new HashSet<>(adapter.holders());
+    for (var i : directory.all()) {
+      if (i.model().equals(adapter.baseModel())
+          && directory
+              .target(i.targetId())
+              .map(t -> loadedOn.contains(t.baseUrl()))
+              .orElse(false)) {
+        out.add(i.targetId());
+      }
+    }
+    return out;
+  }
+
   private CompletionStage<RouteOutcome> attempt(Attempt attempt) {
     RouteQuery query = attempt.query();
     var adapter = directory.adapter(query.model());
     String model = adapter.map(ReplicaDirectory.Adapter::baseModel).orElse(query.model());
-    Set<String> holders = adapter.map(ReplicaDirectory.Adapter::holders).orElse(null);
+    Set<String> holders = adapter.map(a -> holders(query.model(), a)).orElse(null);
     long[] blockKeys =
         keysFor(model)
             .keys(

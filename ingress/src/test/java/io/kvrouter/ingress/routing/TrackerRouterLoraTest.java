@@ -106,7 +106,7 @@ class TrackerRouterLoraTest {
         new IngressMetrics(),
         null,
         new SteeringSettings(0, null, penalty),
-        new LoraSettings(penalty, loadWhereMissing, Duration.ofSeconds(5)));
+        new LoraSettings(penalty, loadWhereMissing, Duration.ofSeconds(5), Duration.ofMinutes(1)));
   }
 
   static int[] prompt(int salt, int tokens) {
@@ -197,6 +197,13 @@ class TrackerRouterLoraTest {
                 + spread
                 + "/v1/load_lora_adapter {\"lora_name\":\"sql\",\"lora_path\":\"/adapters/sql\"}");
     assertThat(loads).noneMatch(l -> l.startsWith("/b/"));
+
+    // Until its agent announces it, the engine loaded on counts as a holder: a request there (its
+    // prompt cached there) does not load the adapter again.
+    int loadsOnSpread = (int) loads.stream().filter(l -> l.startsWith("/" + spread + "/")).count();
+    assertThat(place(router, "back", ADAPTER, prompt(21, 160))).isEqualTo(spread);
+    assertThat(loads.stream().filter(l -> l.startsWith("/" + spread + "/")).count())
+        .isEqualTo(loadsOnSpread);
   }
 
   @Test

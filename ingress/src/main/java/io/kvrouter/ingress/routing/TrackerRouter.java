@@ -52,6 +52,9 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  */
 public final class TrackerRouter implements Router {
 
+  private static final org.slf4j.Logger log =
+      org.slf4j.LoggerFactory.getLogger(TrackerRouter.class);
+
   private final ActorRef<KvTracker.Command> tracker;
   private final Scheduler scheduler;
   private final Duration askTimeout;
@@ -195,9 +198,15 @@ public final class TrackerRouter implements Router {
         .load(routed.target().baseUrl(), query.model(), holderUrls)
         .handle(
             (loaded, error) -> {
+              metrics.adapterLoad(error == null);
               if (error == null) {
                 return CompletableFuture.completedFuture(outcome);
               }
+              log.warn(
+                  "LoRA adapter '{}' could not be loaded on {}: {}; deciding again without it",
+                  query.model(),
+                  routed.target().replicaId(),
+                  error.toString());
               released(routed.reservationId());
               Set<String> excluded = new HashSet<>(query.excluded());
               excluded.add(routed.target().replicaId());

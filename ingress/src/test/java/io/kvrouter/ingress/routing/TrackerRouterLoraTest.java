@@ -46,6 +46,7 @@ class TrackerRouterLoraTest {
   ReplicaDirectory directory;
   HttpServer engines;
   final List<String> loads = new CopyOnWriteArrayList<>();
+  volatile boolean refuseLoads;
 
   @BeforeEach
   void start() throws IOException {
@@ -73,6 +74,7 @@ class TrackerRouterLoraTest {
                     + " "
                     + new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
             body = "Success".getBytes(StandardCharsets.UTF_8);
+            status = refuseLoads ? 500 : 200;
           }
           ex.sendResponseHeaders(status, body.length);
           ex.getResponseBody().write(body);
@@ -96,6 +98,8 @@ class TrackerRouterLoraTest {
     tokenizers.close();
   }
 
+  final IngressMetrics metrics = new IngressMetrics();
+
   TrackerRouter router(double penalty, boolean loadWhereMissing) {
     return new TrackerRouter(
         tracker,
@@ -103,7 +107,7 @@ class TrackerRouterLoraTest {
         Duration.ofSeconds(5),
         directory,
         tokenizers,
-        new IngressMetrics(),
+        metrics,
         null,
         new SteeringSettings(0, null, penalty),
         new LoraSettings(penalty, loadWhereMissing, Duration.ofSeconds(5), Duration.ofMinutes(1)));
@@ -197,6 +201,7 @@ class TrackerRouterLoraTest {
                 + spread
                 + "/v1/load_lora_adapter {\"lora_name\":\"sql\",\"lora_path\":\"/adapters/sql\"}");
     assertThat(loads).noneMatch(l -> l.startsWith("/b/"));
+    assertThat(metrics.scrape()).contains("kvrouter_lora_loads_total{outcome=\"loaded\"}");
 
     // Until its agent announces it, the engine loaded on counts as a holder: a request there (its
     // prompt cached there) does not load the adapter again.
@@ -230,5 +235,24 @@ class TrackerRouterLoraTest {
         List.of(),
         1,
         adapters);
+  }
+
+  @Test
+  void anEngineThatDoesNotLoadTheAdapter_isLeft_andTheRequestDecidedAgain() throws Exception {
+    refuseLoads = true;
+    TrackerRouter router = router(100, true);
+    assertThat(place(router, "q0", ADAPTER, prompt(40, 160))).isEqualTo("b");
+    assertThat(place(router, "q1", ADAPTER, prompt(41, 160)))
+        .as("a and c refused the adapter: back to its holder, hot or not")
+        .isEqualTo("b");
+    assertThat(loads).hasSize(2);
+    assertThat(metrics.scrape()).contains("kvrouter_lora_loads_total{outcome=\"failed\"} 2.0");
+    router.released("q0");
+    router.released("q1");
+    TestProbe<KvTracker.Loads> probe = kit.createTestProbe();
+    tracker.tell(new KvTracker.GetLoads(probe.ref()));
+    assertThat(probe.receiveMessage().byReplica().values())
+        .as("the refused attempts' reservations were given back")
+        .allMatch(l -> l.inFlight() == 0);
   }
 }

@@ -111,6 +111,13 @@ class LoraRoutingTest {
       awaitHolders(ingress, 1);
       JsonNode listed = LoopbackHttp.getJson(ingress + "/v1/models");
       assertThat(listed.path("data").findValuesAsText("id")).contains(ADAPTER, options.model());
+      for (JsonNode m : listed.path("data")) {
+        if (m.path("id").asText().equals(ADAPTER)) {
+          assertThat(m.path("parent").asText())
+              .as("listed as vLLM lists it")
+              .isEqualTo(options.model());
+        }
+      }
 
       ArrayNode messages = LoopbackHttp.JSON.createArrayNode();
       messages.add(DemoClient.message("system", DemoClient.words(11, 400)));

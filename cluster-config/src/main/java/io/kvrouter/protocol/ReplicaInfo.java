@@ -24,11 +24,13 @@ import java.util.Objects;
  * @param dpSize data-parallel ranks of the engine this replica is one rank of (1 without data
  *     parallelism); with more than one, every rank is its own routable target ({@link #targetId()})
  *     behind the same {@code baseUrl}, chosen per request by the {@link #DP_RANK_HEADER} header
- * @param adapters the LoRA adapters the engine serves (vLLM lists them in {@code /v1/models} with
- *     {@code parent} set to the base model), carried for adapter-aware placement (not used by the
- *     router yet: issue 17's LoRA placement is open). Empty when none, and then not written at all
- *     (so an engine without adapters is announced in the bytes 0.2.0 pinned; readers that predate
- *     the field ignore it, and messages without it read as empty)
+ * @param adapters the LoRA adapters the engine has loaded (vLLM lists them in {@code /v1/models}
+ *     with {@code parent} set to the base model), for adapter-aware placement: an ingress serves a
+ *     request whose {@code model} names one by replicas of {@code model}, keyed with the adapter,
+ *     preferring the replicas that list it. Adapters are loaded and unloaded at run time, so the
+ *     agent announces its info again on {@link Topics#REPLICA_INFO}. Empty when none, and then not
+ *     written at all (so an engine without adapters is announced in the bytes 0.2.0 pinned; readers
+ *     that predate the field ignore it, and messages without it read as empty)
  */
 public record ReplicaInfo(
     String replicaId,

@@ -17,6 +17,13 @@ public final class Topics {
   /** {@link ReplicaLoad} heartbeats, published by agents, read by every ingress's tracker. */
   public static final String REPLICA_LOAD = "kvrouter-replica-load";
 
+  /**
+   * {@link ReplicaInfo} re-announcements, published by agents while their replica is registered
+   * (what it serves changes at run time: LoRA adapters are loaded and unloaded), read by every
+   * ingress, which takes one only for a replica it already knows.
+   */
+  public static final String REPLICA_INFO = "kvrouter-replica-info";
+
   /** {@link ReservationEvent}s, published and read by the ingresses' trackers. */
   public static final String RESERVATIONS = "kvrouter-reservations";
 
@@ -33,6 +40,11 @@ public final class Topics {
   /** The topic actor of {@link #REPLICA_LOAD}. */
   public static Behavior<Topic.Command<ReplicaLoad>> replicaLoad() {
     return Topic.create(ReplicaLoad.class, REPLICA_LOAD);
+  }
+
+  /** The topic actor of {@link #REPLICA_INFO}. */
+  public static Behavior<Topic.Command<ReplicaInfo>> replicaInfo() {
+    return Topic.create(ReplicaInfo.class, REPLICA_INFO);
   }
 
   /** The topic actor of {@link #RESERVATIONS}. */

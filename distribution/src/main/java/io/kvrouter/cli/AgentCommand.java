@@ -154,6 +154,7 @@ final class AgentCommand implements Callable<Integer> {
               .withTokenizer(ModelSimTokenizer.forModel(tokenizers, model))
               .withEngine(simEngine.config(blockSize))
               .withTransfer(simEngine.transfer())
+              .withLoraModules(simEngine.loraModules())
               .withDataParallel(0, dpSize);
       fleet =
           SimFleet.start(

@@ -116,6 +116,12 @@ final class DemoCommand implements Callable<Integer> {
       options = options.withDisaggregation(prefill, decode);
     }
     options = options.withDataParallel(dpSize);
+    if (!engine.loraModules().isEmpty()) {
+      System.err.println(
+          "kvrouter demo: --lora-modules is for sim-engine and agent --sim; load an adapter on a"
+              + " demo engine with POST /v1/load_lora_adapter");
+      return 2;
+    }
     DemoCluster cluster = DemoCluster.start(options, engine.transfer());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()

@@ -3,6 +3,9 @@ package io.kvrouter.cli;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimKvTransfer;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Option;
 
 /**
@@ -58,6 +61,32 @@ final class SimEngineOptions {
           "Bandwidth of the prefill-to-decode KV transfer (default: ${DEFAULT-VALUE}, one 200 Gb/s"
               + " NIC).")
   double transferBytesPerSecond = TRANSFER.bytesPerSecond();
+
+  @Option(
+      names = "--lora-modules",
+      arity = "1..*",
+      paramLabel = "NAME=PATH",
+      description =
+          "LoRA adapters a simulated engine serves from the start, as vLLM's --lora-modules"
+              + " name=path [name=path ...] (more can be loaded at run time with POST /v1/load_lora_adapter).")
+  List<String> loraModules = List.of();
+
+  /**
+   * The {@code --lora-modules} adapters, name to path in the given order.
+   *
+   * @throws IllegalArgumentException for an entry that is not {@code name=path}
+   */
+  Map<String, String> loraModules() {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String m : loraModules) {
+      int eq = m.indexOf('=');
+      if (eq <= 0 || eq == m.length() - 1) {
+        throw new IllegalArgumentException("--lora-modules takes name=path, not '" + m + "'");
+      }
+      out.put(m.substring(0, eq), m.substring(eq + 1));
+    }
+    return out;
+  }
 
   /** How fast a simulated decode engine receives a prefill engine's KV. */
   SimKvTransfer transfer() {

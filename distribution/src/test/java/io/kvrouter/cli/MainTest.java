@@ -37,4 +37,17 @@ class MainTest {
     assertThat(usage).startsWith("Usage: kvrouter " + sub);
     assertThat(usage).contains("-h, --help");
   }
+
+  @Test
+  void loraModules_areNameEqualsPath_asVllmTakesThem() {
+    SimEngineCommand sim = new SimEngineCommand();
+    new CommandLine(sim).parseArgs("--lora-modules", "sql=/a/sql", "chat=/a/chat");
+    assertThat(sim.engine.loraModules())
+        .containsExactly(
+            java.util.Map.entry("sql", "/a/sql"), java.util.Map.entry("chat", "/a/chat"));
+    SimEngineCommand bad = new SimEngineCommand();
+    new CommandLine(bad).parseArgs("--lora-modules", "sql");
+    org.assertj.core.api.Assertions.assertThatThrownBy(bad.engine::loraModules)
+        .hasMessageContaining("name=path");
+  }
 }

@@ -153,12 +153,14 @@ final class Placement {
         reserved);
   }
 
-  /** The request's session affinity and TTFT target applied to the policy's ranking. */
+  /** The request's adapter, session affinity and TTFT target applied to the policy's ranking. */
   private SteeringRule.Steered steer(RouteRequest request, RouteQuery query, int[] ranked) {
     String bound = request.steering().boundReplica();
+    java.util.Set<String> holders = request.steering().adapterHolders();
     return SteeringRule.apply(
         request.steering(),
         bound == null ? -1 : replicas.ids().indexOf(bound),
+        r -> holders != null && holders.contains(replicas.ids().idOf(r)),
         ranked,
         query.promptTokens(),
         query.blockSize(),

@@ -3,6 +3,7 @@ package io.kvrouter.agent;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Topics;
 import java.util.ArrayList;
@@ -13,9 +14,10 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 
 /**
- * The guardian of the {@code agent} role: spawns the two cluster topics the agent publishes to
- * ({@link Topics#KV_EVENTS}, {@link Topics#REPLICA_LOAD}) and one {@link ReplicaAgent} per replica;
- * on shutdown the replicas are deregistered first ({@link AgentDrain}).
+ * The guardian of the {@code agent} role: spawns the three cluster topics the agent publishes to
+ * ({@link Topics#KV_EVENTS}, {@link Topics#REPLICA_LOAD}, {@link Topics#REPLICA_INFO}) and one
+ * {@link ReplicaAgent} per replica; on shutdown the replicas are deregistered first ({@link
+ * AgentDrain}).
  */
 public final class AgentGuardian {
 
@@ -29,11 +31,13 @@ public final class AgentGuardian {
               ctx.spawn(Topics.kvEvents(), "kv-events-topic");
           ActorRef<Topic.Command<ReplicaLoad>> load =
               ctx.spawn(Topics.replicaLoad(), "replica-load-topic");
+          ActorRef<Topic.Command<ReplicaInfo>> info =
+              ctx.spawn(Topics.replicaInfo(), "replica-info-topic");
           List<ActorRef<AgentRequest>> agents = new ArrayList<>();
           for (ReplicaSpec spec : settings.replicas()) {
             agents.add(
                 ctx.spawn(
-                    ReplicaAgent.create(spec, settings, events, load),
+                    ReplicaAgent.create(spec, settings, events, load, info),
                     "replica-"
                         + java.net.URLEncoder.encode(
                             spec.info().targetId(), java.nio.charset.StandardCharsets.UTF_8)));

@@ -23,6 +23,8 @@ import java.util.function.Function;
  * @param keyFunctions the router key function per model (the trackers' by default)
  * @param tokenizers the router's prompt tokenizer per model, or null for a model without one (then
  *     the alignment probe sends token ids and cannot check the tokenizer)
+ * @param adapterRefresh how often a registered replica's engine is asked which LoRA adapters it
+ *     serves ({@code GET /v1/models}) and its info announced again on {@code kvrouter-replica-info}
  */
 public record AgentSettings(
     List<ReplicaSpec> replicas,
@@ -35,7 +37,8 @@ public record AgentSettings(
     SubscriberSettings kvEvents,
     AlignmentSettings alignment,
     Function<String, RouterKeyFunction> keyFunctions,
-    Function<String, RouterTokenizer> tokenizers) {
+    Function<String, RouterTokenizer> tokenizers,
+    Duration adapterRefresh) {
 
   public AgentSettings {
     replicas = List.copyOf(replicas);
@@ -55,7 +58,8 @@ public record AgentSettings(
         SubscriberSettings.fromConfig(c.getConfig("kv-events")),
         AlignmentSettings.fromConfig(c.getConfig("alignment")),
         TrackerRouterKeys::new,
-        model -> null);
+        model -> null,
+        c.getDuration("adapter-refresh-interval"));
   }
 
   /** {@link #fromConfig} with the application's configuration ({@code ConfigFactory.load()}). */
@@ -64,25 +68,33 @@ public record AgentSettings(
   }
 
   public AgentSettings withHeartbeat(Duration interval, int deadAfter) {
-    return new AgentSettings(
-        replicas,
-        interval,
-        deadAfter,
-        probeTimeout,
-        ringCapacity,
-        maxReplayBatches,
-        knownHashes,
-        kvEvents,
-        alignment,
-        keyFunctions,
-        tokenizers);
+    return copy(interval, deadAfter, alignment, tokenizers, adapterRefresh);
   }
 
   public AgentSettings withAlignment(AlignmentSettings a) {
+    return copy(heartbeatInterval, deadAfterFailures, a, tokenizers, adapterRefresh);
+  }
+
+  public AgentSettings withTokenizers(Function<String, RouterTokenizer> f) {
+    return copy(heartbeatInterval, deadAfterFailures, alignment, f, adapterRefresh);
+  }
+
+  /** The same agent re-reading its engines' LoRA adapters every {@code interval}. */
+  public AgentSettings withAdapterRefresh(Duration interval) {
+    return copy(heartbeatInterval, deadAfterFailures, alignment, tokenizers, interval);
+  }
+
+  /** These settings with the components the withers change set to the given ones. */
+  private AgentSettings copy(
+      Duration heartbeat,
+      int deadAfter,
+      AlignmentSettings a,
+      Function<String, RouterTokenizer> f,
+      Duration refresh) {
     return new AgentSettings(
         replicas,
-        heartbeatInterval,
-        deadAfterFailures,
+        heartbeat,
+        deadAfter,
         probeTimeout,
         ringCapacity,
         maxReplayBatches,
@@ -90,21 +102,7 @@ public record AgentSettings(
         kvEvents,
         a,
         keyFunctions,
-        tokenizers);
-  }
-
-  public AgentSettings withTokenizers(Function<String, RouterTokenizer> f) {
-    return new AgentSettings(
-        replicas,
-        heartbeatInterval,
-        deadAfterFailures,
-        probeTimeout,
-        ringCapacity,
-        maxReplayBatches,
-        knownHashes,
-        kvEvents,
-        alignment,
-        keyFunctions,
-        f);
+        f,
+        refresh);
   }
 }

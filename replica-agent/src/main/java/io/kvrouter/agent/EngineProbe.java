@@ -20,8 +20,8 @@ import java.util.concurrent.CompletionStage;
  * Asynchronous HTTP access to one engine: {@code GET /health}, {@code GET /metrics} (vLLM names;
  * TGI's {@code tgi_cache_*} as fallback for the prefix counters; the process start time that
  * Python's prometheus_client exports by default), API discovery by {@code GET /openapi.json} and
- * the alignment probe's {@code POST /v1/completions}. Non-blocking (java.net.http async);
- * thread-safe.
+ * the alignment probe's {@code POST /v1/completions}, the engine's LoRA adapters by {@code GET
+ * /v1/models}. Non-blocking (java.net.http async); thread-safe.
  *
  * <p>API discovery: vLLM's server is a FastAPI application, which publishes the OpenAPI document of
  * every route it mounted at {@code /openapi.json} (unless started with {@code
@@ -135,25 +135,57 @@ public final class EngineProbe {
    * answered at all, and with empty when it did not answer (ask again later); never fails.
    */
   public CompletionStage<Optional<List<String>>> apis() {
+    return listed("/openapi.json", EngineProbe::servedApis);
+  }
+
+  /**
+   * The LoRA adapters the engine serves, from its {@code GET /v1/models}: vLLM lists each adapter
+   * after the base model, with {@code parent} set to the base model's name and {@code root} to the
+   * adapter's path (vllm-project/vllm {@code vllm/entrypoints/openai/serving_models.py}, {@code
+   * show_available_models}). Completes with the adapters' names once the engine answered at all
+   * (none when it answered something other than a model list with adapters), and with empty when it
+   * did not answer (ask again later); never fails.
+   */
+  public CompletionStage<Optional<List<String>>> adapters() {
+    return listed("/v1/models", EngineProbe::servedAdapters);
+  }
+
+  /**
+   * What {@code parse} reads from the engine's {@code GET path}: empty when the engine did not
+   * answer, none when it answered anything but 200; never fails.
+   */
+  private CompletionStage<Optional<List<String>>> listed(
+      String path, java.util.function.Function<String, List<String>> parse) {
     return client
-        .sendAsync(get("/openapi.json"), HttpResponse.BodyHandlers.ofString())
+        .sendAsync(get(path), HttpResponse.BodyHandlers.ofString())
         .handle(
             (r, e) -> {
               if (e != null) {
                 return Optional.<List<String>>empty();
               }
-              return Optional.of(r.statusCode() == 200 ? servedApis(r.body()) : List.<String>of());
+              return Optional.of(r.statusCode() == 200 ? parse.apply(r.body()) : List.of());
             });
+  }
+
+  /**
+   * The ids of a {@code /v1/models} list's entries that have a {@code parent} (the adapters), in
+   * the engine's order; none when the body is not a model list.
+   */
+  static List<String> servedAdapters(String modelList) {
+    JsonNode data = field(modelList, "data");
+    List<String> adapters = new ArrayList<>();
+    for (JsonNode m : data) {
+      JsonNode parent = m.get("parent");
+      if (parent != null && parent.isTextual() && !parent.asText().isEmpty() && m.has("id")) {
+        adapters.add(m.get("id").asText());
+      }
+    }
+    return List.copyOf(adapters);
   }
 
   /** The known APIs listed in an OpenAPI document's {@code paths}; none when it is not one. */
   static List<String> servedApis(String openApiDocument) {
-    JsonNode paths;
-    try {
-      paths = JSON.readTree(openApiDocument).path("paths");
-    } catch (Exception notJson) {
-      return List.of();
-    }
+    JsonNode paths = field(openApiDocument, "paths");
     List<String> served = new ArrayList<>();
     for (String api : KNOWN_APIS) {
       if (paths.has(api)) {
@@ -161,6 +193,15 @@ public final class EngineProbe {
       }
     }
     return List.copyOf(served);
+  }
+
+  /** The top-level {@code name} of a JSON document; a missing node when it is not JSON. */
+  private static JsonNode field(String json, String name) {
+    try {
+      return JSON.readTree(json).path(name);
+    } catch (Exception notJson) {
+      return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+    }
   }
 
   private static long now() {

@@ -5,6 +5,7 @@ import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.Replayed;
+import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
@@ -27,10 +28,14 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 /**
  * The agent of one replica: registers it with the Receptionist under {@link #SERVICE_KEY} once its
  * engine is healthy, settled and aligned ({@link ServingGate}) and has said which APIs it serves
- * ({@link EngineProbe#apis}), answers {@link GetInfo} and {@link RequestReplay}, publishes load
- * heartbeats and deregisters the replica while its engine fails health checks. Ingresses read a
- * replica's info once per registration, so the APIs are learned before each one (an engine replaced
- * by a newer build while it was down is announced with what the new build serves).
+ * ({@link EngineProbe#apis}) and which LoRA adapters ({@link EngineProbe#adapters}), answers {@link
+ * GetInfo} and {@link RequestReplay}, publishes load heartbeats and deregisters the replica while
+ * its engine fails health checks. Ingresses read a replica's info once per registration, so the
+ * APIs are learned before each one (an engine replaced by a newer build while it was down is
+ * announced with what the new build serves). Adapters change while the engine runs (vLLM's {@code
+ * /v1/load_lora_adapter}), so while the replica is registered the agent reads them again every
+ * {@code adapter-refresh-interval} and announces its info on the {@code kvrouter-replica-info}
+ * topic, which every ingress reads.
  *
  * <p>The event plane itself does not pass through this actor: the replica's {@link
  * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
@@ -77,18 +82,29 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
    */
   public record Drain(ActorRef<Done> replyTo) implements Command {}
 
-  /** The engine's APIs, or empty when it did not answer. */
-  private record ApisLearned(Optional<List<String>> apis) implements Command {}
+  /** The engine's APIs, or empty when it did not answer; its adapters likewise. */
+  private record ApisLearned(Optional<List<String>> apis, Optional<List<String>> adapters)
+      implements Command {}
+
+  /** Time to ask the engine for its LoRA adapters again. */
+  private enum AdapterTick implements Command {
+    INSTANCE
+  }
+
+  /** The engine's LoRA adapters, or empty when it did not answer. */
+  private record AdaptersRead(Optional<List<String>> adapters) implements Command {}
 
   private final ReplicaSpec spec;
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
+  private final ActorRef<Topic.Command<ReplicaInfo>> infoTopic;
   private final ReplicaEventPipeline pipeline;
   private final KvEventSubscriber subscriber;
   private final EngineProbe engine;
   private final AlignmentProbe alignmentProbe;
   private final ServingGate gate;
   private List<String> apis = List.of();
+  private List<String> adapters = List.of();
 
   /**
    * @param spec the replica
@@ -101,10 +117,25 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
       ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
+    return create(spec, settings, eventsTopic, loadTopic, null);
+  }
+
+  /**
+   * @param infoTopic topic {@code kvrouter-replica-info}, where the replica's info is announced
+   *     again every {@link AgentSettings#adapterRefresh()} while it is registered; null for none
+   */
+  public static Behavior<AgentRequest> create(
+      ReplicaSpec spec,
+      AgentSettings settings,
+      ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic,
+      ActorRef<Topic.Command<ReplicaInfo>> infoTopic) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
-                timers -> new ReplicaAgent(ctx, timers, spec, settings, eventsTopic, loadTopic)));
+                timers ->
+                    new ReplicaAgent(
+                        ctx, timers, spec, settings, eventsTopic, loadTopic, infoTopic)));
   }
 
   private ReplicaAgent(
@@ -113,12 +144,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       ReplicaSpec spec,
       AgentSettings settings,
       ActorRef<Topic.Command<KvEventBatch>> eventsTopic,
-      ActorRef<Topic.Command<ReplicaLoad>> loadTopic) {
+      ActorRef<Topic.Command<ReplicaLoad>> loadTopic,
+      ActorRef<Topic.Command<ReplicaInfo>> infoTopic) {
     super(ctx);
     ctx.setLoggerName(ReplicaAgent.class); // log lines name the agent, whatever logs first
     this.spec = spec;
     this.settings = settings;
     this.loadTopic = loadTopic;
+    this.infoTopic = infoTopic;
     this.engine =
         new EngineProbe(
             spec.baseUrl(), settings.probeTimeout(), spec.dpSize() > 1 ? spec.dpRank() : -1);
@@ -171,6 +204,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     // Checks health at once (registers on the first healthy check), not one interval from now.
     ctx.getSelf().tell(Tick.INSTANCE);
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.heartbeatInterval());
+    timers.startTimerWithFixedDelay(AdapterTick.INSTANCE, settings.adapterRefresh());
   }
 
   @Override
@@ -185,13 +219,15 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         .onMessageEquals(EngineRestarted.INSTANCE, this::onEngineRestarted)
         .onMessage(Probed.class, this::onProbed)
         .onMessage(ApisLearned.class, this::onApisLearned)
+        .onMessageEquals(AdapterTick.INSTANCE, this::onAdapterTick)
+        .onMessage(AdaptersRead.class, this::onAdaptersRead)
         .onMessage(Drain.class, this::onDrain)
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
 
   private Behavior<AgentRequest> onGetInfo(GetInfo m) {
-    m.replyTo().tell(spec.info(apis));
+    m.replyTo().tell(info());
     return this;
   }
 
@@ -290,7 +326,47 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
     m.apis().ifPresent(a -> apis = a);
-    take(gate.apisLearned(m.apis().isPresent()));
+    m.adapters().ifPresent(a -> adapters = a);
+    take(gate.apisLearned(m.apis().isPresent() && m.adapters().isPresent()));
+    return this;
+  }
+
+  /** What the agent announces now: the spec with the engine's APIs and adapters. */
+  private ReplicaInfo info() {
+    return spec.info(apis, adapters);
+  }
+
+  private Behavior<AgentRequest> onAdapterTick() {
+    if (gate.registered()) {
+      getContext()
+          .pipeToSelf(
+              engine.adapters(),
+              (read, e) -> new AdaptersRead(read == null ? Optional.empty() : read));
+    }
+    return this;
+  }
+
+  /**
+   * Announces the replica again with the adapters read, changed or not (an ingress that took an
+   * older {@link GetInfo} answer after the last announcement is corrected by the next one).
+   */
+  private Behavior<AgentRequest> onAdaptersRead(AdaptersRead m) {
+    if (m.adapters().isEmpty() || !gate.registered()) {
+      return this;
+    }
+    if (!m.adapters().get().equals(adapters)) {
+      getContext()
+          .getLog()
+          .info(
+              "replica {} now serves LoRA adapters {} (was {})",
+              spec.replicaId(),
+              m.adapters().get(),
+              adapters);
+      adapters = m.adapters().get();
+    }
+    if (infoTopic != null) {
+      infoTopic.tell(Topic.publish(info()));
+    }
     return this;
   }
 
@@ -315,16 +391,18 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     if (steps.learnApis()) {
       getContext()
           .pipeToSelf(
-              engine.apis(),
-              (learned, e) -> new ApisLearned(learned == null ? Optional.empty() : learned));
+              engine.apis().thenCombine(engine.adapters(), ApisLearned::new),
+              (learned, e) ->
+                  learned == null ? new ApisLearned(Optional.empty(), Optional.empty()) : learned);
     }
     if (steps.register()) {
       getContext()
           .getLog()
           .info(
-              "replica {} healthy, serving {}: registering",
+              "replica {} healthy, serving {}{}: registering",
               spec.replicaId(),
-              apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis);
+              apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis,
+              adapters.isEmpty() ? "" : ", LoRA adapters " + adapters);
       getContext()
           .getSystem()
           .receptionist()

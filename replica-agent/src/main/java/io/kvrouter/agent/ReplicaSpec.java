@@ -92,6 +92,14 @@ public record ReplicaSpec(
 
   /** What the agent announces for this replica, whose engine serves {@code apis}. */
   public ReplicaInfo info(List<String> apis) {
+    return info(apis, List.of());
+  }
+
+  /**
+   * What the agent announces for this replica, whose engine serves {@code apis} and the LoRA
+   * adapters {@code adapters}.
+   */
+  public ReplicaInfo info(List<String> apis, List<String> adapters) {
     return new ReplicaInfo(
         replicaId,
         dpRank,
@@ -104,6 +112,6 @@ public record ReplicaSpec(
         true,
         apis,
         dpSize,
-        null);
+        adapters);
   }
 }

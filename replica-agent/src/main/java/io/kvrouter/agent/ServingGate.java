@@ -15,9 +15,9 @@ package io.kvrouter.agent;
  *       speak for the engine as it is now.
  *   <li>An engine restart (a new process) is probed again; a probe of a replaced process is
  *       ignored.
- *   <li>Before each registration the engine says which APIs it serves ({@link EngineProbe#apis}):
- *       ingresses read a replica's info once per registration, and an engine replaced by a newer
- *       build while it was down may serve others.
+ *   <li>Before each registration the engine says which APIs ({@link EngineProbe#apis}) and LoRA
+ *       adapters ({@link EngineProbe#adapters}) it serves: ingresses read a replica's info once per
+ *       registration, and an engine replaced by a newer build while it was down may serve others.
  *   <li>A draining node deregisters the replica for good.
  * </ul>
  *

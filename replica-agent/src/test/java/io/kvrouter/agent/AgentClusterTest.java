@@ -80,16 +80,7 @@ class AgentClusterTest {
                     SimEngineConfig.defaults()
                         .withNumBlocks(128)
                         .withTiming(new MockerTimingModel(50))));
-    ReplicaSpec spec =
-        new ReplicaSpec(
-            "sim-0",
-            0,
-            "sim-model",
-            engine.baseUrl(),
-            16,
-            engine.kvEventsEndpoint(),
-            engine.replayEndpoint(),
-            "");
+    ReplicaSpec spec = AgentTestSupport.spec(engine, "sim-model");
     AgentSettings settings =
         AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(300), 3);
     ActorSystem<Void> agentNode =

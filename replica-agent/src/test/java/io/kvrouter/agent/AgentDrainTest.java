@@ -49,17 +49,7 @@ class AgentDrainTest {
       loads.tell(Topic.subscribe(heartbeats.getRef()));
       ActorRef<AgentRequest> agent =
           testKit.spawn(ReplicaAgent.create(spec, settings, events, loads));
-      TestProbe<Receptionist.Listing> listing = testKit.createTestProbe();
-      testKit
-          .system()
-          .receptionist()
-          .tell(Receptionist.subscribe(AgentRequest.SERVICE_KEY, listing.getRef()));
-      listing.fishForMessage(
-          Duration.ofSeconds(10),
-          l ->
-              l.getServiceInstances(AgentRequest.SERVICE_KEY).contains(agent)
-                  ? FishingOutcomes.complete()
-                  : FishingOutcomes.continueAndIgnore());
+      TestProbe<Receptionist.Listing> listing = AgentTestSupport.awaitRegistered(testKit, agent);
 
       TestProbe<Done> done = testKit.createTestProbe();
       agent.tell(new ReplicaAgent.Drain(done.getRef()));

@@ -19,4 +19,15 @@ class EngineProbeApisTest {
     assertThat(EngineProbe.servedApis("{\"detail\":\"Not Found\"}")).isEmpty();
     assertThat(EngineProbe.servedApis("<html>")).isEmpty();
   }
+
+  @Test
+  void modelListEntriesWithAParent_areTheEnginesLoraAdapters() {
+    String list =
+        "{\"object\":\"list\",\"data\":[{\"id\":\"base\",\"root\":\"/m\",\"parent\":null},"
+            + "{\"id\":\"sql\",\"root\":\"/a/sql\",\"parent\":\"base\"},"
+            + "{\"id\":\"chat\",\"root\":\"/a/chat\",\"parent\":\"base\"}]}";
+    assertThat(EngineProbe.servedAdapters(list)).containsExactly("sql", "chat");
+    assertThat(EngineProbe.servedAdapters("{\"data\":[{\"id\":\"base\"}]}")).isEmpty();
+    assertThat(EngineProbe.servedAdapters("<html>")).isEmpty();
+  }
 }

@@ -55,16 +55,7 @@ class ReplicaAgentTest {
                         .withNumBlocks(128)
                         .withTiming(new MockerTimingModel(50))));
     try {
-      ReplicaSpec spec =
-          new ReplicaSpec(
-              "sim-0",
-              0,
-              "m",
-              engine.baseUrl(),
-              16,
-              engine.kvEventsEndpoint(),
-              engine.replayEndpoint(),
-              "");
+      ReplicaSpec spec = AgentTestSupport.spec(engine, "m");
       AgentSettings settings =
           AgentSettings.of(List.of(spec)).withHeartbeat(Duration.ofMillis(200), 2);
       TestProbe<KvEventBatch> events = testKit.createTestProbe();
@@ -79,18 +70,7 @@ class ReplicaAgentTest {
           testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
 
       // registered with the receptionist, and says what it serves
-      TestProbe<Receptionist.Listing> listing = testKit.createTestProbe();
-      testKit
-          .system()
-          .receptionist()
-          .tell(Receptionist.subscribe(ReplicaAgent.SERVICE_KEY, listing.getRef()));
-      listing.fishForMessage(
-          Duration.ofSeconds(5),
-          l ->
-              l.getServiceInstances(ReplicaAgent.SERVICE_KEY).contains(agent)
-                  ? org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes.complete()
-                  : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes
-                      .continueAndIgnore());
+      TestProbe<Receptionist.Listing> listing = AgentTestSupport.awaitRegistered(testKit, agent);
       TestProbe<ReplicaInfo> info = testKit.createTestProbe();
       agent.tell(new GetInfo(info.getRef()));
       ReplicaInfo i = info.receiveMessage();

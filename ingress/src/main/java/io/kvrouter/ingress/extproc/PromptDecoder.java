@@ -54,7 +54,8 @@ final class PromptDecoder {
   Decoded decode(Endpoint endpoint, byte[] body) {
     InferenceRequest request = validator.validate(endpoint, reader.read(body));
     ModelTokenizer tokenizer =
-        PromptTokens.tokenizerFor(tokenizers, router::servedModels, defaultModel, request.model());
+        PromptTokens.tokenizerFor(
+            tokenizers, router::servedModels, defaultModel, router.baseModel(request.model()));
     int[] tokens =
         PromptTokens.of(
             request,

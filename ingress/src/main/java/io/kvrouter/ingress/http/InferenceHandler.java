@@ -219,7 +219,10 @@ public final class InferenceHandler {
   private int[] tokenize(InferenceRequest request) {
     ModelTokenizer tokenizer =
         PromptTokens.tokenizerFor(
-            tokenizers, router::servedModels, settings.defaultModel(), request.model());
+            tokenizers,
+            router::servedModels,
+            settings.defaultModel(),
+            router.baseModel(request.model()));
     int[] tokens =
         PromptTokens.of(
             request,

@@ -153,6 +153,10 @@ public final class IngressRoutes extends AllDirectives {
       m.put("created", 0);
       m.put("owned_by", "kvrouter");
       tokenizers.find(id).ifPresent(t -> m.put("max_model_len", t.maxModelLen()));
+      String base = router.baseModel(id);
+      if (!base.equals(id)) {
+        m.put("parent", base); // a LoRA adapter, listed as vLLM lists it
+      }
     }
     return json(200, list.toString());
   }

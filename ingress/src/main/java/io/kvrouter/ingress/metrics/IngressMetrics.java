@@ -205,6 +205,18 @@ public final class IngressMetrics implements ProxyListener {
         .increment();
   }
 
+  /**
+   * The router loaded a LoRA adapter on a replica that lacked it ({@code loaded}), or the engine
+   * did not load it (the request was decided again without that replica).
+   */
+  public void adapterLoad(boolean loaded) {
+    Counter.builder("kvrouter.lora.loads")
+        .description("LoRA adapters the router loaded where it spread them, by outcome")
+        .tag("outcome", loaded ? "loaded" : "failed")
+        .register(registry)
+        .increment();
+  }
+
   /** This tracker asked for a replay (of a replica's batches or a peer's reservations). */
   public void replay(String plane) {
     Counter.builder("kvrouter.replays")

@@ -11,6 +11,7 @@ import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
 import io.kvrouter.ingress.metrics.AccuracySettings;
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.routing.LoraSettings;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.SteeringSettings;
@@ -187,6 +188,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
     IngressTraffic traffic =
         TrafficPlane.spawn(ctx, config, new TrafficMetrics(metrics.registry()), ingressId);
     TrafficSettings ts = traffic.settings();
+    LoraSettings lora = LoraSettings.fromConfig(config);
     Router router =
         new TrackerRouter(
             tracker,
@@ -198,7 +200,9 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             gate,
             new SteeringSettings(
                 ts.sessions().affinityBonusTokens(),
-                new QueueAheadTtftPredictor(ts.sloBaseMillis(), ts.sloMillisPerToken())));
+                new QueueAheadTtftPredictor(ts.sloBaseMillis(), ts.sloMillisPerToken()),
+                lora.loadPenaltyTokens()),
+            lora);
     if (ts.sessions().enabled()) {
       router =
           new SessionRouter(

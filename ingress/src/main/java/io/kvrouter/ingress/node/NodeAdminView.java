@@ -63,6 +63,7 @@ final class NodeAdminView implements AdminView {
                 r.put("block_size", info.blockSize());
                 r.put("kv_events", info.kvEvents());
                 info.apis().forEach(r.putArray("apis")::add);
+                info.adapters().forEach(r.putArray("adapters")::add);
                 r.put("role", info.role());
                 r.put("dp_rank", info.dpRank());
                 r.put("dp_size", info.dpSize());

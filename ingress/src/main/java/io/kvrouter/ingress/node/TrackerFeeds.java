@@ -32,12 +32,13 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Subscribe;
 
 /**
- * The replica side of one ingress's tracker: KV event batches and load heartbeats from the agents'
- * topics, replicas coming and going through the Receptionist, ingress nodes leaving the cluster;
- * and it repairs the gaps the tracker reports by asking the replica's agent to replay (or for a
- * snapshot). A replica that joins is bootstrapped from its agent's snapshot; this side of the node
- * is ready ({@link Readiness.Component#REPLICAS}, reported on every change) once some replica
- * serves and every known replica's bootstrap and replay is done.
+ * The replica side of one ingress's tracker: KV event batches, load heartbeats and replicas'
+ * re-announced infos (their LoRA adapters) from the agents' topics, replicas coming and going
+ * through the Receptionist, ingress nodes leaving the cluster; and it repairs the gaps the tracker
+ * reports by asking the replica's agent to replay (or for a snapshot). A replica that joins is
+ * bootstrapped from its agent's snapshot; this side of the node is ready ({@link
+ * Readiness.Component#REPLICAS}, reported on every change) once some replica serves and every known
+ * replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -49,6 +50,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
           LoadArrived,
           ListingChanged,
           InfoArrived,
+          InfoAnnounced,
           MemberLeft,
           Gap,
           ReplayArrived,
@@ -64,6 +66,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   record ListingChanged(Receptionist.Listing listing) implements Command {}
 
   record InfoArrived(ActorRef<AgentRequest> agent, ReplicaInfo info) implements Command {}
+
+  /** An agent announced its replica again (on {@code kvrouter-replica-info}). */
+  record InfoAnnounced(ReplicaInfo info) implements Command {}
 
   record MemberLeft(ClusterEvent.MemberRemoved removed) implements Command {}
 
@@ -118,6 +123,9 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         context.spawn(Topics.replicaLoad(), "replica-load-topic");
     events.tell(Topic.subscribe(context.messageAdapter(KvEventBatch.class, BatchArrived::new)));
     load.tell(Topic.subscribe(context.messageAdapter(ReplicaLoad.class, LoadArrived::new)));
+    ActorRef<Topic.Command<ReplicaInfo>> infos =
+        context.spawn(Topics.replicaInfo(), "replica-info-topic");
+    infos.tell(Topic.subscribe(context.messageAdapter(ReplicaInfo.class, InfoAnnounced::new)));
     context
         .getSystem()
         .receptionist()
@@ -155,6 +163,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         .onMessage(LoadArrived.class, this::onLoad)
         .onMessage(ListingChanged.class, this::onListing)
         .onMessage(InfoArrived.class, this::onInfo)
+        .onMessage(InfoAnnounced.class, this::onAnnounced)
         .onMessage(InfoFailed.class, this::onInfoFailed)
         .onMessage(MemberLeft.class, this::onMemberLeft)
         .onMessage(Gap.class, this::onGap)
@@ -254,6 +263,26 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         .info("replica {} joined: {} at {}", targetId, m.info().model(), m.info().baseUrl());
     // Bootstrap from the agent: a snapshot brings this tracker level with batches it missed.
     return requestReplay(targetId, Long.MIN_VALUE, 0);
+  }
+
+  /**
+   * A known replica's info as its agent announces it now (its LoRA adapters change at run time):
+   * the directory takes it. A replica not known yet is left to its registration's {@link GetInfo},
+   * so an announcement never brings in a replica its agent has not registered.
+   */
+  private Behavior<Command> onAnnounced(InfoAnnounced m) {
+    String targetId = m.info().targetId();
+    ReplicaInfo known = agentOf.containsKey(targetId) ? directory.get(targetId).orElse(null) : null;
+    if (known == null || known.equals(m.info())) {
+      return this;
+    }
+    directory.put(m.info());
+    if (!known.adapters().equals(m.info().adapters())) {
+      getContext()
+          .getLog()
+          .info("replica {} now serves LoRA adapters {}", targetId, m.info().adapters());
+    }
+    return this;
   }
 
   private Behavior<Command> onMemberLeft(MemberLeft m) {

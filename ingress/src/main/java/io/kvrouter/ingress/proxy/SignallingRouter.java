@@ -39,6 +39,11 @@ final class SignallingRouter implements Router {
   }
 
   @Override
+  public String baseModel(String model) {
+    return delegate.baseModel(model);
+  }
+
+  @Override
   public boolean disaggregated(String model) {
     return delegate.disaggregated(model);
   }

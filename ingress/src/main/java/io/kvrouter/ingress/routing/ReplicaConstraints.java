@@ -19,15 +19,16 @@ final class ReplicaConstraints {
   private ReplicaConstraints() {}
 
   static Set<String> excluded(RouteQuery query, Collection<ReplicaInfo> replicas) {
-    return excluded(query, replicas, true);
+    return excluded(query, query.model(), replicas, true);
   }
 
   /**
+   * @param model the model whose replicas serve the query (the base model of a LoRA adapter)
    * @param rolesMatter false when every replica has role {@code both} (nothing to filter by role:
    *     the common case stays free)
    */
   static Set<String> excluded(
-      RouteQuery query, Collection<ReplicaInfo> replicas, boolean rolesMatter) {
+      RouteQuery query, String model, Collection<ReplicaInfo> replicas, boolean rolesMatter) {
     if (query.requiredApi() == null && query.pinnedReplica() == null && !rolesMatter) {
       return query.excluded();
     }
@@ -36,7 +37,7 @@ final class ReplicaConstraints {
             && replicas.stream().anyMatch(i -> i.targetId().equals(query.pinnedReplica()));
     Set<String> excluded = new HashSet<>(query.excluded());
     for (ReplicaInfo i : replicas) {
-      if (!i.model().equals(query.model())) {
+      if (!i.model().equals(model)) {
         continue;
       }
       if (query.requiredApi() != null && !i.serves(query.requiredApi())) {
@@ -50,5 +51,17 @@ final class ReplicaConstraints {
       }
     }
     return excluded;
+  }
+
+  /** {@code excluded} and every replica of {@code model} not among {@code holders}. */
+  static Set<String> withoutNonHolders(
+      Set<String> excluded, String model, Set<String> holders, Collection<ReplicaInfo> replicas) {
+    Set<String> out = new HashSet<>(excluded);
+    for (ReplicaInfo i : replicas) {
+      if (i.model().equals(model) && !holders.contains(i.targetId())) {
+        out.add(i.targetId());
+      }
+    }
+    return out;
   }
 }

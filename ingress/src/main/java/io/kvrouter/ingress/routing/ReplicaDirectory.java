@@ -22,19 +22,48 @@ public final class ReplicaDirectory {
   /** Models with a replica of role {@code prefill}; rebuilt on every change. */
   private volatile Set<String> prefilled = Set.of();
 
+  /**
+   * Each LoRA adapter some replica has loaded, with the base model it is loaded on and the replicas
+   * holding it; rebuilt on every change. A name that is also a base model is not an adapter here.
+   */
+  private volatile Map<String, Adapter> adapters = Map.of();
+
+  /**
+   * A LoRA adapter as the replicas announce it.
+   *
+   * @param baseModel the model of the replicas it is loaded on
+   * @param holders their target ids
+   */
+  public record Adapter(String baseModel, Set<String> holders) {}
+
   /** A replica joined (or re-announced itself). */
   public void put(ReplicaInfo info) {
     replicas.put(info.targetId(), info);
-    rolesChanged();
+    changed();
   }
 
   /** A replica left. */
   public void remove(String targetId) {
     replicas.remove(targetId);
-    rolesChanged();
+    changed();
   }
 
-  private void rolesChanged() {
+  private void changed() {
+    Set<String> bases =
+        replicas.values().stream().map(ReplicaInfo::model).collect(Collectors.toSet());
+    Map<String, Adapter> byName = new java.util.HashMap<>();
+    for (ReplicaInfo i : replicas.values()) {
+      for (String a : i.adapters()) {
+        if (!bases.contains(a)) {
+          Adapter known = byName.get(a);
+          Set<String> holders = new java.util.HashSet<>(known == null ? Set.of() : known.holders());
+          holders.add(i.targetId());
+          // An adapter loaded on replicas of two base models is taken as the first one's.
+          byName.put(a, new Adapter(known == null ? i.model() : known.baseModel(), holders));
+        }
+      }
+    }
+    adapters = Map.copyOf(byName);
     disaggregated =
         replicas.values().stream()
             .filter(i -> !i.role().equals(ReplicaInfo.BOTH))
@@ -77,11 +106,25 @@ public final class ReplicaDirectory {
                     i.dataParallel() ? i.dpRank() : Target.NO_RANK));
   }
 
-  /** Models some replica serves. */
+  /** Models some replica serves: base models and the LoRA adapters loaded on them. */
   public Set<String> models() {
-    return replicas.values().stream()
-        .map(ReplicaInfo::model)
-        .collect(Collectors.toUnmodifiableSet());
+    Set<String> out =
+        replicas.values().stream().map(ReplicaInfo::model).collect(Collectors.toSet());
+    out.addAll(adapters.keySet());
+    return Set.copyOf(out);
+  }
+
+  /**
+   * The LoRA adapter {@code model} names, if some replica has it loaded (and it is no base model).
+   */
+  public Optional<Adapter> adapter(String model) {
+    return Optional.ofNullable(adapters.get(model));
+  }
+
+  /** The base model of {@code model}: the model an adapter is loaded on, else {@code model}. */
+  public String baseModel(String model) {
+    Adapter a = adapters.get(model);
+    return a == null ? model : a.baseModel();
   }
 
   /** Every replica known now. */

@@ -19,8 +19,15 @@ public interface Router {
   /** The request ended (done, error, timeout, client gone); all its load is returned. */
   void released(String reservationId);
 
-  /** Models some replica serves right now. */
+  /** Models some replica serves right now: base models and the LoRA adapters loaded on them. */
   Set<String> servedModels();
+
+  /**
+   * The base model of {@code model}: the model of the replicas a LoRA adapter is loaded on (its
+   * requests are tokenized as that model's), else {@code model} itself. Not a default method, for
+   * the reason {@link #disaggregated} gives.
+   */
+  String baseModel(String model);
 
   /**
    * True when {@code model} has prefill replicas, so its requests go prefill then decode

@@ -37,12 +37,23 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * (429), no replica (503) or a failed ask leaves nothing behind; the only state kept between calls
  * is the gate each admitted reservation must leave, dropped when it is released.
  *
+ * <p>A request whose model names a LoRA adapter ({@link ReplicaDirectory#adapter}) is placed among
+ * the replicas of the adapter's base model, with block keys that include the adapter (as vLLM keys
+ * the blocks of a LoRA request, so only replicas that ran the adapter can match) and with the
+ * adapter's holders preferred ({@link io.kvrouter.tracker.steering.SteeringRule}). When the
+ * decision spreads it to a replica that lacks it, the {@link AdapterLoader} loads it there before
+ * the request goes; a load that fails gives the reservation back and decides again without that
+ * replica. With {@link LoraSettings#loadWhereMissing()} off, only holders are candidates.
+ *
  * <p>Every failure gives back what it may hold: a tracker ask that fails releases the reservation
  * the tracker may still have recorded, and a gate ask that fails also leaves that gate, where the
  * admission may have landed after the timeout (the gate's lease ends it if the leave overtakes the
  * admit).
  */
 public final class TrackerRouter implements Router {
+
+  private static final org.slf4j.Logger log =
+      org.slf4j.LoggerFactory.getLogger(TrackerRouter.class);
 
   private final ActorRef<KvTracker.Command> tracker;
   private final Scheduler scheduler;
@@ -57,6 +68,9 @@ public final class TrackerRouter implements Router {
   private final Map<String, String> gated = new ConcurrentHashMap<>();
 
   private final SteeringSettings steering;
+
+  /** Loads adapters where a decision spreads them; null when adapters go only to holders. */
+  private final AdapterLoader loader;
 
   /** Rounds over every candidate a request may be turned away in, before its last is forced. */
   static final int GATE_ROUNDS = 3;
@@ -80,12 +94,14 @@ public final class TrackerRouter implements Router {
         tokenizers,
         metrics,
         gate,
-        SteeringSettings.NONE);
+        SteeringSettings.NONE,
+        LoraSettings.DEFAULTS);
   }
 
   /**
    * @param gate the replicas' admission gates in strict mode, {@code null} in broadcast mode
-   * @param steering how a query's session binding and TTFT target reach the tracker
+   * @param steering how a query's session binding, TTFT target and adapter reach the tracker
+   * @param lora whether and how adapters are loaded where a decision spreads them
    */
   public TrackerRouter(
       ActorRef<KvTracker.Command> tracker,
@@ -95,8 +111,13 @@ public final class TrackerRouter implements Router {
       TokenizerRegistry tokenizers,
       IngressMetrics metrics,
       AdmissionGate gate,
-      SteeringSettings steering) {
+      SteeringSettings steering,
+      LoraSettings lora) {
     this.steering = steering;
+    this.loader =
+        lora.loadWhereMissing()
+            ? new AdapterLoader(lora.loadTimeout(), lora.rememberLoaded())
+            : null;
     this.gate = gate;
     this.tracker = tracker;
     this.scheduler = scheduler;
@@ -149,26 +170,97 @@ public final class TrackerRouter implements Router {
 
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
-    return attempt(new Attempt(query, Set.of(), 0));
+    return attempt(new Attempt(query, Set.of(), 0))
+        .thenCompose(outcome -> withAdapter(query, outcome));
+  }
+
+  /**
+   * The outcome once the chosen replica has the query's LoRA adapter: loaded there first when the
+   * decision spread the adapter to it; when that fails, the reservation is given back and the query
+   * decided again without that replica.
+   */
+  private CompletionStage<RouteOutcome> withAdapter(RouteQuery query, RouteOutcome outcome) {
+    var adapter = directory.adapter(query.model());
+    if (loader == null
+        || adapter.isEmpty()
+        || !(outcome instanceof RouteOutcome.Routed routed)
+        || holders(query.model(), adapter.get()).contains(routed.target().replicaId())) {
+      return CompletableFuture.completedFuture(outcome);
+    }
+    java.util.List<String> holderUrls =
+        adapter.get().holders().stream()
+            .map(directory::target)
+            .flatMap(java.util.Optional::stream)
+            .map(Target::baseUrl)
+            .distinct()
+            .toList();
+    return loader
+        .load(routed.target().baseUrl(), query.model(), holderUrls)
+        .handle(
+            (loaded, error) -> {
+              metrics.adapterLoad(error == null);
+              if (error == null) {
+                return CompletableFuture.completedFuture(outcome);
+              }
+              log.warn(
+                  "LoRA adapter '{}' could not be loaded on {}: {}; deciding again without it",
+                  query.model(),
+                  routed.target().replicaId(),
+                  error.toString());
+              released(routed.reservationId());
+              Set<String> excluded = new HashSet<>(query.excluded());
+              excluded.add(routed.target().replicaId());
+              return selectAndReserve(query.withExcluded(excluded));
+            })
+        .thenCompose(stage -> stage);
+  }
+
+  /**
+   * The replicas that hold {@code name}: those the directory lists, and those of the same base
+   * model whose engine this ingress loaded it on lately ({@link AdapterLoader#loadedOn}).
+   */
+  private Set<String> holders(String name, ReplicaDirectory.Adapter adapter) {
+    Set<String> loadedOn = loader == null ? Set.of() : loader.loadedOn(name);
+    if (loadedOn.isEmpty()) {
+      return adapter.holders();
+    }
+    Set<String> out = new HashSet<>(adapter.holders());
+    for (var i : directory.all()) {
+      if (i.model().equals(adapter.baseModel())
+          && directory
+              .target(i.targetId())
+              .map(t -> loadedOn.contains(t.baseUrl()))
+              .orElse(false)) {
+        out.add(i.targetId());
+      }
+    }
+    return out;
   }
 
   private CompletionStage<RouteOutcome> attempt(Attempt attempt) {
     RouteQuery query = attempt.query();
+    var adapter = directory.adapter(query.model());
+    String model = adapter.map(ReplicaDirectory.Adapter::baseModel).orElse(query.model());
+    Set<String> holders = adapter.map(a -> holders(query.model(), a)).orElse(null);
     long[] blockKeys =
-        keysFor(query.model())
+        keysFor(model)
             .keys(
                 query.tokenIds(),
-                query.cacheSalt() == null ? ExtraKeys.NONE : ExtraKeys.of(null, query.cacheSalt()));
+                ExtraKeys.of(adapter.isPresent() ? query.model() : null, query.cacheSalt()));
+    Set<String> excluded =
+        ReplicaConstraints.excluded(query, model, directory.all(), directory.rolesMatter(model));
+    if (holders != null && loader == null) {
+      excluded = ReplicaConstraints.withoutNonHolders(excluded, model, holders, directory.all());
+    }
     RouteRequest request =
         new RouteRequest(
             query.requestId(),
-            query.model(),
+            model,
             blockKeys,
             query.tokenIds().length,
-            ReplicaConstraints.excluded(
-                query, directory.all(), directory.rolesMatter(query.model())),
+            excluded,
             true,
-            steering.steering(query));
+            steering.steering(query, holders));
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
@@ -298,6 +390,11 @@ public final class TrackerRouter implements Router {
   @Override
   public Set<String> servedModels() {
     return directory.models();
+  }
+
+  @Override
+  public String baseModel(String model) {
+    return directory.baseModel(model);
   }
 
   @Override

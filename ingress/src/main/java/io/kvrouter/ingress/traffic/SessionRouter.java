@@ -94,6 +94,11 @@ public final class SessionRouter implements Router {
   }
 
   @Override
+  public String baseModel(String model) {
+    return delegate.baseModel(model);
+  }
+
+  @Override
   public boolean disaggregated(String model) {
     return delegate.disaggregated(model);
   }

@@ -75,4 +75,9 @@ final class FakeRouter implements Router {
   public boolean disaggregated(String model) {
     return false;
   }
+
+  @Override
+  public String baseModel(String model) {
+    return model;
+  }
 }

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.Topics;
 import io.kvrouter.tracker.actor.KvTracker;
 import java.time.Duration;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
@@ -48,41 +50,97 @@ class TrackerFeedsTest {
    */
   @Test
   void anAgentThatMissesItsFirstGetInfo_isAskedAgain_andItsReplicaJoins() {
+    ReplicaInfo info = replica("engine-0", List.of());
+    AtomicInteger asked = new AtomicInteger();
+    ReplicaDirectory directory = new ReplicaDirectory();
+    awaitJoined(info, directory, Duration.ofMillis(300), () -> asked.incrementAndGet() > 1);
+    assertThat(asked.get()).isGreaterThanOrEqualTo(2);
+    assertThat(directory.get("engine-0")).isPresent();
+  }
+
+  /**
+   * A known replica announced again with other LoRA adapters (the agent re-reads them) reaches the
+   * directory; an announcement of a replica no agent registered does not bring it in.
+   */
+  @Test
+  void aReannouncedReplica_updatesItsAdapters_andAnUnknownOneIsIgnored() {
+    ReplicaInfo info = replica("engine-1", List.of());
+    ReplicaDirectory directory = new ReplicaDirectory();
+    awaitJoined(info, directory, Duration.ofSeconds(3), () -> true);
+    assertThat(directory.adapter("sql")).isEmpty();
+
+    ReplicaInfo withSql = replica("engine-1", List.of("sql"));
+    ReplicaInfo stranger = replica("engine-9", List.of("chat"));
+    ActorRef<Topic.Command<ReplicaInfo>> topic = testKit.spawn(Topics.replicaInfo());
+    TestProbe<Object> waiting = testKit.createTestProbe();
+    waiting.awaitAssert(
+        Duration.ofSeconds(10),
+        Duration.ofMillis(100),
+        () -> {
+          topic.tell(Topic.publish(stranger));
+          topic.tell(Topic.publish(withSql)); // after the stranger: once it is in, so was that
+          assertThat(directory.adapter("sql")).isPresent();
+          return null;
+        });
+    assertThat(directory.adapter("sql").get().holders()).containsExactly("engine-1");
+    assertThat(directory.baseModel("sql")).isEqualTo("m");
+    assertThat(directory.get("engine-9")).isEmpty();
+    assertThat(directory.adapter("chat")).isEmpty();
+  }
+
+  /** Replica {@code id} of model m (whose agent serves no extra API) with {@code adapters}. */
+  private static ReplicaInfo replica(String id, List<String> adapters) {
+    return new ReplicaInfo(
+        id,
+        0,
+        "m",
+        "http://127.0.0.1:1/" + id,
+        16,
+        List.of(),
+        "both",
+        true,
+        true,
+        List.of(),
+        1,
+        adapters);
+  }
+
+  /**
+   * Joins the one-node cluster, registers an agent answering a GetInfo with {@code info} when
+   * {@code answers} says so, starts the feeds over {@code directory} and waits until they brought
+   * the replica up.
+   */
+  private static void awaitJoined(
+      ReplicaInfo info,
+      ReplicaDirectory directory,
+      Duration askTimeout,
+      java.util.function.BooleanSupplier answers) {
     Cluster cluster = Cluster.get(testKit.system());
     cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    ReplicaInfo info =
-        new ReplicaInfo(
-            "engine-0", 0, "m", "http://127.0.0.1:1", 16, List.of(), "both", true, true);
-    AtomicInteger asked = new AtomicInteger();
     ActorRef<AgentRequest> agent =
         testKit.spawn(
             Behaviors.receiveMessage(
                 m -> {
-                  if (m instanceof GetInfo get && asked.incrementAndGet() > 1) {
+                  if (m instanceof GetInfo get && answers.getAsBoolean()) {
                     get.replyTo().tell(info);
                   }
                   return Behaviors.same();
                 }));
     testKit.system().receptionist().tell(Receptionist.register(AgentRequest.SERVICE_KEY, agent));
     TestProbe<KvTracker.Command> tracker = testKit.createTestProbe();
-    TestProbe<Readiness.Command> readiness = testKit.createTestProbe();
-    ReplicaDirectory directory = new ReplicaDirectory();
     testKit.spawn(
         TrackerFeeds.create(
             tracker.getRef(),
             directory,
             new IngressMetrics(),
-            readiness.getRef(),
-            Duration.ofMillis(300),
+            testKit.<Readiness.Command>createTestProbe().getRef(),
+            askTimeout,
             new FaultInjector<KvEventBatch>(0, 0, 0, 1)));
-
     tracker.fishForMessage(
         Duration.ofSeconds(20),
         c ->
             c instanceof KvTracker.ReplicaUp up && up.info().equals(info)
                 ? FishingOutcomes.complete()
                 : FishingOutcomes.continueAndIgnore());
-    assertThat(asked.get()).isGreaterThanOrEqualTo(2);
-    assertThat(directory.get("engine-0")).isPresent();
   }
 }

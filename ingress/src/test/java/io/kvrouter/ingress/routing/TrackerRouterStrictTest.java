@@ -70,14 +70,7 @@ class TrackerRouterStrictTest {
 
   @BeforeEach
   void start() {
-    tracker =
-        kit.spawn(
-            KvTracker.create(
-                TrackerConfig.defaults("ingress-1"),
-                () -> 1_000L,
-                Duration.ofHours(1),
-                kit.system().ignoreRef(),
-                kit.system().ignoreRef()));
+    tracker = tracker(kit, kit.system().ignoreRef());
     directory = new ReplicaDirectory();
     for (String id : List.of("a", "b")) {
       ReplicaInfo info =
@@ -87,6 +80,20 @@ class TrackerRouterStrictTest {
       directory.put(info);
     }
     gate = new FakeGate();
+  }
+
+  /**
+   * A tracker of ingress {@code ingress-1} whose clock stands still, telling its reservation events
+   * to {@code peers}.
+   */
+  static ActorRef<KvTracker.Command> tracker(ActorTestKit kit, ActorRef<ReservationEvent> peers) {
+    return kit.spawn(
+        KvTracker.create(
+            TrackerConfig.defaults("ingress-1"),
+            () -> 1_000L,
+            Duration.ofHours(1),
+            peers,
+            kit.system().ignoreRef()));
   }
 
   TrackerRouter router(ActorRef<KvTracker.Command> to, Duration askTimeout) {
@@ -168,14 +175,7 @@ class TrackerRouterStrictTest {
   @Test
   void turnedAwayReservations_neverReachThePeers_onlyTheAdmittedOneIsBroadcast() throws Exception {
     TestProbe<ReservationEvent> peers = kit.createTestProbe();
-    ActorRef<KvTracker.Command> broadcasting =
-        kit.spawn(
-            KvTracker.create(
-                TrackerConfig.defaults("ingress-1"),
-                () -> 1_000L,
-                Duration.ofHours(1),
-                peers.ref(),
-                kit.system().ignoreRef()));
+    ActorRef<KvTracker.Command> broadcasting = tracker(kit, peers.ref());
     for (ReplicaInfo info : directory.all()) {
       broadcasting.tell(new KvTracker.ReplicaUp(info));
     }

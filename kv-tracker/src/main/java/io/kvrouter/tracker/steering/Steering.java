@@ -1,9 +1,12 @@
 package io.kvrouter.tracker.steering;
 
+import java.util.Set;
+
 /**
  * What a request itself asks of its decision, on top of whatever policy ranks the replicas: a soft
- * affinity to the replica its session is bound to, and a time-to-first-token target. Applied by
- * {@link SteeringRule} after the policy ranked, so it combines with any policy.
+ * preference for the replicas that have its LoRA adapter loaded, a soft affinity to the replica its
+ * session is bound to, and a time-to-first-token target. Applied by {@link SteeringRule} after the
+ * policy ranked, so it combines with any policy.
  *
  * @param boundReplica target id of the replica the request's session is bound to, or null
  * @param affinityBonusTokens how much more work, in prompt-token equivalents (queued prefill plus
@@ -12,20 +15,42 @@ package io.kvrouter.tracker.steering;
  * @param ttftTargetMillis the request's TTFT target in milliseconds, or 0 for none
  * @param predictor how TTFT is predicted per candidate; null for no predictions (then a target is
  *     ignored)
+ * @param adapterHolders target ids of the replicas that have the request's LoRA adapter loaded, or
+ *     null when the request names no adapter
+ * @param adapterLoadPenaltyTokens what loading the adapter on a replica that lacks it costs, in
+ *     prompt-token equivalents of work (see {@link SteeringRule})
  */
 public record Steering(
     String boundReplica,
     double affinityBonusTokens,
     double ttftTargetMillis,
-    TtftPredictor predictor) {
+    TtftPredictor predictor,
+    Set<String> adapterHolders,
+    double adapterLoadPenaltyTokens) {
 
   /** Nothing asked. */
   public static final Steering NONE = new Steering(null, 0, 0, null);
 
   public Steering {
-    if (affinityBonusTokens < 0 || ttftTargetMillis < 0) {
-      throw new IllegalArgumentException("affinity bonus and TTFT target must be >= 0");
+    if (affinityBonusTokens < 0 || ttftTargetMillis < 0 || adapterLoadPenaltyTokens < 0) {
+      throw new IllegalArgumentException(
+          "affinity bonus, TTFT target and adapter load penalty must be >= 0");
     }
+    adapterHolders = adapterHolders == null ? null : Set.copyOf(adapterHolders);
+  }
+
+  /** A request naming no LoRA adapter. */
+  public Steering(
+      String boundReplica,
+      double affinityBonusTokens,
+      double ttftTargetMillis,
+      TtftPredictor predictor) {
+    this(boundReplica, affinityBonusTokens, ttftTargetMillis, predictor, null, 0);
+  }
+
+  /** True when the request names a LoRA adapter (its holders are known, perhaps none). */
+  public boolean hasAdapter() {
+    return adapterHolders != null;
   }
 
   /** True when a TTFT target is set and can be predicted against. */

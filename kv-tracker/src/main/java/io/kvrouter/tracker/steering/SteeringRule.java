@@ -6,8 +6,25 @@ import java.util.Arrays;
 import java.util.function.IntPredicate;
 
 /**
- * Applies a request's {@link Steering} to the policy's ranking: first session affinity, then the
- * TTFT target. Plain Java, no state; the tracker calls it between ranking and reserving.
+ * Applies a request's {@link Steering} to the policy's ranking: first the LoRA adapter, then
+ * session affinity, then the TTFT target. Plain Java, no state; the tracker calls it between
+ * ranking and reserving.
+ *
+ * <p><b>LoRA adapter.</b> A request for an adapter runs only where the adapter is loaded; a replica
+ * that lacks it must load it first (the ingress does, see {@code AdapterLoader}), which costs
+ * {@code adapterLoadPenaltyTokens} of work. When the policy's first choice lacks the adapter, the
+ * first holder in the policy's order that is not busy moves to the front unless its work exceeds
+ * the first choice's by more than that penalty, with work as for affinity below:
+ *
+ * <pre>
+ *   holder first  ⇔  ¬holds(first) ∧ ¬busy(holder) ∧ work(holder) − penalty ≤ work(first)
+ * </pre>
+ *
+ * So without a cache match anywhere a holder wins (its uncached prefill equals the others'), a
+ * cache match still wins (the block keys include the adapter, so only replicas that ran it can
+ * match, and a matching first choice already holds it), and an adapter that is hot spreads: once
+ * its holders are busy, or queued more than the penalty beyond the policy's choice, that replica
+ * gets it loaded. The penalty is thus the threshold of "hot", in the same unit as the work.
  *
  * <p><b>Affinity.</b> The bound replica moves to the front when it is a candidate (known, serving
  * the model, not excluded), not busy, and its work is within {@code affinityBonusTokens} of the
@@ -51,6 +68,8 @@ public final class SteeringRule {
   /**
    * @param steering what the request asks (null or {@link Steering#NONE} for nothing)
    * @param bound the bound replica's index, or -1 when it has none or the replica is unknown
+   * @param holds whether a replica has the request's LoRA adapter loaded (asked only when the
+   *     steering names an adapter)
    * @param ranked the policy's ranking, best first (not modified)
    * @param promptTokens the prompt's length
    * @param blockSize tokens per block
@@ -62,6 +81,7 @@ public final class SteeringRule {
   public static Steered apply(
       Steering steering,
       int bound,
+      IntPredicate holds,
       int[] ranked,
       int promptTokens,
       int blockSize,
@@ -77,6 +97,18 @@ public final class SteeringRule {
     Arrays.fill(floor, Double.NaN);
     if (steering == null) {
       return new Steered(order, predicted, floor, false);
+    }
+    if (steering.hasAdapter() && n > 1 && !holds.test(order[0])) {
+      for (int i = 1; i < n; i++) {
+        int h = order[i];
+        if (holds.test(h) && !busy.test(h)) {
+          if (work(h, promptTokens, blockSize, match, load) - steering.adapterLoadPenaltyTokens()
+              <= work(order[0], promptTokens, blockSize, match, load)) {
+            moveToFront(order, predicted, floor, i);
+          }
+          break;
+        }
+      }
     }
     if (bound >= 0 && steering.boundReplica() != null) {
       int pos = indexOf(order, bound);

@@ -75,15 +75,22 @@ public final class DemoCluster implements AutoCloseable {
 
   /** Starts a demo whose decode engines receive prefilled KV at {@code transfer}'s speed. */
   public static DemoCluster start(DemoOptions o, SimKvTransfer transfer) throws IOException {
-    return start(o, SimApis.vllm().withResponsesStore(true), transfer);
+    return start(o, SimApis.vllm().withResponsesStore(true), transfer, ConfigFactory.empty());
+  }
+
+  /** Starts a demo whose ingresses take {@code ingressConfig} over their defaults. */
+  public static DemoCluster start(DemoOptions o, Config ingressConfig) throws IOException {
+    return start(
+        o, SimApis.vllm().withResponsesStore(true), SimKvTransfer.defaults(), ingressConfig);
   }
 
   /** Starts a demo whose engines serve {@code apis} (e.g. {@link SimApis#chatOnly()}). */
   public static DemoCluster start(DemoOptions o, SimApis apis) throws IOException {
-    return start(o, apis, SimKvTransfer.defaults());
+    return start(o, apis, SimKvTransfer.defaults(), ConfigFactory.empty());
   }
 
-  private static DemoCluster start(DemoOptions o, SimApis apis, SimKvTransfer transfer)
+  private static DemoCluster start(
+      DemoOptions o, SimApis apis, SimKvTransfer transfer, Config ingressConfig)
       throws IOException {
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     SimEngineSettings template =
@@ -134,7 +141,8 @@ public final class DemoCluster implements AutoCloseable {
                 seed,
                 o.host(),
                 port,
-                ConfigFactory.parseMap(Map.of("kvrouter.tracker.policy", o.policy())));
+                ConfigFactory.parseMap(Map.of("kvrouter.tracker.policy", o.policy()))
+                    .withFallback(ingressConfig));
         ingress.add(node.system());
         urls.add(node.url());
         if (seed == null) {
@@ -144,6 +152,7 @@ public final class DemoCluster implements AutoCloseable {
       AgentSettings agentSettings =
           AgentSettings.of(specs)
               .withHeartbeat(Duration.ofMillis(500), 3)
+              .withAdapterRefresh(Duration.ofMillis(500))
               .withTokenizers(RouterTokenizers.of(tokenizers));
       if (o.mismatchedBlockSize() > 0) {
         // The mismatched engine is there to be served and flagged by prediction accuracy: its

@@ -76,18 +76,6 @@ class CpuTierRoutingTest {
   }
 
   /** The engine whose query counter moved between the two snapshots. */
-  private static int servedBy(List<EngineSnapshot> before, List<EngineSnapshot> after) {
-    int served = -1;
-    for (int i = 0; i < after.size(); i++) {
-      if (after.get(i).queries() > before.get(i).queries()) {
-        assertThat(served).as("one engine served the request").isEqualTo(-1);
-        served = i;
-      }
-    }
-    assertThat(served).isNotNegative();
-    return served;
-  }
-
   @Test
   void promptEvictedToTheCpuTier_isRoutedBackToItsReplica_whichReloadsIt() throws Exception {
     SimEngineConfig engine =
@@ -119,7 +107,7 @@ class CpuTierRoutingTest {
       double predictedBefore = DemoClient.predictedCachedTokens(ingress);
       JsonNode again = post(ingress, options.model(), p);
       double predictedCached = DemoClient.predictedCachedTokens(ingress) - predictedBefore;
-      int second = servedBy(s1, DemoClient.engineCounters(cluster));
+      int second = DemoClient.servedBy(s1, DemoClient.engineCounters(cluster));
       int cached = again.path("usage").path("prompt_tokens_details").path("cached_tokens").asInt();
       double reloaded = loaded(homeUrl) - loadedBefore;
       System.out.printf(

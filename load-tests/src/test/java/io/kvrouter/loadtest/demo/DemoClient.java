@@ -1,5 +1,7 @@
 package io.kvrouter.loadtest.demo;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -68,5 +70,18 @@ final class DemoClient {
       sum += Double.parseDouble(m.group(1));
     }
     return sum;
+  }
+
+  /** The index of the one engine whose prefix-cache queries grew between two scrapes. */
+  static int servedBy(List<EngineSnapshot> before, List<EngineSnapshot> after) {
+    int served = -1;
+    for (int i = 0; i < after.size(); i++) {
+      if (after.get(i).queries() > before.get(i).queries()) {
+        assertThat(served).as("one engine served the request").isEqualTo(-1);
+        served = i;
+      }
+    }
+    assertThat(served).isNotNegative();
+    return served;
   }
 }

@@ -57,7 +57,14 @@ public final class SimEngine implements AutoCloseable {
       }
       SimHttpServer http =
           new SimHttpServer(
-              s.host(), s.httpPort(), s.model(), engines, s.tokenizer(), s.apis(), s.transfer());
+              s.host(),
+              s.httpPort(),
+              s.model(),
+              engines,
+              s.tokenizer(),
+              s.apis(),
+              s.transfer(),
+              s.loraModules());
       return new SimEngine(
           s, java.util.Collections.unmodifiableList(pubs), List.copyOf(engines), http);
     } catch (IOException | RuntimeException e) {

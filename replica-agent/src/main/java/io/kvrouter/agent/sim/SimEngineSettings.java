@@ -2,6 +2,8 @@ package io.kvrouter.agent.sim;
 
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +28,8 @@ import java.util.function.Consumer;
  *     scheduler and KV-event publisher (at the endpoints' ports plus the rank, as vLLM binds them);
  *     {@code dpRank} is the first rank's number
  * @param transfer how fast KV arrives from a prefill engine (disaggregation)
+ * @param loraModules LoRA adapters served from the start, name to path in listing order (vLLM's
+ *     {@code --lora-modules name=path}); more can be loaded at run time ({@link SimAdapters})
  */
 public record SimEngineSettings(
     String host,
@@ -42,9 +46,14 @@ public record SimEngineSettings(
     SimTokenizer tokenizer,
     SimApis apis,
     int dpSize,
-    SimKvTransfer transfer) {
+    SimKvTransfer transfer,
+    Map<String, String> loraModules) {
 
   public SimEngineSettings {
+    loraModules =
+        loraModules == null
+            ? Map.of()
+            : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(loraModules));
     if (dpSize < 1) {
       throw new IllegalArgumentException("dpSize must be >= 1, was " + dpSize);
     }
@@ -68,7 +77,8 @@ public record SimEngineSettings(
         SimTokenizer.BYTES,
         SimApis.vllm(),
         1,
-        SimKvTransfer.defaults());
+        SimKvTransfer.defaults(),
+        Map.of());
   }
 
   /**
@@ -135,6 +145,11 @@ public record SimEngineSettings(
     return with(b -> b.transfer = t);
   }
 
+  /** The same engine serving the LoRA adapters {@code modules} (name to path) from the start. */
+  public SimEngineSettings withLoraModules(Map<String, String> modules) {
+    return with(b -> b.loraModules = modules);
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private SimEngineSettings with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -159,6 +174,7 @@ public record SimEngineSettings(
     private SimApis apis;
     private int dpSize;
     private SimKvTransfer transfer;
+    private Map<String, String> loraModules;
 
     private Builder(SimEngineSettings c) {
       host = c.host;
@@ -176,6 +192,7 @@ public record SimEngineSettings(
       apis = c.apis;
       dpSize = c.dpSize;
       transfer = c.transfer;
+      loraModules = c.loraModules;
     }
 
     private SimEngineSettings build() {
@@ -194,7 +211,8 @@ public record SimEngineSettings(
           tokenizer,
           apis,
           dpSize,
-          transfer);
+          transfer,
+          loraModules);
     }
   }
 }

@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -25,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * with {@code stream_options.include_usage}), and where {@link SimApis} says so {@code POST
  * /v1/messages}, {@code POST /v1/messages/count_tokens} and {@code POST /v1/responses} ({@link
  * SimInference}); {@code GET /v1/models}, {@code POST /tokenize}, {@code POST /detokenize}, {@code
- * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, and {@code GET
- * /openapi.json} listing the routes (FastAPI publishes it for vLLM). Usage carries the cached
+ * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, {@code POST
+ * /v1/load_lora_adapter} and {@code POST /v1/unload_lora_adapter} ({@link SimAdapters}), and {@code
+ * GET /openapi.json} listing the routes (FastAPI publishes it for vLLM). Usage carries the cached
  * prompt tokens. Bad input gets a 4xx with {@code {"error":{"message","type","param","code"}}}
  * (Anthropic's {@code {"type":"error","error":{...}}} on the Anthropic routes). As a test double it
  * also serves {@code GET /sim/requests}: what its last requests looked like ({@link
@@ -49,6 +51,7 @@ public final class SimHttpServer implements AutoCloseable {
   private final long created = System.currentTimeMillis() / 1000;
   private final SimRequestLog requests = new SimRequestLog();
   private final SimInference inference;
+  private final SimAdapters adapters;
 
   /**
    * Binds (port 0 picks a free one) and starts serving.
@@ -72,12 +75,14 @@ public final class SimHttpServer implements AutoCloseable {
       SimTokenizer tokenizer,
       SimApis apis)
       throws IOException {
-    this(host, port, model, List.of(engine), tokenizer, apis, SimKvTransfer.defaults());
+    this(host, port, model, List.of(engine), tokenizer, apis, SimKvTransfer.defaults(), Map.of());
   }
 
   /**
    * A server in front of the data-parallel ranks {@code engines} (one for an engine without data
-   * parallelism), pulling transferred KV at {@code transfer}'s speed.
+   * parallelism), pulling transferred KV at {@code transfer}'s speed, serving the LoRA adapters
+   * {@code loraModules} (name to path, vLLM's {@code --lora-modules}) from the start ({@link
+   * SimAdapters}).
    */
   public SimHttpServer(
       String host,
@@ -86,16 +91,26 @@ public final class SimHttpServer implements AutoCloseable {
       List<RealTimeEngine> engines,
       SimTokenizer tokenizer,
       SimApis apis,
-      SimKvTransfer transfer)
+      SimKvTransfer transfer,
+      Map<String, String> loraModules)
       throws IOException {
     this.ranks = new SimRanks(engines);
+    this.adapters = new SimAdapters(model, loraModules);
     this.engine = ranks.first();
     this.tokenizer = tokenizer;
     this.model = model;
     this.apis = apis;
     this.inference =
         new SimInference(
-            ranks, transfer, new SimKvHandshake(host), model, tokenizer, apis, requests, created);
+            ranks,
+            transfer,
+            new SimKvHandshake(host),
+            model,
+            tokenizer,
+            apis,
+            requests,
+            adapters,
+            created);
     // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
     System.setProperty("sun.net.httpserver.nodelay", "true");
@@ -156,6 +171,8 @@ public final class SimHttpServer implements AutoCloseable {
         served(apis.responses(), path);
         post(ex, method, b -> inference.responses(ex, b));
       }
+      case "/v1/load_lora_adapter" -> post(ex, method, b -> loadAdapter(ex, b));
+      case "/v1/unload_lora_adapter" -> post(ex, method, b -> unloadAdapter(ex, b));
       case "/v1/models" -> {
         SimHttp.requireMethod(method, "GET");
         SimHttp.sendJson(ex, 200, models());
@@ -234,7 +251,10 @@ public final class SimHttpServer implements AutoCloseable {
     for (String p : new String[] {"/v1/models", "/health", "/metrics"}) {
       paths.putObject(p).putObject("get").put("summary", p);
     }
-    for (String p : new String[] {"/tokenize", "/detokenize"}) {
+    for (String p :
+        new String[] {
+          "/tokenize", "/detokenize", "/v1/load_lora_adapter", "/v1/unload_lora_adapter"
+        }) {
       paths.putObject(p).putObject("post").put("summary", p);
     }
     return root;
@@ -252,7 +272,55 @@ public final class SimHttpServer implements AutoCloseable {
     m.putNull("parent");
     m.put("max_model_len", engine.config().numBlocks() * engine.config().blockSize());
     m.putArray("permission");
+    // vLLM lists each adapter after the base model: root is the path it was loaded from, parent
+    // the base model (serving_models.py, show_available_models).
+    for (SimAdapters.Adapter a : adapters.list()) {
+      ObjectNode card = root.withArray("data").addObject();
+      card.put("id", a.name());
+      card.put("object", "model");
+      card.put("created", created);
+      card.put("owned_by", "vllm");
+      card.put("root", a.path());
+      card.put("parent", model);
+      card.putNull("max_model_len");
+      card.putArray("permission");
+    }
     return root;
+  }
+
+  /**
+   * {@code POST /v1/load_lora_adapter} with {@code {"lora_name","lora_path"}}: 200 and vLLM's plain
+   * text "Success: LoRA adapter 'x' added successfully." (vllm-project/vllm {@code
+   * vllm/entrypoints/openai/api_server.py} answers the handler's string as the body), or {@link
+   * SimAdapters#load}'s error.
+   */
+  private void loadAdapter(HttpExchange ex, JsonNode body) throws IOException {
+    String name = text(body, "lora_name");
+    adapters.load(name, text(body, "lora_path"));
+    log.info("Loaded new LoRA adapter: name '{}', path '{}'", name, text(body, "lora_path"));
+    SimHttp.send(
+        ex,
+        200,
+        "text/plain; charset=utf-8",
+        ("Success: LoRA adapter '" + name + "' added successfully.")
+            .getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** {@code POST /v1/unload_lora_adapter} with {@code {"lora_name"}}, as vLLM answers it. */
+  private void unloadAdapter(HttpExchange ex, JsonNode body) throws IOException {
+    String name = text(body, "lora_name");
+    adapters.unload(name);
+    SimHttp.send(
+        ex,
+        200,
+        "text/plain; charset=utf-8",
+        ("Success: LoRA adapter '" + name + "' removed successfully.")
+            .getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String text(JsonNode body, String field) {
+    JsonNode v = body.get(field);
+    return v == null || v.isNull() ? null : v.asText();
   }
 
   private void tokenize(HttpExchange ex, JsonNode body) throws IOException {

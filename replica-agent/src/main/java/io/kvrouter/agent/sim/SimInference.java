@@ -24,6 +24,7 @@ final class SimInference {
   private final SimTokenizer tokenizer;
   private final SimResponsesApi responses;
   private final SimRequestLog log;
+  private final SimAdapters adapters;
   private final AtomicLong ids = new AtomicLong();
   private final long created;
 
@@ -35,6 +36,7 @@ final class SimInference {
       SimTokenizer tokenizer,
       SimApis apis,
       SimRequestLog log,
+      SimAdapters adapters,
       long created) {
     this.ranks = ranks;
     this.transfer = transfer;
@@ -43,14 +45,21 @@ final class SimInference {
     this.tokenizer = tokenizer;
     this.responses = new SimResponsesApi(apis.responsesStore());
     this.log = log;
+    this.adapters = adapters;
     this.created = created;
   }
 
-  void checkModel(String requested) {
-    if (requested != null && !requested.equals(model)) {
-      throw new ApiError(
-          404, "NotFoundError", "The model `" + requested + "` does not exist.", "model");
-    }
+  /**
+   * The LoRA adapter a request for {@code requested} runs with (null: the base model), as {@link
+   * SimAdapters#loraOf} says; vLLM's 404 for a model it does not serve.
+   */
+  String checkModel(String requested) {
+    return adapters.loraOf(requested);
+  }
+
+  /** The model name an answer carries: the adapter's when one ran it (as vLLM answers). */
+  private String answered(String lora) {
+    return lora == null ? model : lora;
   }
 
   private String nextId(String prefix) {
@@ -68,7 +77,7 @@ final class SimInference {
         chat
             ? GenerationRequest.chat(body, tokenizer, id)
             : GenerationRequest.completion(body, tokenizer);
-    checkModel(g.model());
+    String lora = checkModel(g.model());
     SimKvHandshake.Part part = SimKvHandshake.part(body);
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
@@ -76,8 +85,8 @@ final class SimInference {
         pull(engine, g);
       }
       SimRun run =
-          start(ex, engine, id, g, chat ? "/v1/chat/completions" : "/v1/completions", part);
-      ChatBodies bodies = new ChatBodies(id, model, created, chat);
+          start(ex, engine, id, g, lora, chat ? "/v1/chat/completions" : "/v1/completions", part);
+      ChatBodies bodies = new ChatBodies(id, answered(lora), created, chat);
       if (!g.stream()) {
         JsonNode answer = bodies.full(run.drain());
         if (part == SimKvHandshake.Part.PREFILL) {
@@ -142,17 +151,17 @@ final class SimInference {
     String id = nextId("chatcmpl-");
     ObjectNode chat = SimAnthropic.toChat(body);
     GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id);
-    checkModel(g.model());
+    String lora = checkModel(g.model());
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
-      SimRun run = start(ex, engine, id, g, "/v1/messages", SimKvHandshake.Part.NONE);
+      SimRun run = start(ex, engine, id, g, lora, "/v1/messages", SimKvHandshake.Part.NONE);
       if (!g.stream()) {
-        SimHttp.sendJson(ex, 200, SimAnthropic.message(id, model, run.drain()));
+        SimHttp.sendJson(ex, 200, SimAnthropic.message(id, answered(lora), run.drain()));
         return;
       }
       OutputStream os = SimHttp.startStream(ex);
       try {
-        SimAnthropic.stream(os, id, model, run);
+        SimAnthropic.stream(os, id, answered(lora), run);
       } catch (IOException e) {
         run.abort();
         throw e;
@@ -185,10 +194,11 @@ final class SimInference {
     String id = "resp_" + Long.toHexString(created) + ids.incrementAndGet();
     ObjectNode chat = responses.toChat(body);
     GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
-    checkModel(g.model());
+    String lora = checkModel(g.model());
+    String model = answered(lora);
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
-      SimRun run = start(ex, engine, id, g, "/v1/responses", SimKvHandshake.Part.NONE);
+      SimRun run = start(ex, engine, id, g, lora, "/v1/responses", SimKvHandshake.Part.NONE);
       if (!g.stream()) {
         run.drain();
         ObjectNode done =
@@ -216,10 +226,11 @@ final class SimInference {
       RealTimeEngine engine,
       String id,
       GenerationRequest g,
+      String lora,
       String endpoint,
       SimKvHandshake.Part part)
       throws InterruptedException {
-    SimRun run = SimRun.start(engine, id, g, tokenizer, part == SimKvHandshake.Part.DECODE);
+    SimRun run = SimRun.start(engine, id, g, lora, tokenizer, part == SimKvHandshake.Part.DECODE);
     log.add(
         endpoint,
         g,

@@ -65,20 +65,24 @@ final class SimRun {
   static SimRun start(
       RealTimeEngine engine, String id, GenerationRequest request, SimTokenizer tokenizer)
       throws InterruptedException {
-    return start(engine, id, request, tokenizer, false);
+    return start(engine, id, request, null, tokenizer, false);
   }
 
-  /** The same, for a prompt whose KV was transferred from a prefill engine when {@code remote}. */
+  /**
+   * The same with the LoRA adapter {@code loraName} (null: the base model), for a prompt whose KV
+   * was transferred from a prefill engine when {@code remote}.
+   */
   static SimRun start(
       RealTimeEngine engine,
       String id,
       GenerationRequest request,
+      String loraName,
       SimTokenizer tokenizer,
       boolean remote)
       throws InterruptedException {
     LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
     engine.submit(
-        new SimRequest(id, request.prompt(), request.generated(), null, request.cacheSalt()),
+        new SimRequest(id, request.prompt(), request.generated(), loraName, request.cacheSalt()),
         new RealTimeEngine.RequestListener() {
           @Override
           public void onToken(Emission e) {

@@ -1,15 +1,5 @@
 package io.kvrouter.ingress.tokenize;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.Base64;
-import java.util.HashMap;
-import java.util.Map;
-
 /**
  * OpenAI's {@code o200k_base} encoding of pure-ASCII text, without regular expressions or
  * allocation per piece: the same ids as tiktoken (and jtokkit) for any string whose chars are all
@@ -21,7 +11,7 @@ import java.util.Map;
  * fresh byte-array wrappers; on the ingress's 1k-token prompts that was the largest CPU cost per
  * request (about 0.35 M tokens/s on word-like text). This class does the same work with a
  * hand-written splitter for the ASCII range and a primitive rank table: measured about ten times
- * faster (see {@code TiktokenThroughput} in the tests).
+ * faster than jtokkit on word-like ASCII text when it was written.
  *
  * <p>Exactness: the splitter implements, for ASCII input, o200k's pattern as tiktoken writes it
  * ({@code openai/tiktoken} {@code tiktoken_ext/openai_public.py}, {@code o200k_base}; jtokkit 1.1.0
@@ -47,12 +37,7 @@ final class O200kAsciiEncoder {
    * is "other". The table CLASS holds one of these per char; O200kAsciiEncoderPropertiesTest checks
    * it against java.util.regex.
    *
-   * Rank lookups: tokens of up to 7 bytes sit in an open-addressing table keyed by the bytes
-   * packed into a long with the length in the top byte (ASCII bytes are < 0x80 and the length
-   * keeps "a" apart from "a\0"); longer tokens sit in a second open-addressing table keyed by an
-   * FNV-1a hash of their bytes, each slot pointing at the token's bytes in one pool so that a hit
-   * is confirmed byte by byte. Neither lookup allocates (the long one used to build a String per
-   * probe and look it up in an immutable map: the top self frame of tokenizing in a JFR profile).
+   * Rank lookups: see O200kRanks.
    */
 
   private static final byte UPPER = 1;
@@ -61,6 +46,7 @@ final class O200kAsciiEncoder {
   private static final byte SPACE = 4;
   private static final byte OTHER = 5;
   private static final byte[] CLASS = new byte[128];
+  private static final int NO_RANK = O200kRanks.NO_RANK;
 
   static {
     for (int c = 0; c < 128; c++) {
@@ -80,78 +66,10 @@ final class O200kAsciiEncoder {
     }
   }
 
-  private static final int NO_RANK = Integer.MAX_VALUE;
-  private static final String RESOURCE = "/com/knuddels/jtokkit/o200k_base.tiktoken";
+  private final O200kRanks vocabulary;
 
-  private final long[] shortKeys;
-  private final int[] shortRanks;
-  private final int mask;
-  private final long[] longHashes;
-  private final int[] longStarts;
-  private final int[] longLengths;
-  private final int[] longRanks;
-  private final byte[] longPool;
-  private final int longMask;
-  private final int longest;
-
-  private O200kAsciiEncoder(Map<String, Integer> ascii) {
-    int capacity = Integer.highestOneBit(ascii.size() * 2) * 2;
-    shortKeys = new long[capacity];
-    shortRanks = new int[capacity];
-    mask = capacity - 1;
-    Map<String, Integer> longer = new HashMap<>();
-    for (Map.Entry<String, Integer> e : ascii.entrySet()) {
-      String token = e.getKey();
-      if (token.length() <= 7) {
-        long key = pack(token);
-        int s = slot(key);
-        while (shortKeys[s] != 0L) {
-          s = (s + 1) & mask;
-        }
-        shortKeys[s] = key;
-        shortRanks[s] = e.getValue();
-      } else {
-        longer.put(token, e.getValue());
-      }
-    }
-    int longCapacity = Integer.highestOneBit(Math.max(1, longer.size()) * 2) * 2;
-    longHashes = new long[longCapacity];
-    longStarts = new int[longCapacity];
-    longLengths = new int[longCapacity];
-    longRanks = new int[longCapacity];
-    longMask = longCapacity - 1;
-    int poolSize = 0;
-    int max = 0;
-    for (String token : longer.keySet()) {
-      poolSize += token.length();
-      max = Math.max(max, token.length());
-    }
-    longest = max;
-    longPool = new byte[poolSize];
-    int at = 0;
-    for (Map.Entry<String, Integer> e : longer.entrySet()) {
-      byte[] token = e.getKey().getBytes(StandardCharsets.ISO_8859_1);
-      System.arraycopy(token, 0, longPool, at, token.length);
-      long hash = fnv(longPool, at, token.length);
-      int s = slot(hash) & longMask;
-      while (longLengths[s] != 0) {
-        s = (s + 1) & longMask;
-      }
-      longHashes[s] = hash;
-      longStarts[s] = at;
-      longLengths[s] = token.length;
-      longRanks[s] = e.getValue();
-      at += token.length;
-    }
-  }
-
-  /** FNV-1a (64 bit) of {@code bytes[from, from + len)}. */
-  private static long fnv(byte[] bytes, int from, int len) {
-    long h = 0xcbf29ce484222325L;
-    for (int i = from, end = from + len; i < end; i++) {
-      h = (h ^ bytes[i]) * 0x100000001b3L;
-    }
-    return h;
+  private O200kAsciiEncoder(O200kRanks vocabulary) {
+    this.vocabulary = vocabulary;
   }
 
   /**
@@ -160,87 +78,7 @@ final class O200kAsciiEncoder {
    * @throws TokenizerConfigException if the resource is missing or malformed
    */
   static O200kAsciiEncoder load() {
-    Map<String, Integer> ascii = new HashMap<>();
-    try (InputStream in = O200kAsciiEncoder.class.getResourceAsStream(RESOURCE)) {
-      if (in == null) {
-        throw new TokenizerConfigException("jtokkit's " + RESOURCE + " is not on the class path");
-      }
-      BufferedReader reader =
-          new BufferedReader(new InputStreamReader(in, StandardCharsets.US_ASCII));
-      Base64.Decoder base64 = Base64.getDecoder();
-      for (String line; (line = reader.readLine()) != null; ) {
-        int space = line.indexOf(' ');
-        if (space <= 0) {
-          continue;
-        }
-        byte[] token = base64.decode(line.substring(0, space));
-        if (isAscii(token)) {
-          ascii.put(
-              new String(token, StandardCharsets.ISO_8859_1),
-              Integer.parseInt(line.substring(space + 1).trim()));
-        }
-      }
-    } catch (IOException | IllegalArgumentException e) {
-      throw new TokenizerConfigException("cannot read " + RESOURCE + ": " + e.getMessage(), e);
-    }
-    return new O200kAsciiEncoder(ascii);
-  }
-
-  private static boolean isAscii(byte[] token) {
-    for (byte b : token) {
-      if (b < 0) {
-        return false;
-      }
-    }
-    return token.length > 0;
-  }
-
-  private static long pack(CharSequence s) {
-    long key = (long) s.length() << 56;
-    for (int i = 0; i < s.length(); i++) {
-      key |= (long) s.charAt(i) << (8 * i);
-    }
-    return key;
-  }
-
-  private int slot(long key) {
-    return (int) ((key * 0x9E3779B97F4A7C15L) >>> 40) & mask;
-  }
-
-  /** The rank of {@code text[from, to)} (ASCII), or {@link #NO_RANK}. */
-  private int rank(byte[] text, int from, int to) {
-    int len = to - from;
-    if (len <= 7) {
-      long key = (long) len << 56;
-      for (int i = 0; i < len; i++) {
-        key |= (long) text[from + i] << (8 * i);
-      }
-      int s = slot(key);
-      while (true) {
-        long probe = shortKeys[s];
-        if (probe == key) {
-          return shortRanks[s];
-        }
-        if (probe == 0L) {
-          return NO_RANK;
-        }
-        s = (s + 1) & mask;
-      }
-    }
-    if (len > longest) {
-      return NO_RANK;
-    }
-    long hash = fnv(text, from, len);
-    int s = slot(hash) & longMask;
-    while (longLengths[s] != 0) {
-      if (longHashes[s] == hash
-          && longLengths[s] == len
-          && Arrays.equals(longPool, longStarts[s], longStarts[s] + len, text, from, to)) {
-        return longRanks[s];
-      }
-      s = (s + 1) & longMask;
-    }
-    return NO_RANK;
+    return new O200kAsciiEncoder(O200kRanks.load());
   }
 
   /** True when every char of {@code text} is below U+0080. */
@@ -269,7 +107,7 @@ final class O200kAsciiEncoder {
     int[] ranks = new int[64];
     for (int i = 0; i < n; ) {
       int end = pieceEnd(bytes, i, n);
-      int whole = rank(bytes, i, end);
+      int whole = vocabulary.rank(bytes, i, end);
       if (whole != NO_RANK) {
         out.add(whole);
       } else {
@@ -295,7 +133,7 @@ final class O200kAsciiEncoder {
       parts[k] = from + k;
     }
     for (int k = 0; k + 2 < count; k++) {
-      ranks[k] = rank(text, parts[k], parts[k + 2]);
+      ranks[k] = vocabulary.rank(text, parts[k], parts[k + 2]);
     }
     ranks[count - 2] = NO_RANK;
     ranks[count - 1] = NO_RANK;
@@ -314,13 +152,13 @@ final class O200kAsciiEncoder {
       System.arraycopy(parts, at + 2, parts, at + 1, count - at - 2);
       System.arraycopy(ranks, at + 2, ranks, at + 1, count - at - 2);
       count--;
-      ranks[at] = at + 2 < count ? rank(text, parts[at], parts[at + 2]) : NO_RANK;
+      ranks[at] = at + 2 < count ? vocabulary.rank(text, parts[at], parts[at + 2]) : NO_RANK;
       if (at > 0) {
-        ranks[at - 1] = rank(text, parts[at - 1], parts[at + 1]);
+        ranks[at - 1] = vocabulary.rank(text, parts[at - 1], parts[at + 1]);
       }
     }
     for (int k = 0; k + 1 < count; k++) {
-      int r = rank(text, parts[k], parts[k + 1]);
+      int r = vocabulary.rank(text, parts[k], parts[k + 1]);
       if (r == NO_RANK) {
         throw new IllegalStateException("no o200k token for a merged ASCII part");
       }

@@ -322,7 +322,7 @@ public final class SimEngineCore {
             seq.tokens,
             bs,
             seq.request.loraName(),
-            seq.request.cacheSalt());
+            i -> seq.extraKeys(i, bs));
         cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, bs);
         seq.numRegistered = computedBlocks;
       }

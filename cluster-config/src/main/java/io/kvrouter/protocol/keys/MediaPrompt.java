@@ -291,6 +291,26 @@ public final class MediaPrompt {
     return out;
   }
 
+  /**
+   * {@code base} with {@code images} at their placeholder tokens in {@code tokens}, named as an
+   * engine serving {@code modelId} names them: what the router keys a chat's blocks with. When the
+   * prompt does not hold one placeholder run per image ({@link #locate} refuses it: a template that
+   * loops over content parts renders images itself), {@code base} as it is: the keys then differ
+   * from the engine's from the first image's block on, and two such prompts with different images
+   * in the same place look alike to the router.
+   */
+  public static ExtraKeys keyExtras(
+      ExtraKeys base, List<Image> images, int[] tokens, Settings settings, String modelId) {
+    if (images.isEmpty()) {
+      return base;
+    }
+    try {
+      return withItems(base, locate(tokens, identifiers(images, modelId), settings));
+    } catch (BadImageException e) {
+      return base;
+    }
+  }
+
   /** {@code base} with every item added ({@link ExtraKeys#withMedia}). */
   public static ExtraKeys withItems(ExtraKeys base, List<Item> items) {
     ExtraKeys out = base;

@@ -60,12 +60,7 @@ class ImageCachesTest {
 
   @Test
   void sameImageHitsItsEnginesBlocks_anotherImageDoesNot() throws Exception {
-    DemoOptions options =
-        DemoOptions.defaults()
-            .onFreePorts()
-            .withCounts(1, 2)
-            .withPolicy("kvrouter")
-            .withSpeedup(20);
+    DemoOptions options = DemoClient.kvrouterCluster(2);
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       String cat = "a cat photo " + DemoClient.words(3, 40);

@@ -101,7 +101,7 @@ final class SimInference {
         if (part == SimKvHandshake.Part.PREFILL) {
           int[] blocks =
               engine
-                  .query(c -> c.cachedPrefixBlockIds(g.prompt(), g.cacheSalt()))
+                  .query(c -> c.cachedPrefixBlockIds(g.prompt(), g.cacheSalt(), g.media()))
                   .get(10, java.util.concurrent.TimeUnit.SECONDS);
           ((ObjectNode) answer)
               .set("kv_transfer_params", handshake.producerParams(id, engine.dpRank(), blocks));
@@ -119,7 +119,7 @@ final class SimInference {
   private void pull(RealTimeEngine engine, GenerationRequest g) throws Exception {
     int missing =
         engine
-            .query(c -> c.missingPrefillBlocks(g.prompt(), g.cacheSalt()))
+            .query(c -> c.missingPrefillBlocks(g.prompt(), g.cacheSalt(), g.media()))
             .get(10, java.util.concurrent.TimeUnit.SECONDS);
     long micros = transfer.micros(missing, engine.config().blockSize());
     Thread.sleep(micros / 1_000, (int) (micros % 1_000) * 1_000);

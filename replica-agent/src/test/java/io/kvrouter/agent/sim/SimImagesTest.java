@@ -143,6 +143,19 @@ class SimImagesTest {
     assertThat(run(core, other, "c", events)).isEqualTo(image.start() / BS * BS);
   }
 
+  @Test
+  void theDisaggregationHandshakeCountsImageBlocksAsCached() throws Exception {
+    SimEngineCore core = core();
+    GenerationRequest g = parse(chat(dataUrl("cat"), null, "what colour is it?"));
+    run(core, g, "a", new ArrayList<>());
+    int full = g.prompt().length / BS;
+    assertThat(core.cachedPrefixBlockIds(g.prompt(), null, g.media())).hasSize(full);
+    assertThat(core.missingPrefillBlocks(g.prompt(), null, g.media())).isZero();
+    // without the image in the hash only the blocks before it match
+    int before = g.media().get(0).start() / BS;
+    assertThat(core.cachedPrefixBlockIds(g.prompt(), null, List.of())).hasSize(before);
+  }
+
   @ParameterizedTest
   @EnumSource(EventEncoding.class)
   void eventsCarryTheImageInExtraKeys_andTheAgentsKeysEqualTheIngresss(EventEncoding encoding)

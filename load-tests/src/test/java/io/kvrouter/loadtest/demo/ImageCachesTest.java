@@ -32,10 +32,19 @@ class ImageCachesTest {
   }
 
   private static ArrayNode chat(String image, String question) {
+    return chat(image, null, question);
+  }
+
+  /** A chat with one image part (its client {@code uuid} when not null), then a question. */
+  private static ArrayNode chat(String image, String uuid, String question) {
     ArrayNode messages = LoopbackHttp.JSON.createArrayNode();
     ObjectNode user = messages.addObject().put("role", "user");
     ArrayNode parts = user.putArray("content");
-    parts.addObject().put("type", "image_url").putObject("image_url").put("url", dataUrl(image));
+    ObjectNode part = parts.addObject().put("type", "image_url");
+    part.putObject("image_url").put("url", dataUrl(image));
+    if (uuid != null) {
+      part.put("uuid", uuid);
+    }
     parts.addObject().put("type", "text").put("text", question);
     return messages;
   }
@@ -92,6 +101,34 @@ class ImageCachesTest {
       assertThat(same.predicted()).as("predicted for the same image").isEqualTo(same.cached());
       assertThat(other.cached()).as("the engine's hit for another image").isZero();
       assertThat(other.predicted()).as("predicted for another image").isZero();
+    }
+  }
+
+  @Test
+  void aClientUuidNamesTheImage_whateverItsBytes() throws Exception {
+    DemoOptions options = DemoClient.kvrouterCluster(2);
+    try (DemoCluster cluster = DemoCluster.start(options)) {
+      cluster.awaitReady(Duration.ofSeconds(60));
+      String model = options.model();
+      Sent first = send(cluster, model, chat("scan at 300 dpi", "scan-7", "Summarise it."));
+      // the same uuid with other bytes (a re-encoded copy): the engine takes the uuid as the
+      // image's identifier, as vLLM does, and so does the router
+      Sent copy = send(cluster, model, chat("scan at 150 dpi", "scan-7", "Any dates in it?"));
+      Sent other = send(cluster, model, chat("scan at 300 dpi", "scan-8", "Summarise it."));
+      System.out.printf(
+          "image uuids: same uuid on %d after %d (predicted %.0f, engine %d cached); other uuid"
+              + " predicted %.0f, engine %d%n",
+          copy.engine(),
+          first.engine(),
+          copy.predicted(),
+          copy.cached(),
+          other.predicted(),
+          other.cached());
+      assertThat(copy.engine()).isEqualTo(first.engine());
+      assertThat(copy.cached()).isGreaterThanOrEqualTo(IMAGE_TOKENS);
+      assertThat(copy.predicted()).isEqualTo(copy.cached());
+      assertThat(other.cached()).isZero();
+      assertThat(other.predicted()).isZero();
     }
   }
 }

@@ -42,12 +42,12 @@ import org.apache.commons.codec.digest.Blake3;
  *       {@code "image"} and, for an image loaded from bytes ({@code vllm/multimodal/media/image.py}
  *       {@code ImageMediaIO.load_bytes} keeps them as {@code MediaWithBytes}), those original bytes
  *       ({@code vllm/multimodal/hasher.py} {@code MultiModalHasher.serialize_item}), as lower-case
- *       hex. {@link #identifier} computes exactly that for a base64 data URL. For an http(s) URL
- *       the engine hashes the bytes it downloads, which neither the ingress nor the sim fetch: both
- *       hash the URL text in the bytes' place instead, a documented stand-in that a real engine's
- *       identifier does not match. Older vLLM (before {@code MediaWithBytes}) hashed the decoded
- *       pixels, and {@code VLLM_MM_HASHER_ALGORITHM=sha256} or processor kwargs change the hash
- *       too; then only client uuids line up with a real engine.
+ *       hex. {@link #identifier} computes exactly that for a base64 data URL. For another URL
+ *       (http(s), file) the engine hashes the bytes it fetches, which neither the ingress nor the
+ *       sim fetch: both hash the URL text in the bytes' place instead, a documented stand-in that a
+ *       real engine's identifier does not match. Older vLLM (before {@code MediaWithBytes}) hashed
+ *       the decoded pixels, and {@code VLLM_MM_HASHER_ALGORITHM=sha256} or processor kwargs change
+ *       the hash too; then only client uuids line up with a real engine.
  * </ol>
  *
  * <p>Stateless and thread-safe; cost linear in the prompt and the image bytes.
@@ -103,7 +103,8 @@ public final class MediaPrompt {
    * One image content part as the client sent it.
    *
    * @param uuid the client's multimodal UUID, or null
-   * @param url the image URL: a data URL or an http(s) URL
+   * @param url the image URL: a data URL, or another the engine fetches (http(s), or {@code file:}
+   *     under vLLM's {@code --allowed-local-media-path}; the engine decides which it accepts)
    */
   public record Image(String uuid, String url) {}
 
@@ -120,7 +121,7 @@ public final class MediaPrompt {
    * The image of a content part, or null when the part is not an image ({@code type} other than
    * {@code image_url}).
    *
-   * @throws BadImageException for an image part without a usable URL or with a malformed data URL
+   * @throws BadImageException for an image part without a URL or with a malformed data URL
    */
   public static Image image(Object part) {
     if (!(part instanceof Map<?, ?> p) || !"image_url".equals(p.get("type"))) {
@@ -133,9 +134,6 @@ public final class MediaPrompt {
     }
     if (u.startsWith("data:")) {
       dataUrlBytes(u);
-    } else if (!u.startsWith("http://") && !u.startsWith("https://")) {
-      throw new BadImageException(
-          "image_url.url must be a data: URL or an http(s) URL, was '" + abbreviate(u) + "'");
     }
     Object uuid = p.get("uuid");
     if (uuid != null && !(uuid instanceof String)) {
@@ -323,8 +321,8 @@ public final class MediaPrompt {
   /**
    * The engine's identifier of an image (see the class comment): the client's uuid as it is;
    * otherwise {@code blake3("model_id" + modelId + "image" + bytes)} in hex, the bytes being a data
-   * URL's decoded payload (exact, for vLLM with {@code MediaWithBytes}) or an http(s) URL's text (a
-   * stand-in: the engine hashes the downloaded bytes).
+   * URL's decoded payload (exact, for vLLM with {@code MediaWithBytes}) or any other URL's text (a
+   * stand-in: the engine hashes the bytes it fetches).
    */
   public static String identifier(Image image, String modelId) {
     if (image.uuid() != null) {

@@ -72,8 +72,11 @@ class MediaPromptTest {
         .hasMessageContaining("base64");
     assertThatThrownBy(() -> MediaPrompt.image(imagePart("data:image/png,abc")))
         .isInstanceOf(MediaPrompt.BadImageException.class);
-    assertThatThrownBy(() -> MediaPrompt.image(imagePart("ftp://x/y.png")))
+    assertThatThrownBy(() -> MediaPrompt.image(Map.of("type", "image_url", "image_url", "")))
         .isInstanceOf(MediaPrompt.BadImageException.class);
+    // a URL the engine fetches is the engine's to accept or refuse
+    assertThat(MediaPrompt.image(imagePart("file:///media/cat.png")).url())
+        .isEqualTo("file:///media/cat.png");
     assertThat(MediaPrompt.image(Map.of("type", "text", "text", "hi"))).isNull();
   }
 

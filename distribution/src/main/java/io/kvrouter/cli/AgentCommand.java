@@ -155,6 +155,7 @@ final class AgentCommand implements Callable<Integer> {
               .withEngine(simEngine.config(blockSize))
               .withTransfer(simEngine.transfer())
               .withLoraModules(simEngine.loraModules())
+              .withImages(simEngine.images())
               .withDataParallel(0, dpSize);
       fleet =
           SimFleet.start(

@@ -139,7 +139,8 @@ final class SimEngineCommand implements Callable<Integer> {
             (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore),
             dpSize,
             engine.transfer(),
-            engine.loraModules());
+            engine.loraModules(),
+            engine.images());
     // Tokenize like the real model when kvrouter.models lists it (kvrouter-demo needs no files);
     // the registry lives as long as the engine.
     TokenizerRegistry registry = TokenizerRegistry.fromConfig(ConfigFactory.load());

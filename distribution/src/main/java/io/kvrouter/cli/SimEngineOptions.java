@@ -3,6 +3,7 @@ package io.kvrouter.cli;
 import io.kvrouter.agent.sim.MockerTimingModel;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimKvTransfer;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,6 +71,29 @@ final class SimEngineOptions {
           "LoRA adapters a simulated engine serves from the start, as vLLM's --lora-modules"
               + " name=path [name=path ...] (more can be loaded at run time with POST /v1/load_lora_adapter).")
   List<String> loraModules = List.of();
+
+  private static final MediaPrompt.Settings IMAGES = MediaPrompt.Settings.DEFAULTS;
+
+  @Option(
+      names = "--image-tokens",
+      description =
+          "Placeholder tokens an image in a chat request expands into (default: ${DEFAULT-VALUE},"
+              + " a 224x224 vision encoder with 14-pixel patches); the router's"
+              + " kvrouter.models.<model>.images.tokens must say the same.")
+  int imageTokens = IMAGES.imageTokens();
+
+  @Option(
+      names = "--image-token-id",
+      description =
+          "Token id of an image's placeholder tokens (default: ${DEFAULT-VALUE}, Qwen2-VL's"
+              + " <|image_pad|>); the router's kvrouter.models.<model>.images.token-id must say"
+              + " the same.")
+  int imageTokenId = IMAGES.imageTokenId();
+
+  /** How a simulated engine expands images ({@code --image-tokens}, {@code --image-token-id}). */
+  MediaPrompt.Settings images() {
+    return new MediaPrompt.Settings(imageTokens, imageTokenId, null);
+  }
 
   /**
    * The {@code --lora-modules} adapters, name to path in the given order.

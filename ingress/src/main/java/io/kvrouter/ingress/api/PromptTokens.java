@@ -3,6 +3,8 @@ package io.kvrouter.ingress.api;
 import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.protocol.keys.MediaPrompt;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -23,6 +25,24 @@ public final class PromptTokens {
   }
 
   private PromptTokens() {}
+
+  /**
+   * The images of a chat request in prompt order ({@link MediaPrompt#images}); empty for other
+   * requests.
+   *
+   * @throws ApiException 400 {@code invalid_image} for an image part without a URL or with a
+   *     malformed data URL (what a vLLM engine would refuse too)
+   */
+  public static List<MediaPrompt.Image> images(InferenceRequest request) {
+    if (!request.isChat() || request.messages() == null) {
+      return List.of();
+    }
+    try {
+      return MediaPrompt.images(request.messages());
+    } catch (MediaPrompt.BadImageException e) {
+      throw new ApiException(ApiError.invalid(e.getMessage(), "messages", "invalid_image"));
+    }
+  }
 
   /**
    * The tokenizer of {@code model}: its own, or the default model's when a replica serves {@code
@@ -52,12 +72,14 @@ public final class PromptTokens {
    * are, or the text encoded by {@code tokenizer}.
    *
    * @throws ApiException with {@code invalid_messages} when the chat template rejects the messages,
-   *     {@code empty_prompt} when no token is left
+   *     {@code invalid_image} for an image part without a usable URL ({@link #images}), {@code
+   *     empty_prompt} when no token is left
    */
   public static int[] of(InferenceRequest request, ModelTokenizer tokenizer, ChatEncoding chat) {
     int[] tokens;
     try {
       if (request.isChat()) {
+        images(request);
         tokens = chat.encode(tokenizer, request);
       } else if (request.promptTokenIds() != null) {
         tokens = request.promptTokenIds();

@@ -22,6 +22,7 @@ import io.grpc.stub.StreamObserver;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.Endpoint;
+import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
@@ -169,11 +170,12 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
     }
     RouteQuery query =
         new RouteQuery(
-            requestId,
-            decoded.request().model(),
-            decoded.tokens(),
-            decoded.request().maxTokens(),
-            Set.of());
+                requestId,
+                decoded.request().model(),
+                decoded.tokens(),
+                decoded.request().maxTokens(),
+                Set.of())
+            .withImages(PromptTokens.images(decoded.request()));
     router
         .selectAndReserve(query)
         .whenComplete(

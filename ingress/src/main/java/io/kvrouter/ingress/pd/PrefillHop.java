@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
@@ -82,7 +83,8 @@ final class PrefillHop {
                 request.sessionKey(),
                 null,
                 null)
-            .withPool(RouteQuery.Pool.PREFILL);
+            .withPool(RouteQuery.Pool.PREFILL)
+            .withImages(PromptTokens.images(request));
     return router
         .selectAndReserve(query)
         .thenCompose(

@@ -5,6 +5,7 @@ import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.pd.Disaggregation;
 import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.RouteOutcome;
@@ -183,7 +184,8 @@ public final class ProxyService {
                 request.pinnedReplica(),
                 request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
             .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0)
-            .withCacheSalt(cacheSalt(request));
+            .withCacheSalt(cacheSalt(request))
+            .withImages(PromptTokens.images(request));
     RequestTrace.Phase decide =
         job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
     return router

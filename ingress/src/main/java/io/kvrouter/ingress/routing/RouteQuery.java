@@ -1,5 +1,7 @@
 package io.kvrouter.ingress.routing;
 
+import io.kvrouter.protocol.keys.MediaPrompt;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -20,6 +22,8 @@ import java.util.function.Consumer;
  * @param cacheSalt the request's {@code cache_salt} (vLLM's: it enters the engine's hash of the
  *     prompt's first block, so a salted prompt shares no cached block with another salt's or an
  *     unsalted one), or null; it enters the router's block keys the same way
+ * @param images a chat's images in prompt order ({@link MediaPrompt}): each enters the keys of the
+ *     blocks its placeholder tokens overlap, as in the engine's hash; empty for none
  */
 public record RouteQuery(
     String requestId,
@@ -33,7 +37,8 @@ public record RouteQuery(
     String boundReplica,
     double ttftTargetMillis,
     Pool pool,
-    String cacheSalt) {
+    String cacheSalt,
+    List<MediaPrompt.Image> images) {
 
   /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
   public enum Pool {
@@ -46,6 +51,7 @@ public record RouteQuery(
   public RouteQuery {
     excluded = Set.copyOf(excluded);
     pool = pool == null ? Pool.SERVE : pool;
+    images = images == null ? List.of() : List.copyOf(images);
   }
 
   /** A query served by the replicas that decode, without a session binding or TTFT target. */
@@ -70,7 +76,8 @@ public record RouteQuery(
         null,
         0,
         Pool.SERVE,
-        null);
+        null,
+        List.of());
   }
 
   /** A query with no session key, pin or required API. */
@@ -104,6 +111,11 @@ public record RouteQuery(
     return with(b -> b.cacheSalt = salt);
   }
 
+  /** The same query with the chat's images (empty: none). */
+  public RouteQuery withImages(List<MediaPrompt.Image> list) {
+    return with(b -> b.images = list);
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private RouteQuery with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -119,6 +131,7 @@ public record RouteQuery(
     private double ttftTargetMillis;
     private Pool pool;
     private String cacheSalt;
+    private List<MediaPrompt.Image> images;
 
     private Builder(RouteQuery q) {
       this.q = q;
@@ -127,6 +140,7 @@ public record RouteQuery(
       ttftTargetMillis = q.ttftTargetMillis;
       pool = q.pool;
       cacheSalt = q.cacheSalt;
+      images = q.images;
     }
 
     private RouteQuery build() {
@@ -142,7 +156,8 @@ public record RouteQuery(
           boundReplica,
           ttftTargetMillis,
           pool,
-          cacheSalt);
+          cacheSalt,
+          images);
     }
   }
 }

@@ -5,6 +5,7 @@ import io.kvrouter.ingress.strict.AdmissionGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.protocol.keys.ExtraKeys;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.actor.KvTracker;
@@ -246,7 +247,10 @@ public final class TrackerRouter implements Router {
         keysFor(model)
             .keys(
                 query.tokenIds(),
-                ExtraKeys.of(adapter.isPresent() ? query.model() : null, query.cacheSalt()));
+                withImages(
+                    ExtraKeys.of(adapter.isPresent() ? query.model() : null, query.cacheSalt()),
+                    model,
+                    query));
     Set<String> excluded =
         ReplicaConstraints.excluded(query, model, directory.all(), directory.rolesMatter(model));
     if (holders != null && loader == null) {
@@ -355,6 +359,21 @@ public final class TrackerRouter implements Router {
             + " ms)",
         best,
         floor);
+  }
+
+  /**
+   * {@code extras} with the query's images at their placeholder tokens, named as the model's engine
+   * names them ({@link MediaPrompt#keyExtras}: the client's uuid, else vLLM's content hash under
+   * the model's {@code images.engine-model-id}).
+   */
+  private ExtraKeys withImages(ExtraKeys extras, String model, RouteQuery query) {
+    if (query.images().isEmpty()) {
+      return extras;
+    }
+    MediaPrompt.Settings images =
+        tokenizers.find(model).map(t -> t.images()).orElse(MediaPrompt.Settings.DEFAULTS);
+    return MediaPrompt.keyExtras(
+        extras, query.images(), query.tokenIds(), images, images.modelId(model));
   }
 
   /** The block-key function of a model, with the block size its configuration gives. */

@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.tokenize;
 
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -33,31 +34,16 @@ public final class ChatContent {
 
   /**
    * The text of message content: a string as it is, {@code null} as empty, a list of parts as the
-   * {@code text} of its text parts joined with {@code "\n"} (other parts dropped).
+   * {@code text} of its text parts joined with {@code "\n"}, preceded by one {@link
+   * MediaPrompt#MARKER} per {@code image_url} part as vLLM puts the model's image placeholder in
+   * front ({@link MediaPrompt#flatten}; other parts dropped).
    */
   public static String text(Object content) {
     if (content == null) {
       return "";
     }
     if (content instanceof List<?> parts) {
-      StringBuilder sb = new StringBuilder();
-      boolean first = true;
-      for (Object part : parts) {
-        String text = null;
-        if (part instanceof Map<?, ?> p && "text".equals(p.get("type")) && p.get("text") != null) {
-          text = p.get("text").toString();
-        } else if (part instanceof CharSequence cs) {
-          text = cs.toString();
-        }
-        if (text != null) {
-          if (!first) {
-            sb.append('\n');
-          }
-          sb.append(text);
-          first = false;
-        }
-      }
-      return sb.toString();
+      return MediaPrompt.flatten(parts);
     }
     return content.toString();
   }

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.tokenize;
 
 import com.typesafe.config.Config;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -51,7 +52,8 @@ public final class PromptEncoder {
   }
 
   /**
-   * The ids of a chat conversation rendered with {@code model}'s template, re-using cached turns.
+   * The ids of a chat conversation rendered with {@code model}'s template, re-using cached turns
+   * (not for a chat with images, whose placeholders {@link ModelTokenizer#encodeRendered} expands).
    *
    * @throws ChatTemplateException if the template rejects the conversation
    */
@@ -61,7 +63,12 @@ public final class PromptEncoder {
       List<Map<String, Object>> tools,
       boolean addGenerationPrompt,
       Map<String, Object> kwargs) {
-    return cache.encode(model, model.renderChat(messages, tools, addGenerationPrompt, kwargs));
+    String rendered = model.renderChat(messages, tools, addGenerationPrompt, kwargs);
+    if (rendered.contains(MediaPrompt.MARKER)) {
+      // images: their placeholder tokens split the text, which the turn cache does not know
+      return model.encodeRendered(rendered);
+    }
+    return cache.encode(model, rendered);
   }
 
   /** The cache, for metrics and tests. */

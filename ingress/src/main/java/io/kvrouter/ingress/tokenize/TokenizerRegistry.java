@@ -99,7 +99,8 @@ public final class TokenizerRegistry implements AutoCloseable {
   static ModelTokenizer load(ModelSettings s) {
     PromptTokenizer tokenizer = tokenizer(s);
     try {
-      return new ModelTokenizer(s.name(), tokenizer, template(s), s.blockSize(), s.maxModelLen());
+      return new ModelTokenizer(
+          s.name(), tokenizer, template(s), s.blockSize(), s.maxModelLen(), s.images());
     } catch (RuntimeException e) {
       if (tokenizer instanceof AutoCloseable) {
         closeQuietly(tokenizer);

@@ -2,6 +2,7 @@ package io.kvrouter.ingress.tokenize;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -14,9 +15,16 @@ class ChatContentTest {
           Map.of("type", "image_url", "image_url", Map.of("url", "data:...")),
           Map.of("type", "text", "text", "second"));
 
+  /** The image part's placeholder goes in front, as vLLM's string content format puts it. */
+  private static final String FLAT = MediaPrompt.MARKER + "\nfirst\nsecond";
+
   @Test
-  void textParts_joinWithNewline_likeVllm_andOtherPartsDrop() {
-    assertThat(ChatContent.text(PARTS)).isEqualTo("first\nsecond");
+  void textParts_joinWithNewline_likeVllm_imagesInFront_andOtherPartsDrop() {
+    assertThat(ChatContent.text(PARTS)).isEqualTo(FLAT);
+    assertThat(
+            ChatContent.text(
+                List.of(Map.of("type", "text", "text", "a"), Map.of("type", "input_audio"))))
+        .isEqualTo("a");
     assertThat(ChatContent.text("plain")).isEqualTo("plain");
     assertThat(ChatContent.text(null)).isEmpty();
   }
@@ -29,7 +37,7 @@ class ChatContentTest {
 
     List<Map<String, Object>> out = ChatContent.flattenText(in);
 
-    assertThat(out.get(0)).containsEntry("content", "first\nsecond").containsEntry("role", "user");
+    assertThat(out.get(0)).containsEntry("content", FLAT).containsEntry("role", "user");
     assertThat(out.get(1)).isSameAs(strMsg);
     assertThat(listMsg.get("content")).isSameAs(PARTS);
     assertThat(ChatContent.flattenText(List.of(strMsg))).containsExactly(strMsg);
@@ -59,10 +67,9 @@ class ChatContentTest {
     String withParts =
         qwen3.render(List.of(Map.of("role", "user", "content", PARTS)), null, true, Map.of());
     String withString =
-        qwen3.render(
-            List.of(Map.of("role", "user", "content", "first\nsecond")), null, true, Map.of());
+        qwen3.render(List.of(Map.of("role", "user", "content", FLAT)), null, true, Map.of());
 
-    assertThat(withParts).isEqualTo(withString).contains("first\nsecond");
+    assertThat(withParts).isEqualTo(withString).contains(FLAT);
   }
 
   @Test

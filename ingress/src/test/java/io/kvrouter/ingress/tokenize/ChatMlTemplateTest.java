@@ -58,7 +58,10 @@ class ChatMlTemplateTest {
 
     assertThat(out)
         .isEqualTo(
-            "<|im_start|>user\nlook \nhere<|im_end|>\n" + "<|im_start|>assistant\n<|im_end|>\n");
+            "<|im_start|>user\n"
+                + io.kvrouter.protocol.keys.MediaPrompt.MARKER
+                + "\nlook \nhere<|im_end|>\n"
+                + "<|im_start|>assistant\n<|im_end|>\n");
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -185,6 +186,30 @@ class TokenizerRegistryTest {
     assertThatThrownBy(() -> TokenizerRegistry.fromConfig(models("kvrouter.models { m = 3 }")))
         .isInstanceOf(TokenizerConfigException.class)
         .hasMessageContaining("must be an object");
+  }
+
+  @Test
+  void imageSettings_comePerModel_withDefaultsForWhatIsNotSet() {
+    try (TokenizerRegistry registry =
+        TokenizerRegistry.fromConfig(
+            models(
+                "kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", images { tokens = 64,"
+                    + " engine-model-id = \"org/m-7b\" } }, n { tokenizer = \"tiktoken:o200k_base\" } }"))) {
+      MediaPrompt.Settings m = registry.get("m").images();
+      assertThat(m.imageTokens()).isEqualTo(64);
+      assertThat(m.imageTokenId()).isEqualTo(MediaPrompt.Settings.DEFAULTS.imageTokenId());
+      assertThat(m.modelId("m")).isEqualTo("org/m-7b");
+      assertThat(registry.get("n").images()).isEqualTo(MediaPrompt.Settings.DEFAULTS);
+      assertThat(registry.get("n").images().modelId("n")).isEqualTo("n");
+    }
+    assertThatThrownBy(
+            () ->
+                TokenizerRegistry.fromConfig(
+                    models(
+                        "kvrouter.models { m { tokenizer = \"tiktoken:o200k_base\", images.tokens = 0 } }")))
+        .isInstanceOf(TokenizerConfigException.class)
+        .hasMessageContaining("model 'm'")
+        .hasMessageContaining("imageTokens");
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.agent.sim.SimTokenizer;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,12 +37,27 @@ public final class ModelSimTokenizer implements SimTokenizer {
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public int[] encodeChat(JsonNode body, boolean addGenerationPrompt) {
+    return model.tokenizer().encode(render(body, addGenerationPrompt), false);
+  }
+
+  /**
+   * The chat rendered with the model's template (image parts as {@link MediaPrompt#MARKER}s, as the
+   * router's {@code ChatContent} flattens them), then the text between markers encoded and each
+   * marker expanded into the image's placeholder tokens, as the router does.
+   */
+  @Override
+  public int[] encodeChat(JsonNode body, boolean addGenerationPrompt, MediaPrompt.Settings images) {
+    return MediaPrompt.expand(
+        render(body, addGenerationPrompt), images, t -> model.tokenizer().encode(t, false));
+  }
+
+  @SuppressWarnings("unchecked")
+  private String render(JsonNode body, boolean addGenerationPrompt) {
     List<Map<String, Object>> messages = JSON.convertValue(body.get("messages"), List.class);
     JsonNode tools = body.get("tools");
     JsonNode kwargs = body.get("chat_template_kwargs");
-    return model.encodeChat(
+    return model.renderChat(
         messages,
         tools == null || tools.isNull() ? null : JSON.convertValue(tools, List.class),
         addGenerationPrompt,

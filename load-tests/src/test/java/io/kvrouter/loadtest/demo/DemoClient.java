@@ -18,6 +18,18 @@ final class DemoClient {
 
   private DemoClient() {}
 
+  /**
+   * One ingress and {@code engines} simulated engines on free ports, routed by the kvrouter policy,
+   * engines 20 times faster than the timing model.
+   */
+  static DemoOptions kvrouterCluster(int engines) {
+    return DemoOptions.defaults()
+        .onFreePorts()
+        .withCounts(1, engines)
+        .withPolicy("kvrouter")
+        .withSpeedup(20);
+  }
+
   /** A chat body for a conversation so far. */
   static ObjectNode chat(String model, ArrayNode messages, int maxTokens) {
     ObjectNode body = LoopbackHttp.JSON.createObjectNode();

@@ -85,12 +85,7 @@ class LoraRoutingTest {
   @Test
   void aLoraRequest_landsWhereItsAdapterAndPrefixAre_andTheBaseModelNeverHitsItsBlocks()
       throws Exception {
-    DemoOptions options =
-        DemoOptions.defaults()
-            .onFreePorts()
-            .withCounts(1, 3)
-            .withPolicy("kvrouter")
-            .withSpeedup(20);
+    DemoOptions options = DemoClient.kvrouterCluster(3);
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       String ingress = cluster.ingressUrls().get(0);

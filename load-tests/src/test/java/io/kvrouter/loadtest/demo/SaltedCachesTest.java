@@ -37,12 +37,7 @@ class SaltedCachesTest {
   @Test
   void aSaltedPrompt_hitsOnlyItsOwnSaltsBlocks_inTheRoutersPredictionAndInTheEngine()
       throws Exception {
-    DemoOptions options =
-        DemoOptions.defaults()
-            .onFreePorts()
-            .withCounts(1, 2)
-            .withPolicy("kvrouter")
-            .withSpeedup(20);
+    DemoOptions options = DemoClient.kvrouterCluster(2);
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
       String ingress = cluster.ingressUrls().get(0);

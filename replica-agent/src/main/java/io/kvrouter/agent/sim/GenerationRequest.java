@@ -1,8 +1,11 @@
 package io.kvrouter.agent.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A parsed {@code /v1/completions} or {@code /v1/chat/completions} body.
@@ -16,6 +19,7 @@ import java.util.List;
  * @param cacheSalt vLLM's {@code cache_salt}, or null
  * @param toolCall the tool call this turn answers with, or null for text
  * @param roles the roles of the chat messages as rendered (empty for completions)
+ * @param media the chat's images at their placeholder tokens in {@code prompt} (empty for none)
  */
 record GenerationRequest(
     boolean chat,
@@ -26,9 +30,24 @@ record GenerationRequest(
     boolean includeUsage,
     String cacheSalt,
     SimToolCalls.Call toolCall,
-    List<String> roles) {
+    List<String> roles,
+    List<MediaPrompt.Item> media) {
+
+  /**
+   * How the engine treats images: placeholder expansion and the model id they are hashed under.
+   *
+   * @param images the engine's image settings
+   * @param modelId the engine's {@code model_id} for image hashes
+   */
+  record Media(MediaPrompt.Settings images, String modelId) {
+
+    /** The defaults under model id {@code "sim-model"} (tests). */
+    static final Media DEFAULTS = new Media(MediaPrompt.Settings.DEFAULTS, "sim-model");
+  }
 
   static final int DEFAULT_MAX_TOKENS = 16;
+
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Parses a completions body: prompt as text, [text], [int] or [[int]] (one prompt only). */
   static GenerationRequest completion(JsonNode body, SimTokenizer tokenizer) {
@@ -51,7 +70,7 @@ record GenerationRequest(
           "'prompt' must be a string, a list of token ids or a list of one" + " of those",
           "prompt");
     }
-    return common(body, false, prompt, "max_tokens", null, List.of());
+    return common(body, false, prompt, "max_tokens", null, List.of(), List.of());
   }
 
   /**
@@ -62,28 +81,76 @@ record GenerationRequest(
    * @param requestId makes a tool call's id unique
    */
   static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer, String requestId) {
-    return chat(body, tokenizer, requestId, true);
+    return chat(body, tokenizer, requestId, Media.DEFAULTS);
+  }
+
+  /**
+   * {@link #chat(JsonNode, SimTokenizer, String)} expanding and naming images as {@code media} says
+   * ({@link MediaPrompt}): each {@code image_url} part becomes its placeholder tokens, and the
+   * request carries each image's identifier and placeholder range.
+   *
+   * @throws ApiError 400 for a bad image part
+   */
+  static GenerationRequest chat(
+      JsonNode body, SimTokenizer tokenizer, String requestId, Media media) {
+    return chat(body, tokenizer, requestId, true, media);
   }
 
   /** A chat request converted from a Responses request (its tools already as vLLM makes them). */
-  static GenerationRequest responses(JsonNode chat, SimTokenizer tokenizer, String requestId) {
-    return chat(chat, tokenizer, requestId, false);
+  static GenerationRequest responses(
+      JsonNode chat, SimTokenizer tokenizer, String requestId, Media media) {
+    return chat(chat, tokenizer, requestId, false, media);
   }
 
   private static GenerationRequest chat(
-      JsonNode body, SimTokenizer tokenizer, String requestId, boolean dumpTools) {
+      JsonNode body, SimTokenizer tokenizer, String requestId, boolean dumpTools, Media media) {
     List<String> roles = new ArrayList<>();
     for (String[] m : messages(body)) { // validates the shape whatever the tokenizer does
       roles.add(m[0]);
     }
     JsonNode normalized = VllmChat.normalize(body, dumpTools);
+    List<String> identifiers = imageIdentifiers(body, media.modelId());
+    int[] prompt;
+    List<MediaPrompt.Item> items;
+    try {
+      if (identifiers.isEmpty()) {
+        prompt = tokenizer.encodeChat(normalized, true);
+        items = List.of();
+      } else {
+        prompt = tokenizer.encodeChat(normalized, true, media.images());
+        items = MediaPrompt.locate(prompt, identifiers, media.images());
+      }
+    } catch (MediaPrompt.BadImageException e) {
+      throw ApiError.badRequest(e.getMessage(), "messages");
+    }
     return common(
         body,
         true,
-        tokenizer.encodeChat(normalized, true),
+        prompt,
         "max_completion_tokens",
         SimToolCalls.plan(normalized, requestId),
-        List.copyOf(roles));
+        List.copyOf(roles),
+        items);
+  }
+
+  /** The identifiers of the chat's images in prompt order; 400 for a bad image part. */
+  @SuppressWarnings("unchecked")
+  private static List<String> imageIdentifiers(JsonNode body, String modelId) {
+    boolean any = false;
+    for (JsonNode m : body.get("messages")) {
+      for (JsonNode part : m.path("content")) {
+        any |= "image_url".equals(part.path("type").asText());
+      }
+    }
+    if (!any) {
+      return List.of();
+    }
+    try {
+      List<Map<String, Object>> messages = JSON.convertValue(body.get("messages"), List.class);
+      return MediaPrompt.identifiers(MediaPrompt.images(messages), modelId);
+    } catch (MediaPrompt.BadImageException e) {
+      throw ApiError.badRequest(e.getMessage(), "messages");
+    }
   }
 
   /** Tokens the engine generates: a tool call ends once written, text runs to {@code max}. */
@@ -91,7 +158,11 @@ record GenerationRequest(
     return toolCall == null ? maxTokens : Math.min(maxTokens, toolCall.tokens());
   }
 
-  /** Role and text content of each message; content may be a string or text parts. */
+  /**
+   * Role and text content of each message; content may be a string or text parts, and a list with
+   * image parts is flattened as vLLM's string content format does ({@link MediaPrompt#flatten}: one
+   * {@link MediaPrompt#MARKER} per image in front of the text).
+   */
   static List<String[]> messages(JsonNode body) {
     JsonNode msgs = body.get("messages");
     if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
@@ -107,6 +178,8 @@ record GenerationRequest(
       StringBuilder content = new StringBuilder();
       if (c != null && c.isTextual()) {
         content.append(c.asText());
+      } else if (c != null && c.isArray() && hasImage(c)) {
+        content.append(MediaPrompt.flatten(JSON.convertValue(c, List.class)));
       } else if (c != null && c.isArray()) {
         for (JsonNode part : c) {
           if (part.has("text")) {
@@ -122,13 +195,23 @@ record GenerationRequest(
     return out;
   }
 
+  private static boolean hasImage(JsonNode parts) {
+    for (JsonNode part : parts) {
+      if ("image_url".equals(part.path("type").asText())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static GenerationRequest common(
       JsonNode body,
       boolean chat,
       int[] prompt,
       String altMaxName,
       SimToolCalls.Call toolCall,
-      List<String> roles) {
+      List<String> roles,
+      List<MediaPrompt.Item> media) {
     if (prompt.length == 0) {
       throw ApiError.badRequest("the prompt is empty", "prompt");
     }
@@ -162,7 +245,8 @@ record GenerationRequest(
         usage,
         salt == null || salt.isNull() ? null : salt.asText(),
         toolCall,
-        roles);
+        roles,
+        media);
   }
 
   private static int[] tokenIds(JsonNode arr) {

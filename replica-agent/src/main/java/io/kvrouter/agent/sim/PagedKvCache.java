@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * A paged KV cache with prefix caching in vLLM's manner: a fixed number of blocks, each either
@@ -184,13 +185,23 @@ public final class PagedKvCache {
       int[] tokens,
       int blockSize,
       String loraName) {
-    cacheRun(blockIds, hashes, from, to, tokens, blockSize, loraName, null);
+    cacheRun(
+        blockIds,
+        hashes,
+        from,
+        to,
+        tokens,
+        blockSize,
+        loraName,
+        loraName == null ? null : i -> List.of(new EngineEvent.TextKey(loraName)));
   }
 
   /**
-   * {@link #cacheRun(int[], long[], int, int, int[], int, String)} for a request with a cache salt:
-   * the events carry each block's {@code extra_keys} as vLLM's do (the adapter name on every block,
-   * the salt on block 0), so that a consumer can key the blocks as the engine hashed them.
+   * Registers and announces blocks {@code [from, to)} as the other overload does, the events
+   * carrying {@code extraKeys.apply(i)} as block i's {@code extra_keys} as vLLM's do (its per-block
+   * tuple: the adapter name, images as {@code (identifier, offset)}, the salt on block 0), so that
+   * a consumer can key the blocks as the engine hashed them; none when {@code extraKeys} is null or
+   * gives only empty lists.
    */
   public void cacheRun(
       int[] blockIds,
@@ -200,7 +211,7 @@ public final class PagedKvCache {
       int[] tokens,
       int blockSize,
       String loraName,
-      String cacheSalt) {
+      IntFunction<List<EngineEvent.ExtraKey>> extraKeys) {
     int runStart = -1;
     for (int i = from; i <= to; i++) {
       boolean fresh = false;
@@ -216,7 +227,7 @@ public final class PagedKvCache {
       if (fresh && runStart < 0) {
         runStart = i;
       } else if (!fresh && runStart >= 0) {
-        announce(hashes, runStart, i, tokens, blockSize, loraName, cacheSalt);
+        announce(hashes, runStart, i, tokens, blockSize, loraName, extraKeys);
         runStart = -1;
       }
     }
@@ -229,19 +240,18 @@ public final class PagedKvCache {
       int[] tokens,
       int blockSize,
       String loraName,
-      String cacheSalt) {
-    java.util.List<java.util.List<EngineEvent.ExtraKey>> extraKeys = null;
-    if (loraName != null || cacheSalt != null) {
-      extraKeys = new java.util.ArrayList<>(to - from);
+      IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
+    List<List<EngineEvent.ExtraKey>> extraKeys = null;
+    if (extraOf != null) {
+      extraKeys = new ArrayList<>(to - from);
+      boolean any = false;
       for (int i = from; i < to; i++) {
-        java.util.List<EngineEvent.ExtraKey> block = new java.util.ArrayList<>(2);
-        if (loraName != null) {
-          block.add(new EngineEvent.TextKey(loraName));
-        }
-        if (i == 0 && cacheSalt != null) {
-          block.add(new EngineEvent.TextKey(cacheSalt));
-        }
-        extraKeys.add(java.util.List.copyOf(block));
+        List<EngineEvent.ExtraKey> block = List.copyOf(extraOf.apply(i));
+        any |= !block.isEmpty();
+        extraKeys.add(block);
+      }
+      if (!any) {
+        extraKeys = null;
       }
     }
     events.add(

@@ -64,7 +64,8 @@ public final class SimEngine implements AutoCloseable {
               s.tokenizer(),
               s.apis(),
               s.transfer(),
-              s.loraModules());
+              s.loraModules(),
+              s.images());
       return new SimEngine(
           s, java.util.Collections.unmodifiableList(pubs), List.copyOf(engines), http);
     } catch (IOException | RuntimeException e) {

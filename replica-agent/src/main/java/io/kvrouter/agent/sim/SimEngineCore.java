@@ -149,15 +149,20 @@ public final class SimEngineCore {
    * How many full blocks of {@code tokens} (all but the last token, as a transfer would move) this
    * cache lacks: what a remote prefill must transfer here.
    */
-  public int missingPrefillBlocks(int[] tokens, String cacheSalt) {
-    long[] hashes = blockHashes(tokens, null, cacheSalt);
+  public int missingPrefillBlocks(
+      int[] tokens, String cacheSalt, List<io.kvrouter.protocol.keys.MediaPrompt.Item> media) {
+    long[] hashes = blockHashes(new SimRequest("probe", tokens, 1, null, cacheSalt, media));
     int full = Math.min(hashes.length, (tokens.length - 1) / config.blockSize());
     return full - cache.cachedPrefixBlocks(hashes, full);
   }
 
-  /** The ids of the blocks holding the cached leading full blocks of {@code tokens}. */
-  public int[] cachedPrefixBlockIds(int[] tokens, String cacheSalt) {
-    long[] hashes = blockHashes(tokens, null, cacheSalt);
+  /**
+   * The ids of the blocks holding the cached leading full blocks of {@code tokens} (with its salt
+   * and images hashed in).
+   */
+  public int[] cachedPrefixBlockIds(
+      int[] tokens, String cacheSalt, List<io.kvrouter.protocol.keys.MediaPrompt.Item> media) {
+    long[] hashes = blockHashes(new SimRequest("probe", tokens, 1, null, cacheSalt, media));
     int n = cache.cachedPrefixBlocks(hashes, hashes.length);
     int[] ids = new int[n];
     for (int i = 0; i < n; i++) {
@@ -322,7 +327,7 @@ public final class SimEngineCore {
             seq.tokens,
             bs,
             seq.request.loraName(),
-            seq.request.cacheSalt());
+            i -> seq.extraKeys(i, bs));
         cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, bs);
         seq.numRegistered = computedBlocks;
       }
@@ -457,7 +462,12 @@ public final class SimEngineCore {
 
   /** The engine's hash of each full block of {@code tokens} (for tests). */
   public long[] blockHashes(int[] tokens, String loraName, String cacheSalt) {
-    SimSequence s = new SimSequence(new SimRequest("probe", tokens, 1, loraName, cacheSalt), 0);
+    return blockHashes(new SimRequest("probe", tokens, 1, loraName, cacheSalt));
+  }
+
+  /** The engine's hash of each full block of {@code request}'s prompt. */
+  private long[] blockHashes(SimRequest request) {
+    SimSequence s = new SimSequence(request, 0);
     s.extendHashes(hasher, config.blockSize());
     return java.util.Arrays.copyOf(s.hashes, s.numHashes);
   }

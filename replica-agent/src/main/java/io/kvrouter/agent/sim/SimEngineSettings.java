@@ -2,6 +2,7 @@ package io.kvrouter.agent.sim;
 
 import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.ReplayLayout;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -30,6 +31,9 @@ import java.util.function.Consumer;
  * @param transfer how fast KV arrives from a prefill engine (disaggregation)
  * @param loraModules LoRA adapters served from the start, name to path in listing order (vLLM's
  *     {@code --lora-modules name=path}); more can be loaded at run time ({@link SimAdapters})
+ * @param images how an image in a chat request becomes placeholder tokens and which identifier it
+ *     is hashed under ({@link MediaPrompt.Settings#DEFAULTS} by default; the ingress must use the
+ *     same per model, {@code kvrouter.models.<name>.images})
  */
 public record SimEngineSettings(
     String host,
@@ -47,9 +51,11 @@ public record SimEngineSettings(
     SimApis apis,
     int dpSize,
     SimKvTransfer transfer,
-    Map<String, String> loraModules) {
+    Map<String, String> loraModules,
+    MediaPrompt.Settings images) {
 
   public SimEngineSettings {
+    images = images == null ? MediaPrompt.Settings.DEFAULTS : images;
     loraModules =
         loraModules == null
             ? Map.of()
@@ -78,7 +84,8 @@ public record SimEngineSettings(
         SimApis.vllm(),
         1,
         SimKvTransfer.defaults(),
-        Map.of());
+        Map.of(),
+        MediaPrompt.Settings.DEFAULTS);
   }
 
   /**
@@ -150,6 +157,11 @@ public record SimEngineSettings(
     return with(b -> b.loraModules = modules);
   }
 
+  /** The same engine expanding and naming images as {@code s} says. */
+  public SimEngineSettings withImages(MediaPrompt.Settings s) {
+    return with(b -> b.images = s);
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private SimEngineSettings with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -175,6 +187,7 @@ public record SimEngineSettings(
     private int dpSize;
     private SimKvTransfer transfer;
     private Map<String, String> loraModules;
+    private MediaPrompt.Settings images;
 
     private Builder(SimEngineSettings c) {
       host = c.host;
@@ -193,6 +206,7 @@ public record SimEngineSettings(
       dpSize = c.dpSize;
       transfer = c.transfer;
       loraModules = c.loraModules;
+      images = c.images;
     }
 
     private SimEngineSettings build() {
@@ -212,7 +226,8 @@ public record SimEngineSettings(
           apis,
           dpSize,
           transfer,
-          loraModules);
+          loraModules,
+          images);
     }
   }
 }

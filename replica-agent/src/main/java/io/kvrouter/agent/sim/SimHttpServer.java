@@ -75,14 +75,23 @@ public final class SimHttpServer implements AutoCloseable {
       SimTokenizer tokenizer,
       SimApis apis)
       throws IOException {
-    this(host, port, model, List.of(engine), tokenizer, apis, SimKvTransfer.defaults(), Map.of());
+    this(
+        host,
+        port,
+        model,
+        List.of(engine),
+        tokenizer,
+        apis,
+        SimKvTransfer.defaults(),
+        Map.of(),
+        io.kvrouter.protocol.keys.MediaPrompt.Settings.DEFAULTS);
   }
 
   /**
    * A server in front of the data-parallel ranks {@code engines} (one for an engine without data
    * parallelism), pulling transferred KV at {@code transfer}'s speed, serving the LoRA adapters
    * {@code loraModules} (name to path, vLLM's {@code --lora-modules}) from the start ({@link
-   * SimAdapters}).
+   * SimAdapters}), expanding images as {@code images} says.
    */
   public SimHttpServer(
       String host,
@@ -92,7 +101,8 @@ public final class SimHttpServer implements AutoCloseable {
       SimTokenizer tokenizer,
       SimApis apis,
       SimKvTransfer transfer,
-      Map<String, String> loraModules)
+      Map<String, String> loraModules,
+      io.kvrouter.protocol.keys.MediaPrompt.Settings images)
       throws IOException {
     this.ranks = new SimRanks(engines);
     this.adapters = new SimAdapters(model, loraModules);
@@ -110,6 +120,7 @@ public final class SimHttpServer implements AutoCloseable {
             apis,
             requests,
             adapters,
+            images,
             created);
     // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).

@@ -3,6 +3,7 @@ package io.kvrouter.agent.sim;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -25,6 +26,7 @@ final class SimInference {
   private final SimResponsesApi responses;
   private final SimRequestLog log;
   private final SimAdapters adapters;
+  private final MediaPrompt.Settings images;
   private final AtomicLong ids = new AtomicLong();
   private final long created;
 
@@ -37,6 +39,7 @@ final class SimInference {
       SimApis apis,
       SimRequestLog log,
       SimAdapters adapters,
+      MediaPrompt.Settings images,
       long created) {
     this.ranks = ranks;
     this.transfer = transfer;
@@ -46,6 +49,7 @@ final class SimInference {
     this.responses = new SimResponsesApi(apis.responsesStore());
     this.log = log;
     this.adapters = adapters;
+    this.images = images;
     this.created = created;
   }
 
@@ -62,6 +66,11 @@ final class SimInference {
     return lora == null ? model : lora;
   }
 
+  /** How this engine expands and names images: its settings under its model's id. */
+  private GenerationRequest.Media media() {
+    return new GenerationRequest.Media(images, images.modelId(model));
+  }
+
   private String nextId(String prefix) {
     return prefix + Long.toHexString(created) + "-" + ids.incrementAndGet();
   }
@@ -75,7 +84,7 @@ final class SimInference {
     String id = nextId(chat ? "chatcmpl-" : "cmpl-");
     GenerationRequest g =
         chat
-            ? GenerationRequest.chat(body, tokenizer, id)
+            ? GenerationRequest.chat(body, tokenizer, id, media())
             : GenerationRequest.completion(body, tokenizer);
     String lora = checkModel(g.model());
     SimKvHandshake.Part part = SimKvHandshake.part(body);
@@ -92,7 +101,7 @@ final class SimInference {
         if (part == SimKvHandshake.Part.PREFILL) {
           int[] blocks =
               engine
-                  .query(c -> c.cachedPrefixBlockIds(g.prompt(), g.cacheSalt()))
+                  .query(c -> c.cachedPrefixBlockIds(g.prompt(), g.cacheSalt(), g.media()))
                   .get(10, java.util.concurrent.TimeUnit.SECONDS);
           ((ObjectNode) answer)
               .set("kv_transfer_params", handshake.producerParams(id, engine.dpRank(), blocks));
@@ -110,7 +119,7 @@ final class SimInference {
   private void pull(RealTimeEngine engine, GenerationRequest g) throws Exception {
     int missing =
         engine
-            .query(c -> c.missingPrefillBlocks(g.prompt(), g.cacheSalt()))
+            .query(c -> c.missingPrefillBlocks(g.prompt(), g.cacheSalt(), g.media()))
             .get(10, java.util.concurrent.TimeUnit.SECONDS);
     long micros = transfer.micros(missing, engine.config().blockSize());
     Thread.sleep(micros / 1_000, (int) (micros % 1_000) * 1_000);
@@ -150,7 +159,7 @@ final class SimInference {
     requireMaxTokens(body);
     String id = nextId("chatcmpl-");
     ObjectNode chat = SimAnthropic.toChat(body);
-    GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id);
+    GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id, media());
     String lora = checkModel(g.model());
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
@@ -181,7 +190,8 @@ final class SimInference {
 
   /** {@code /v1/messages/count_tokens}: the prompt tokens of the rendered conversation. */
   void countTokens(HttpExchange ex, JsonNode body) throws IOException {
-    GenerationRequest g = GenerationRequest.chat(SimAnthropic.toChat(body), tokenizer, "count");
+    GenerationRequest g =
+        GenerationRequest.chat(SimAnthropic.toChat(body), tokenizer, "count", media());
     checkModel(g.model());
     ObjectNode out = SimHttp.JSON.createObjectNode();
     out.put("input_tokens", g.prompt().length);
@@ -193,7 +203,7 @@ final class SimInference {
   void responses(HttpExchange ex, JsonNode body) throws Exception {
     String id = "resp_" + Long.toHexString(created) + ids.incrementAndGet();
     ObjectNode chat = responses.toChat(body);
-    GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id);
+    GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id, media());
     String lora = checkModel(g.model());
     String model = answered(lora);
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());

@@ -1,5 +1,8 @@
 package io.kvrouter.agent.sim;
 
+import io.kvrouter.protocol.keys.MediaPrompt;
+import java.util.List;
+
 /**
  * One generation request submitted to a {@link SimEngineCore}.
  *
@@ -10,9 +13,22 @@ package io.kvrouter.agent.sim;
  * @param maxTokens tokens to generate, at least one (the sim never stops early: no EOS)
  * @param loraName LoRA adapter name (enters every block hash), or null
  * @param cacheSalt vLLM's {@code cache_salt} (enters the first block hash only), or null
+ * @param media the prompt's images: each enters the hash of every block its placeholder tokens
+ *     overlap, as {@code (identifier, offset from the block start)} ({@link MediaPrompt})
  */
 public record SimRequest(
-    String requestId, int[] promptTokens, int maxTokens, String loraName, String cacheSalt) {
+    String requestId,
+    int[] promptTokens,
+    int maxTokens,
+    String loraName,
+    String cacheSalt,
+    List<MediaPrompt.Item> media) {
+
+  /** A request without images. */
+  public SimRequest(
+      String requestId, int[] promptTokens, int maxTokens, String loraName, String cacheSalt) {
+    this(requestId, promptTokens, maxTokens, loraName, cacheSalt, List.of());
+  }
 
   public SimRequest {
     java.util.Objects.requireNonNull(requestId, "requestId");
@@ -21,6 +37,12 @@ public record SimRequest(
     }
     if (maxTokens < 1) {
       throw new IllegalArgumentException("maxTokens must be at least 1, was " + maxTokens);
+    }
+    media = media == null ? List.of() : List.copyOf(media);
+    for (MediaPrompt.Item m : media) {
+      if (m.start() < 0 || m.length() <= 0 || m.start() + m.length() > promptTokens.length) {
+        throw new IllegalArgumentException("image placeholders outside the prompt: " + m);
+      }
     }
   }
 

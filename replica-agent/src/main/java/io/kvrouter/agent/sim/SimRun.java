@@ -82,7 +82,13 @@ final class SimRun {
       throws InterruptedException {
     LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
     engine.submit(
-        new SimRequest(id, request.prompt(), request.generated(), loraName, request.cacheSalt()),
+        new SimRequest(
+            id,
+            request.prompt(),
+            request.generated(),
+            loraName,
+            request.cacheSalt(),
+            request.media()),
         new RealTimeEngine.RequestListener() {
           @Override
           public void onToken(Emission e) {

@@ -1,5 +1,7 @@
 package io.kvrouter.agent.sim;
 
+import io.kvrouter.agent.kvevents.EngineEvent;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -65,7 +67,8 @@ final class SimSequence {
     int full = numTokens / blockSize;
     while (numHashes < full) {
       int i = numHashes;
-      byte[] d = hasher.blockDigest(lastDigest, tokens, i * blockSize, blockSize, extraKeys(i));
+      byte[] d =
+          hasher.blockDigest(lastDigest, tokens, i * blockSize, blockSize, extraKeys(i, blockSize));
       lastDigest = d;
       if (numHashes == hashes.length) {
         hashes = Arrays.copyOf(hashes, hashes.length * 2);
@@ -74,17 +77,31 @@ final class SimSequence {
     }
   }
 
-  /** vLLM's extra keys of block i: LoRA name, then cache salt on block 0 only. */
-  private List<String> extraKeys(int block) {
-    if (request.loraName() == null && (request.cacheSalt() == null || block > 0)) {
+  /**
+   * vLLM's extra keys of block {@code block}, in {@code generate_block_hash_extra_keys}' order
+   * ({@code vllm/v1/core/kv_cache_utils.py}): the LoRA name, then each image whose placeholder
+   * tokens overlap the block as {@code (identifier, image start - block start)}, then the cache
+   * salt on block 0 only. Empty when none applies.
+   */
+  List<EngineEvent.ExtraKey> extraKeys(int block, int blockSize) {
+    List<MediaPrompt.Item> media = request.media();
+    if (request.loraName() == null
+        && (request.cacheSalt() == null || block > 0)
+        && media.isEmpty()) {
       return List.of();
     }
-    List<String> extra = new ArrayList<>(2);
+    List<EngineEvent.ExtraKey> extra = new ArrayList<>(2);
     if (request.loraName() != null) {
-      extra.add(request.loraName());
+      extra.add(new EngineEvent.TextKey(request.loraName()));
+    }
+    long blockStart = (long) block * blockSize;
+    for (MediaPrompt.Item m : media) {
+      if (m.start() < blockStart + blockSize && m.start() + m.length() > blockStart) {
+        extra.add(new EngineEvent.MediaKey(m.identifier(), m.start() - blockStart));
+      }
     }
     if (block == 0 && request.cacheSalt() != null) {
-      extra.add(request.cacheSalt());
+      extra.add(new EngineEvent.TextKey(request.cacheSalt()));
     }
     return extra;
   }

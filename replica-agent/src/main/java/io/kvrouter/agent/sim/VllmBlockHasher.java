@@ -1,5 +1,6 @@
 package io.kvrouter.agent.sim;
 
+import io.kvrouter.agent.kvevents.EngineEvent;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -17,7 +18,8 @@ import java.util.List;
  *   <li>{@code NONE_HASH = sha256(cbor(str(seed)))}, the seed playing PYTHONHASHSEED;
  *   <li>{@code h_i = sha256(canonical_cbor([parent_digest, tokens_i, extra_i]))} with the parent
  *       the previous block's full 32-byte digest (NONE_HASH for block 0), {@code extra_i} nil or an
- *       array of text items (LoRA name; cache salt on the first block only);
+ *       array of the block's extra keys: text items (LoRA name; cache salt on the first block only)
+ *       and {@code [identifier, offset]} pairs for the images the block overlaps;
  *   <li>the value on the wire ({@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}) is the digest's last
  *       8 bytes read big-endian: {@link #low64(byte[])}.
  * </ul>
@@ -50,10 +52,13 @@ public final class VllmBlockHasher {
    *
    * @param parentDigest the previous block's digest, or {@code null} for the first block
    * @param tokens token ids; the block is {@code tokens[from, from + blockSize)}
-   * @param extra text items for the block's extra keys, or empty for none (CBOR nil)
+   * @param extra the block's extra keys, or empty for none (CBOR nil): strings and {@link
+   *     EngineEvent.TextKey}s are text items (LoRA name, cache salt), an {@link
+   *     EngineEvent.MediaKey} is the tuple {@code (identifier, offset)}, a two-element array of a
+   *     text and an integer, as vLLM's CBOR encoding of a Python tuple
    */
   public byte[] blockDigest(
-      byte[] parentDigest, int[] tokens, int from, int blockSize, List<String> extra) {
+      byte[] parentDigest, int[] tokens, int from, int blockSize, List<?> extra) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(8 + 5 * blockSize);
     out.write(0x83);
     byte[] parent = parentDigest == null ? noneHash : parentDigest;
@@ -67,8 +72,8 @@ public final class VllmBlockHasher {
       out.write(0xf6);
     } else {
       writeHead(out, 4, extra.size());
-      for (String s : extra) {
-        writeText(out, s);
+      for (Object item : extra) {
+        writeExtra(out, item);
       }
     }
     return sha256(out.toByteArray());
@@ -81,6 +86,24 @@ public final class VllmBlockHasher {
       v = (v << 8) | (digest[i] & 0xFF);
     }
     return v;
+  }
+
+  private static void writeExtra(ByteArrayOutputStream out, Object item) {
+    if (item instanceof String s) {
+      writeText(out, s);
+    } else if (item instanceof EngineEvent.TextKey t) {
+      writeText(out, t.value());
+    } else if (item instanceof EngineEvent.MediaKey m) {
+      writeHead(out, 4, 2);
+      writeText(out, m.identifier());
+      if (m.offset() >= 0) {
+        writeHead(out, 0, m.offset());
+      } else {
+        writeHead(out, 1, -1 - m.offset());
+      }
+    } else {
+      throw new IllegalArgumentException("no CBOR form for extra key " + item);
+    }
   }
 
   private static void writeText(ByteArrayOutputStream out, String s) {

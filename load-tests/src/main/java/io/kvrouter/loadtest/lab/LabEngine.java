@@ -36,6 +36,16 @@ import java.util.List;
  * hashes) and evictions ({@link BlocksRemoved} by engine hash), stamped into one {@link
  * KvEventBatch} per pass with a gap-free {@code seq} (epoch 0).
  *
+ * <p>CPU tier (optional, {@link LabCpuTier}): as the sim engine's {@code CpuOffloadTier} with
+ * vLLM's offloading connector, every block the GPU cache registers is also stored to a bounded LRU
+ * tier in host memory, announced as {@link BlocksStored} with {@link Tier#CPU} after the GPU stores
+ * of the same pass (with router keys: the bridge an agent would apply to the connector's event,
+ * which carries no tokens), and dropped from it with {@link BlocksRemoved} {@link Tier#CPU}. A
+ * request admitted with a GPU prefix hit of h blocks loads the tier's leading run after block h
+ * instead of computing it, and the pass that admits it takes {@code cpuLoadMicrosPerBlock} longer
+ * per loaded block (the sim adds the same to its pass). Loaded blocks count as cached prompt tokens
+ * ({@link #prefixHits}), and apart in {@link #cpuHits}.
+ *
  * <p>Cost per pass: O(scheduled requests + blocks allocated or registered); per macro pass
  * O(running requests + blocks allocated). Not thread-safe.
  *
@@ -67,6 +77,7 @@ final class LabEngine {
   private int[] counts = new int[64];
   private int[] entries = new int[1024];
   private final List<KvEvent> events = new ArrayList<>();
+  private final List<KvEvent> offloaded = new ArrayList<>();
   private long seq;
 
   private boolean busy;
@@ -75,10 +86,19 @@ final class LabEngine {
   private int macroPasses;
   private long macroPassMicros;
 
+  private final LabCpuTier cpu;
+  private final long cpuLoadMicrosPerBlock;
+  private int loadedThisPass;
+
   private long prefixQueries;
   private long prefixHits;
+  private long cpuHits;
   private long uncachedPrefill;
 
+  /**
+   * @param cpuBlocks blocks of the CPU offload tier, 0 for none
+   * @param cpuLoadMicrosPerBlock time to load one block back from it, added to the pass
+   */
   LabEngine(
       int replica,
       String replicaId,
@@ -86,7 +106,12 @@ final class LabEngine {
       long capacityBlocks,
       int maxNumSeqs,
       int maxBatchedTokens,
+      long cpuBlocks,
+      long cpuLoadMicrosPerBlock,
       Listener listener) {
+    if (cpuLoadMicrosPerBlock < 0) {
+      throw new IllegalArgumentException("cpuLoadMicrosPerBlock must be >= 0");
+    }
     this.replica = replica;
     this.replicaId = replicaId;
     this.blockSize = blockSize;
@@ -97,6 +122,21 @@ final class LabEngine {
         new LabKvCache(
             capacityBlocks,
             key -> events.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.GPU)));
+    this.cpuLoadMicrosPerBlock = cpuLoadMicrosPerBlock;
+    this.cpu =
+        new LabCpuTier(
+            cpuBlocks,
+            new LabCpuTier.Sink() {
+              @Override
+              public void stored(long[] keys, int from, int to) {
+                offloaded.add(announcement(keys, from, to, BlocksStored.ROOT, Tier.CPU));
+              }
+
+              @Override
+              public void removed(long key) {
+                offloaded.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.CPU));
+              }
+            });
   }
 
   /** The engine's own hash of a block (SplitMix64 finaliser of the router key): not the key. */
@@ -145,6 +185,15 @@ final class LabEngine {
 
   long prefixHits() {
     return prefixHits;
+  }
+
+  /** Of {@link #prefixHits}, the tokens loaded back from the CPU tier. */
+  long cpuHits() {
+    return cpuHits;
+  }
+
+  LabCpuTier cpuTier() {
+    return cpu;
   }
 
   /** Uncached prompt tokens admitted so far (the prefill work this engine was given). */
@@ -200,6 +249,7 @@ final class LabEngine {
     int budget = maxBatchedTokens;
     int k = 0;
     boolean preempted = false;
+    loadedThisPass = 0;
     for (int i = 0; i < running.size() && budget > 0; ) {
       LabSequence s = running.get(i);
       int n = Math.min(s.numTokens() - s.numComputed, budget);
@@ -226,8 +276,10 @@ final class LabEngine {
       if (entries.length < s.keys.length) {
         entries = new int[Math.max(s.keys.length, entries.length * 2)];
       }
-      int hit = cache.cachedPrefix(s.keys, Math.min(maxHit, s.keys.length), entries);
-      int computed = hit * blockSize;
+      int limit = Math.min(maxHit, s.keys.length);
+      int hit = cache.cachedPrefix(s.keys, limit, entries);
+      int loaded = s.numBlocks == 0 ? cpu.loadableRun(s.keys, hit, limit) : 0;
+      int computed = (hit + loaded) * blockSize;
       boolean transferred = s.remotePrefill && s.numBlocks == 0 && s.cachedPromptTokens < 0;
       if (transferred) {
         computed = s.numTokens() - 1; // pulled from the prefill engine; the last token is computed
@@ -238,6 +290,7 @@ final class LabEngine {
         break;
       }
       waiting.pollFirst();
+      loadedThisPass += loaded;
       cache.touch(entries, hit);
       for (int b = 0; b < hit; b++) {
         s.addBlock(s.keys[b]);
@@ -245,9 +298,10 @@ final class LabEngine {
       s.numComputed = computed;
       s.numRegistered = hit;
       if (s.cachedPromptTokens < 0) {
-        s.cachedPromptTokens = hit * blockSize;
+        s.cachedPromptTokens = (hit + loaded) * blockSize;
         prefixQueries += s.promptLength;
-        prefixHits += hit * blockSize;
+        prefixHits += (hit + loaded) * blockSize;
+        cpuHits += loaded * blockSize;
         uncachedPrefill += s.promptLength - computed;
       }
       if (!ensureBlocks(s, computed + n)) {
@@ -272,7 +326,8 @@ final class LabEngine {
       return -1;
     }
     long duration =
-        timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming());
+        timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming())
+            + loadedThisPass * cpuLoadMicrosPerBlock;
     busy = true;
     macroPasses = 1;
     passStart = nowMicros;
@@ -391,21 +446,29 @@ final class LabEngine {
         runStart = -1;
       }
     }
+    if (computedBlocks > s.numRegistered) {
+      cpu.offload(s.keys, s.numRegistered, computedBlocks);
+    }
     s.numRegistered = Math.max(s.numRegistered, computedBlocks);
   }
 
   private void announce(long[] keys, int from, int to) {
+    events.add(
+        announcement(keys, from, to, from == 0 ? BlocksStored.ROOT : keys[from - 1], Tier.GPU));
+  }
+
+  private static BlocksStored announcement(long[] keys, int from, int to, long parent, Tier tier) {
     long[] routerKeys = Arrays.copyOfRange(keys, from, to);
     long[] hashes = new long[routerKeys.length];
     for (int i = 0; i < hashes.length; i++) {
       hashes[i] = engineHash(routerKeys[i]);
     }
-    events.add(
-        new BlocksStored(
-            from == 0 ? BlocksStored.ROOT : keys[from - 1], hashes, routerKeys, Tier.GPU));
+    return new BlocksStored(parent, hashes, routerKeys, tier);
   }
 
   private KvEventBatch drainBatch() {
+    events.addAll(offloaded); // after the GPU stores of the same blocks, as the sim publishes
+    offloaded.clear();
     if (events.isEmpty()) {
       return null;
     }
@@ -460,6 +523,7 @@ final class LabEngine {
     waiting.clear();
     scheduled.clear();
     events.clear();
+    offloaded.clear();
     busy = false;
     return live;
   }

@@ -65,6 +65,7 @@ public final class LabReport {
               p.decisions()));
     }
     sb.append('\n');
+    appendCpuTier(sb, r);
     sb.append(
         "hit_rate: cached prompt tokens ÷ prompt tokens as the engines count them;"
             + " block_hit_rate: leading trace blocks already held by the chosen replica ÷ trace blocks"
@@ -74,6 +75,31 @@ public final class LabReport {
       sb.append("![").append(chart).append("](").append(chart).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /** With a CPU tier: how much of each policy's hit rate was loaded back from it. */
+  private static void appendCpuTier(StringBuilder sb, LabResults r) {
+    LabConfig c = r.config();
+    if (c.cpuBlocks() == 0) {
+      return;
+    }
+    sb.append(
+        String.format(
+            Locale.ROOT,
+            "CPU tier: %d blocks per replica, %d µs to load a block back.%n%n",
+            c.cpuBlocks(),
+            c.cpuLoadMicrosPerBlock()));
+    sb.append("| policy | hit_rate GPU | hit_rate CPU |\n|---|---:|---:|\n");
+    for (PolicyResult p : r.policies()) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %.4f | %.4f |%n",
+              p.policy(),
+              p.hitRate() - p.cpuHitRate(),
+              p.cpuHitRate()));
+    }
+    sb.append('\n');
   }
 
   private static String chaos(LabConfig c) {

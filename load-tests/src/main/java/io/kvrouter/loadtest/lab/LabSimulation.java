@@ -123,6 +123,8 @@ public final class LabSimulation {
               config.effectiveCapacity(),
               config.maxNumSeqs(),
               config.maxBatchedTokens(),
+              config.cpuBlocks(),
+              config.cpuLoadMicrosPerBlock(),
               listener);
       ReplicaInfo info =
           new ReplicaInfo(
@@ -131,7 +133,7 @@ public final class LabSimulation {
               LabConfig.MODEL,
               "sim://" + id,
               config.blockSize(),
-              List.of(Tier.GPU),
+              config.cpuBlocks() > 0 ? List.of(Tier.GPU, Tier.CPU) : List.of(Tier.GPU),
               "both",
               true,
               true);

@@ -155,6 +155,40 @@ final class LabCommand implements Callable<Integer> {
   Long cpuLoadMicros;
 
   @Option(
+      names = "--adapters",
+      defaultValue = "0",
+      paramLabel = "N",
+      description =
+          "LoRA adapters the requests name, one per conversation (session, or a trace's first two"
+              + " blocks), Zipf popularity; 0 for none (default: ${DEFAULT-VALUE}).")
+  int adapters;
+
+  @Option(
+      names = "--adapter-zipf",
+      defaultValue = "1.0",
+      paramLabel = "S",
+      description = "Zipf exponent of the adapters' popularity (default: ${DEFAULT-VALUE}).")
+  double adapterZipf;
+
+  @Option(
+      names = "--adapter-slots",
+      defaultValue = "4",
+      paramLabel = "N",
+      description =
+          "Adapters an engine holds loaded at once, least recently used evicted (default:"
+              + " ${DEFAULT-VALUE}).")
+  int adapterSlots;
+
+  @Option(
+      names = "--adapter-load-ms",
+      defaultValue = "86",
+      paramLabel = "MS",
+      description =
+          "Time to load an adapter an engine does not hold (default: ${DEFAULT-VALUE}, the"
+              + " mocker's prefill time of the 4,096 tokens the ingress's load penalty stands for).")
+  double adapterLoadMs;
+
+  @Option(
       names = "--max-num-seqs",
       defaultValue = "256",
       description = "Engine max_num_seqs (default: ${DEFAULT-VALUE}).")
@@ -255,7 +289,11 @@ final class LabCommand implements Callable<Integer> {
               burst,
               250_000,
               cpuBlocks,
-              cpuLoadMicros == null ? LabConfig.defaultCpuLoadMicros(blockSize) : cpuLoadMicros);
+              cpuLoadMicros == null ? LabConfig.defaultCpuLoadMicros(blockSize) : cpuLoadMicros,
+              adapters,
+              adapterZipf,
+              adapterSlots,
+              Math.round(adapterLoadMs * 1000));
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -30,6 +30,12 @@ import java.util.function.Consumer;
  *     without an offloading connector)
  * @param cpuLoadMicrosPerBlock time to load one block back from the CPU tier, added to the pass
  *     that loads it (default {@link #defaultCpuLoadMicros})
+ * @param adapters LoRA adapters the requests name ({@link LabAdapters}), 0 for none
+ * @param adapterZipf Zipf exponent of the adapters' popularity
+ * @param adapterSlots adapters an engine holds loaded at once, least recently used evicted (0:
+ *     unbounded)
+ * @param adapterLoadMicros time to load an adapter an engine does not hold, added to the pass that
+ *     admits the request (default {@link #DEFAULT_ADAPTER_LOAD_MICROS})
  */
 public record LabConfig(
     int replicas,
@@ -47,7 +53,20 @@ public record LabConfig(
     int burst,
     long loadReportMicros,
     long cpuBlocks,
-    long cpuLoadMicrosPerBlock) {
+    long cpuLoadMicrosPerBlock,
+    int adapters,
+    double adapterZipf,
+    int adapterSlots,
+    long adapterLoadMicros) {
+
+  /**
+   * Default time to load a LoRA adapter: 86 ms, what the mocker's pass-time model takes to prefill
+   * 4,096 tokens (16.5 + 62.2 + 7.1 ms), i.e. the work the ingress's {@code
+   * kvrouter.lora.load-penalty-tokens} (4,096) stands for ("vLLM loads a LoRA adapter from disk in
+   * a fraction of a second"): the project's assumption, not a measurement, kept equal on both sides
+   * so the router's penalty and the engine's cost agree.
+   */
+  public static final long DEFAULT_ADAPTER_LOAD_MICROS = 86_000;
 
   /** Capacity an "unlimited" engine gets: more blocks than any workload here can fill. */
   public static final long UNLIMITED_BLOCKS = 1L << 40;
@@ -84,6 +103,10 @@ public record LabConfig(
     policies = List.copyOf(policies);
     if (replicas < 1 || routers < 1) {
       throw new IllegalArgumentException("need at least one replica and one router");
+    }
+    if (adapters < 0 || !(adapterZipf >= 0) || adapterSlots < 0 || adapterLoadMicros < 0) {
+      throw new IllegalArgumentException(
+          "adapters, adapter Zipf exponent, slots and load time must be >= 0");
     }
     if (cpuBlocks < 0 || cpuLoadMicrosPerBlock < 0) {
       throw new IllegalArgumentException("cpu blocks and cpu load time must be >= 0");
@@ -124,7 +147,11 @@ public record LabConfig(
         0,
         250_000,
         0,
-        defaultCpuLoadMicros(16));
+        defaultCpuLoadMicros(16),
+        0,
+        1.0,
+        0,
+        DEFAULT_ADAPTER_LOAD_MICROS);
   }
 
   /** Engine capacity in blocks, resolving "unlimited". */
@@ -175,6 +202,20 @@ public record LabConfig(
         });
   }
 
+  /**
+   * Requests naming {@code count} LoRA adapters of Zipf popularity {@code zipf}, engines holding
+   * {@code slots} at once and loading one in {@code loadMicros}.
+   */
+  public LabConfig withAdapters(int count, double zipf, int slots, long loadMicros) {
+    return with(
+        b -> {
+          b.adapters = count;
+          b.adapterZipf = zipf;
+          b.adapterSlots = slots;
+          b.adapterLoadMicros = loadMicros;
+        });
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private LabConfig with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -200,6 +241,10 @@ public record LabConfig(
     private long loadReportMicros;
     private long cpuBlocks;
     private long cpuLoadMicrosPerBlock;
+    private int adapters;
+    private double adapterZipf;
+    private int adapterSlots;
+    private long adapterLoadMicros;
 
     private Builder(LabConfig c) {
       replicas = c.replicas;
@@ -218,6 +263,10 @@ public record LabConfig(
       loadReportMicros = c.loadReportMicros;
       cpuBlocks = c.cpuBlocks;
       cpuLoadMicrosPerBlock = c.cpuLoadMicrosPerBlock;
+      adapters = c.adapters;
+      adapterZipf = c.adapterZipf;
+      adapterSlots = c.adapterSlots;
+      adapterLoadMicros = c.adapterLoadMicros;
     }
 
     private LabConfig build() {
@@ -237,7 +286,11 @@ public record LabConfig(
           burst,
           loadReportMicros,
           cpuBlocks,
-          cpuLoadMicrosPerBlock);
+          cpuLoadMicrosPerBlock,
+          adapters,
+          adapterZipf,
+          adapterSlots,
+          adapterLoadMicros);
     }
   }
 }

@@ -46,6 +46,12 @@ import java.util.List;
  * per loaded block (the sim adds the same to its pass). Loaded blocks count as cached prompt tokens
  * ({@link #prefixHits}), and apart in {@link #cpuHits}.
  *
+ * <p>LoRA adapters (optional, {@link #withAdapters}): the engine holds at most {@code slots}
+ * adapters loaded, least recently used evicted, as vLLM's cache of adapters in host memory ({@code
+ * max_cpu_loras}); a request for an adapter it does not hold loads it when admitted, and that pass
+ * takes {@code loadMicros} longer per adapter loaded. Deviation, stated: vLLM's per-batch limit
+ * ({@code max_loras}) is not modelled, so an evicted adapter's running requests go on.
+ *
  * <p>Cost per pass: O(scheduled requests + blocks allocated or registered); per macro pass
  * O(running requests + blocks allocated). Not thread-safe.
  *
@@ -89,6 +95,11 @@ final class LabEngine {
   private final LabCpuTier cpu;
   private final long cpuLoadMicrosPerBlock;
   private int loadedThisPass;
+  private java.util.LinkedHashMap<String, Boolean> adapters;
+  private int adapterSlots;
+  private long adapterLoadMicros;
+  private int adaptersLoadedThisPass;
+  private long adapterLoads;
 
   private long prefixQueries;
   private long prefixHits;
@@ -187,6 +198,27 @@ final class LabEngine {
     return prefixHits;
   }
 
+  /**
+   * Serves LoRA adapters: holds at most {@code slots} loaded (0: unbounded), loading one in {@code
+   * loadMicros}. Returns this engine.
+   */
+  LabEngine withAdapters(int slots, long loadMicros) {
+    this.adapters = new java.util.LinkedHashMap<>(16, 0.75f, true);
+    this.adapterSlots = slots;
+    this.adapterLoadMicros = loadMicros;
+    return this;
+  }
+
+  /** True when the engine holds {@code adapter} loaded. */
+  boolean holdsAdapter(String adapter) {
+    return adapters != null && adapters.containsKey(adapter);
+  }
+
+  /** Adapters loaded since start. */
+  long adapterLoads() {
+    return adapterLoads;
+  }
+
   /** Of {@link #prefixHits}, the tokens loaded back from the CPU tier. */
   long cpuHits() {
     return cpuHits;
@@ -250,6 +282,7 @@ final class LabEngine {
     int k = 0;
     boolean preempted = false;
     loadedThisPass = 0;
+    adaptersLoadedThisPass = 0;
     for (int i = 0; i < running.size() && budget > 0; ) {
       LabSequence s = running.get(i);
       int n = Math.min(s.numTokens() - s.numComputed, budget);
@@ -291,6 +324,7 @@ final class LabEngine {
       }
       waiting.pollFirst();
       loadedThisPass += loaded;
+      useAdapter(s.adapter);
       cache.touch(entries, hit);
       for (int b = 0; b < hit; b++) {
         s.addBlock(s.keys[b]);
@@ -327,7 +361,8 @@ final class LabEngine {
     }
     long duration =
         timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming())
-            + loadedThisPass * cpuLoadMicrosPerBlock;
+            + loadedThisPass * cpuLoadMicrosPerBlock
+            + adaptersLoadedThisPass * adapterLoadMicros;
     busy = true;
     macroPasses = 1;
     passStart = nowMicros;
@@ -368,6 +403,19 @@ final class LabEngine {
     passStart = nowMicros;
     passEnd = nowMicros + passes * macroPassMicros;
     return true;
+  }
+
+  /** Touches {@code adapter}, loading it (and evicting the least recently used) when absent. */
+  private void useAdapter(String adapter) {
+    if (adapter == null || adapters == null || adapters.get(adapter) != null) {
+      return;
+    }
+    adapters.put(adapter, Boolean.TRUE);
+    adaptersLoadedThisPass++;
+    adapterLoads++;
+    if (adapterSlots > 0 && adapters.size() > adapterSlots) {
+      adapters.remove(adapters.keySet().iterator().next());
+    }
   }
 
   private int usedForTiming() {

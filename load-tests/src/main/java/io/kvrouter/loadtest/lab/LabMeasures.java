@@ -100,6 +100,7 @@ final class LabMeasures {
     long queries = 0;
     long hits = 0;
     long cpuHits = 0;
+    long adapterLoads = 0;
     long[] prefill = new long[engines.length];
     double sum = 0;
     double max = 0;
@@ -107,6 +108,7 @@ final class LabMeasures {
       queries += engines[i].prefixQueries();
       hits += engines[i].prefixHits();
       cpuHits += engines[i].cpuHits();
+      adapterLoads += engines[i].adapterLoads();
       prefill[i] = engines[i].uncachedPrefillTokens();
       sum += prefill[i];
       max = Math.max(max, prefill[i]);
@@ -128,6 +130,7 @@ final class LabMeasures {
         policy,
         queries == 0 ? 0 : (double) hits / queries,
         queries == 0 ? 0 : (double) cpuHits / queries,
+        adapterLoads,
         blockHits == null ? null : blockHits.rates().blockHitRate(),
         ttftSummary,
         Latency.of(e2e),

@@ -10,6 +10,7 @@ import java.util.List;
  *     admission of each attempt)
  * @param cpuHitRate of those, the tokens loaded back from the engines' CPU tier ÷ prompt tokens (0
  *     without a CPU tier)
+ * @param adapterLoads LoRA adapters the engines loaded (0 without adapters)
  * @param blockHitRate leading trace blocks already held by the chosen replica ÷ trace blocks (first
  *     decision of each request), or null when the workload has no trace block ids
  * @param ttft time to first token, from the request's first arrival
@@ -32,6 +33,7 @@ public record PolicyResult(
     String policy,
     double hitRate,
     double cpuHitRate,
+    long adapterLoads,
     Double blockHitRate,
     Latency ttft,
     Latency e2e,

@@ -55,6 +55,9 @@ public final class ResultsJson {
       if (r.config().cpuBlocks() > 0) {
         o.put("cpu_hit_rate", p.cpuHitRate());
       }
+      if (r.config().adapters() > 0) {
+        o.put("adapter_loads", p.adapterLoads());
+      }
       if (p.blockHitRate() == null) {
         o.putNull("block_hit_rate");
       } else {

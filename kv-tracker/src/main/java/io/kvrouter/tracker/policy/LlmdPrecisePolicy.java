@@ -110,8 +110,13 @@ final class LlmdPrecisePolicy implements Policy {
     return Ranking.descending(candidates, score, random);
   }
 
-  /** The matched run with CPU-held blocks at llm-d's CPU weight (disk has none: 1.0). */
+  /**
+   * The matched run with CPU- and disk-held blocks at llm-d's weights ({@link TierWeights#llmd}).
+   */
   static double weighedHit(MatchResult match, int replica) {
-    return match.matched(replica) - (1 - TierWeights.llmd().cpu()) * match.cpu(replica);
+    TierWeights w = TierWeights.llmd();
+    return match.matched(replica)
+        - (1 - w.cpu()) * match.cpu(replica)
+        - (1 - w.disk()) * match.disk(replica);
   }
 }

@@ -133,4 +133,27 @@ class LabCpuTierTest {
     assertThat(tier.contains(3)).isTrue();
     assertThat(tier.size()).isEqualTo(3);
   }
+
+  /**
+   * Through the whole lab: engines with a CPU tier under a GPU cache too small to keep
+   * conversations, the routers index both tiers, and kvrouter reloads a good part of its hits from
+   * CPU; the report shows the split.
+   */
+  @Test
+  void inTheLab_kvrouterReloadsEvictedConversationsFromCpu() {
+    io.kvrouter.loadtest.workload.Workload w =
+        io.kvrouter.loadtest.workload.Workloads.bundled(
+                io.kvrouter.loadtest.workload.Workloads.MOONCAKE_CONVERSATION, 0L)
+            .limit(400);
+    LabConfig config =
+        LabConfig.defaults(4)
+            .withPolicies(List.of("kvrouter"))
+            .withCapacity(16384)
+            .withCpuTier(65536, LabConfig.defaultCpuLoadMicros(16));
+    LabResults r = PolicyLab.run(w, config, 1, "kvrouter lab --test");
+    PolicyResult p = r.policies().get(0);
+    assertThat(p.cpuHitRate()).isGreaterThan(0.05);
+    assertThat(p.hitRate()).isGreaterThan(p.cpuHitRate());
+    assertThat(LabReport.render(r, List.of())).contains("| policy | hit_rate GPU | hit_rate CPU |");
+  }
 }

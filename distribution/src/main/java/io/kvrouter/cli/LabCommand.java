@@ -137,6 +137,58 @@ final class LabCommand implements Callable<Integer> {
   int blockSize;
 
   @Option(
+      names = "--cpu-blocks",
+      defaultValue = "0",
+      paramLabel = "N",
+      description =
+          "Blocks of each engine's CPU offload tier (vLLM's offloading connector: every computed"
+              + " block also stored to host memory, LRU, loaded back on a hit); 0 for none"
+              + " (default: ${DEFAULT-VALUE}).")
+  long cpuBlocks;
+
+  @Option(
+      names = "--cpu-load-micros",
+      paramLabel = "US",
+      description =
+          "Microseconds to load one block back from the CPU tier (default: 128 KiB of KV per"
+              + " token over PCIe 4.0 x16's 31.5 GB/s, 67 us for 16-token blocks).")
+  Long cpuLoadMicros;
+
+  @Option(
+      names = "--adapters",
+      defaultValue = "0",
+      paramLabel = "N",
+      description =
+          "LoRA adapters the requests name, one per conversation (session, or a trace's first two"
+              + " blocks), Zipf popularity; 0 for none (default: ${DEFAULT-VALUE}).")
+  int adapters;
+
+  @Option(
+      names = "--adapter-zipf",
+      defaultValue = "1.0",
+      paramLabel = "S",
+      description = "Zipf exponent of the adapters' popularity (default: ${DEFAULT-VALUE}).")
+  double adapterZipf;
+
+  @Option(
+      names = "--adapter-slots",
+      defaultValue = "4",
+      paramLabel = "N",
+      description =
+          "Adapters an engine holds loaded at once, least recently used evicted (default:"
+              + " ${DEFAULT-VALUE}).")
+  int adapterSlots;
+
+  @Option(
+      names = "--adapter-load-ms",
+      defaultValue = "86",
+      paramLabel = "MS",
+      description =
+          "Time to load an adapter an engine does not hold (default: ${DEFAULT-VALUE}, the"
+              + " mocker's prefill time of the 4,096 tokens the ingress's load penalty stands for).")
+  double adapterLoadMs;
+
+  @Option(
       names = "--max-num-seqs",
       defaultValue = "256",
       description = "Engine max_num_seqs (default: ${DEFAULT-VALUE}).")
@@ -235,7 +287,13 @@ final class LabCommand implements Callable<Integer> {
               killAt,
               dropEvents,
               burst,
-              250_000);
+              250_000,
+              cpuBlocks,
+              cpuLoadMicros == null ? LabConfig.defaultCpuLoadMicros(blockSize) : cpuLoadMicros,
+              adapters,
+              adapterZipf,
+              adapterSlots,
+              Math.round(adapterLoadMs * 1000));
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

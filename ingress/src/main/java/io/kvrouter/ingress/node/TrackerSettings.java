@@ -21,6 +21,7 @@ import java.time.Duration;
  * @param busyKvUsage a replica reporting this KV usage is busy
  * @param busyWaiting a replica reporting this many waiting requests is busy
  * @param busyMaxInFlight a replica holding this many reservations of every ingress is busy
+ * @param cpuLoadPerToken time to load one token's KV back from a replica's CPU tier
  */
 public record TrackerSettings(
     String policy,
@@ -33,7 +34,8 @@ public record TrackerSettings(
     long maxIndexBytes,
     double busyKvUsage,
     int busyWaiting,
-    int busyMaxInFlight) {
+    int busyMaxInFlight,
+    Duration cpuLoadPerToken) {
 
   /** Reads {@code kvrouter.tracker} from {@code config}. */
   public static TrackerSettings fromConfig(Config config) {
@@ -49,7 +51,8 @@ public record TrackerSettings(
         c.getBytes("max-index-bytes"),
         c.getDouble("busy.kv-usage"),
         c.getInt("busy.waiting"),
-        c.getInt("busy.max-in-flight"));
+        c.getInt("busy.max-in-flight"),
+        c.getDuration("cpu-load-per-token"));
   }
 
   /** The core's configuration for the tracker of ingress {@code ingressId}. */
@@ -62,7 +65,9 @@ public record TrackerSettings(
             .withMaxIndexBytes(maxIndexBytes);
     c =
         c.withPolicyConfig(
-            c.policyConfig().withBusyThresholds(busyKvUsage, busyWaiting, busyMaxInFlight));
+            c.policyConfig()
+                .withBusyThresholds(busyKvUsage, busyWaiting, busyMaxInFlight)
+                .withCpuLoadMicrosPerToken(cpuLoadPerToken.toNanos() / 1000.0));
     return nearTieRandomisation
         ? c
         : c.withPolicyConfig(c.policyConfig().withoutNearTieRandomisation());

@@ -43,14 +43,19 @@ class NodeSettingsTest {
                         "kvrouter.tracker.predicted-ttl", "5s",
                         "kvrouter.tracker.approximate-ttl", "7s",
                         "kvrouter.tracker.policy", "round_robin",
-                        "kvrouter.tracker.near-tie-randomisation", "off")))
+                        "kvrouter.tracker.near-tie-randomisation", "off",
+                        "kvrouter.tracker.cpu-load-per-token", "10us")))
             .trackerConfig("in-1");
     assertThat(tracker.leaseMillis()).isEqualTo(60_000);
     assertThat(tracker.predictedTtlMillis()).isEqualTo(5_000);
     assertThat(tracker.approximateTtlMillis()).isEqualTo(7_000);
     assertThat(tracker.policy()).isEqualTo("round_robin");
     assertThat(tracker.policyConfig())
-        .isEqualTo(TrackerConfig.defaults("in-1").policyConfig().withoutNearTieRandomisation());
+        .isEqualTo(
+            TrackerConfig.defaults("in-1")
+                .policyConfig()
+                .withoutNearTieRandomisation()
+                .withCpuLoadMicrosPerToken(10));
   }
 
   @Test

@@ -32,10 +32,13 @@ public record TierWeights(double gpu, double predicted, double cpu, double disk)
 
   /**
    * llm-d's KV-cache backend weights: {@code gpu} 1.0, {@code cpu} 0.8 (llm-d/llm-d-kv-cache {@code
-   * docs/configuration.md}, {@code kvCacheBackendConfigs}, at 0cabba56); it names no disk tier and
-   * has no predicted blocks, so both count 0.
+   * docs/configuration.md}, {@code kvCacheBackendConfigs}, at 0cabba56; {@code
+   * DefaultKVCacheBackendConfig} in {@code pkg/kvcache/backend.go} of llm-d-kv-cache-manager at
+   * a378f5b3). It names no disk tier, and a medium without a configured weight counts 1.0 ({@code
+   * getMaxWeight} in {@code pkg/kvcache/kvblock_scorer.go}: {@code weight := 1.0} unless the medium
+   * is in the map), so disk counts 1.0; it has no predicted blocks, so they count 0.
    */
   public static TierWeights llmd() {
-    return new TierWeights(1.0, 0.0, 0.8, 0.0);
+    return new TierWeights(1.0, 0.0, 0.8, 1.0);
   }
 }

@@ -1,6 +1,7 @@
 package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.index.TierWeights;
 import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
@@ -24,11 +25,16 @@ import java.util.random.RandomGenerator;
  *   logit          = overlap_score_weight · prefill_tokens / block size + decode_blocks
  * </pre>
  *
- * The overlap is the worker's leading prompt blocks in the event-fed index (this version weighs no
- * storage tier apart; the lab's engines have one). The lowest logit wins; several equal lowest
- * logits go to the worker with the smallest tree (fewest blocks held by events), then at random.
- * With a temperature above 0 a worker is drawn with probability proportional to {@code exp(−logit /
- * (range · temperature))}, range being the spread of the logits.
+ * The overlap is the worker's leading prompt blocks in the event-fed index, each weighed by the
+ * tier it is best held in: device 1.0, host memory 0.75, disk 0.25 ({@link TierWeights#dynamo()};
+ * {@code DefaultWorkerSelector::worker_logit} in ai-dynamo/dynamo {@code
+ * lib/kv-router/src/scheduling/selector.rs}, read at 01690d42: {@code overlap_credit_blocks =
+ * overlap_score_credit · device + host_cache_hit_weight · host_pinned + disk_cache_hit_weight ·
+ * disk}, the host and disk runs extending the device prefix, with {@code KvRouterConfig}'s defaults
+ * 0.75 and 0.25). The lowest logit wins; several equal lowest logits go to the worker with the
+ * smallest tree (fewest blocks held by events), then at random. With a temperature above 0 a worker
+ * is drawn with probability proportional to {@code exp(−logit / (range · temperature))}, range
+ * being the spread of the logits.
  *
  * <p>Active blocks are kept per request by {@link ActiveBlocks} from this router's own lifecycle
  * events; prefill tokens come from the ledger, which for this policy holds only own requests (see
@@ -74,11 +80,19 @@ final class DynamoKvPolicy implements Policy {
   /** The logit of {@code replica}; lower is better. */
   double logit(RouteQuery query, MatchResult match, LoadView load, int replica) {
     long bs = query.blockSize();
-    long uncached = Math.max(0, query.promptTokens() - (long) match.matched(replica) * bs);
-    double prefillBlocks = (double) (uncached + load.prefillTokens(replica)) / bs;
+    double uncached = Math.max(0, query.promptTokens() - overlapBlocks(match, replica) * bs);
+    double prefillBlocks = (uncached + load.prefillTokens(replica)) / bs;
     int decodeBlocks =
         active.activeBlocks(replica) + active.newBlocks(replica, query.keys(), query.keyCount());
     return overlapWeight * prefillBlocks + decodeBlocks;
+  }
+
+  /** The matched run with host-memory and disk blocks at Dynamo's credits. */
+  static double overlapBlocks(MatchResult match, int replica) {
+    TierWeights w = TierWeights.dynamo();
+    return match.matched(replica)
+        - (1 - w.cpu()) * match.cpu(replica)
+        - (1 - w.disk()) * match.disk(replica);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.index.TierWeights;
 import io.kvrouter.tracker.ledger.LoadView;
 import java.util.random.RandomGenerator;
 
@@ -19,8 +20,12 @@ import java.util.random.RandomGenerator;
  *
  * <ul>
  *   <li>precise prefix cache × 2: each pod's leading prompt blocks in the index fed by the engines'
- *       KV events, min-max normalised over the pods that hold at least the first block (all of them
- *       1 when they hold equally many; a pod holding none scores 0). Speculative entries are off by
+ *       KV events, each block counted at the weight of the best tier the pod holds it in (GPU 1.0,
+ *       CPU 0.8, a medium it has no weight for 1.0: {@code DefaultKVCacheBackendConfig} in {@code
+ *       pkg/kvcache/backend.go} and {@code getMaxWeight} / {@code LongestPrefixScorer.Score} in
+ *       {@code pkg/kvcache/kvblock_scorer.go}, llm-d/llm-d-kv-cache-manager at a378f5b3, v0.4.0-9),
+ *       min-max normalised over the pods that hold at least the first block (all of them 1 when
+ *       they hold equally many; a pod holding none scores 0). Speculative entries are off by
  *       default, so the index has only confirmed blocks;
  *   <li>KV-cache utilisation × 1: {@code 1 − kv_cache_usage};
  *   <li>queue × 1: waiting requests min-max normalised, shortest queue 1, longest 0 (all 1 when
@@ -79,22 +84,22 @@ final class LlmdPrecisePolicy implements Policy {
     int n = candidates.length;
     int minQ = Integer.MAX_VALUE;
     int maxQ = Integer.MIN_VALUE;
-    int minHit = Integer.MAX_VALUE;
-    int maxHit = 0;
+    double minHit = Double.MAX_VALUE;
+    double maxHit = 0;
     for (int r : candidates) {
       minQ = Math.min(minQ, load.waiting(r));
       maxQ = Math.max(maxQ, load.waiting(r));
       if (match.matched(r) > 0) {
-        minHit = Math.min(minHit, match.matched(r));
-        maxHit = Math.max(maxHit, match.matched(r));
+        minHit = Math.min(minHit, weighedHit(match, r));
+        maxHit = Math.max(maxHit, weighedHit(match, r));
       }
     }
     double[] score = new double[n];
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
-      int hit = match.matched(r);
+      double hit = match.matched(r) == 0 ? 0 : weighedHit(match, r);
       double prefix =
-          hit == 0 ? 0 : maxHit == minHit ? 1 : (double) (hit - minHit) / (maxHit - minHit);
+          match.matched(r) == 0 ? 0 : maxHit == minHit ? 1 : (hit - minHit) / (maxHit - minHit);
       double kv = 1 - load.kvUsage(r);
       double queue = maxQ == minQ ? 1 : (double) (maxQ - load.waiting(r)) / (maxQ - minQ);
       score[i] =
@@ -103,5 +108,15 @@ final class LlmdPrecisePolicy implements Policy {
               + config.llmdQueueWeight() * queue;
     }
     return Ranking.descending(candidates, score, random);
+  }
+
+  /**
+   * The matched run with CPU- and disk-held blocks at llm-d's weights ({@link TierWeights#llmd}).
+   */
+  static double weighedHit(MatchResult match, int replica) {
+    TierWeights w = TierWeights.llmd();
+    return match.matched(replica)
+        - (1 - w.cpu()) * match.cpu(replica)
+        - (1 - w.disk()) * match.disk(replica);
   }
 }

@@ -35,6 +35,11 @@ import java.util.function.Consumer;
  * @param llmdKvWeight llm-d: KV-cache utilisation scorer weight (1.0)
  * @param llmdQueueWeight llm-d: queue scorer weight (1.0)
  * @param kvrouter kvrouter: the predicted-TTFT policy's own parameters ({@link KvRouterConfig})
+ * @param cpuLoadMicrosPerToken kvrouter: time to load one token's KV back from a replica's CPU
+ *     tier, µs; the predicted-TTFT policy counts a CPU-held block as cached and charges it this
+ *     (not its prefill, not zero). Default 4.16: 131,072 bytes of KV per token (Llama-3.1-8B: 2 ×
+ *     32 layers × 8 KV heads × 128 dimensions × 2 bytes) over PCIe 4.0 x16's 31.5 GB/s, 67 µs per
+ *     16-token block, the lab engine's default load time
  */
 public record PolicyConfig(
     double gpuCredit,
@@ -61,7 +66,18 @@ public record PolicyConfig(
     double llmdPrefixWeight,
     double llmdKvWeight,
     double llmdQueueWeight,
-    KvRouterConfig kvrouter) {
+    KvRouterConfig kvrouter,
+    double cpuLoadMicrosPerToken) {
+
+  /** KV bytes per token over PCIe 4.0 x16 bandwidth, µs: see {@code cpuLoadMicrosPerToken}. */
+  public static final double DEFAULT_CPU_LOAD_MICROS_PER_TOKEN = 4.16; // 131,072 B / 31.5 GB/s
+
+  public PolicyConfig {
+    if (!(cpuLoadMicrosPerToken >= 0)) {
+      throw new IllegalArgumentException(
+          "cpuLoadMicrosPerToken must be >= 0, was " + cpuLoadMicrosPerToken);
+    }
+  }
 
   /** The defaults described above. */
   public static PolicyConfig defaults() {
@@ -90,7 +106,8 @@ public record PolicyConfig(
         2.0,
         1.0,
         1.0,
-        KvRouterConfig.defaults());
+        KvRouterConfig.defaults(),
+        DEFAULT_CPU_LOAD_MICROS_PER_TOKEN);
   }
 
   /**
@@ -117,6 +134,11 @@ public record PolicyConfig(
           b.temperature = 0.0;
           b.kvrouter = kvrouter.withConcurrency("off");
         });
+  }
+
+  /** The same parameters with another CPU-tier load time (see {@code cpuLoadMicrosPerToken}). */
+  public PolicyConfig withCpuLoadMicrosPerToken(double micros) {
+    return with(b -> b.cpuLoadMicrosPerToken = micros);
   }
 
   /** The same parameters with kvrouter's own replaced by {@code k}. */
@@ -160,6 +182,23 @@ public record PolicyConfig(
         + diskCredit * match.disk(replica);
   }
 
+  /**
+   * Cached blocks of {@code replica} as the predicted-TTFT policy counts them: a block reloaded
+   * from the CPU tier is not computed (its load time is charged apart, {@link #cpuLoadMillis});
+   * GPU, predicted and disk blocks by their credits.
+   */
+  double cachedBlocksLoadingCpu(io.kvrouter.tracker.index.MatchResult match, int replica) {
+    return gpuCredit * match.gpu(replica)
+        + predictedCredit * match.predicted(replica)
+        + match.cpu(replica)
+        + diskCredit * match.disk(replica);
+  }
+
+  /** Milliseconds to load {@code replica}'s CPU-held blocks of the match back to GPU. */
+  double cpuLoadMillis(io.kvrouter.tracker.index.MatchResult match, int replica, int blockSize) {
+    return match.cpu(replica) * (double) blockSize * cpuLoadMicrosPerToken / 1000.0;
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private PolicyConfig with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -194,6 +233,7 @@ public record PolicyConfig(
     private double llmdKvWeight;
     private double llmdQueueWeight;
     private KvRouterConfig kvrouter;
+    private double cpuLoadMicrosPerToken;
 
     private Builder(PolicyConfig c) {
       gpuCredit = c.gpuCredit;
@@ -221,6 +261,7 @@ public record PolicyConfig(
       llmdKvWeight = c.llmdKvWeight;
       llmdQueueWeight = c.llmdQueueWeight;
       kvrouter = c.kvrouter;
+      cpuLoadMicrosPerToken = c.cpuLoadMicrosPerToken;
     }
 
     private PolicyConfig build() {
@@ -249,7 +290,8 @@ public record PolicyConfig(
           llmdPrefixWeight,
           llmdKvWeight,
           llmdQueueWeight,
-          kvrouter);
+          kvrouter,
+          cpuLoadMicrosPerToken);
     }
   }
 }

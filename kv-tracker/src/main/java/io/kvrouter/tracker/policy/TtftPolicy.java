@@ -16,19 +16,28 @@ import java.util.random.RandomGenerator;
  * <p>Per candidate {@code r}:
  *
  * <pre>
- *   own_r    = max(1, promptTokens − bs · (gpu + 0.9·predicted + 0.75·cpu + 0.25·disk blocks))
+ *   own_r    = max(1, promptTokens − bs · (gpu + 0.9·predicted + cpu + 0.25·disk blocks))
+ *   load_r   = bs · cpu blocks · cpuLoadMicrosPerToken / 1000        (reloading the CPU-held blocks)
  *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
  *            + unseen_r (below)
- *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r)
- *   cost_r   = ttft_r + workWeight · timing.computeMillis(own_r)
+ *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
+ *   cost_r   = ttft_r + workWeight · (timing.computeMillis(own_r) + load_r)
  * </pre>
  *
- * with {@code timing} an {@link EngineTiming} fitted online ({@link TimingFit}) from this router's
- * observed first tokens. With nothing queued anywhere the smallest {@code own_r} wins, i.e. the
- * longest cached prefix: the policy is exactly cache-greedy at light load and spreads under load,
- * by as much as the queue ahead costs in time. The work term charges a placement the compute its
- * uncached tokens take from the replica's later requests, so recomputing a shared prefix elsewhere
- * is not mistaken for free when it is only as fast as queueing behind its first copy.
+ * A block the replica holds only in its CPU tier (vLLM's offloading connector) is neither free nor
+ * recomputed: the engine loads it back, and the pass that admits the request takes the transfer
+ * longer ({@link PolicyConfig#cpuLoadMicrosPerToken}, by default 67 µs per 16-token block against
+ * about 250 µs to compute it), which delays this request and the requests batched with it alike. So
+ * the CPU copy of a prefix beats a cold replica and loses to the GPU copy, by what the transfer
+ * costs rather than by a fixed credit.
+ *
+ * <p>with {@code timing} an {@link EngineTiming} fitted online ({@link TimingFit}) from this
+ * router's observed first tokens. With nothing queued anywhere the smallest {@code own_r} wins,
+ * i.e. the longest cached prefix: the policy is exactly cache-greedy at light load and spreads
+ * under load, by as much as the queue ahead costs in time. The work term charges a placement the
+ * compute its uncached tokens take from the replica's later requests, so recomputing a shared
+ * prefix elsewhere is not mistaken for free when it is only as fast as queueing behind its first
+ * copy.
  *
  * <p>Many routers ({@link KvRouterConfig#concurrency()}). Routers that decide within one
  * propagation delay of each other cannot see each other's reservations. Under {@code unseen} this
@@ -101,7 +110,7 @@ final class TtftPolicy implements Policy {
 
   /** Uncached prompt tokens of {@code replica}: at least one, as an engine always computes one. */
   double ownTokens(RouteQuery query, MatchResult match, int replica) {
-    double cached = config.cachedBlocks(match, replica) * query.blockSize();
+    double cached = config.cachedBlocksLoadingCpu(match, replica) * query.blockSize();
     return Math.max(1, query.promptTokens() - cached);
   }
 
@@ -135,7 +144,11 @@ final class TtftPolicy implements Policy {
       int r = candidates[i];
       double ahead = load.prefillTokens(r) + unseen[i];
       own[i] = ownTokens(query, match, r);
-      cost[i] = ttft(t, ahead, own[i], load, r) + k.workWeight() * t.computeMillis(own[i]);
+      double reload = config.cpuLoadMillis(match, r, query.blockSize());
+      cost[i] =
+          ttft(t, ahead, own[i], load, r)
+              + reload
+              + k.workWeight() * (t.computeMillis(own[i]) + reload);
       EngineTiming.features(
           load.prefillTokens(r) + own[i],
           chunk(load, r),

@@ -39,7 +39,7 @@ class TierWeightsTest {
     assertThat(m.credited(2, dynamo)).isEqualTo(1.0);
     TierWeights llmd = TierWeights.llmd();
     assertThat(m.credited(1, llmd)).isEqualTo(3.2);
-    assertThat(m.credited(2, llmd)).isZero();
+    assertThat(m.credited(2, llmd)).isEqualTo(4.0); // no weight for disk: llm-d's default 1.0
   }
 
   @Test

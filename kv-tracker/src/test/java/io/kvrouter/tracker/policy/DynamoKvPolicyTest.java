@@ -89,4 +89,23 @@ class DynamoKvPolicyTest {
     assertThat(v.peerReservations()).isFalse();
     assertThat(v.predictedBlocks()).isFalse();
   }
+
+  /**
+   * Dynamo credits a block held in host memory 0.75 and on disk 0.25 of a device block: the same
+   * 64-block run costs 16 prefill blocks more from the CPU tier and 48 more from disk.
+   */
+  @Test
+  void tiers_areCreditedAsDynamoShipsThem() {
+    long[] prompt = Fixture.prompt(500, 64);
+    Fixture f =
+        new Fixture(4).holding(prompt, new int[] {64, 64, 64}, Tier.GPU, Tier.CPU, Tier.DISK);
+    DynamoKvPolicy dynamo = (DynamoKvPolicy) Fixture.policy("dynamo_kv", 1);
+    f.index.match(prompt, prompt.length, f.match);
+    RouteQuery q = f.query(prompt);
+    double gpu = dynamo.logit(q, f.match, f, 0);
+    assertThat(dynamo.logit(q, f.match, f, 1) - gpu).isEqualTo(16.0);
+    assertThat(dynamo.logit(q, f.match, f, 2) - gpu).isEqualTo(48.0);
+    assertThat(dynamo.logit(q, f.match, f, 3) - gpu).isEqualTo(64.0);
+    assertThat(f.rank(dynamo, prompt)).containsExactly(0, 1, 2, 3);
+  }
 }

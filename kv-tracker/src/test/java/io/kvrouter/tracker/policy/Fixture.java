@@ -59,6 +59,17 @@ final class Fixture implements LoadView {
     index.store(replica, new BlocksStored(BlocksStored.ROOT, h, k, tier));
   }
 
+  /**
+   * Replica {@code i} holds the first {@code blocks[i]} blocks of {@code keys} in {@code tiers[i]};
+   * returns this fixture.
+   */
+  Fixture holding(long[] keys, int[] blocks, Tier... tiers) {
+    for (int i = 0; i < tiers.length; i++) {
+      cache(i, keys, blocks[i], tiers[i]);
+    }
+    return this;
+  }
+
   RouteQuery query(long[] keys) {
     return RouteQuery.of(keys, keys.length * BS, BS, now);
   }

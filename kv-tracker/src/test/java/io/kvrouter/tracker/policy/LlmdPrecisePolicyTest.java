@@ -1,6 +1,7 @@
 package io.kvrouter.tracker.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.kvrouter.protocol.Tier;
 import org.junit.jupiter.api.Test;
@@ -69,5 +70,19 @@ class LlmdPrecisePolicyTest {
     assertThat(v.predictedBlocks()).isFalse();
     assertThat(v.peerReservations()).isFalse();
     assertThat(v.globalScheduler()).isTrue();
+  }
+
+  /**
+   * llm-d weighs a CPU-held block 0.8 (its default backend config): 64 blocks on CPU score 51.2,
+   * below 56 on GPU and above 32 on GPU; counted as GPU they would come first.
+   */
+  @Test
+  void cpuBlocks_weighEightTenths() {
+    long[] prompt = Fixture.prompt(700, 64);
+    Fixture f =
+        new Fixture(3).holding(prompt, new int[] {56, 64, 32}, Tier.GPU, Tier.CPU, Tier.GPU);
+    assertThat(f.rank(Fixture.policy("llmd_precise", 1), prompt)).containsExactly(0, 1, 2);
+    f.index.match(prompt, prompt.length, f.match);
+    assertThat(LlmdPrecisePolicy.weighedHit(f.match, 1)).isCloseTo(51.2, within(1e-9));
   }
 }

@@ -150,4 +150,36 @@ class TtftPolicyTest {
       assertThat(f.rank(p, PROMPT)[0]).as(router).isEqualTo(2);
     }
   }
+
+  /**
+   * The whole 4,096-token prompt on GPU (replica 0: one token to compute, ≈ 16.5 ms), in the CPU
+   * tier only (replica 1: one token plus 4,096 × 4.16 µs = 17.0 ms of transfer, charged to its TTFT
+   * and again as work: ≈ 50.6 ms), or nowhere (replica 2: ≈ 155 ms, see above). CPU sits between,
+   * by its transfer time: free transfers tie it with GPU, and a transfer slower than computing (100
+   * µs a token, 410 ms) puts it behind the cold replica, which no fixed credit would.
+   */
+  @Test
+  void aCpuHeldPrefixCostsItsTransfer_betweenGpuAndCold() {
+    Fixture f = new Fixture(3);
+    f.cache(0, PROMPT, 256, Tier.GPU);
+    f.cache(1, PROMPT, 256, Tier.CPU);
+    assertThat(f.rank(policy("off", "a"), PROMPT)).containsExactly(0, 1, 2);
+    PolicyConfig c =
+        PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().withConcurrency("off"));
+    RouteQuery q = f.query(PROMPT);
+    f.index.match(PROMPT, PROMPT.length, f.match);
+    assertThat(c.cpuLoadMillis(f.match, 1, Fixture.BS))
+        .isCloseTo(17.04, org.assertj.core.api.Assertions.within(0.01));
+    assertThat(c.cpuLoadMillis(f.match, 0, Fixture.BS)).isZero();
+    assertThat(new TtftPolicy("kvrouter", c, new SplittableRandom(3)).ownTokens(q, f.match, 1))
+        .isEqualTo(1);
+
+    TtftPolicy free =
+        new TtftPolicy("kvrouter", c.withCpuLoadMicrosPerToken(0), new SplittableRandom(3));
+    int[] ranked = f.rank(free, PROMPT);
+    assertThat(ranked[2]).isEqualTo(2);
+    TtftPolicy slow =
+        new TtftPolicy("kvrouter", c.withCpuLoadMicrosPerToken(100), new SplittableRandom(3));
+    assertThat(f.rank(slow, PROMPT)).containsExactly(0, 2, 1);
+  }
 }

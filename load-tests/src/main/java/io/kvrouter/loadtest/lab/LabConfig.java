@@ -26,6 +26,16 @@ import java.util.function.Consumer;
  * @param dropEvents fraction of KV-event batches lost on the way to each router (0 to 1)
  * @param burst the first {@code burst} requests all arrive at time 0 (herding), 0 for none
  * @param loadReportMicros interval of engine load reports to routers (and of lease expiry)
+ * @param cpuBlocks blocks of each engine's CPU offload tier ({@link LabCpuTier}), 0 for none (vLLM
+ *     without an offloading connector)
+ * @param cpuLoadMicrosPerBlock time to load one block back from the CPU tier, added to the pass
+ *     that loads it (default {@link #defaultCpuLoadMicros})
+ * @param adapters LoRA adapters the requests name ({@link LabAdapters}), 0 for none
+ * @param adapterZipf Zipf exponent of the adapters' popularity
+ * @param adapterSlots adapters an engine holds loaded at once, least recently used evicted (0:
+ *     unbounded)
+ * @param adapterLoadMicros time to load an adapter an engine does not hold, added to the pass that
+ *     admits the request (default {@link #DEFAULT_ADAPTER_LOAD_MICROS})
  */
 public record LabConfig(
     int replicas,
@@ -41,7 +51,22 @@ public record LabConfig(
     long killAtMicros,
     double dropEvents,
     int burst,
-    long loadReportMicros) {
+    long loadReportMicros,
+    long cpuBlocks,
+    long cpuLoadMicrosPerBlock,
+    int adapters,
+    double adapterZipf,
+    int adapterSlots,
+    long adapterLoadMicros) {
+
+  /**
+   * Default time to load a LoRA adapter: 86 ms, what the mocker's pass-time model takes to prefill
+   * 4,096 tokens (16.5 + 62.2 + 7.1 ms), i.e. the work the ingress's {@code
+   * kvrouter.lora.load-penalty-tokens} (4,096) stands for ("vLLM loads a LoRA adapter from disk in
+   * a fraction of a second"): the project's assumption, not a measurement, kept equal on both sides
+   * so the router's penalty and the engine's cost agree.
+   */
+  public static final long DEFAULT_ADAPTER_LOAD_MICROS = 86_000;
 
   /** Capacity an "unlimited" engine gets: more blocks than any workload here can fill. */
   public static final long UNLIMITED_BLOCKS = 1L << 40;
@@ -49,11 +74,42 @@ public record LabConfig(
   /** The model name the engines serve and the keys are seeded with. */
   public static final String MODEL = "lab-model";
 
+  /**
+   * KV bytes per token: Llama-3.1-8B's (2 tensors × 32 layers × 8 KV heads × 128 dimensions × 2
+   * bytes, from its {@code config.json}), as the sim's {@code SimKvTransfer} takes it.
+   */
+  public static final long KV_BYTES_PER_TOKEN = 131_072;
+
+  /**
+   * Host-to-GPU bandwidth: PCIe 4.0 x16 per direction, 16 GT/s × 16 lanes × 128/130 encoding ÷ 8 =
+   * 31.5 GB/s (the PCI-SIG base specification's signalling rate; a real copy gets somewhat less, so
+   * the load time below is a lower bound).
+   */
+  public static final double PCIE_BYTES_PER_SECOND = 31.5e9;
+
+  /**
+   * Time to load one block of {@code blockSize} tokens from host memory: {@link
+   * #KV_BYTES_PER_TOKEN} × blockSize ÷ {@link #PCIE_BYTES_PER_SECOND}; 67 µs for 16-token blocks,
+   * about a quarter of what computing them costs in the mocker's model (16 × 15.2 µs = 243 µs
+   * linear term), so a CPU hit saves about three quarters of a GPU hit, near Dynamo's host-tier
+   * credit 0.75.
+   */
+  public static long defaultCpuLoadMicros(int blockSize) {
+    return Math.round(KV_BYTES_PER_TOKEN * (double) blockSize / PCIE_BYTES_PER_SECOND * 1e6);
+  }
+
   public LabConfig {
     Objects.requireNonNull(policies, "policies");
     policies = List.copyOf(policies);
     if (replicas < 1 || routers < 1) {
       throw new IllegalArgumentException("need at least one replica and one router");
+    }
+    if (adapters < 0 || !(adapterZipf >= 0) || adapterSlots < 0 || adapterLoadMicros < 0) {
+      throw new IllegalArgumentException(
+          "adapters, adapter Zipf exponent, slots and load time must be >= 0");
+    }
+    if (cpuBlocks < 0 || cpuLoadMicrosPerBlock < 0) {
+      throw new IllegalArgumentException("cpu blocks and cpu load time must be >= 0");
     }
     if (capacityBlocks < 0 || propagationDelayMicros < 0 || burst < 0 || blockSize < 1) {
       throw new IllegalArgumentException("capacity, delay, burst must be >= 0, block size >= 1");
@@ -76,7 +132,26 @@ public record LabConfig(
   /** One router, unlimited capacity, every policy, no delay, no chaos, seed 1. */
   public static LabConfig defaults(int replicas) {
     return new LabConfig(
-        replicas, 1, 0, Policies.names(), 0, 1, 16, 256, 8192, -1, 0, 0, 0, 250_000);
+        replicas,
+        1,
+        0,
+        Policies.names(),
+        0,
+        1,
+        16,
+        256,
+        8192,
+        -1,
+        0,
+        0,
+        0,
+        250_000,
+        0,
+        defaultCpuLoadMicros(16),
+        0,
+        1.0,
+        0,
+        DEFAULT_ADAPTER_LOAD_MICROS);
   }
 
   /** Engine capacity in blocks, resolving "unlimited". */
@@ -118,6 +193,29 @@ public record LabConfig(
     return with(b -> b.blockSize = bs);
   }
 
+  /** Engines with a CPU offload tier of {@code blocks} blocks loading one in {@code loadMicros}. */
+  public LabConfig withCpuTier(long blocks, long loadMicros) {
+    return with(
+        b -> {
+          b.cpuBlocks = blocks;
+          b.cpuLoadMicrosPerBlock = loadMicros;
+        });
+  }
+
+  /**
+   * Requests naming {@code count} LoRA adapters of Zipf popularity {@code zipf}, engines holding
+   * {@code slots} at once and loading one in {@code loadMicros}.
+   */
+  public LabConfig withAdapters(int count, double zipf, int slots, long loadMicros) {
+    return with(
+        b -> {
+          b.adapters = count;
+          b.adapterZipf = zipf;
+          b.adapterSlots = slots;
+          b.adapterLoadMicros = loadMicros;
+        });
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private LabConfig with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -141,6 +239,12 @@ public record LabConfig(
     private double dropEvents;
     private int burst;
     private long loadReportMicros;
+    private long cpuBlocks;
+    private long cpuLoadMicrosPerBlock;
+    private int adapters;
+    private double adapterZipf;
+    private int adapterSlots;
+    private long adapterLoadMicros;
 
     private Builder(LabConfig c) {
       replicas = c.replicas;
@@ -157,6 +261,12 @@ public record LabConfig(
       dropEvents = c.dropEvents;
       burst = c.burst;
       loadReportMicros = c.loadReportMicros;
+      cpuBlocks = c.cpuBlocks;
+      cpuLoadMicrosPerBlock = c.cpuLoadMicrosPerBlock;
+      adapters = c.adapters;
+      adapterZipf = c.adapterZipf;
+      adapterSlots = c.adapterSlots;
+      adapterLoadMicros = c.adapterLoadMicros;
     }
 
     private LabConfig build() {
@@ -174,7 +284,13 @@ public record LabConfig(
           killAtMicros,
           dropEvents,
           burst,
-          loadReportMicros);
+          loadReportMicros,
+          cpuBlocks,
+          cpuLoadMicrosPerBlock,
+          adapters,
+          adapterZipf,
+          adapterSlots,
+          adapterLoadMicros);
     }
   }
 }

@@ -36,6 +36,22 @@ import java.util.List;
  * hashes) and evictions ({@link BlocksRemoved} by engine hash), stamped into one {@link
  * KvEventBatch} per pass with a gap-free {@code seq} (epoch 0).
  *
+ * <p>CPU tier (optional, {@link LabCpuTier}): as the sim engine's {@code CpuOffloadTier} with
+ * vLLM's offloading connector, every block the GPU cache registers is also stored to a bounded LRU
+ * tier in host memory, announced as {@link BlocksStored} with {@link Tier#CPU} after the GPU stores
+ * of the same pass (with router keys: the bridge an agent would apply to the connector's event,
+ * which carries no tokens), and dropped from it with {@link BlocksRemoved} {@link Tier#CPU}. A
+ * request admitted with a GPU prefix hit of h blocks loads the tier's leading run after block h
+ * instead of computing it, and the pass that admits it takes {@code cpuLoadMicrosPerBlock} longer
+ * per loaded block (the sim adds the same to its pass). Loaded blocks count as cached prompt tokens
+ * ({@link #prefixHits}), and apart in {@link #cpuHits}.
+ *
+ * <p>LoRA adapters (optional, {@link #withAdapters}): the engine holds at most {@code slots}
+ * adapters loaded, least recently used evicted, as vLLM's cache of adapters in host memory ({@code
+ * max_cpu_loras}); a request for an adapter it does not hold loads it when admitted, and that pass
+ * takes {@code loadMicros} longer per adapter loaded. Deviation, stated: vLLM's per-batch limit
+ * ({@code max_loras}) is not modelled, so an evicted adapter's running requests go on.
+ *
  * <p>Cost per pass: O(scheduled requests + blocks allocated or registered); per macro pass
  * O(running requests + blocks allocated). Not thread-safe.
  *
@@ -67,6 +83,7 @@ final class LabEngine {
   private int[] counts = new int[64];
   private int[] entries = new int[1024];
   private final List<KvEvent> events = new ArrayList<>();
+  private final List<KvEvent> offloaded = new ArrayList<>();
   private long seq;
 
   private boolean busy;
@@ -75,10 +92,24 @@ final class LabEngine {
   private int macroPasses;
   private long macroPassMicros;
 
+  private final LabCpuTier cpu;
+  private final long cpuLoadMicrosPerBlock;
+  private int loadedThisPass;
+  private java.util.LinkedHashMap<String, Boolean> adapters;
+  private int adapterSlots;
+  private long adapterLoadMicros;
+  private int adaptersLoadedThisPass;
+  private long adapterLoads;
+
   private long prefixQueries;
   private long prefixHits;
+  private long cpuHits;
   private long uncachedPrefill;
 
+  /**
+   * @param cpuBlocks blocks of the CPU offload tier, 0 for none
+   * @param cpuLoadMicrosPerBlock time to load one block back from it, added to the pass
+   */
   LabEngine(
       int replica,
       String replicaId,
@@ -86,7 +117,12 @@ final class LabEngine {
       long capacityBlocks,
       int maxNumSeqs,
       int maxBatchedTokens,
+      long cpuBlocks,
+      long cpuLoadMicrosPerBlock,
       Listener listener) {
+    if (cpuLoadMicrosPerBlock < 0) {
+      throw new IllegalArgumentException("cpuLoadMicrosPerBlock must be >= 0");
+    }
     this.replica = replica;
     this.replicaId = replicaId;
     this.blockSize = blockSize;
@@ -97,6 +133,21 @@ final class LabEngine {
         new LabKvCache(
             capacityBlocks,
             key -> events.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.GPU)));
+    this.cpuLoadMicrosPerBlock = cpuLoadMicrosPerBlock;
+    this.cpu =
+        new LabCpuTier(
+            cpuBlocks,
+            new LabCpuTier.Sink() {
+              @Override
+              public void stored(long[] keys, int from, int to) {
+                offloaded.add(announcement(keys, from, to, BlocksStored.ROOT, Tier.CPU));
+              }
+
+              @Override
+              public void removed(long key) {
+                offloaded.add(new BlocksRemoved(new long[] {engineHash(key)}, Tier.CPU));
+              }
+            });
   }
 
   /** The engine's own hash of a block (SplitMix64 finaliser of the router key): not the key. */
@@ -145,6 +196,36 @@ final class LabEngine {
 
   long prefixHits() {
     return prefixHits;
+  }
+
+  /**
+   * Serves LoRA adapters: holds at most {@code slots} loaded (0: unbounded), loading one in {@code
+   * loadMicros}. Returns this engine.
+   */
+  LabEngine withAdapters(int slots, long loadMicros) {
+    this.adapters = new java.util.LinkedHashMap<>(16, 0.75f, true);
+    this.adapterSlots = slots;
+    this.adapterLoadMicros = loadMicros;
+    return this;
+  }
+
+  /** True when the engine holds {@code adapter} loaded. */
+  boolean holdsAdapter(String adapter) {
+    return adapters != null && adapters.containsKey(adapter);
+  }
+
+  /** Adapters loaded since start. */
+  long adapterLoads() {
+    return adapterLoads;
+  }
+
+  /** Of {@link #prefixHits}, the tokens loaded back from the CPU tier. */
+  long cpuHits() {
+    return cpuHits;
+  }
+
+  LabCpuTier cpuTier() {
+    return cpu;
   }
 
   /** Uncached prompt tokens admitted so far (the prefill work this engine was given). */
@@ -200,6 +281,8 @@ final class LabEngine {
     int budget = maxBatchedTokens;
     int k = 0;
     boolean preempted = false;
+    loadedThisPass = 0;
+    adaptersLoadedThisPass = 0;
     for (int i = 0; i < running.size() && budget > 0; ) {
       LabSequence s = running.get(i);
       int n = Math.min(s.numTokens() - s.numComputed, budget);
@@ -226,8 +309,10 @@ final class LabEngine {
       if (entries.length < s.keys.length) {
         entries = new int[Math.max(s.keys.length, entries.length * 2)];
       }
-      int hit = cache.cachedPrefix(s.keys, Math.min(maxHit, s.keys.length), entries);
-      int computed = hit * blockSize;
+      int limit = Math.min(maxHit, s.keys.length);
+      int hit = cache.cachedPrefix(s.keys, limit, entries);
+      int loaded = s.numBlocks == 0 ? cpu.loadableRun(s.keys, hit, limit) : 0;
+      int computed = (hit + loaded) * blockSize;
       boolean transferred = s.remotePrefill && s.numBlocks == 0 && s.cachedPromptTokens < 0;
       if (transferred) {
         computed = s.numTokens() - 1; // pulled from the prefill engine; the last token is computed
@@ -238,6 +323,8 @@ final class LabEngine {
         break;
       }
       waiting.pollFirst();
+      loadedThisPass += loaded;
+      useAdapter(s.adapter);
       cache.touch(entries, hit);
       for (int b = 0; b < hit; b++) {
         s.addBlock(s.keys[b]);
@@ -245,9 +332,10 @@ final class LabEngine {
       s.numComputed = computed;
       s.numRegistered = hit;
       if (s.cachedPromptTokens < 0) {
-        s.cachedPromptTokens = hit * blockSize;
+        s.cachedPromptTokens = (hit + loaded) * blockSize;
         prefixQueries += s.promptLength;
-        prefixHits += hit * blockSize;
+        prefixHits += (hit + loaded) * blockSize;
+        cpuHits += loaded * blockSize;
         uncachedPrefill += s.promptLength - computed;
       }
       if (!ensureBlocks(s, computed + n)) {
@@ -272,7 +360,9 @@ final class LabEngine {
       return -1;
     }
     long duration =
-        timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming());
+        timing.passMicros(prefillTokens, decodeTokens, usedForTiming(), totalForTiming())
+            + loadedThisPass * cpuLoadMicrosPerBlock
+            + adaptersLoadedThisPass * adapterLoadMicros;
     busy = true;
     macroPasses = 1;
     passStart = nowMicros;
@@ -313,6 +403,19 @@ final class LabEngine {
     passStart = nowMicros;
     passEnd = nowMicros + passes * macroPassMicros;
     return true;
+  }
+
+  /** Touches {@code adapter}, loading it (and evicting the least recently used) when absent. */
+  private void useAdapter(String adapter) {
+    if (adapter == null || adapters == null || adapters.get(adapter) != null) {
+      return;
+    }
+    adapters.put(adapter, Boolean.TRUE);
+    adaptersLoadedThisPass++;
+    adapterLoads++;
+    if (adapterSlots > 0 && adapters.size() > adapterSlots) {
+      adapters.remove(adapters.keySet().iterator().next());
+    }
   }
 
   private int usedForTiming() {
@@ -391,21 +494,29 @@ final class LabEngine {
         runStart = -1;
       }
     }
+    if (computedBlocks > s.numRegistered) {
+      cpu.offload(s.keys, s.numRegistered, computedBlocks);
+    }
     s.numRegistered = Math.max(s.numRegistered, computedBlocks);
   }
 
   private void announce(long[] keys, int from, int to) {
+    events.add(
+        announcement(keys, from, to, from == 0 ? BlocksStored.ROOT : keys[from - 1], Tier.GPU));
+  }
+
+  private static BlocksStored announcement(long[] keys, int from, int to, long parent, Tier tier) {
     long[] routerKeys = Arrays.copyOfRange(keys, from, to);
     long[] hashes = new long[routerKeys.length];
     for (int i = 0; i < hashes.length; i++) {
       hashes[i] = engineHash(routerKeys[i]);
     }
-    events.add(
-        new BlocksStored(
-            from == 0 ? BlocksStored.ROOT : keys[from - 1], hashes, routerKeys, Tier.GPU));
+    return new BlocksStored(parent, hashes, routerKeys, tier);
   }
 
   private KvEventBatch drainBatch() {
+    events.addAll(offloaded); // after the GPU stores of the same blocks, as the sim publishes
+    offloaded.clear();
     if (events.isEmpty()) {
       return null;
     }
@@ -460,6 +571,7 @@ final class LabEngine {
     waiting.clear();
     scheduled.clear();
     events.clear();
+    offloaded.clear();
     busy = false;
     return live;
   }

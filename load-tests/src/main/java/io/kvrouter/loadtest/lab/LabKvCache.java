@@ -41,15 +41,8 @@ final class LabKvCache {
   private final long capacity;
   private final EvictionSink sink;
   private final LongIntMap byKey = new LongIntMap(1 << 12);
-  private long[] keyOf = new long[1 << 12];
+  private final LabLruList free = new LabLruList();
   private int[] refs = new int[1 << 12];
-  private int[] prev = new int[1 << 12];
-  private int[] next = new int[1 << 12];
-  private int entries;
-  private int[] freeEntries = new int[64];
-  private int freeEntryCount;
-  private int head = -1;
-  private int tail = -1;
   private long freeCached;
   private long usedHashed;
   private long usedAnonymous;
@@ -120,7 +113,7 @@ final class LabKvCache {
     for (int i = 0; i < count; i++) {
       int e = entries[i];
       if (refs[e] == 0) {
-        unlink(e);
+        free.unlink(e);
         freeCached--;
         usedHashed++;
       }
@@ -134,12 +127,12 @@ final class LabKvCache {
       return false;
     }
     if (freeBlocks() - freeCached <= 0) {
-      int e = head;
-      unlink(e);
+      int e = free.head();
+      free.unlink(e);
       freeCached--;
-      long key = keyOf[e];
+      long key = free.key(e);
       byKey.remove(key);
-      releaseEntry(e);
+      free.release(e);
       sink.evicted(key);
     }
     usedAnonymous++;
@@ -152,17 +145,17 @@ final class LabKvCache {
    * @return true when it became cached; false when the key was cached already (stays anonymous)
    */
   boolean register(long key) {
-    int e = freeEntryCount > 0 ? freeEntries[freeEntryCount - 1] : entries;
+    int e = free.nextEntry();
     if (byKey.putIfAbsent(key, e) != LongIntMap.MISSING) {
       return false;
     }
-    if (newEntry() != e) {
+    if (free.newEntry(key) != e) {
       throw new IllegalStateException("entry allocation out of step");
     }
-    keyOf[e] = key;
+    if (e >= refs.length) {
+      refs = Arrays.copyOf(refs, free.capacity());
+    }
     refs[e] = 1;
-    prev[e] = -1;
-    next[e] = -1;
     usedAnonymous--;
     usedHashed++;
     return true;
@@ -176,7 +169,7 @@ final class LabKvCache {
     if (--refs[e] == 0) {
       usedHashed--;
       freeCached++;
-      append(e);
+      free.append(e);
     }
   }
 
@@ -185,52 +178,5 @@ final class LabKvCache {
       throw new IllegalStateException("released more anonymous blocks than referenced");
     }
     usedAnonymous -= count;
-  }
-
-  private int newEntry() {
-    if (freeEntryCount > 0) {
-      return freeEntries[--freeEntryCount];
-    }
-    if (entries == keyOf.length) {
-      int n = keyOf.length * 2;
-      keyOf = Arrays.copyOf(keyOf, n);
-      refs = Arrays.copyOf(refs, n);
-      prev = Arrays.copyOf(prev, n);
-      next = Arrays.copyOf(next, n);
-    }
-    return entries++;
-  }
-
-  private void releaseEntry(int e) {
-    if (freeEntryCount == freeEntries.length) {
-      freeEntries = Arrays.copyOf(freeEntries, freeEntryCount * 2);
-    }
-    freeEntries[freeEntryCount++] = e;
-  }
-
-  private void append(int e) {
-    prev[e] = tail;
-    next[e] = -1;
-    if (tail >= 0) {
-      next[tail] = e;
-    } else {
-      head = e;
-    }
-    tail = e;
-  }
-
-  private void unlink(int e) {
-    if (prev[e] >= 0) {
-      next[prev[e]] = next[e];
-    } else {
-      head = next[e];
-    }
-    if (next[e] >= 0) {
-      prev[next[e]] = prev[e];
-    } else {
-      tail = prev[e];
-    }
-    prev[e] = -1;
-    next[e] = -1;
   }
 }

@@ -99,12 +99,16 @@ final class LabMeasures {
       long cpuMillis) {
     long queries = 0;
     long hits = 0;
+    long cpuHits = 0;
+    long adapterLoads = 0;
     long[] prefill = new long[engines.length];
     double sum = 0;
     double max = 0;
     for (int i = 0; i < engines.length; i++) {
       queries += engines[i].prefixQueries();
       hits += engines[i].prefixHits();
+      cpuHits += engines[i].cpuHits();
+      adapterLoads += engines[i].adapterLoads();
       prefill[i] = engines[i].uncachedPrefillTokens();
       sum += prefill[i];
       max = Math.max(max, prefill[i]);
@@ -125,6 +129,8 @@ final class LabMeasures {
     return new PolicyResult(
         policy,
         queries == 0 ? 0 : (double) hits / queries,
+        queries == 0 ? 0 : (double) cpuHits / queries,
+        adapterLoads,
         blockHits == null ? null : blockHits.rates().blockHitRate(),
         ttftSummary,
         Latency.of(e2e),

@@ -65,6 +65,8 @@ public final class LabReport {
               p.decisions()));
     }
     sb.append('\n');
+    appendCpuTier(sb, r);
+    appendAdapters(sb, r);
     sb.append(
         "hit_rate: cached prompt tokens ÷ prompt tokens as the engines count them;"
             + " block_hit_rate: leading trace blocks already held by the chosen replica ÷ trace blocks"
@@ -74,6 +76,59 @@ public final class LabReport {
       sb.append("![").append(chart).append("](").append(chart).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /** With a CPU tier: how much of each policy's hit rate was loaded back from it. */
+  private static void appendCpuTier(StringBuilder sb, LabResults r) {
+    LabConfig c = r.config();
+    if (c.cpuBlocks() > 0) {
+      perPolicy(
+          sb,
+          r,
+          String.format(
+              Locale.ROOT,
+              "CPU tier: %d blocks per replica, %d µs to load a block back.",
+              c.cpuBlocks(),
+              c.cpuLoadMicrosPerBlock()),
+          "hit_rate GPU | hit_rate CPU",
+          p ->
+              String.format(
+                  Locale.ROOT, "%.4f | %.4f", p.hitRate() - p.cpuHitRate(), p.cpuHitRate()));
+    }
+  }
+
+  /** With LoRA adapters: how often each policy made the engines load one. */
+  private static void appendAdapters(StringBuilder sb, LabResults r) {
+    LabConfig c = r.config();
+    if (c.adapters() > 0) {
+      perPolicy(
+          sb,
+          r,
+          String.format(
+              Locale.ROOT,
+              "LoRA adapters: %d (Zipf %.2f), %d loaded per replica at most, %.0f ms to load one.",
+              c.adapters(),
+              c.adapterZipf(),
+              c.adapterSlots(),
+              c.adapterLoadMicros() / 1000.0),
+          "adapter loads",
+          p -> Long.toString(p.adapterLoads()));
+    }
+  }
+
+  /** A title line and a table of one row per policy: its name, then {@code cells}. */
+  private static void perPolicy(
+      StringBuilder sb,
+      LabResults r,
+      String title,
+      String header,
+      java.util.function.Function<PolicyResult, String> cells) {
+    sb.append(title).append("\n\n| policy | ").append(header).append(" |\n|---|");
+    sb.append("---:|".repeat(header.split("\\|").length)).append('\n');
+    for (PolicyResult p : r.policies()) {
+      sb.append("| ").append(p.policy()).append(" | ").append(cells.apply(p)).append(" |\n");
+    }
+    sb.append('\n');
   }
 
   private static String chaos(LabConfig c) {

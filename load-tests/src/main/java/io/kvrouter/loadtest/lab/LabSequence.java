@@ -33,6 +33,9 @@ final class LabSequence {
    */
   boolean remotePrefill;
 
+  /** The LoRA adapter the request runs with, or null for the base model. */
+  String adapter;
+
   LabSequence(
       int requestIndex,
       String requestId,

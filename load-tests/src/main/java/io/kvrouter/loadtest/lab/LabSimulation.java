@@ -15,6 +15,7 @@ import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicyConfig;
 import io.kvrouter.tracker.policy.Visibility;
+import io.kvrouter.tracker.steering.Steering;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -41,6 +42,14 @@ import java.util.SplittableRandom;
  * plane; engine load reports arrive at the policy's own metrics interval when it names one; a
  * policy that runs as one global scheduler gets a single router that decides every arrival (the
  * others would only forward to it). KV events reach every router, after the propagation delay.
+ *
+ * <p>LoRA adapters ({@code --adapters}): each request runs with the adapter {@link PromptKeys}
+ * names (its keys include it, as vLLM's block hashes and every peer's index do: Dynamo hashes
+ * {@code lora_name} into its block hashes); kvrouter's policies also get the ingress's adapter
+ * steering ({@code SteeringRule}: the replicas holding the adapter now, and the ingress's default
+ * load penalty of 4,096 tokens), the peers none (llm-d's precise-prefix configuration has no LoRA
+ * scorer, {@code deploy/config/epp-precise-prefix-cache-config.yaml}). The holders are the engines'
+ * loaded adapters at decision time (the ingress learns them from its agents every few seconds).
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
@@ -88,6 +97,12 @@ public final class LabSimulation {
   private final long[] arrival;
   private int arrivalsLeft;
 
+  /** True when requests naming an adapter are steered by the ingress's adapter rule. */
+  private final boolean steersAdapters;
+
+  /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
+  static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
+
   LabSimulation(Workload workload, PromptKeys keys, LabConfig config, String policy) {
     this.workload = workload;
     this.keys = keys;
@@ -96,6 +111,7 @@ public final class LabSimulation {
     int n = config.replicas();
     LabPolicy variant = LabPolicy.parse(policy);
     this.gates = variant.strict() ? new LabGates() : null;
+    this.steersAdapters = variant.policy().startsWith("kvrouter");
     this.visibility = Policies.visibility(variant.policy());
     this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
@@ -123,7 +139,12 @@ public final class LabSimulation {
               config.effectiveCapacity(),
               config.maxNumSeqs(),
               config.maxBatchedTokens(),
+              config.cpuBlocks(),
+              config.cpuLoadMicrosPerBlock(),
               listener);
+      if (config.adapters() > 0) {
+        engines[i].withAdapters(config.adapterSlots(), config.adapterLoadMicros());
+      }
       ReplicaInfo info =
           new ReplicaInfo(
               id,
@@ -131,7 +152,7 @@ public final class LabSimulation {
               LabConfig.MODEL,
               "sim://" + id,
               config.blockSize(),
-              List.of(Tier.GPU),
+              config.cpuBlocks() > 0 ? List.of(Tier.GPU, Tier.CPU) : List.of(Tier.GPU),
               "both",
               true,
               true);
@@ -250,7 +271,13 @@ public final class LabSimulation {
     Decision d =
         routers[router].selectAndReserve(
             new RouteRequest(
-                requestId, LabConfig.MODEL, keys.of(index), promptLength(index), rejected, false),
+                requestId,
+                LabConfig.MODEL,
+                keys.of(index),
+                promptLength(index),
+                rejected,
+                false,
+                steering(index)),
             now / 1000);
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
@@ -274,6 +301,21 @@ public final class LabSimulation {
             index, requestId, router, replica, expected, first, last, rejected, round));
   }
 
+  /** The adapter steering of request {@code index}: for kvrouter's policies, when it names one. */
+  private Steering steering(int index) {
+    String adapter = keys.adapter(index);
+    if (adapter == null || !steersAdapters) {
+      return Steering.NONE;
+    }
+    Set<String> holders = new HashSet<>();
+    for (LabEngine e : engines) {
+      if (!dead[e.replica()] && e.holdsAdapter(adapter)) {
+        holders.add(e.replicaId());
+      }
+    }
+    return new Steering(null, 0, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS);
+  }
+
   private int promptLength(int index) {
     return Math.max(1, workload.get(index).inputLength());
   }
@@ -285,7 +327,7 @@ public final class LabSimulation {
       blockHits.record(index, replica);
     }
     LabEngine engine = engines[replica];
-    engine.submit(
+    LabSequence seq =
         new LabSequence(
             index,
             requestId,
@@ -293,7 +335,9 @@ public final class LabSimulation {
             keys.of(index),
             promptLength(index),
             Math.max(1, workload.get(index).outputLength()),
-            arrival[index]));
+            arrival[index]);
+    seq.adapter = keys.adapter(index);
+    engine.submit(seq);
     if (engine.busy()) {
       if (engine.interrupt(now)) {
         generation[replica]++;

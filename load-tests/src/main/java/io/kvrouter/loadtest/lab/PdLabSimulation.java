@@ -161,6 +161,8 @@ public final class PdLabSimulation {
               lab.effectiveCapacity(),
               lab.maxNumSeqs(),
               lab.maxBatchedTokens(),
+              0, // no CPU tier in the disaggregated lab
+              0,
               listener);
       index.put(info.targetId(), i);
       (prefill ? prefillRouter : decodeRouter).replicaUp(info);

@@ -124,6 +124,7 @@ public record PdScheme(
         c.llmdPrefixWeight(),
         c.llmdKvWeight(),
         c.llmdQueueWeight(),
-        c.kvrouter());
+        c.kvrouter(),
+        c.cpuLoadMicrosPerToken());
   }
 }

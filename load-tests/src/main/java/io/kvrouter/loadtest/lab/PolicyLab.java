@@ -30,7 +30,12 @@ public final class PolicyLab {
    */
   public static LabResults run(Workload workload, LabConfig config, int threads, String command) {
     long wall = System.nanoTime();
-    PromptKeys keys = PromptKeys.compute(workload, LabConfig.MODEL, config.blockSize());
+    PromptKeys keys =
+        PromptKeys.compute(
+            workload,
+            LabConfig.MODEL,
+            config.blockSize(),
+            LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()));
     SingleCacheBound bound = SingleCacheBound.of(workload, keys);
     ExecutorService pool =
         Executors.newFixedThreadPool(

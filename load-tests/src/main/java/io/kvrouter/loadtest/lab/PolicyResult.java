@@ -8,6 +8,9 @@ import java.util.List;
  * @param policy policy name
  * @param hitRate cached prompt tokens ÷ prompt tokens, as the engines count them (at first
  *     admission of each attempt)
+ * @param cpuHitRate of those, the tokens loaded back from the engines' CPU tier ÷ prompt tokens (0
+ *     without a CPU tier)
+ * @param adapterLoads LoRA adapters the engines loaded (0 without adapters)
  * @param blockHitRate leading trace blocks already held by the chosen replica ÷ trace blocks (first
  *     decision of each request), or null when the workload has no trace block ids
  * @param ttft time to first token, from the request's first arrival
@@ -29,6 +32,8 @@ import java.util.List;
 public record PolicyResult(
     String policy,
     double hitRate,
+    double cpuHitRate,
+    long adapterLoads,
     Double blockHitRate,
     Latency ttft,
     Latency e2e,

@@ -5,6 +5,7 @@ import io.kvrouter.loadtest.workload.TokenExpander;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.WorkloadRequest;
 import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -25,41 +26,66 @@ import java.util.concurrent.Future;
  *
  * <p>Cost: O(distinct tokens) hashing, 8 bytes per prompt block held (the conversation trace at
  * 16-token blocks: 9 M keys, 72 MB). Immutable after construction; thread-safe to read.
+ *
+ * <p>A request that names a LoRA adapter ({@link LabAdapters}) is keyed with it on every block
+ * ({@link ExtraKeys#of}), as vLLM hashes an adapter's blocks and the ingress keys its requests: its
+ * keys equal {@code BlockKeys.keys(tokens, ExtraKeys.of(adapter, null))}.
  */
 public final class PromptKeys {
 
   private final BlockKeys blockKeys;
   private final long[][] keys;
+  private final String[] adapters;
 
-  private PromptKeys(BlockKeys blockKeys, long[][] keys) {
+  private PromptKeys(BlockKeys blockKeys, long[][] keys, String[] adapters) {
     this.blockKeys = blockKeys;
     this.keys = keys;
+    this.adapters = adapters.clone();
   }
 
   /** Keys of every request of {@code workload} for {@code model} at {@code blockSize}. */
   public static PromptKeys compute(Workload workload, String model, int blockSize) {
+    return compute(workload, model, blockSize, new String[workload.size()]);
+  }
+
+  /**
+   * Keys of every request of {@code workload}, request i keyed with the LoRA adapter {@code
+   * adapters[i]} (null for the base model).
+   */
+  public static PromptKeys compute(
+      Workload workload, String model, int blockSize, String[] adapters) {
     BlockKeys bk = BlockKeys.of(model, blockSize);
     long[][] out = new long[workload.size()][];
     int bt = workload.blockTokens();
     if (bt > 0 && bt % blockSize == 0) {
       TokenExpander expander = new TokenExpander(workload.seed());
-      Map<Long, long[]> memo = new HashMap<>();
+      Map<String, Map<Long, long[]>> memo = new HashMap<>();
       int[] tokens = new int[bt];
       for (int i = 0; i < out.length; i++) {
-        out[i] = traceKeys(bk, expander, memo, tokens, workload.get(i));
+        String adapter = adapters[i];
+        out[i] =
+            traceKeys(
+                bk,
+                expander,
+                memo.computeIfAbsent(adapter == null ? "" : adapter, a -> new HashMap<>()),
+                tokens,
+                workload.get(i),
+                adapter == null ? 0L : ExtraKeys.of(adapter, null).blockExtra(0, blockSize));
       }
     } else {
-      computeDirect(workload, bk, out);
+      computeDirect(workload, bk, adapters, out);
     }
-    return new PromptKeys(bk, out);
+    return new PromptKeys(bk, out, adapters);
   }
 
+  /** {@code extra}: the adapter's extra key, the same on every block (0 for none). */
   private static long[] traceKeys(
       BlockKeys bk,
       TokenExpander expander,
       Map<Long, long[]> memo,
       int[] tokens,
-      WorkloadRequest r) {
+      WorkloadRequest r,
+      long extra) {
     PromptTokens p = r.prompt();
     int bs = bk.blockSize();
     long[] out = new long[r.inputLength() / bs];
@@ -73,7 +99,7 @@ public final class PromptKeys {
         expander.fill(id, len, tokens, 0);
         segKeys = new long[len / bs];
         for (int b = 0; b < segKeys.length; b++) {
-          parent = bk.chain(parent, tokens, b * bs, 0L);
+          parent = bk.chain(parent, tokens, b * bs, extra);
           segKeys[b] = parent;
         }
         if (len == tokens.length) {
@@ -89,7 +115,8 @@ public final class PromptKeys {
     return out;
   }
 
-  private static void computeDirect(Workload workload, BlockKeys bk, long[][] out) {
+  private static void computeDirect(
+      Workload workload, BlockKeys bk, String[] adapters, long[][] out) {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       Future<?>[] parts = new Future<?>[2];
@@ -99,7 +126,10 @@ public final class PromptKeys {
             pool.submit(
                 () -> {
                   for (int i = start; i < out.length; i += 2) {
-                    out[i] = bk.keys(workload.get(i).promptTokenIds());
+                    out[i] =
+                        bk.keys(
+                            workload.get(i).promptTokenIds(),
+                            adapters[i] == null ? ExtraKeys.NONE : ExtraKeys.of(adapters[i], null));
                   }
                 });
       }
@@ -121,6 +151,11 @@ public final class PromptKeys {
   /** Keys of request {@code i} (do not mutate). */
   public long[] of(int i) {
     return keys[i];
+  }
+
+  /** The LoRA adapter request {@code i} names, or null for the base model. */
+  public String adapter(int i) {
+    return adapters[i];
   }
 
   /** Number of requests. */

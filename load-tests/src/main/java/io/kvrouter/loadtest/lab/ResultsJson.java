@@ -52,6 +52,12 @@ public final class ResultsJson {
       ObjectNode o = policies.addObject();
       o.put("policy", p.policy());
       o.put("hit_rate", p.hitRate());
+      if (r.config().cpuBlocks() > 0) {
+        o.put("cpu_hit_rate", p.cpuHitRate());
+      }
+      if (r.config().adapters() > 0) {
+        o.put("adapter_loads", p.adapterLoads());
+      }
       if (p.blockHitRate() == null) {
         o.putNull("block_hit_rate");
       } else {

@@ -12,6 +12,8 @@
  * ./kvrouter lab --workload mooncake-conversation --routers 4 --propagation-delay-ms 50 --out DIR
  * ./kvrouter lab --workload mooncake-conversation --routers 2 --propagation-delay-ms 20 --kill-replica r3@1200 --drop-events 0.2
  * ./kvrouter lab --workload sglang-gsp --workload-param groups=16 --routers 4 --propagation-delay-ms 200 --burst 256
+ * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 16384 --cpu-blocks 65536
+ * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 131072 --adapters 16
  * </pre>
  *
  * {@code --out DIR} writes {@code results.json} ({@link io.kvrouter.loadtest.lab.ResultsJson}),
@@ -33,6 +35,9 @@
  *   <li>{@code LabEngine} / {@code LabKvCache}: the sim engine's scheduler and prefix cache
  *       semantics in compact form (why, and how they differ: see {@code LabEngine}); checked
  *       against {@code SimEngineCore} by {@code LabEngineTest}.
+ *   <li>{@code LabCpuTier}: the engines' optional CPU offload tier ({@code --cpu-blocks}), as the
+ *       sim's {@code CpuOffloadTier}; {@code LabAdapters}: the requests' optional LoRA adapters
+ *       ({@code --adapters}), keyed into their blocks, loaded by the engines, steered by kvrouter.
  * </ul>
  *
  * <h2>Choices</h2>

@@ -80,6 +80,8 @@ class LabEngineTest {
             blocks,
             256,
             8192,
+            0,
+            0,
             new LabEngine.Listener() {
               @Override
               public void firstToken(LabEngine e, LabSequence s, long t) {

@@ -51,6 +51,11 @@ import java.util.SplittableRandom;
  * scorer, {@code deploy/config/epp-precise-prefix-cache-config.yaml}). The holders are the engines'
  * loaded adapters at decision time (the ingress learns them from its agents every few seconds).
  *
+ * <p>Images ({@code --images}): a request that shows one holds its placeholder tokens too (prefill
+ * counts them) and runs on the engine with its image-keyed blocks ({@link PromptKeys}); its router
+ * gets those keys, or the text-only ones when the peer does not tell images apart ({@link
+ * #seesImages}).
+ *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
  * most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks per replica (LRU) when
@@ -100,6 +105,28 @@ public final class LabSimulation {
   /** True when requests naming an adapter are steered by the ingress's adapter rule. */
   private final boolean steersAdapters;
 
+  /** True when the policy's router keys an image's blocks with the image ({@link #seesImages}). */
+  private final boolean seesImages;
+
+  /**
+   * Whether the router of {@code policy} (its base name) tells images apart, as it ships. kvrouter
+   * keys them as the engine does (the ingress's {@code MediaPrompt}); Dynamo's KV router takes the
+   * engine's {@code mm_hash} per block in its multimodal router worker ({@code block_mm_infos},
+   * ai-dynamo/dynamo {@code examples/backends/vllm/mm_router_worker/README.md}); TGI's kvrouter
+   * inserts the whole request body, image URL included, into its trie ({@code
+   * kvrouter/src/lib.rs}). The others take the placeholder tokens for text: SGLang's gateway (SMG)
+   * matches the request's routing text in its own tree, and llm-d's precise scorer tokenizes the
+   * prompt itself; for neither could we confirm from its source that images enter its keys, so both
+   * run their text-only path (llm-d then matches its engine-fed index only up to the image). CHWBL
+   * hashes the first 100 characters and Preble matches tokens; round robin, random and least loaded
+   * read no keys.
+   */
+  static boolean seesImages(String policy) {
+    return policy.startsWith("kvrouter")
+        || policy.startsWith("dynamo_kv")
+        || policy.equals("tgi_trie");
+  }
+
   /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
   static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
 
@@ -112,6 +139,7 @@ public final class LabSimulation {
     LabPolicy variant = LabPolicy.parse(policy);
     this.gates = variant.strict() ? new LabGates() : null;
     this.steersAdapters = variant.policy().startsWith("kvrouter");
+    this.seesImages = seesImages(variant.policy());
     this.visibility = Policies.visibility(variant.policy());
     this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
@@ -273,7 +301,7 @@ public final class LabSimulation {
             new RouteRequest(
                 requestId,
                 LabConfig.MODEL,
-                keys.of(index),
+                seesImages ? keys.of(index) : keys.textOf(index),
                 promptLength(index),
                 rejected,
                 false,
@@ -317,7 +345,7 @@ public final class LabSimulation {
   }
 
   private int promptLength(int index) {
-    return Math.max(1, workload.get(index).inputLength());
+    return Math.max(1, workload.get(index).inputLength() + keys.imageTokens(index));
   }
 
   /** The request goes to its replica's engine. */

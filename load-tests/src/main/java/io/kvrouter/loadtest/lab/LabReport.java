@@ -74,7 +74,7 @@ public final class LabReport {
               Locale.ROOT,
               "Images: %d (Zipf %.2f), %d placeholder tokens each after the first trace block, keyed"
                   + " with the image; routers that tell images apart: kvrouter, dynamo_kv,"
-                  + " tgi_trie (the others take the placeholders for text).%n%n",
+                  + " llmd_precise, tgi_trie (the others route on the text alone).%n%n",
               ic.images(),
               ic.imageZipf(),
               ic.imageTokens()));

@@ -53,8 +53,8 @@ import java.util.SplittableRandom;
  *
  * <p>Images ({@code --images}): a request that shows one holds its placeholder tokens too (prefill
  * counts them) and runs on the engine with its image-keyed blocks ({@link PromptKeys}); its router
- * gets those keys, or the text-only ones when the peer does not tell images apart ({@link
- * #seesImages}).
+ * gets those keys, or the keys and length of its text alone when the peer does not see images
+ * ({@link #seesImages}).
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
@@ -110,20 +110,24 @@ public final class LabSimulation {
 
   /**
    * Whether the router of {@code policy} (its base name) tells images apart, as it ships. kvrouter
-   * keys them as the engine does (the ingress's {@code MediaPrompt}); Dynamo's KV router takes the
+   * keys them as the engine does (the ingress's {@code MediaPrompt}). Dynamo's KV router takes the
    * engine's {@code mm_hash} per block in its multimodal router worker ({@code block_mm_infos},
-   * ai-dynamo/dynamo {@code examples/backends/vllm/mm_router_worker/README.md}); TGI's kvrouter
-   * inserts the whole request body, image URL included, into its trie ({@code
-   * kvrouter/src/lib.rs}). The others take the placeholder tokens for text: SGLang's gateway (SMG)
-   * matches the request's routing text in its own tree, and llm-d's precise scorer tokenizes the
-   * prompt itself; for neither could we confirm from its source that images enter its keys, so both
-   * run their text-only path (llm-d then matches its engine-fed index only up to the image). CHWBL
-   * hashes the first 100 characters and Preble matches tokens; round robin, random and least loaded
-   * read no keys.
+   * ai-dynamo/dynamo {@code examples/backends/vllm/mm_router_worker/README.md}). llm-d's indexer
+   * folds the engine's multimodal hashes into its block keys, from the events' {@code extra_keys}
+   * and, for a request, from the placeholders of the tokenized prompt (llm-d/llm-d-kv-cache at
+   * 7be76e11, {@code docs/architecture.md}, "Multimodal, LoRA, and Hybrid Attention"; {@code
+   * pkg/kvcache/kvblock/extra_keys.go}). TGI's kvrouter inserts the whole request body, image URL
+   * included, into its trie ({@code kvrouter/src/lib.rs}). The others see the text only: SGLang's
+   * gateway routes on the text parts of a chat's messages, image parts left out (lightseekorg/smg
+   * at 73da68ca, {@code crates/protocols/src/chat.rs}, {@code extract_text_for_routing} and {@code
+   * MessageContent::append_text_to}), CHWBL hashes the first 100 characters of text and Preble
+   * matches text tokens; they get the prompt's keys without the image ({@link PromptKeys#textOf})
+   * and its text length. Round robin, random and least loaded read no keys.
    */
   static boolean seesImages(String policy) {
     return policy.startsWith("kvrouter")
         || policy.startsWith("dynamo_kv")
+        || policy.equals("llmd_precise")
         || policy.equals("tgi_trie");
   }
 
@@ -301,8 +305,8 @@ public final class LabSimulation {
             new RouteRequest(
                 requestId,
                 LabConfig.MODEL,
-                seesImages ? keys.of(index) : keys.textOf(index),
-                promptLength(index),
+                routerKeys(index),
+                seesImages ? promptLength(index) : Math.max(1, workload.get(index).inputLength()),
                 rejected,
                 false,
                 steering(index)),
@@ -327,6 +331,11 @@ public final class LabSimulation {
         0,
         new LabGates.Attempt(
             index, requestId, router, replica, expected, first, last, rejected, round));
+  }
+
+  /** The keys of request {@code index} as this policy's router sees them. */
+  long[] routerKeys(int index) {
+    return seesImages ? keys.of(index) : keys.textOf(index);
   }
 
   /** The adapter steering of request {@code index}: for kvrouter's policies, when it names one. */

@@ -40,8 +40,8 @@ import java.util.concurrent.Future;
  * image as the engine and the ingress key them ({@link ExtraKeys#withMedia}(identifier, start,
  * length), {@code MediaPrompt.withItems}); every later block chains on them. So two requests with
  * the same image share those blocks and what follows, two with different images share only the
- * blocks before it. {@link #textOf} gives the keys a router computes that sees the placeholder
- * tokens but not the image: the same tokens, no media key, so all images look alike to it.
+ * blocks before it. {@link #textOf} gives the keys of the prompt without its image, what a router
+ * sees that reads only a request's text parts: all images look alike to it (none is there).
  */
 public final class PromptKeys {
 
@@ -108,10 +108,10 @@ public final class PromptKeys {
               + blockSize);
     }
     if (bt > 0 && bt % blockSize == 0) {
-      traceKeys(workload, bk, adapters, images, imageTokens, false, out);
+      traceKeys(workload, bk, adapters, images, imageTokens, out);
       if (anyImage) {
         text = new long[out.length][];
-        traceKeys(workload, bk, adapters, images, imageTokens, true, text);
+        traceKeys(workload, bk, adapters, new String[out.length], 0, text);
       }
     } else {
       computeDirect(workload, bk, adapters, out);
@@ -119,14 +119,13 @@ public final class PromptKeys {
     return new PromptKeys(bk, out, adapters, images, anyImage ? imageTokens : 0, text);
   }
 
-  /** Fills {@code out}; {@code textOnly}: the image's placeholder tokens without its media key. */
+  /** Fills {@code out}. */
   private static void traceKeys(
       Workload workload,
       BlockKeys bk,
       String[] adapters,
       String[] images,
       int imageTokens,
-      boolean textOnly,
       long[][] out) {
     int bs = bk.blockSize();
     TokenExpander expander = new TokenExpander(workload.seed());
@@ -138,10 +137,7 @@ public final class PromptKeys {
       String adapter = adapters[i];
       String image = images[i];
       ExtraKeys base = ExtraKeys.of(adapter, null);
-      String group =
-          (adapter == null ? "" : adapter)
-              + '\u0000'
-              + (image == null ? "" : textOnly ? "\u0000text" : image);
+      String group = (adapter == null ? "" : adapter) + '\u0000' + (image == null ? "" : image);
       out[i] =
           traceKeys(
               bk,
@@ -151,7 +147,7 @@ public final class PromptKeys {
               workload.get(i),
               base.blockExtra(0, bs),
               image == null ? null : placeholders,
-              image == null || textOnly ? null : image,
+              image,
               base);
     }
   }
@@ -159,7 +155,7 @@ public final class PromptKeys {
   /**
    * {@code extra}: the adapter's extra key, the same on every block (0 for none); {@code
    * placeholders}: the image's tokens, inserted after the first segment's full blocks (null: no
-   * image); {@code image}: its identifier, keyed into its blocks (null: placeholders only).
+   * image); {@code image}: its identifier, keyed into its blocks.
    */
   private static long[] traceKeys(
       BlockKeys bk,
@@ -210,7 +206,7 @@ public final class PromptKeys {
 
   /**
    * Writes the keys of the image's blocks, the first at block {@code first}, into {@code out};
-   * returns the last. With {@code image} null the blocks carry only {@code base}'s key.
+   * returns the last.
    */
   private static long imageKeys(
       BlockKeys bk,
@@ -221,8 +217,7 @@ public final class PromptKeys {
       int first,
       long[] out) {
     int bs = bk.blockSize();
-    ExtraKeys extras =
-        image == null ? base : base.withMedia(image, first * bs, placeholders.length);
+    ExtraKeys extras = base.withMedia(image, first * bs, placeholders.length);
     for (int b = 0; b < placeholders.length / bs; b++) {
       parent = bk.chain(parent, placeholders, b * bs, extras.blockExtra(first + b, bs));
       out[first + b] = parent;
@@ -269,8 +264,8 @@ public final class PromptKeys {
   }
 
   /**
-   * Keys of request {@code i} as a router sees them that takes the image's placeholder tokens for
-   * text ({@link #of} when no request shows an image; do not mutate).
+   * Keys of request {@code i} without its image, as a router sees them that reads only the
+   * request's text ({@link #of} when no request shows an image; do not mutate).
    */
   public long[] textOf(int i) {
     return textKeys[i];

@@ -53,8 +53,9 @@ class LabImagesTest {
       assertThat(keys.of(i))
           .as("request %d", i)
           .containsExactly(bk.keys(tokens, ExtraKeys.NONE.withMedia(images[i], start, T)));
-      assertThat(keys.textOf(i)).containsExactly(bk.keys(tokens));
+      assertThat(keys.textOf(i)).containsExactly(bk.keys(text));
       assertThat(keys.imageTokens(i)).isEqualTo(T);
+      assertThat(keys.of(i)).hasSize(keys.textOf(i).length + T / 16);
     }
     assertThat(LabAdapters.images(w, 0, 1.0, 1)).containsOnlyNulls();
   }
@@ -111,9 +112,8 @@ class LabImagesTest {
   }
 
   /**
-   * What the routers see: kvrouter, Dynamo and TGI get the image-keyed blocks; the text-only peers
-   * get keys in which two images are the same, so they believe blocks are shared that the engine
-   * does not hold.
+   * What the routers see: kvrouter, Dynamo, llm-d and TGI get the image-keyed blocks; the text-only
+   * peers get the prompt without its image, the same whichever image it shows.
    */
   @Test
   void textOnlyRoutersCannotTellImagesApart() {
@@ -122,10 +122,16 @@ class LabImagesTest {
     PromptKeys two = keys(w, all(w, "image-2"));
     assertThat(two.textOf(9)).containsExactly(one.textOf(9));
     assertThat(two.of(9)).isNotEqualTo(one.of(9));
-    assertThat(List.of("kvrouter", "kvrouter_v1", "dynamo_kv", "tgi_trie"))
+    assertThat(List.of("kvrouter", "kvrouter_v1", "dynamo_kv", "llmd_precise", "tgi_trie"))
         .allMatch(LabSimulation::seesImages);
-    assertThat(List.of("sglang_cache_aware", "llmd_precise", "preble_e2", "chwbl"))
+    assertThat(List.of("sglang_cache_aware", "preble_e2", "chwbl"))
         .noneMatch(LabSimulation::seesImages);
+    LabConfig config = LabConfig.defaults(2).withImages(2, 1.0, T);
+    assertThat(new LabSimulation(w, two, config, "kvrouter").routerKeys(9)).isSameAs(two.of(9));
+    assertThat(new LabSimulation(w, two, config, "dynamo_kv").routerKeys(9)).isSameAs(two.of(9));
+    assertThat(new LabSimulation(w, two, config, "llmd_precise").routerKeys(9)).isSameAs(two.of(9));
+    assertThat(new LabSimulation(w, two, config, "sglang_cache_aware").routerKeys(9))
+        .isSameAs(two.textOf(9));
   }
 
   @Test

@@ -189,6 +189,33 @@ final class LabCommand implements Callable<Integer> {
   double adapterLoadMs;
 
   @Option(
+      names = "--images",
+      defaultValue = "0",
+      paramLabel = "N",
+      description =
+          "Images the requests show, one per conversation (session, or a trace's first two blocks),"
+              + " Zipf popularity, placed after the trace's first block and keyed into the blocks"
+              + " as the engine does; needs a trace workload; 0 for none (default:"
+              + " ${DEFAULT-VALUE}).")
+  int images;
+
+  @Option(
+      names = "--image-zipf",
+      defaultValue = "1.0",
+      paramLabel = "S",
+      description = "Zipf exponent of the images' popularity (default: ${DEFAULT-VALUE}).")
+  double imageZipf;
+
+  @Option(
+      names = "--image-tokens",
+      defaultValue = "256",
+      paramLabel = "T",
+      description =
+          "Placeholder tokens per image, a multiple of the block size (default: ${DEFAULT-VALUE},"
+              + " the ingress's kvrouter.models.<m>.images.tokens default).")
+  int imageTokens;
+
+  @Option(
       names = "--max-num-seqs",
       defaultValue = "256",
       description = "Engine max_num_seqs (default: ${DEFAULT-VALUE}).")
@@ -293,7 +320,10 @@ final class LabCommand implements Callable<Integer> {
               adapters,
               adapterZipf,
               adapterSlots,
-              Math.round(adapterLoadMs * 1000));
+              Math.round(adapterLoadMs * 1000),
+              images,
+              imageZipf,
+              imageTokens);
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

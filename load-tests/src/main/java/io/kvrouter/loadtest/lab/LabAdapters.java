@@ -22,7 +22,30 @@ final class LabAdapters {
 
   /** Per request, its adapter's name; all null when {@code count} is 0. */
   static String[] assign(Workload workload, int count, double zipf, long seed) {
-    String[] out = new String[workload.size()];
+    return names(draw(workload, count, zipf, seed), "adapter-");
+  }
+
+  /**
+   * Per request, the identifier of the image it shows ({@code image-1} ... {@code image-N}, drawn
+   * as the adapters are, per conversation, under another seed so that images and adapters are
+   * independent; the identifier stands for a client's multimodal uuid, which the engine uses as it
+   * is); all null when {@code count} is 0.
+   */
+  static String[] images(Workload workload, int count, double zipf, long seed) {
+    return names(draw(workload, count, zipf, seed ^ 0x496D616765734C61L), "image-");
+  }
+
+  private static String[] names(int[] ranks, String prefix) {
+    String[] out = new String[ranks.length];
+    for (int i = 0; i < ranks.length; i++) {
+      out[i] = ranks[i] == 0 ? null : prefix + ranks[i];
+    }
+    return out;
+  }
+
+  /** Per request, its group's Zipf draw in 1..count; all 0 when {@code count} is 0. */
+  private static int[] draw(Workload workload, int count, double zipf, long seed) {
+    int[] out = new int[workload.size()];
     if (count == 0) {
       return out;
     }
@@ -38,7 +61,7 @@ final class LabAdapters {
       while (k < count - 1 && cdf[k] < u) {
         k++;
       }
-      out[i] = "adapter-" + (k + 1);
+      out[i] = k + 1;
     }
     return out;
   }

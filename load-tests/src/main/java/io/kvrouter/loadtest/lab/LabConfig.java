@@ -36,6 +36,10 @@ import java.util.function.Consumer;
  *     unbounded)
  * @param adapterLoadMicros time to load an adapter an engine does not hold, added to the pass that
  *     admits the request (default {@link #DEFAULT_ADAPTER_LOAD_MICROS})
+ * @param images images the requests show ({@link LabAdapters#images}, keyed by {@link PromptKeys}),
+ *     0 for none
+ * @param imageZipf Zipf exponent of the images' popularity
+ * @param imageTokens placeholder tokens per image (default {@link #DEFAULT_IMAGE_TOKENS})
  */
 public record LabConfig(
     int replicas,
@@ -57,7 +61,16 @@ public record LabConfig(
     int adapters,
     double adapterZipf,
     int adapterSlots,
-    long adapterLoadMicros) {
+    long adapterLoadMicros,
+    int images,
+    double imageZipf,
+    int imageTokens) {
+
+  /**
+   * Default placeholder tokens per image: 256, the ingress's {@code
+   * kvrouter.models.<m>.images.tokens} default ({@code MediaPrompt.Settings.DEFAULTS}).
+   */
+  public static final int DEFAULT_IMAGE_TOKENS = 256;
 
   /**
    * Default time to load a LoRA adapter: 86 ms, what the mocker's pass-time model takes to prefill
@@ -108,6 +121,10 @@ public record LabConfig(
       throw new IllegalArgumentException(
           "adapters, adapter Zipf exponent, slots and load time must be >= 0");
     }
+    if (images < 0 || !(imageZipf >= 0) || imageTokens <= 0) {
+      throw new IllegalArgumentException(
+          "images and image Zipf exponent must be >= 0, image tokens > 0");
+    }
     if (cpuBlocks < 0 || cpuLoadMicrosPerBlock < 0) {
       throw new IllegalArgumentException("cpu blocks and cpu load time must be >= 0");
     }
@@ -151,7 +168,10 @@ public record LabConfig(
         0,
         1.0,
         0,
-        DEFAULT_ADAPTER_LOAD_MICROS);
+        DEFAULT_ADAPTER_LOAD_MICROS,
+        0,
+        1.0,
+        DEFAULT_IMAGE_TOKENS);
   }
 
   /** Engine capacity in blocks, resolving "unlimited". */
@@ -216,6 +236,19 @@ public record LabConfig(
         });
   }
 
+  /**
+   * Requests showing one of {@code count} images of Zipf popularity {@code zipf}, {@code tokens}
+   * placeholder tokens each.
+   */
+  public LabConfig withImages(int count, double zipf, int tokens) {
+    return with(
+        b -> {
+          b.images = count;
+          b.imageZipf = zipf;
+          b.imageTokens = tokens;
+        });
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private LabConfig with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -245,6 +278,9 @@ public record LabConfig(
     private double adapterZipf;
     private int adapterSlots;
     private long adapterLoadMicros;
+    private int images;
+    private double imageZipf;
+    private int imageTokens;
 
     private Builder(LabConfig c) {
       replicas = c.replicas;
@@ -267,6 +303,9 @@ public record LabConfig(
       adapterZipf = c.adapterZipf;
       adapterSlots = c.adapterSlots;
       adapterLoadMicros = c.adapterLoadMicros;
+      images = c.images;
+      imageZipf = c.imageZipf;
+      imageTokens = c.imageTokens;
     }
 
     private LabConfig build() {
@@ -290,7 +329,10 @@ public record LabConfig(
           adapters,
           adapterZipf,
           adapterSlots,
-          adapterLoadMicros);
+          adapterLoadMicros,
+          images,
+          imageZipf,
+          imageTokens);
     }
   }
 }

@@ -67,6 +67,18 @@ public final class LabReport {
     sb.append('\n');
     appendCpuTier(sb, r);
     appendAdapters(sb, r);
+    LabConfig ic = r.config();
+    if (ic.images() > 0) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "Images: %d (Zipf %.2f), %d placeholder tokens each after the first trace block, keyed"
+                  + " with the image; routers that tell images apart: kvrouter, dynamo_kv,"
+                  + " llmd_precise, tgi_trie (the others route on the text alone).%n%n",
+              ic.images(),
+              ic.imageZipf(),
+              ic.imageTokens()));
+    }
     sb.append(
         "hit_rate: cached prompt tokens ÷ prompt tokens as the engines count them;"
             + " block_hit_rate: leading trace blocks already held by the chosen replica ÷ trace blocks"

@@ -51,6 +51,11 @@ import java.util.SplittableRandom;
  * scorer, {@code deploy/config/epp-precise-prefix-cache-config.yaml}). The holders are the engines'
  * loaded adapters at decision time (the ingress learns them from its agents every few seconds).
  *
+ * <p>Images ({@code --images}): a request that shows one holds its placeholder tokens too (prefill
+ * counts them) and runs on the engine with its image-keyed blocks ({@link PromptKeys}); its router
+ * gets those keys, or the keys and length of its text alone when the peer does not see images
+ * ({@link #seesImages}).
+ *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); a {@link BlockHitCounter}
  * fed each request's first decision counts {@code block_hit_rate} over trace blocks, holding at
  * most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks per replica (LRU) when
@@ -100,6 +105,32 @@ public final class LabSimulation {
   /** True when requests naming an adapter are steered by the ingress's adapter rule. */
   private final boolean steersAdapters;
 
+  /** True when the policy's router keys an image's blocks with the image ({@link #seesImages}). */
+  private final boolean seesImages;
+
+  /**
+   * Whether the router of {@code policy} (its base name) tells images apart, as it ships. kvrouter
+   * keys them as the engine does (the ingress's {@code MediaPrompt}). Dynamo's KV router takes the
+   * engine's {@code mm_hash} per block in its multimodal router worker ({@code block_mm_infos},
+   * ai-dynamo/dynamo {@code examples/backends/vllm/mm_router_worker/README.md}). llm-d's indexer
+   * folds the engine's multimodal hashes into its block keys, from the events' {@code extra_keys}
+   * and, for a request, from the placeholders of the tokenized prompt (llm-d/llm-d-kv-cache at
+   * 7be76e11, {@code docs/architecture.md}, "Multimodal, LoRA, and Hybrid Attention"; {@code
+   * pkg/kvcache/kvblock/extra_keys.go}). TGI's kvrouter inserts the whole request body, image URL
+   * included, into its trie ({@code kvrouter/src/lib.rs}). The others see the text only: SGLang's
+   * gateway routes on the text parts of a chat's messages, image parts left out (lightseekorg/smg
+   * at 73da68ca, {@code crates/protocols/src/chat.rs}, {@code extract_text_for_routing} and {@code
+   * MessageContent::append_text_to}), CHWBL hashes the first 100 characters of text and Preble
+   * matches text tokens; they get the prompt's keys without the image ({@link PromptKeys#textOf})
+   * and its text length. Round robin, random and least loaded read no keys.
+   */
+  static boolean seesImages(String policy) {
+    return policy.startsWith("kvrouter")
+        || policy.startsWith("dynamo_kv")
+        || policy.equals("llmd_precise")
+        || policy.equals("tgi_trie");
+  }
+
   /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
   static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
 
@@ -112,6 +143,7 @@ public final class LabSimulation {
     LabPolicy variant = LabPolicy.parse(policy);
     this.gates = variant.strict() ? new LabGates() : null;
     this.steersAdapters = variant.policy().startsWith("kvrouter");
+    this.seesImages = seesImages(variant.policy());
     this.visibility = Policies.visibility(variant.policy());
     this.routers = new KvTrackerCore[routerCount(config, visibility)];
     long expected = Math.min(1 << 22, Math.max(1 << 16, totalBlocks(keys) / 2));
@@ -273,8 +305,8 @@ public final class LabSimulation {
             new RouteRequest(
                 requestId,
                 LabConfig.MODEL,
-                keys.of(index),
-                promptLength(index),
+                routerKeys(index),
+                seesImages ? promptLength(index) : Math.max(1, workload.get(index).inputLength()),
                 rejected,
                 false,
                 steering(index)),
@@ -301,6 +333,11 @@ public final class LabSimulation {
             index, requestId, router, replica, expected, first, last, rejected, round));
   }
 
+  /** The keys of request {@code index} as this policy's router sees them. */
+  long[] routerKeys(int index) {
+    return seesImages ? keys.of(index) : keys.textOf(index);
+  }
+
   /** The adapter steering of request {@code index}: for kvrouter's policies, when it names one. */
   private Steering steering(int index) {
     String adapter = keys.adapter(index);
@@ -317,7 +354,7 @@ public final class LabSimulation {
   }
 
   private int promptLength(int index) {
-    return Math.max(1, workload.get(index).inputLength());
+    return Math.max(1, workload.get(index).inputLength() + keys.imageTokens(index));
   }
 
   /** The request goes to its replica's engine. */

@@ -35,7 +35,9 @@ public final class PolicyLab {
             workload,
             LabConfig.MODEL,
             config.blockSize(),
-            LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()));
+            LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()),
+            LabAdapters.images(workload, config.images(), config.imageZipf(), config.seed()),
+            config.imageTokens());
     SingleCacheBound bound = SingleCacheBound.of(workload, keys);
     ExecutorService pool =
         Executors.newFixedThreadPool(

@@ -6,6 +6,7 @@ import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.WorkloadRequest;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.protocol.keys.ExtraKeys;
+import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -30,17 +31,40 @@ import java.util.concurrent.Future;
  * <p>A request that names a LoRA adapter ({@link LabAdapters}) is keyed with it on every block
  * ({@link ExtraKeys#of}), as vLLM hashes an adapter's blocks and the ingress keys its requests: its
  * keys equal {@code BlockKeys.keys(tokens, ExtraKeys.of(adapter, null))}.
+ *
+ * <p>A request that shows an image ({@link LabAdapters#images}; trace workloads only) holds {@code
+ * imageTokens} more prompt tokens: the image's placeholder tokens (Qwen2-VL's {@code
+ * <|image_pad|>}, {@code MediaPrompt.Settings.DEFAULTS}), right after the full blocks of the
+ * prompt's first trace block (the system prompt every conversation of the Mooncake trace shares;
+ * the image opens the user content, where vLLM puts it). The blocks they overlap are keyed with the
+ * image as the engine and the ingress key them ({@link ExtraKeys#withMedia}(identifier, start,
+ * length), {@code MediaPrompt.withItems}); every later block chains on them. So two requests with
+ * the same image share those blocks and what follows, two with different images share only the
+ * blocks before it. {@link #textOf} gives the keys of the prompt without its image, what a router
+ * sees that reads only a request's text parts: all images look alike to it (none is there).
  */
 public final class PromptKeys {
 
   private final BlockKeys blockKeys;
   private final long[][] keys;
   private final String[] adapters;
+  private final String[] images;
+  private final int imageTokens;
+  private final long[][] textKeys;
 
-  private PromptKeys(BlockKeys blockKeys, long[][] keys, String[] adapters) {
+  private PromptKeys(
+      BlockKeys blockKeys,
+      long[][] keys,
+      String[] adapters,
+      String[] images,
+      int imageTokens,
+      long[][] textKeys) {
     this.blockKeys = blockKeys;
     this.keys = keys;
     this.adapters = adapters.clone();
+    this.images = images.clone();
+    this.imageTokens = imageTokens;
+    this.textKeys = textKeys;
   }
 
   /** Keys of every request of {@code workload} for {@code model} at {@code blockSize}. */
@@ -54,44 +78,106 @@ public final class PromptKeys {
    */
   public static PromptKeys compute(
       Workload workload, String model, int blockSize, String[] adapters) {
+    return compute(workload, model, blockSize, adapters, new String[workload.size()], 0);
+  }
+
+  /**
+   * Keys of every request of {@code workload}, request i keyed with the LoRA adapter {@code
+   * adapters[i]} and showing the image {@code images[i]} of {@code imageTokens} placeholder tokens
+   * (null: none).
+   *
+   * @throws IllegalArgumentException when a request shows an image and the workload is not a trace
+   *     of whole blocks, or {@code imageTokens} is not a multiple of {@code blockSize}
+   */
+  public static PromptKeys compute(
+      Workload workload,
+      String model,
+      int blockSize,
+      String[] adapters,
+      String[] images,
+      int imageTokens) {
     BlockKeys bk = BlockKeys.of(model, blockSize);
     long[][] out = new long[workload.size()][];
+    long[][] text = out;
     int bt = workload.blockTokens();
+    boolean anyImage = java.util.Arrays.stream(images).anyMatch(java.util.Objects::nonNull);
+    if (anyImage && (bt <= 0 || bt % blockSize != 0 || imageTokens % blockSize != 0)) {
+      throw new IllegalArgumentException(
+          "images need a trace workload of whole blocks and image tokens a multiple of the block"
+              + " size "
+              + blockSize);
+    }
     if (bt > 0 && bt % blockSize == 0) {
-      TokenExpander expander = new TokenExpander(workload.seed());
-      Map<String, Map<Long, long[]>> memo = new HashMap<>();
-      int[] tokens = new int[bt];
-      for (int i = 0; i < out.length; i++) {
-        String adapter = adapters[i];
-        out[i] =
-            traceKeys(
-                bk,
-                expander,
-                memo.computeIfAbsent(adapter == null ? "" : adapter, a -> new HashMap<>()),
-                tokens,
-                workload.get(i),
-                adapter == null ? 0L : ExtraKeys.of(adapter, null).blockExtra(0, blockSize));
+      traceKeys(workload, bk, adapters, images, imageTokens, out);
+      if (anyImage) {
+        text = new long[out.length][];
+        traceKeys(workload, bk, adapters, new String[out.length], 0, text);
       }
     } else {
       computeDirect(workload, bk, adapters, out);
     }
-    return new PromptKeys(bk, out, adapters);
+    return new PromptKeys(bk, out, adapters, images, anyImage ? imageTokens : 0, text);
   }
 
-  /** {@code extra}: the adapter's extra key, the same on every block (0 for none). */
+  /** Fills {@code out}. */
+  private static void traceKeys(
+      Workload workload,
+      BlockKeys bk,
+      String[] adapters,
+      String[] images,
+      int imageTokens,
+      long[][] out) {
+    int bs = bk.blockSize();
+    TokenExpander expander = new TokenExpander(workload.seed());
+    Map<String, Map<Long, long[]>> memo = new HashMap<>();
+    int[] tokens = new int[workload.blockTokens()];
+    int[] placeholders = new int[imageTokens];
+    java.util.Arrays.fill(placeholders, MediaPrompt.Settings.DEFAULTS.imageTokenId());
+    for (int i = 0; i < out.length; i++) {
+      String adapter = adapters[i];
+      String image = images[i];
+      ExtraKeys base = ExtraKeys.of(adapter, null);
+      String group = (adapter == null ? "" : adapter) + '\u0000' + (image == null ? "" : image);
+      out[i] =
+          traceKeys(
+              bk,
+              expander,
+              memo.computeIfAbsent(group, a -> new HashMap<>()),
+              tokens,
+              workload.get(i),
+              base.blockExtra(0, bs),
+              image == null ? null : placeholders,
+              image,
+              base);
+    }
+  }
+
+  /**
+   * {@code extra}: the adapter's extra key, the same on every block (0 for none); {@code
+   * placeholders}: the image's tokens, inserted after the first segment's full blocks (null: no
+   * image); {@code image}: its identifier, keyed into its blocks.
+   */
   private static long[] traceKeys(
       BlockKeys bk,
       TokenExpander expander,
       Map<Long, long[]> memo,
       int[] tokens,
       WorkloadRequest r,
-      long extra) {
+      long extra,
+      int[] placeholders,
+      String image,
+      ExtraKeys base) {
     PromptTokens p = r.prompt();
     int bs = bk.blockSize();
-    long[] out = new long[r.inputLength() / bs];
+    int imageLength = placeholders == null ? 0 : placeholders.length;
+    long[] out = new long[(r.inputLength() + imageLength) / bs];
     int filled = 0;
     long parent = BlockKeys.ROOT;
     for (int s = 0; s < p.segmentCount(); s++) {
+      if (s == 1 && placeholders != null) {
+        parent = imageKeys(bk, parent, placeholders, image, base, filled, out);
+        filled += imageLength / bs;
+      }
       long id = p.segmentKey(s);
       int len = p.segmentLength(s);
       long[] segKeys = len == tokens.length ? memo.get(id) : null;
@@ -112,7 +198,31 @@ public final class PromptKeys {
         parent = segKeys[segKeys.length - 1];
       }
     }
+    if (p.segmentCount() == 1 && placeholders != null) {
+      imageKeys(bk, parent, placeholders, image, base, filled, out);
+    }
     return out;
+  }
+
+  /**
+   * Writes the keys of the image's blocks, the first at block {@code first}, into {@code out};
+   * returns the last.
+   */
+  private static long imageKeys(
+      BlockKeys bk,
+      long parent,
+      int[] placeholders,
+      String image,
+      ExtraKeys base,
+      int first,
+      long[] out) {
+    int bs = bk.blockSize();
+    ExtraKeys extras = base.withMedia(image, first * bs, placeholders.length);
+    for (int b = 0; b < placeholders.length / bs; b++) {
+      parent = bk.chain(parent, placeholders, b * bs, extras.blockExtra(first + b, bs));
+      out[first + b] = parent;
+    }
+    return parent;
   }
 
   private static void computeDirect(
@@ -151,6 +261,24 @@ public final class PromptKeys {
   /** Keys of request {@code i} (do not mutate). */
   public long[] of(int i) {
     return keys[i];
+  }
+
+  /**
+   * Keys of request {@code i} without its image, as a router sees them that reads only the
+   * request's text ({@link #of} when no request shows an image; do not mutate).
+   */
+  public long[] textOf(int i) {
+    return textKeys[i];
+  }
+
+  /** The image request {@code i} shows, or null. */
+  public String image(int i) {
+    return images[i];
+  }
+
+  /** Placeholder tokens request {@code i} holds besides its trace tokens (0 without an image). */
+  public int imageTokens(int i) {
+    return images[i] == null ? 0 : imageTokens;
   }
 
   /** The LoRA adapter request {@code i} names, or null for the base model. */

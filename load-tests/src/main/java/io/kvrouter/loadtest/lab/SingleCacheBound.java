@@ -31,7 +31,7 @@ public record SingleCacheBound(double tokenRate, double blockRate) {
     long blocks = 0;
     for (int i = 0; i < keys.size(); i++) {
       long[] k = keys.of(i);
-      int len = workload.get(i).inputLength();
+      int len = workload.get(i).inputLength() + keys.imageTokens(i);
       int matched = 0;
       while (matched < k.length && cached.containsKey(k[matched])) {
         matched++;

@@ -14,6 +14,7 @@
  * ./kvrouter lab --workload sglang-gsp --workload-param groups=16 --routers 4 --propagation-delay-ms 200 --burst 256
  * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 16384 --cpu-blocks 65536
  * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 131072 --adapters 16
+ * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 65536 --images 16
  * </pre>
  *
  * {@code --out DIR} writes {@code results.json} ({@link io.kvrouter.loadtest.lab.ResultsJson}),
@@ -37,7 +38,8 @@
  *       against {@code SimEngineCore} by {@code LabEngineTest}.
  *   <li>{@code LabCpuTier}: the engines' optional CPU offload tier ({@code --cpu-blocks}), as the
  *       sim's {@code CpuOffloadTier}; {@code LabAdapters}: the requests' optional LoRA adapters
- *       ({@code --adapters}), keyed into their blocks, loaded by the engines, steered by kvrouter.
+ *       ({@code --adapters}), keyed into their blocks, loaded by the engines, steered by kvrouter,
+ *       and images ({@code --images}), placeholder tokens keyed with the image into their blocks.
  * </ul>
  *
  * <h2>Choices</h2>

@@ -2,7 +2,13 @@ package io.kvrouter.agent.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.agent.EngineKeyBridge;
+import io.kvrouter.agent.TrackerRouterKeys;
 import io.kvrouter.agent.kvevents.EngineEvent;
+import io.kvrouter.protocol.BlocksRemoved;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.WindowBlocks;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -90,6 +96,7 @@ class SlidingWindowSimTest {
       run(core, "b", b); // 25 more blocks: the window group (32 blocks) drops 5 of a's
     }
     long[] aHashes = hybrid.blockHashes(a, null, null);
+    List<EngineEvent> beforeC = List.copyOf(events);
     List<Long> removed1 = new ArrayList<>();
     for (EngineEvent e : events) {
       if (e instanceof EngineEvent.BlockRemoved r && r.group() == 1) {
@@ -107,5 +114,37 @@ class SlidingWindowSimTest {
     assertThat(plain.blockHashes(c, null, null)[5]).isEqualTo(aHashes[5]);
     assertThat(run(plain, "c", c)).isEqualTo(96);
     assertThat(run(hybrid, "c", c)).isZero();
+
+    // The agent turns group 1 into WindowBlocks under the router keys group 0's stores gave, and
+    // never lets it touch the prefix index.
+    EngineKeyBridge bridge = new EngineKeyBridge(new TrackerRouterKeys("m"), 16, 1000);
+    List<Long> fullKeys = new ArrayList<>();
+    List<Long> windowStored = new ArrayList<>();
+    List<Long> windowDropped = new ArrayList<>();
+    int group0Removals = 0;
+    for (EngineEvent e : beforeC) {
+      if (e instanceof EngineEvent.BlockRemoved r && r.group() == 0) {
+        group0Removals++;
+      }
+    }
+    int removals = 0;
+    for (KvEvent k : bridge.translate(beforeC)) {
+      if (k instanceof BlocksStored s) {
+        for (long key : s.blockKeys()) {
+          fullKeys.add(key);
+        }
+      } else if (k instanceof WindowBlocks w) {
+        assertThat(w.windowTokens()).isEqualTo(33);
+        for (long key : w.blockKeys()) {
+          (w.stored() ? windowStored : windowDropped).add(key);
+        }
+      } else if (k instanceof BlocksRemoved r) {
+        removals += r.engineHashes().length;
+      }
+    }
+    assertThat(removals).isEqualTo(group0Removals);
+    assertThat(windowStored).containsExactlyInAnyOrderElementsOf(fullKeys);
+    assertThat(windowDropped).containsExactlyElementsOf(fullKeys.subList(0, 5));
+    assertThat(bridge.windowBlocks()).isEqualTo(fullKeys.size() - 5);
   }
 }

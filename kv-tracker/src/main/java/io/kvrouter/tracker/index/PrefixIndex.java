@@ -229,6 +229,20 @@ public final class PrefixIndex {
     return window.credited(replica, promptKeys, matched, blockSize);
   }
 
+  /**
+   * Shrinks each hybrid replica's match in {@code out} (just made for {@code promptKeys}) to what
+   * its sliding-window group can reuse ({@link MatchResult#truncate}); nothing when no replica
+   * reported a window group.
+   */
+  public void applyWindows(long[] promptKeys, int blockSize, MatchResult out) {
+    if (window.isEmpty()) {
+      return;
+    }
+    for (int r : out.holders()) {
+      out.truncate(r, window.credited(r, promptKeys, out.matched(r), blockSize));
+    }
+  }
+
   // ---------------------------------------------------------------- predicted entries
 
   /**

@@ -83,6 +83,11 @@ public final class WindowHoldings {
         matched, contiguous, i -> r.keys.contains(promptKeys[i]));
   }
 
+  /** True when no replica reported a window group. */
+  public boolean isEmpty() {
+    return replicas.isEmpty();
+  }
+
   /** Forgets the replica (cleared, dropped, or about to be rebuilt from a snapshot). */
   public void clear(int replica) {
     replicas.remove(replica);

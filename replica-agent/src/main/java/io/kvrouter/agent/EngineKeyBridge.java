@@ -62,7 +62,8 @@ public final class EngineKeyBridge {
   private final LinkedHashMap<Long, Long> known;
   private final java.util.Set<Integer> otherGroups = new java.util.HashSet<>();
   private final Map<Integer, Integer> windowGroups = new java.util.HashMap<>();
-  private final Map<Long, Long> windowHeld = new java.util.HashMap<>();
+  private final Map<Long, Long> windowHeld = new java.util.LinkedHashMap<>();
+  private int windowTokens;
   private long unresolved;
 
   /**
@@ -129,6 +130,7 @@ public final class EngineKeyBridge {
       otherGroups.add(s.group());
       if (s.slidingWindowGroup() && s.slidingWindow() > 0 && tier == Tier.GPU) {
         windowGroups.put(s.group(), s.slidingWindow());
+        windowTokens = s.slidingWindow();
         return windowStored(s.slidingWindow(), hashes);
       }
       return null;
@@ -228,7 +230,8 @@ public final class EngineKeyBridge {
 
   /**
    * Events that rebuild the replica's current state from nothing: {@link ReplicaCleared}, then one
-   * single-block {@link BlocksStored} per held block, parents first. Cost O(held blocks).
+   * single-block {@link BlocksStored} per held block, parents first, then one {@link WindowBlocks}
+   * with what a sliding-window group holds (a model with one such group). Cost O(held blocks).
    */
   public KvEvent[] snapshot() {
     List<KvEvent> out = new ArrayList<>();
@@ -242,6 +245,14 @@ public final class EngineKeyBridge {
                 new long[] {e.getValue().routerKey()},
                 t.getKey()));
       }
+    }
+    if (!windowHeld.isEmpty()) {
+      long[] windowKeys = new long[windowHeld.size()];
+      int i = 0;
+      for (long k : windowHeld.values()) {
+        windowKeys[i++] = k;
+      }
+      out.add(new WindowBlocks(windowTokens, windowKeys, true));
     }
     return out.toArray(KvEvent[]::new);
   }

@@ -146,5 +146,13 @@ class SlidingWindowSimTest {
     assertThat(windowStored).containsExactlyInAnyOrderElementsOf(fullKeys);
     assertThat(windowDropped).containsExactlyElementsOf(fullKeys.subList(0, 5));
     assertThat(bridge.windowBlocks()).isEqualTo(fullKeys.size() - 5);
+    // A snapshot (a late tracker's bootstrap) carries the window group's holdings too.
+    KvEvent[] snapshot = bridge.snapshot();
+    assertThat(snapshot[snapshot.length - 1])
+        .isEqualTo(
+            new WindowBlocks(
+                33,
+                fullKeys.subList(5, fullKeys.size()).stream().mapToLong(k -> k).toArray(),
+                true));
   }
 }

@@ -47,6 +47,14 @@ final class SimEngineOptions {
           "PYTHONHASHSEED-like seed of the engine's sha256_cbor block hashes (default: ${DEFAULT-VALUE}).")
   String hashSeed = DEFAULTS.hashSeed();
 
+  @Option(
+      names = "--sliding-window",
+      paramLabel = "TOKENS",
+      description =
+          "Runs a hybrid model: a sliding-window cache group of this many tokens beside the"
+              + " full-attention group (default: 0, none).")
+  int slidingWindow;
+
   private static final SimKvTransfer TRANSFER = SimKvTransfer.defaults();
 
   @Option(
@@ -125,11 +133,12 @@ final class SimEngineOptions {
   /** The engine these options describe, with {@code blockSize}-token blocks. */
   SimEngineConfig config(int blockSize) {
     return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        new MockerTimingModel(speedup));
+            blockSize,
+            numBlocks,
+            maxNumSeqs,
+            maxNumBatchedTokens,
+            hashSeed,
+            new MockerTimingModel(speedup))
+        .withSlidingWindow(slidingWindow);
   }
 }

@@ -50,4 +50,14 @@ class MainTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(bad.engine::loraModules)
         .hasMessageContaining("name=path");
   }
+
+  @Test
+  void slidingWindow_runsAHybridModel_offByDefault() {
+    SimEngineCommand sim = new SimEngineCommand();
+    new CommandLine(sim).parseArgs("--sliding-window", "4096");
+    assertThat(sim.engine.config().slidingWindow()).isEqualTo(4096);
+    SimEngineCommand plain = new SimEngineCommand();
+    new CommandLine(plain).parseArgs();
+    assertThat(plain.engine.config().slidingWindow()).isZero();
+  }
 }

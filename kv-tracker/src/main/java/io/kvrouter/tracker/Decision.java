@@ -55,10 +55,21 @@ public record Decision(
   }
 
   /**
+   * "full", "partial" or "miss" ({@link io.kvrouter.tracker.index.SlidingWindowHit.Kind}) for a
+   * full-attention match of {@code fullMatched} blocks of which {@code credited} are reusable.
+   */
+  public static String hitClass(int fullMatched, int credited) {
+    return io.kvrouter.tracker.index.SlidingWindowHit.classify(fullMatched, credited)
+        .name()
+        .toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
    * One candidate as the tracker saw it.
    *
    * @param replicaId target id
-   * @param matchedBlocks leading prompt blocks it holds in any tier (predicted included)
+   * @param matchedBlocks leading prompt blocks it holds in any tier (predicted included) and can
+   *     reuse: for a hybrid model, shrunk to where its sliding-window group holds the window
    * @param gpuBlocks of those, confirmed on GPU
    * @param cachedTokens prompt tokens it is predicted to serve from cache
    * @param inFlight its reserved requests at decision time
@@ -66,6 +77,8 @@ public record Decision(
    *     request brought no predictor)
    * @param ttftFloorMillis the same prediction were the replica idle: no wait can beat it (NaN
    *     without a predictor)
+   * @param hit "full" (the whole full-attention match is reusable), "partial" (a hybrid model's
+   *     window group shrank it, possibly to 0) or "miss" (nothing matched)
    */
   public record Candidate(
       String replicaId,
@@ -74,7 +87,27 @@ public record Decision(
       int cachedTokens,
       int inFlight,
       double predictedTtftMillis,
-      double ttftFloorMillis) {
+      double ttftFloorMillis,
+      String hit) {
+
+    public Candidate(
+        String replicaId,
+        int matchedBlocks,
+        int gpuBlocks,
+        int cachedTokens,
+        int inFlight,
+        double predictedTtftMillis,
+        double ttftFloorMillis) {
+      this(
+          replicaId,
+          matchedBlocks,
+          gpuBlocks,
+          cachedTokens,
+          inFlight,
+          predictedTtftMillis,
+          ttftFloorMillis,
+          hitClass(matchedBlocks, matchedBlocks));
+    }
 
     /** A candidate without TTFT predictions. */
     public Candidate(

@@ -97,6 +97,7 @@ final class Placement {
         new RouteQuery(
             blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
     index.match(blockKeys, blockKeys.length, match);
+    index.applyWindows(blockKeys, keys.blockSize(), match);
     int[] policyRanked = policy.rank(query, candidates, match, ledger);
     SteeringRule.Steered steered = steer(request, query, policyRanked);
     if (steered.sloMiss()) {
@@ -185,7 +186,8 @@ final class Placement {
               cachedTokens(r, query),
               ledger.inFlight(r) - (r == chosen ? 1 : 0),
               steered.predicted()[i],
-              steered.floor()[i]));
+              steered.floor()[i],
+              Decision.hitClass(match.fullAttentionMatched(r), match.matched(r))));
     }
     return out;
   }

@@ -6,6 +6,7 @@ import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.WindowBlocks;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -28,12 +29,16 @@ import java.util.Map;
  *       block's {@code extra_keys} (adapter, cache salt, multimodal items) enter its key through
  *       {@link EngineExtraKeys}, and a run with extra inputs no request can carry (prompt
  *       embeddings) is dropped as unresolved;
- *   <li>hybrid models: only full-attention cache groups are indexed. A store whose {@code
- *       kv_cache_spec_kind} names another kind (sliding window, Mamba, ...) is skipped and its
- *       group remembered, and removals from such a group are skipped too: vLLM publishes the same
- *       block hashes in every group, so a sliding-window group dropping a block that left its
- *       window must not remove the full-attention group's copy (groups per vLLM {@code
- *       vllm/distributed/kv_events.py} at 0181ea31: {@code group_idx}, {@code kv_cache_spec_kind});
+ *   <li>hybrid models: only full-attention cache groups enter the prefix index. A store whose
+ *       {@code kv_cache_spec_kind} names another kind (sliding window, Mamba, ...) never becomes a
+ *       {@link BlocksStored}, and removals from such a group never become {@link BlocksRemoved}:
+ *       vLLM publishes the same block hashes in every group, so a sliding-window group dropping a
+ *       block that left its window must not remove the full-attention group's copy (groups per vLLM
+ *       {@code vllm/distributed/kv_events.py} at 0181ea31: {@code group_idx}, {@code
+ *       kv_cache_spec_kind}). A sliding-window group's GPU stores and removals become {@link
+ *       WindowBlocks} instead, keyed by the router keys the full-attention group's stores of the
+ *       same hashes gave (a hash not seen there is dropped as unresolved), so the tracker knows
+ *       where a full-attention hit is reusable;
  *   <li>BlockRemoved: passed through by engine hash (trackers bridge removals themselves);
  *   <li>AllBlocksCleared: {@link ReplicaCleared}.
  * </ul>
@@ -56,6 +61,9 @@ public final class EngineKeyBridge {
   private final Map<Tier, LinkedHashMap<Long, Held>> held = new EnumMap<>(Tier.class);
   private final LinkedHashMap<Long, Long> known;
   private final java.util.Set<Integer> otherGroups = new java.util.HashSet<>();
+  private final Map<Integer, Integer> windowGroups = new java.util.HashMap<>();
+  private final Map<Long, Long> windowHeld = new java.util.LinkedHashMap<>();
+  private int windowTokens;
   private long unresolved;
 
   /**
@@ -91,7 +99,13 @@ public final class EngineKeyBridge {
         }
       } else if (e instanceof EngineEvent.BlockRemoved r) {
         Tier tier = Tier.fromMedium(r.medium());
-        if (tier != null && !otherGroups.contains(r.group())) {
+        Integer window = windowGroups.get(r.group());
+        if (window != null && tier == Tier.GPU) {
+          KvEvent k = windowRemoved(window, r.blockHashes());
+          if (k != null) {
+            out.add(k);
+          }
+        } else if (tier != null && !otherGroups.contains(r.group())) {
           LinkedHashMap<Long, Held> tierHeld = held.get(tier);
           for (long h : r.blockHashes()) {
             tierHeld.remove(h);
@@ -114,6 +128,11 @@ public final class EngineKeyBridge {
     }
     if (!fullAttention(s.groupKind())) {
       otherGroups.add(s.group());
+      if (s.slidingWindowGroup() && s.slidingWindow() > 0 && tier == Tier.GPU) {
+        windowGroups.put(s.group(), s.slidingWindow());
+        windowTokens = s.slidingWindow();
+        return windowStored(s.slidingWindow(), hashes);
+      }
       return null;
     }
     long parentKey = BlocksStored.ROOT;
@@ -135,14 +154,9 @@ public final class EngineKeyBridge {
       }
       routerKeys = keys.chain(parentKey, s.tokenIds(), bs, extras);
     } else {
-      routerKeys = new long[hashes.length];
-      for (int i = 0; i < hashes.length; i++) {
-        Long k = known.get(hashes[i]);
-        if (k == null) {
-          unresolved++;
-          return null;
-        }
-        routerKeys[i] = k;
+      routerKeys = knownKeys(hashes);
+      if (routerKeys == null) {
+        return null;
       }
     }
     LinkedHashMap<Long, Held> tierHeld = held.get(tier);
@@ -153,6 +167,48 @@ public final class EngineKeyBridge {
       parent = routerKeys[i];
     }
     return new BlocksStored(parentKey, hashes.clone(), routerKeys, tier);
+  }
+
+  /** The router keys already known for every hash, or null (counted unresolved). */
+  private long[] knownKeys(long[] hashes) {
+    long[] routerKeys = new long[hashes.length];
+    for (int i = 0; i < hashes.length; i++) {
+      Long k = known.get(hashes[i]);
+      if (k == null) {
+        unresolved++;
+        return null;
+      }
+      routerKeys[i] = k;
+    }
+    return routerKeys;
+  }
+
+  private KvEvent windowStored(int window, long[] hashes) {
+    long[] routerKeys = knownKeys(hashes);
+    if (routerKeys == null) {
+      return null;
+    }
+    for (int i = 0; i < hashes.length; i++) {
+      windowHeld.put(hashes[i], routerKeys[i]);
+    }
+    return new WindowBlocks(window, routerKeys, true);
+  }
+
+  private KvEvent windowRemoved(int window, long[] hashes) {
+    long[] routerKeys = new long[hashes.length];
+    int n = 0;
+    for (long h : hashes) {
+      Long k = windowHeld.remove(h);
+      if (k != null) {
+        routerKeys[n++] = k;
+      }
+    }
+    return n == 0 ? null : new WindowBlocks(window, java.util.Arrays.copyOf(routerKeys, n), false);
+  }
+
+  /** Blocks the sliding-window groups hold (by engine hash). */
+  public int windowBlocks() {
+    return windowHeld.size();
   }
 
   /**
@@ -169,11 +225,13 @@ public final class EngineKeyBridge {
     for (LinkedHashMap<Long, Held> m : held.values()) {
       m.clear();
     }
+    windowHeld.clear();
   }
 
   /**
    * Events that rebuild the replica's current state from nothing: {@link ReplicaCleared}, then one
-   * single-block {@link BlocksStored} per held block, parents first. Cost O(held blocks).
+   * single-block {@link BlocksStored} per held block, parents first, then one {@link WindowBlocks}
+   * with what a sliding-window group holds (a model with one such group). Cost O(held blocks).
    */
   public KvEvent[] snapshot() {
     List<KvEvent> out = new ArrayList<>();
@@ -187,6 +245,14 @@ public final class EngineKeyBridge {
                 new long[] {e.getValue().routerKey()},
                 t.getKey()));
       }
+    }
+    if (!windowHeld.isEmpty()) {
+      long[] windowKeys = new long[windowHeld.size()];
+      int i = 0;
+      for (long k : windowHeld.values()) {
+        windowKeys[i++] = k;
+      }
+      out.add(new WindowBlocks(windowTokens, windowKeys, true));
     }
     return out.toArray(KvEvent[]::new);
   }

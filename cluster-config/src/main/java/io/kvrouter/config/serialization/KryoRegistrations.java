@@ -25,6 +25,7 @@ import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.WindowBlocks;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -78,6 +79,7 @@ public final class KryoRegistrations {
     t.put(BlocksRemoved.class, 202);
     t.put(ReplicaCleared.class, 203);
     t.put(ReplicaLoad.class, 204);
+    t.put(WindowBlocks.class, 205);
 
     t.put(Reserved.class, 300);
     t.put(PrefillCompleted.class, 301);

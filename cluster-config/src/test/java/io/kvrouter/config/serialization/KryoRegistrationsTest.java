@@ -27,6 +27,7 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.BlocksRemoved", 202);
     expected.put("io.kvrouter.protocol.ReplicaCleared", 203);
     expected.put("io.kvrouter.protocol.ReplicaLoad", 204);
+    expected.put("io.kvrouter.protocol.WindowBlocks", 205);
     expected.put("io.kvrouter.protocol.Reserved", 300);
     expected.put("io.kvrouter.protocol.PrefillCompleted", 301);
     expected.put("io.kvrouter.protocol.Released", 302);

@@ -32,6 +32,7 @@ import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
+import io.kvrouter.protocol.WindowBlocks;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
@@ -119,6 +120,14 @@ class WireCompatibilityTest {
     Released released = new Released("pekko://kvrouter@10.0.0.1:25520", 11, "req-1#1");
     m.put("KvEventBatch", batch);
     m.put("ReplicaLoad", new ReplicaLoad("sim-0", 3, 2, 1, 0.25, 1000, 600, 1_700_000_002L, 42));
+    m.put(
+        "KvEventBatchWithWindowBlocks",
+        new KvEventBatch(
+            "sim-0",
+            3,
+            43,
+            new KvEvent[] {new WindowBlocks(33, new long[] {101, 102}, true)},
+            1_700_000_000L));
     m.put("Reserved", reserved);
     m.put("PrefillCompleted", prefilled);
     m.put("Released", released);
@@ -210,6 +219,7 @@ class WireCompatibilityTest {
           || type == BlocksStored.class
           || type == BlocksRemoved.class
           || type == ReplicaCleared.class
+          || type == WindowBlocks.class
           || type == TrackerView.ReplicaMark.class
           || type == TrackerView.OriginMark.class
           || type == TrackerReport.Trim.class

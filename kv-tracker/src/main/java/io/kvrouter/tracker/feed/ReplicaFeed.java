@@ -6,6 +6,7 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaSnapshot;
+import io.kvrouter.protocol.WindowBlocks;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.index.ReplicaIds;
 
@@ -132,6 +133,8 @@ public final class ReplicaFeed {
       index.remove(replica, r);
     } else if (event instanceof ReplicaCleared) {
       index.clearReplica(replica);
+    } else if (event instanceof WindowBlocks w) {
+      index.window(replica, w);
     }
   }
 }

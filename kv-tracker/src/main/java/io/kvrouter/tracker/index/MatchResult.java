@@ -28,6 +28,7 @@ public final class MatchResult {
   private static final int DISK = 4;
   private static final int GPU_LEADING = 5;
   private static final int COVERED_UNTIL = 6;
+  private static final int FULL_MATCH = 7;
   private static final int STRIDE = 8;
 
   private final int[] counts = new int[PrefixIndex.MAX_REPLICAS * STRIDE];
@@ -81,6 +82,42 @@ public final class MatchResult {
 
   public int disk(int replica) {
     return counts[replica * STRIDE + DISK];
+  }
+
+  /**
+   * A hybrid model's full-attention match before {@link #truncate} shrank it to what its
+   * sliding-window group can reuse; {@link #matched} when it was not shrunk.
+   */
+  public int fullAttentionMatched(int replica) {
+    return Math.max(counts[replica * STRIDE + FULL_MATCH], matched(replica));
+  }
+
+  /**
+   * Shrinks {@code replica}'s match to its first {@code blocks} blocks (a hybrid model's
+   * sliding-window group lacks the window beyond them, see {@link SlidingWindowHit}); does nothing
+   * when it matched no more. The match does not record each block's tier by position, so the cut
+   * blocks are taken from the weakest tiers first (disk, CPU, predicted, then GPU): exact for a
+   * GPU-only replica, an approximation otherwise. O(touched replicas).
+   */
+  public void truncate(int replica, int blocks) {
+    int base = replica * STRIDE;
+    int m = counts[base + MATCHED];
+    if (blocks >= m) {
+      return;
+    }
+    counts[base + FULL_MATCH] = Math.max(counts[base + FULL_MATCH], m);
+    int cut = m - blocks;
+    for (int slot : new int[] {DISK, CPU, PREDICTED, GPU}) {
+      int t = Math.min(cut, counts[base + slot]);
+      counts[base + slot] -= t;
+      cut -= t;
+    }
+    counts[base + MATCHED] = blocks;
+    counts[base + GPU_LEADING] = Math.min(counts[base + GPU_LEADING], blocks);
+    longest = 0;
+    for (int i = 0; i < touchedCount; i++) {
+      longest = Math.max(longest, counts[touched[i] * STRIDE + MATCHED]);
+    }
   }
 
   public int gpuLeading(int replica) {

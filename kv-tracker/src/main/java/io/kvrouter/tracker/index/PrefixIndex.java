@@ -86,6 +86,7 @@ public final class PrefixIndex {
 
   private final NodeTable nodes;
   private final HashBridges bridges = new HashBridges();
+  private final WindowHoldings window = new WindowHoldings(1 << 20);
   private final ReplicaDigests digests = new ReplicaDigests();
   private final PredictedRuns runs = new PredictedRuns();
   private final RunSummary summary;
@@ -194,6 +195,7 @@ public final class PrefixIndex {
   /** The replica holds no block in any tier (its predicted entries stay). */
   public void clearReplica(int replica) {
     checkReplica(replica);
+    window.clear(replica);
     summary.replicaCleared(replica);
     bridges.clear(replica);
     eviction.replicaCleared(replica);
@@ -208,6 +210,37 @@ public final class PrefixIndex {
     clearReplica(replica);
     bridges.drop(replica);
     runs.dropReplica(replica);
+  }
+
+  // ---------------------------------------------------------------- hybrid models
+
+  /** A hybrid replica's sliding-window group stored or dropped blocks ({@link WindowHoldings}). */
+  public void window(int replica, io.kvrouter.protocol.WindowBlocks event) {
+    checkReplica(replica);
+    window.apply(replica, event);
+  }
+
+  /**
+   * The leading blocks of a match of {@code matched} blocks of {@code promptKeys} that {@code
+   * replica} can reuse: {@code matched} unless it runs a hybrid model whose sliding-window group
+   * lacks the window before the match's end ({@link SlidingWindowHit}).
+   */
+  public int windowCredited(int replica, long[] promptKeys, int matched, int blockSize) {
+    return window.credited(replica, promptKeys, matched, blockSize);
+  }
+
+  /**
+   * Shrinks each hybrid replica's match in {@code out} (just made for {@code promptKeys}) to what
+   * its sliding-window group can reuse ({@link MatchResult#truncate}); nothing when no replica
+   * reported a window group.
+   */
+  public void applyWindows(long[] promptKeys, int blockSize, MatchResult out) {
+    if (window.isEmpty()) {
+      return;
+    }
+    for (int r : out.holders()) {
+      out.truncate(r, window.credited(r, promptKeys, out.matched(r), blockSize));
+    }
   }
 
   // ---------------------------------------------------------------- predicted entries

@@ -241,19 +241,7 @@ public final class PagedKvCache {
       int blockSize,
       String loraName,
       IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
-    List<List<EngineEvent.ExtraKey>> extraKeys = null;
-    if (extraOf != null) {
-      extraKeys = new ArrayList<>(to - from);
-      boolean any = false;
-      for (int i = from; i < to; i++) {
-        List<EngineEvent.ExtraKey> block = List.copyOf(extraOf.apply(i));
-        any |= !block.isEmpty();
-        extraKeys.add(block);
-      }
-      if (!any) {
-        extraKeys = null;
-      }
-    }
+    List<List<EngineEvent.ExtraKey>> extraKeys = extraKeysOf(from, to, extraOf);
     events.add(
         new EngineEvent.BlockStored(
             Arrays.copyOfRange(hashes, from, to),
@@ -266,6 +254,25 @@ public final class PagedKvCache {
             0,
             null,
             0));
+  }
+
+  /**
+   * The {@code extra_keys} of blocks {@code [from, to)} for a stored event: null when {@code
+   * extraOf} is null or gives only empty lists.
+   */
+  static List<List<EngineEvent.ExtraKey>> extraKeysOf(
+      int from, int to, IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
+    if (extraOf == null) {
+      return null;
+    }
+    List<List<EngineEvent.ExtraKey>> extraKeys = new ArrayList<>(to - from);
+    boolean any = false;
+    for (int i = from; i < to; i++) {
+      List<EngineEvent.ExtraKey> block = List.copyOf(extraOf.apply(i));
+      any |= !block.isEmpty();
+      extraKeys.add(block);
+    }
+    return any ? extraKeys : null;
   }
 
   /** Drops one reference on each of {@code blockIds[0, count)}, last block first. */

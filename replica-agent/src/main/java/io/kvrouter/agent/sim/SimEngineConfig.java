@@ -14,6 +14,9 @@ package io.kvrouter.agent.sim;
  *     without an offloading connector
  * @param cpuLoadMicrosPerBlock time to load one block back from the CPU tier, added to the pass
  *     that loads it
+ * @param slidingWindow 0 for a model with one full-attention cache group; otherwise the window in
+ *     tokens of a second, sliding-window group (group 1) beside the full-attention group 0, as a
+ *     hybrid model (Gemma 3, gpt-oss) runs in vLLM's hybrid allocator ({@link SlidingWindowGroup})
  */
 public record SimEngineConfig(
     int blockSize,
@@ -23,7 +26,30 @@ public record SimEngineConfig(
     String hashSeed,
     TimingModel timing,
     int cpuBlocks,
-    long cpuLoadMicrosPerBlock) {
+    long cpuLoadMicrosPerBlock,
+    int slidingWindow) {
+
+  /** An engine with one full-attention cache group. */
+  public SimEngineConfig(
+      int blockSize,
+      int numBlocks,
+      int maxNumSeqs,
+      int maxNumBatchedTokens,
+      String hashSeed,
+      TimingModel timing,
+      int cpuBlocks,
+      long cpuLoadMicrosPerBlock) {
+    this(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock,
+        0);
+  }
 
   /** An engine without a CPU tier. */
   public SimEngineConfig(
@@ -45,6 +71,9 @@ public record SimEngineConfig(
     java.util.Objects.requireNonNull(timing, "timing");
     if (cpuBlocks < 0 || cpuLoadMicrosPerBlock < 0) {
       throw new IllegalArgumentException("cpuBlocks and cpuLoadMicrosPerBlock must be >= 0");
+    }
+    if (slidingWindow < 0) {
+      throw new IllegalArgumentException("slidingWindow must be >= 0, was " + slidingWindow);
     }
   }
 
@@ -71,7 +100,8 @@ public record SimEngineConfig(
         hashSeed,
         timing,
         cpuBlocks,
-        cpuLoadMicrosPerBlock);
+        cpuLoadMicrosPerBlock,
+        slidingWindow);
   }
 
   public SimEngineConfig withBlockSize(int n) {
@@ -83,7 +113,8 @@ public record SimEngineConfig(
         hashSeed,
         timing,
         cpuBlocks,
-        cpuLoadMicrosPerBlock);
+        cpuLoadMicrosPerBlock,
+        slidingWindow);
   }
 
   public SimEngineConfig withLimits(int seqs, int batchedTokens) {
@@ -95,7 +126,8 @@ public record SimEngineConfig(
         hashSeed,
         timing,
         cpuBlocks,
-        cpuLoadMicrosPerBlock);
+        cpuLoadMicrosPerBlock,
+        slidingWindow);
   }
 
   public SimEngineConfig withTiming(TimingModel t) {
@@ -107,7 +139,8 @@ public record SimEngineConfig(
         hashSeed,
         t,
         cpuBlocks,
-        cpuLoadMicrosPerBlock);
+        cpuLoadMicrosPerBlock,
+        slidingWindow);
   }
 
   public SimEngineConfig withHashSeed(String seed) {
@@ -119,7 +152,8 @@ public record SimEngineConfig(
         seed,
         timing,
         cpuBlocks,
-        cpuLoadMicrosPerBlock);
+        cpuLoadMicrosPerBlock,
+        slidingWindow);
   }
 
   /** The same engine with a CPU offload tier of {@code blocks} blocks. */
@@ -132,6 +166,23 @@ public record SimEngineConfig(
         hashSeed,
         timing,
         blocks,
-        loadMicrosPerBlock);
+        loadMicrosPerBlock,
+        slidingWindow);
+  }
+
+  /**
+   * The same engine with a sliding-window group of {@code tokens} tokens beside group 0 (0 = none).
+   */
+  public SimEngineConfig withSlidingWindow(int tokens) {
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock,
+        tokens);
   }
 }

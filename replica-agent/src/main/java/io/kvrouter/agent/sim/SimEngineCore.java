@@ -76,6 +76,7 @@ public final class SimEngineCore {
   private final PagedKvCache cache;
   private final VllmBlockHasher hasher;
   private final CpuOffloadTier cpu;
+  private final SlidingWindowGroup window;
   private final ArrayDeque<SimSequence> waiting = new ArrayDeque<>();
   private final List<SimSequence> running = new ArrayList<>();
   private final Map<String, SimSequence> live = new HashMap<>();
@@ -90,6 +91,10 @@ public final class SimEngineCore {
     this.cache = new PagedKvCache(config.numBlocks());
     this.hasher = new VllmBlockHasher(config.hashSeed());
     this.cpu = new CpuOffloadTier(config.cpuBlocks());
+    this.window =
+        config.slidingWindow() > 0
+            ? new SlidingWindowGroup(config.slidingWindow(), config.blockSize(), config.numBlocks())
+            : null;
   }
 
   /** Sets the hook that sees every pass's KV events (replaces the previous one). */
@@ -190,6 +195,7 @@ public final class SimEngineCore {
       running.remove(seq);
     }
     cache.release(seq.blockIds, seq.numBlocks);
+    releaseWindow(seq);
     seq.numBlocks = 0;
     return true;
   }
@@ -237,7 +243,13 @@ public final class SimEngineCore {
       if (seq.numBlocks == 0) {
         int limit = Math.min((seq.numTokens - 1) / bs, seq.numHashes);
         hit = cache.cachedPrefixBlocks(seq.hashes, limit);
-        loaded = cpu.loadableRun(seq.hashes, hit, limit);
+        if (window != null) {
+          // A hybrid model reuses a prefix only where the window group still holds its window;
+          // the CPU tier is not combined with a window group here.
+          hit = window.hit(seq.hashes, hit);
+        } else {
+          loaded = cpu.loadableRun(seq.hashes, hit, limit);
+        }
       }
       int computed = (hit + loaded) * bs;
       if (seq.remotePrefill && seq.numBlocks == 0) {
@@ -255,6 +267,9 @@ public final class SimEngineCore {
       cache.touch(seq.hashes, hit, touched);
       for (int b : touched) {
         seq.addBlock(b);
+      }
+      if (window != null) {
+        window.admit(seq.id(), seq.hashes, hit);
       }
       seq.numComputed = computed;
       seq.numRegistered = hit;
@@ -328,8 +343,21 @@ public final class SimEngineCore {
             bs,
             seq.request.loraName(),
             i -> seq.extraKeys(i, bs));
+        if (window != null) {
+          window.store(
+              seq.id(),
+              seq.hashes,
+              seq.numRegistered,
+              computedBlocks,
+              seq.tokens,
+              seq.request.loraName(),
+              i -> seq.extraKeys(i, bs));
+        }
         cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, bs);
         seq.numRegistered = computedBlocks;
+      }
+      if (window != null) {
+        window.slide(seq.id(), seq.hashes, seq.numComputed);
       }
     }
     for (Emission e : emissions) {
@@ -337,11 +365,19 @@ public final class SimEngineCore {
         SimSequence seq = live.remove(e.requestId());
         running.remove(seq);
         cache.release(seq.blockIds, seq.numBlocks);
+        releaseWindow(seq);
         seq.numBlocks = 0;
         finishedRequests++;
       }
     }
     List<EngineEvent> events = cache.drainEvents();
+    if (window != null) {
+      List<EngineEvent> windowed = window.drainEvents();
+      if (!windowed.isEmpty()) {
+        events = new ArrayList<>(events);
+        events.addAll(windowed);
+      }
+    }
     List<EngineEvent> offloaded = cpu.drainEvents();
     if (!offloaded.isEmpty()) {
       events = new ArrayList<>(events);
@@ -363,6 +399,9 @@ public final class SimEngineCore {
       return false;
     }
     cpu.clear();
+    if (window != null) {
+      window.clear();
+    }
     listener.onEvents(cache.drainEvents(), nowMicros);
     return true;
   }
@@ -381,8 +420,15 @@ public final class SimEngineCore {
     return true;
   }
 
+  private void releaseWindow(SimSequence seq) {
+    if (window != null) {
+      window.release(seq.id(), seq.hashes);
+    }
+  }
+
   private void preempt(SimSequence seq) {
     cache.release(seq.blockIds, seq.numBlocks);
+    releaseWindow(seq);
     seq.numBlocks = 0;
     seq.numComputed = 0;
     seq.numRegistered = 0;

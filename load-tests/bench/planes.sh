@@ -7,6 +7,10 @@
 #      engine),
 #      so every ingress only follows the engines' KV events and load heartbeats; its CPU over the
 #      phase is the event plane's cost per ingress (plus the cluster's idle background);
+#   0. idle (before phase 1): no traffic for as long as phase 1 lasts; the ingresses' CPU over it
+#      is the cluster's background (gossip, failure detection, load heartbeats, timers), which
+#      grows with the number of members; subtracted from phase 1 it leaves the event plane's own
+#      cost per ingress;
 #   2. routed: the same bench through the ingresses (round robin over them); the ingresses' plane
 #      counters (kvrouter_plane_bytes_total) give the reservation bytes per routed request.
 # Prints one markdown table row per K and writes it to <out>/planes.md.
@@ -95,8 +99,8 @@ bench() { # label urls policy seed
     --seed "$4" --label "$1" --out "$work/$1" >"$work/$1.log" 2>&1
 }
 
-header="| ingresses | routed requests | reservation bytes sent per routed request (all peers) | per request per peer | reservation msgs per request per peer | event bytes received per ingress per request | CPU per ingress, event plane only (s) | CPU per ingress, routed (s) | CPU per routed request, summed over ingresses (ms) |"
-rule="|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+header="| ingresses | routed requests | reservation bytes sent per routed request (all peers) | per request per peer | reservation msgs per request per peer | event bytes received per ingress per request | CPU per ingress, idle (s) | CPU per ingress, event plane only (s) | event plane less idle (s) | CPU per ingress, routed (s) | CPU per routed request, summed over ingresses (ms) |"
+rule="|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 rows=()
 IFS=, read -r -a ks <<<"$sizes"
 for k in "${ks[@]}"; do
@@ -124,8 +128,12 @@ for k in "${ks[@]}"; do
   # Warm-up (unmeasured): JIT-compile the routed path on every ingress.
   bench "k$k/warmup" "$all_urls" round-robin 99
 
+  # Phase 0: idle, as long as phase 1 lasts (a measurement window, not a wait for anything).
+  declare -A cpui=() cpu0=() cpu1=() cpu2=()
+  for p in "${ingress_pids[@]}"; do cpui[$p]="$(cpu_of "$p")"; done
+  sleep "$(((requests + rate - 1) / rate))"
+
   # Phase 1: the event plane only.
-  declare -A cpu0=() cpu1=() cpu2=()
   for p in "${ingress_pids[@]}"; do cpu0[$p]="$(cpu_of "$p")"; done
   bench "k$k/engines" "$engine_urls" group-affinity 1
   for p in "${ingress_pids[@]}"; do cpu1[$p]="$(cpu_of "$p")"; done
@@ -146,17 +154,19 @@ for k in "${ks[@]}"; do
 
   read -r routed res_bytes res_msgs ev_bytes < <(paste "$work/k$k/before" "$work/k$k/after" |
     awk '{ r += $5 - $1; b += $6 - $2; m += $7 - $3; e += $8 - $4 } END { print r, b, m, e }')
-  ev_cpu=0 routed_cpu=0
+  idle_cpu=0 ev_cpu=0 routed_cpu=0
   for p in "${ingress_pids[@]}"; do
+    idle_cpu="$(echo "$idle_cpu + ${cpu0[$p]} - ${cpui[$p]}" | bc)"
     ev_cpu="$(echo "$ev_cpu + ${cpu1[$p]} - ${cpu0[$p]}" | bc)"
     routed_cpu="$(echo "$routed_cpu + ${cpu2[$p]} - ${cpu1[$p]}" | bc)"
   done
   peers=$((k > 1 ? k - 1 : 1))
   row="$(awk -v k="$k" -v r="$routed" -v b="$res_bytes" -v m="$res_msgs" -v e="$ev_bytes" \
-    -v ec="$ev_cpu" -v rc="$routed_cpu" -v p="$peers" 'BEGIN {
+    -v ic="$idle_cpu" -v ec="$ev_cpu" -v rc="$routed_cpu" -v p="$peers" 'BEGIN {
       if (r == 0) r = 1;
-      printf "| %d | %d | %.0f | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f |", k, r, b / r,
-        b / r / p, m / r / p, e / k / r, ec / k, rc / k, 1000 * rc / r }')"
+      printf "| %d | %d | %.0f | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f |", k, r,
+        b / r, b / r / p, m / r / p, e / k / r, ic / k, ec / k, (ec - ic) / k, rc / k,
+        1000 * rc / r }')"
   echo "$row" >&2
   rows+=("$row")
   if [ "$k" != "${ks[-1]}" ] || [ "${KEEP:-0}" != 1 ]; then stop_all; fi

@@ -37,7 +37,7 @@ import java.util.Map;
  * <p>Cost: as {@link LabSimulation}, plus one cache probe per transfer. Single-threaded; one
  * instance per run.
  *
- * <p>430 lines, over 400 with its {@link Cluster} and {@link Result} records (about 45 lines),
+ * <p>433 lines, over 400 with its {@link Cluster} and {@link Result} records (about 45 lines),
  * which callers (the CLI's {@code pd-lab}) name as members of this class; the event loop itself is
  * about 380 lines and shares its queue, routers and engines with {@link LabSimulation} ({@link
  * LabEventQueue}, {@link LabRouters}, {@link LabEngine}). Since this reason was first written it

@@ -4,11 +4,9 @@ import io.kvrouter.agent.kvevents.KvEventSubscriber;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
-import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.SnapshotReply;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -37,11 +35,11 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
  * {@code adapter-refresh-interval} and announces its info on the {@code kvrouter-replica-info}
  * topic, which every ingress reads.
  *
- * <p>The event plane itself does not pass through this actor: the replica's {@link
- * KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link BatchSink} tells the
- * {@code kvrouter-kv-events} topic (a thread-safe tell). The actor reads the pipeline's ring and
- * snapshot under its short lock. In approximate mode (no KV-event endpoint) there is no pipeline
- * and nothing is published about blocks.
+ * <p>The event plane itself does not pass through this actor ({@link AgentEventPlane}): the
+ * replica's {@link KvEventSubscriber} thread feeds a {@link ReplicaEventPipeline} whose {@link
+ * BatchSink} tells the {@code kvrouter-kv-events} topic (a thread-safe tell). The actor reads the
+ * pipeline's ring and snapshot under its short lock. In approximate mode (no KV-event endpoint)
+ * there is no pipeline and nothing is published about blocks.
  *
  * <p>Continuity: every health check goes to the subscriber ({@link KvEventSubscriber#healthLost},
  * {@link KvEventSubscriber#healthy} with the engine's process start time), which keeps the
@@ -98,10 +96,8 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final AgentSettings settings;
   private final ActorRef<Topic.Command<ReplicaLoad>> loadTopic;
   private final ActorRef<Topic.Command<ReplicaInfo>> infoTopic;
-  private final ReplicaEventPipeline pipeline;
-  private final KvEventSubscriber subscriber;
+  private final AgentEventPlane plane;
   private final EngineProbe engine;
-  private final AlignmentProbe alignmentProbe;
   private final ServingGate gate;
   private List<String> apis = List.of();
   private List<String> adapters = List.of();
@@ -155,46 +151,24 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     this.engine =
         new EngineProbe(
             spec.baseUrl(), settings.probeTimeout(), spec.dpSize() > 1 ? spec.dpRank() : -1);
-    if (spec.kvEvents()) {
-      RouterKeyFunction keys = settings.keyFunctions().apply(spec.model());
-      BatchSink sink = b -> eventsTopic.tell(Topic.publish(b));
-      this.pipeline =
-          new ReplicaEventPipeline(
-              spec.info().targetId(),
-              keys,
-              spec.blockSize(),
-              settings.ringCapacity(),
-              settings.knownHashes(),
-              sink);
-      ActorRef<AgentRequest> self = ctx.getSelf();
-      this.subscriber =
-          new KvEventSubscriber(
-                  spec.kvEventsEndpoint(),
-                  spec.replayEndpoint(),
-                  spec.topicFilter(),
-                  pipeline,
-                  "kv-events-" + spec.info().targetId(),
-                  settings.kvEvents(),
-                  new KvEventSubscriber.Listener() {
-                    @Override
-                    public void onRestart() {
-                      self.tell(EngineRestarted.INSTANCE);
-                    }
+    ActorRef<AgentRequest> self = ctx.getSelf();
+    this.plane =
+        AgentEventPlane.start(
+            spec,
+            settings,
+            engine,
+            b -> eventsTopic.tell(Topic.publish(b)),
+            new KvEventSubscriber.Listener() {
+              @Override
+              public void onRestart() {
+                self.tell(EngineRestarted.INSTANCE);
+              }
 
-                    @Override
-                    public void onSettled(long tick) {
-                      self.tell(new Settled(tick));
-                    }
-                  })
-              .start();
-      this.alignmentProbe =
-          new AlignmentProbe(
-              spec, keys, settings.tokenizers().apply(spec.model()), settings.alignment(), engine);
-    } else {
-      this.pipeline = null;
-      this.subscriber = null;
-      this.alignmentProbe = null;
-    }
+              @Override
+              public void onSettled(long tick) {
+                self.tell(new Settled(tick));
+              }
+            });
     this.gate =
         new ServingGate(
             spec.kvEvents(),
@@ -232,20 +206,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onRequestReplay(RequestReplay m) {
-    if (pipeline == null) {
-      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), new KvEventBatch[0]));
-      return this;
-    }
-    Optional<List<KvEventBatch>> batches = pipeline.replay(m.epoch(), m.fromSeq());
-    if (batches.isPresent()) {
-      // A bounded reply keeps each message well under the remoting frame size; a tracker still
-      // behind asks again (its next batch or heartbeat shows the remaining gap).
-      List<KvEventBatch> first =
-          batches.get().subList(0, Math.min(settings.maxReplayBatches(), batches.get().size()));
-      m.replyTo().tell(new Replayed(m.replicaId(), m.epoch(), first.toArray(KvEventBatch[]::new)));
-    } else {
-      m.replyTo().tell(new SnapshotReply(pipeline.snapshot()));
-    }
+    m.replyTo().tell(plane.replay(m, settings.maxReplayBatches()));
     return this;
   }
 
@@ -257,15 +218,15 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   private Behavior<AgentRequest> onHealthChecked(HealthChecked m) {
     if (m.healthy()) {
-      long epoch = pipeline == null ? 0 : pipeline.epoch();
       getContext()
           .pipeToSelf(
-              engine.scrape(spec.info().targetId(), epoch, spec.dpSize() > 1 ? spec.dpRank() : -1),
+              engine.scrape(
+                  spec.info().targetId(), plane.epoch(), spec.dpSize() > 1 ? spec.dpRank() : -1),
               (s, e) -> new Scraped(m.tick(), s));
     }
     ServingGate.Steps steps = gate.checked(m.tick(), m.healthy());
     if (steps.tellHealthLost()) {
-      subscriber.healthLost();
+      plane.healthLost();
     }
     if (steps.deregister()) {
       getContext()
@@ -277,15 +238,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onScraped(Scraped m) {
-    if (subscriber != null && gate.current(m.tick())) {
-      subscriber.healthy(
-          m.tick(), m.scrape() == null ? Double.NaN : m.scrape().processStartSeconds());
+    if (gate.current(m.tick())) {
+      plane.healthy(m.tick(), m.scrape() == null ? Double.NaN : m.scrape().processStartSeconds());
     }
     if (m.scrape() != null && gate.mayPublish()) {
       // The heartbeat also carries the stream's watermark: a tracker that lost the last batches
       // learns of the gap here even when no later batch comes.
       ReplicaLoad load = m.scrape().load();
-      loadTopic.tell(Topic.publish(pipeline == null ? load : pipeline.stamp(load)));
+      loadTopic.tell(Topic.publish(plane.stamp(load)));
     }
     return this;
   }
@@ -385,7 +345,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
       long generation = gate.probeGeneration();
       getContext()
           .pipeToSelf(
-              alignmentProbe.run(pipeline, ThreadLocalRandom.current().nextLong()),
+              plane.probe(ThreadLocalRandom.current().nextLong()),
               (r, e) -> new Probed(generation, r));
     }
     if (steps.learnApis()) {
@@ -417,9 +377,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   }
 
   private Behavior<AgentRequest> onPostStop() {
-    if (subscriber != null) {
-      subscriber.close();
-    }
+    plane.close();
     return this;
   }
 }

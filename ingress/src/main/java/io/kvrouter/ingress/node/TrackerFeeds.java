@@ -94,8 +94,10 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private final ActorRef<Readiness.Command> readiness;
   private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
+
+  /** The listed agents, each with its replica once its info arrived (null until then). */
   private final Map<ActorRef<AgentRequest>, String> agents = new HashMap<>();
-  private Set<ActorRef<AgentRequest>> listed = Set.of();
+
   private final Map<String, ActorRef<AgentRequest>> agentOf = new HashMap<>();
   private final Set<String> replaying = new HashSet<>();
   private boolean listingSeen;
@@ -180,9 +182,8 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> onInfoFailed(InfoFailed m) {
-    if (!listed.contains(m.agent())) {
-      agents.remove(m.agent()); // it left before answering
-      return updateCaughtUp();
+    if (!agents.containsKey(m.agent())) {
+      return updateCaughtUp(); // it left before answering: the listing dropped it
     }
     // Still registered: ask again (each failed ask has waited the ask timeout). Before, the agent
     // stayed unknown until the listing changed again, which may be never.
@@ -225,7 +226,6 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private Behavior<Command> onListing(ListingChanged m) {
     listingSeen = true;
     Set<ActorRef<AgentRequest>> now = m.listing().getServiceInstances(AgentRequest.SERVICE_KEY);
-    listed = now;
     for (ActorRef<AgentRequest> agent : now) {
       if (!agents.containsKey(agent)) {
         agents.put(agent, null);

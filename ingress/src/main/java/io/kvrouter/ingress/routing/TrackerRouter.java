@@ -34,9 +34,10 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  * admits it regardless. A reservation reaches the peers only once its gate admitted it: one turned
  * away would otherwise show them load that was never placed (they would then shun that replica and
  * crowd another, which its gate, seeing no fewer requests than they expected, would admit). The
- * rounds' state travels with the call as an {@link Attempt} value, so a call that ends in busy
+ * rounds' state travels with the call as a {@link RouteAttempt} value, so a call that ends in busy
  * (429), no replica (503) or a failed ask leaves nothing behind; the only state kept between calls
- * is the gate each admitted reservation must leave, dropped when it is released.
+ * is the gate each admitted reservation must leave ({@link GatedReservations}), dropped when it is
+ * released.
  *
  * <p>A request whose model names a LoRA adapter ({@link ReplicaDirectory#adapter}) is placed among
  * the replicas of the adapter's base model, with block keys that include the adapter (as vLLM keys
@@ -63,10 +64,9 @@ public final class TrackerRouter implements Router {
   private final TokenizerRegistry tokenizers;
   private final IngressMetrics metrics;
   private final Map<String, BlockKeys> keys = new ConcurrentHashMap<>();
-  private final AdmissionGate gate;
 
-  /** The replica whose gate admitted each open reservation (strict mode), until its release. */
-  private final Map<String, String> gated = new ConcurrentHashMap<>();
+  /** Strict mode's gates and the gate each admitted reservation must leave; null in broadcast. */
+  private final GatedReservations gates;
 
   private final SteeringSettings steering;
 
@@ -119,7 +119,7 @@ public final class TrackerRouter implements Router {
         lora.loadWhereMissing()
             ? new AdapterLoader(lora.loadTimeout(), lora.rememberLoaded())
             : null;
-    this.gate = gate;
+    this.gates = gate == null ? null : new GatedReservations(gate);
     this.tracker = tracker;
     this.scheduler = scheduler;
     this.askTimeout = askTimeout;
@@ -128,51 +128,9 @@ public final class TrackerRouter implements Router {
     this.metrics = metrics;
   }
 
-  /**
-   * One call's progress: the caller's query, the replicas whose gates turned it away in this round
-   * and the rounds already over. Immutable; each retry makes the next one.
-   */
-  private record Attempt(RouteQuery original, Set<String> rejected, int round) {
-
-    /** The query for the tracker: the caller's exclusions plus this round's rejections. */
-    RouteQuery query() {
-      if (rejected.isEmpty()) {
-        return original;
-      }
-      Set<String> excluded = new HashSet<>(original.excluded());
-      excluded.addAll(rejected);
-      return with(excluded);
-    }
-
-    /** {@code replica} is gone from the directory: never again for this call. */
-    Attempt without(String replica) {
-      Set<String> excluded = new HashSet<>(original.excluded());
-      excluded.add(replica);
-      return new Attempt(with(excluded), rejected, round);
-    }
-
-    /**
-     * {@code replica}'s gate turned the request away; when it was the {@code last} candidate,
-     * another round starts over all of them.
-     */
-    Attempt turnedAway(String replica, boolean last) {
-      if (last) {
-        return new Attempt(original, Set.of(), round + 1);
-      }
-      Set<String> more = new HashSet<>(rejected);
-      more.add(replica);
-      return new Attempt(original, Set.copyOf(more), round);
-    }
-
-    private RouteQuery with(Set<String> excluded) {
-      return original.withExcluded(excluded);
-    }
-  }
-
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
-    return attempt(new Attempt(query, Set.of(), 0))
-        .thenCompose(outcome -> withAdapter(query, outcome));
+    return attempt(RouteAttempt.first(query)).thenCompose(outcome -> withAdapter(query, outcome));
   }
 
   /**
@@ -238,7 +196,7 @@ public final class TrackerRouter implements Router {
     return out;
   }
 
-  private CompletionStage<RouteOutcome> attempt(Attempt attempt) {
+  private CompletionStage<RouteOutcome> attempt(RouteAttempt attempt) {
     RouteQuery query = attempt.query();
     var adapter = directory.adapter(query.model());
     String model = adapter.map(ReplicaDirectory.Adapter::baseModel).orElse(query.model());
@@ -268,7 +226,7 @@ public final class TrackerRouter implements Router {
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
-            replyTo -> new KvTracker.SelectAndReserve(request, replyTo, gate == null),
+            replyTo -> new KvTracker.SelectAndReserve(request, replyTo, gates == null),
             askTimeout,
             scheduler)
         .handle(
@@ -284,7 +242,8 @@ public final class TrackerRouter implements Router {
         .thenCompose(stage -> stage);
   }
 
-  private CompletionStage<RouteOutcome> outcome(Attempt attempt, Decision decision, long start) {
+  private CompletionStage<RouteOutcome> outcome(
+      RouteAttempt attempt, Decision decision, long start) {
     metrics.decision(System.nanoTime() - start);
     String id = attempt.original().requestId();
     String model = attempt.original().model();
@@ -310,22 +269,23 @@ public final class TrackerRouter implements Router {
     double ttft =
         decision.ranked().isEmpty() ? Double.NaN : decision.ranked().get(0).predictedTtftMillis();
     RouteOutcome.Routed routed = new RouteOutcome.Routed(id, target.get(), predicted, ttft);
-    if (gate == null) {
+    if (gates == null) {
       return CompletableFuture.completedFuture(routed);
     }
     boolean last = decision.ranked().size() <= 1;
-    boolean force = last && attempt.round() >= GATE_ROUNDS;
+    boolean force = attempt.forced(last, GATE_ROUNDS);
     int expected = force ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
-    return gate.admit(chosen, id, expected)
+    return gates
+        .admit(chosen, id, expected)
         .handle(
             (admission, error) -> {
               if (error != null) {
                 tracker.tell(new KvTracker.Release(id));
-                gate.leave(chosen, id);
+                gates.failed(chosen, id);
                 return CompletableFuture.<RouteOutcome>failedFuture(error);
               }
               if (admission.admitted()) {
-                gated.put(id, chosen);
+                gates.admitted(id, chosen);
                 tracker.tell(new KvTracker.Announce(id));
                 return CompletableFuture.<RouteOutcome>completedFuture(routed);
               }
@@ -339,7 +299,7 @@ public final class TrackerRouter implements Router {
 
   /** Admitted reservations not yet released (strict mode); for tests and diagnostics. */
   int openAdmissions() {
-    return gated.size();
+    return gates == null ? 0 : gates.open();
   }
 
   private static RouteOutcome sloMiss(RouteQuery query, Decision decision) {
@@ -398,11 +358,8 @@ public final class TrackerRouter implements Router {
   @Override
   public void released(String reservationId) {
     tracker.tell(new KvTracker.Release(reservationId));
-    if (gate != null) {
-      String replica = gated.remove(reservationId);
-      if (replica != null) {
-        gate.leave(replica, reservationId);
-      }
+    if (gates != null) {
+      gates.released(reservationId);
     }
   }
 

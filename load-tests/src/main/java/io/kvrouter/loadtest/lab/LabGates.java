@@ -2,6 +2,7 @@ package io.kvrouter.loadtest.lab;
 
 import io.kvrouter.ingress.strict.GateLedger;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
@@ -46,7 +47,26 @@ final class LabGates {
       boolean first,
       boolean last,
       Set<String> rejected,
-      int round) {}
+      int round) {
+
+    /**
+     * The replicas to leave out when the router decides again after this attempt's gate turned it
+     * away: {@code replicaId} too, or none when it was the last candidate (another round starts).
+     */
+    Set<String> rejectedNext(String replicaId) {
+      if (last) {
+        return Set.of();
+      }
+      Set<String> more = new HashSet<>(rejected);
+      more.add(replicaId);
+      return more;
+    }
+
+    /** The round of the next decision: one more when this was the last candidate. */
+    int roundNext() {
+      return last ? round + 1 : round;
+    }
+  }
 
   private final Map<Integer, GateLedger> gates = new HashMap<>();
 

@@ -1,6 +1,7 @@
 package io.kvrouter.loadtest.lab;
 
 import io.kvrouter.loadtest.workload.BlockHitCounter;
+import io.kvrouter.loadtest.workload.Workload;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -9,8 +10,11 @@ import java.util.List;
  * What one {@link LabSimulation} run measures, apart from how it drives the run: per request its
  * arrival, time to first token and end-to-end latency; decisions per replica (and those that went
  * to a killed replica); completions; and a series of per-replica uncached prefill rates sampled
- * about 200 times over the workload's span (at most once a second). {@link #result} turns them,
- * with the engines' own counters, into a {@link PolicyResult}.
+ * about 200 times over the workload's span (at most once a second); and, for a trace, a {@link
+ * BlockHitCounter} fed each request's first placement, which counts {@code block_hit_rate} over
+ * trace blocks, holding at most {@code capacityBlocks × blockSize ÷ traceBlockTokens} trace blocks
+ * per replica (LRU) when the engines' capacity is limited. {@link #result} turns them, with the
+ * engines' own counters, into a {@link PolicyResult}.
  *
  * <p>Cost: three numbers per request, one row of replicas per sample. Single-threaded.
  */
@@ -30,12 +34,27 @@ final class LabMeasures {
   private long lastSampleMicros;
   private final long sampleMicros;
 
+  /** Counts trace-block hits; null when the workload has no trace blocks. */
+  private final BlockHitCounter blockHits;
+
   /**
-   * @param requests the workload's requests
-   * @param replicas the lab's replicas
-   * @param spanMicros the workload's span (sets the sampling interval)
+   * @param workload the workload (its size, span and trace blocks)
+   * @param config the lab (its replicas and their capacity)
    */
-  LabMeasures(int requests, int replicas, long spanMicros) {
+  LabMeasures(Workload workload, LabConfig config) {
+    int requests = workload.size();
+    int replicas = config.replicas();
+    long spanMicros = workload.durationMicros();
+    long cap =
+        config.capacityBlocks() == 0
+            ? 0
+            : Math.max(
+                1,
+                config.capacityBlocks() * config.blockSize() / Math.max(1, workload.blockTokens()));
+    this.blockHits =
+        workload.blockTokens() > 0
+            ? new BlockHitCounter(workload, replicas, (int) Math.min(Integer.MAX_VALUE, cap))
+            : null;
     this.arrival = new long[requests];
     this.ttftMillis = new double[requests];
     this.e2eMillis = new double[requests];
@@ -44,6 +63,15 @@ final class LabMeasures {
     this.lastPrefill = new long[replicas];
     long span = requests == 0 ? 1 : Math.max(1, spanMicros);
     this.sampleMicros = Math.max(1_000_000, span / 200);
+  }
+
+  /**
+   * Request {@code index} reached {@code replica} for the first time (not a retry after a kill).
+   */
+  void placedFirst(int index, int replica) {
+    if (blockHits != null) {
+      blockHits.record(index, replica);
+    }
   }
 
   /** A router placed a request on {@code replica} ({@code dead}: one already killed). */
@@ -91,12 +119,7 @@ final class LabMeasures {
     lastSampleMicros = now;
   }
 
-  PolicyResult result(
-      String policy,
-      LabEngine[] engines,
-      BlockHitCounter blockHits,
-      long wallMillis,
-      long cpuMillis) {
+  PolicyResult result(String policy, LabEngine[] engines, long wallMillis, long cpuMillis) {
     long queries = 0;
     long hits = 0;
     long cpuHits = 0;

@@ -23,7 +23,7 @@ final class CpuOffloadTier {
 
   private final int capacity;
   private final LinkedHashMap<Long, Boolean> held;
-  private final List<EngineEvent> events = new ArrayList<>();
+  private final EventBuffer events = new EventBuffer();
   private long loadedBlocks;
 
   /**
@@ -93,12 +93,7 @@ final class CpuOffloadTier {
 
   /** Events since the last drain. */
   List<EngineEvent> drainEvents() {
-    if (events.isEmpty()) {
-      return List.of();
-    }
-    List<EngineEvent> out = new ArrayList<>(events);
-    events.clear();
-    return out;
+    return events.drain();
   }
 
   /** Forgets every block (prefix-cache reset), announcing nothing: the reset event covers it. */

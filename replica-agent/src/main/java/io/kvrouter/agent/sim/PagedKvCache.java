@@ -1,7 +1,6 @@
 package io.kvrouter.agent.sim;
 
 import io.kvrouter.agent.kvevents.EngineEvent;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -56,7 +55,7 @@ public final class PagedKvCache {
   private int head = -1;
   private int tail = -1;
   private int freeCount;
-  private final List<EngineEvent> events = new ArrayList<>();
+  private final EventBuffer events = new EventBuffer();
 
   /**
    * @param numBlocks capacity in blocks, at least 1
@@ -212,67 +211,23 @@ public final class PagedKvCache {
       int blockSize,
       String loraName,
       IntFunction<List<EngineEvent.ExtraKey>> extraKeys) {
-    int runStart = -1;
-    for (int i = from; i <= to; i++) {
-      boolean fresh = false;
-      if (i < to) {
-        int b = blockIds[i];
-        if (!hashed[b] && !byHash.containsKey(hashes[i])) {
+    StoredRuns.each(
+        from,
+        to,
+        i -> {
+          int b = blockIds[i];
+          if (hashed[b] || byHash.containsKey(hashes[i])) {
+            return false;
+          }
           hashed[b] = true;
           hash[b] = hashes[i];
           byHash.put(hashes[i], b);
-          fresh = true;
-        }
-      }
-      if (fresh && runStart < 0) {
-        runStart = i;
-      } else if (!fresh && runStart >= 0) {
-        announce(hashes, runStart, i, tokens, blockSize, loraName, extraKeys);
-        runStart = -1;
-      }
-    }
-  }
-
-  private void announce(
-      long[] hashes,
-      int from,
-      int to,
-      int[] tokens,
-      int blockSize,
-      String loraName,
-      IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
-    List<List<EngineEvent.ExtraKey>> extraKeys = extraKeysOf(from, to, extraOf);
-    events.add(
-        new EngineEvent.BlockStored(
-            Arrays.copyOfRange(hashes, from, to),
-            from == 0 ? null : hashes[from - 1],
-            Arrays.copyOfRange(tokens, from * blockSize, to * blockSize),
-            blockSize,
-            loraName,
-            null,
-            extraKeys,
-            0,
-            null,
-            0));
-  }
-
-  /**
-   * The {@code extra_keys} of blocks {@code [from, to)} for a stored event: null when {@code
-   * extraOf} is null or gives only empty lists.
-   */
-  static List<List<EngineEvent.ExtraKey>> extraKeysOf(
-      int from, int to, IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
-    if (extraOf == null) {
-      return null;
-    }
-    List<List<EngineEvent.ExtraKey>> extraKeys = new ArrayList<>(to - from);
-    boolean any = false;
-    for (int i = from; i < to; i++) {
-      List<EngineEvent.ExtraKey> block = List.copyOf(extraOf.apply(i));
-      any |= !block.isEmpty();
-      extraKeys.add(block);
-    }
-    return any ? extraKeys : null;
+          return true;
+        },
+        (runFrom, runTo) ->
+            events.add(
+                StoredRuns.event(
+                    hashes, tokens, blockSize, runFrom, runTo, loraName, extraKeys, 0, null, 0)));
   }
 
   /** Drops one reference on each of {@code blockIds[0, count)}, last block first. */
@@ -326,12 +281,7 @@ public final class PagedKvCache {
 
   /** Events since the last drain, in order; clears them. */
   public List<EngineEvent> drainEvents() {
-    if (events.isEmpty()) {
-      return List.of();
-    }
-    List<EngineEvent> out = List.copyOf(events);
-    events.clear();
-    return out;
+    return events.drain();
   }
 
   private void append(int b) {

@@ -29,37 +29,10 @@ public record SimEngineConfig(
     long cpuLoadMicrosPerBlock,
     int slidingWindow) {
 
-  /** An engine with one full-attention cache group. */
+  /** An engine with one full-attention cache group and no CPU tier. */
   public SimEngineConfig(
-      int blockSize,
-      int numBlocks,
-      int maxNumSeqs,
-      int maxNumBatchedTokens,
-      String hashSeed,
-      TimingModel timing,
-      int cpuBlocks,
-      long cpuLoadMicrosPerBlock) {
-    this(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        0);
-  }
-
-  /** An engine without a CPU tier. */
-  public SimEngineConfig(
-      int blockSize,
-      int numBlocks,
-      int maxNumSeqs,
-      int maxNumBatchedTokens,
-      String hashSeed,
-      TimingModel timing) {
-    this(blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, hashSeed, timing, 0, 0);
+      int blockSize, int blocks, int seqs, int batched, String seed, TimingModel timing) {
+    this(blockSize, blocks, seqs, batched, seed, timing, 0, 0, 0);
   }
 
   public SimEngineConfig {
@@ -92,97 +65,48 @@ public record SimEngineConfig(
   }
 
   public SimEngineConfig withNumBlocks(int n) {
-    return new SimEngineConfig(
-        blockSize,
-        n,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        slidingWindow);
+    return withShape(blockSize, n, maxNumSeqs, maxNumBatchedTokens);
   }
 
   public SimEngineConfig withBlockSize(int n) {
-    return new SimEngineConfig(
-        n,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        slidingWindow);
+    return withShape(n, numBlocks, maxNumSeqs, maxNumBatchedTokens);
   }
 
   public SimEngineConfig withLimits(int seqs, int batchedTokens) {
-    return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        seqs,
-        batchedTokens,
-        hashSeed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        slidingWindow);
+    return withShape(blockSize, numBlocks, seqs, batchedTokens);
   }
 
   public SimEngineConfig withTiming(TimingModel t) {
-    return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        t,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        slidingWindow);
+    return withExtras(hashSeed, t, cpuBlocks, cpuLoadMicrosPerBlock, slidingWindow);
   }
 
   public SimEngineConfig withHashSeed(String seed) {
-    return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        seed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        slidingWindow);
+    return withExtras(seed, timing, cpuBlocks, cpuLoadMicrosPerBlock, slidingWindow);
   }
 
   /** The same engine with a CPU offload tier of {@code blocks} blocks. */
   public SimEngineConfig withCpuTier(int blocks, long loadMicrosPerBlock) {
-    return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        timing,
-        blocks,
-        loadMicrosPerBlock,
-        slidingWindow);
+    return withExtras(hashSeed, timing, blocks, loadMicrosPerBlock, slidingWindow);
   }
 
   /**
    * The same engine with a sliding-window group of {@code tokens} tokens beside group 0 (0 = none).
    */
   public SimEngineConfig withSlidingWindow(int tokens) {
+    return withExtras(hashSeed, timing, cpuBlocks, cpuLoadMicrosPerBlock, tokens);
+  }
+
+  /** The same engine with other block size, capacity and limits (the first four components). */
+  private SimEngineConfig withShape(int bs, int blocks, int seqs, int batched) {
+    long cpuLoad = cpuLoadMicrosPerBlock;
     return new SimEngineConfig(
-        blockSize,
-        numBlocks,
-        maxNumSeqs,
-        maxNumBatchedTokens,
-        hashSeed,
-        timing,
-        cpuBlocks,
-        cpuLoadMicrosPerBlock,
-        tokens);
+        bs, blocks, seqs, batched, hashSeed, timing, cpuBlocks, cpuLoad, slidingWindow);
+  }
+
+  /** The same shape with other hash seed, timing, CPU tier and window (the last five). */
+  private SimEngineConfig withExtras(
+      String seed, TimingModel t, int cpu, long cpuLoadMicros, int window) {
+    return new SimEngineConfig(
+        blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, seed, t, cpu, cpuLoadMicros, window);
   }
 }

@@ -57,10 +57,9 @@ import java.util.Map;
  * <p>Not thread-safe: one thread owns a core. Cost per pass: O(running requests + blocks
  * allocated), one SHA-256 per newly full block.
  *
- * <p>Over 400 lines because it is one vLLM pass (schedule, allocate, compute, register, release)
- * over queues every phase shares, plus the read-only counters vLLM's {@code /metrics} exposes; the
- * block pool ({@link PagedKvCache}), the CPU tier, the hasher and the timing model are already
- * apart.
+ * <p>Where the blocks live (the GPU pool, the window group, the CPU tier) and the events they make
+ * are {@link SimKvTiers}'s; a request's tokens, hashes and sampling are its {@link SimSequence}'s;
+ * this class is the scheduler over them, plus the counters vLLM's {@code /metrics} exposes.
  */
 public final class SimEngineCore {
 
@@ -70,13 +69,9 @@ public final class SimEngineCore {
     void onEvents(List<EngineEvent> events, long endMicros);
   }
 
-  private static final int SYNTHETIC_ALPHABET = 27;
-
   private final SimEngineConfig config;
-  private final PagedKvCache cache;
+  private final SimKvTiers tiers;
   private final VllmBlockHasher hasher;
-  private final CpuOffloadTier cpu;
-  private final SlidingWindowGroup window;
   private final ArrayDeque<SimSequence> waiting = new ArrayDeque<>();
   private final List<SimSequence> running = new ArrayList<>();
   private final Map<String, SimSequence> live = new HashMap<>();
@@ -88,13 +83,8 @@ public final class SimEngineCore {
 
   public SimEngineCore(SimEngineConfig config) {
     this.config = config;
-    this.cache = new PagedKvCache(config.numBlocks());
+    this.tiers = new SimKvTiers(config);
     this.hasher = new VllmBlockHasher(config.hashSeed());
-    this.cpu = new CpuOffloadTier(config.cpuBlocks());
-    this.window =
-        config.slidingWindow() > 0
-            ? new SlidingWindowGroup(config.slidingWindow(), config.blockSize(), config.numBlocks())
-            : null;
   }
 
   /** Sets the hook that sees every pass's KV events (replaces the previous one). */
@@ -158,7 +148,7 @@ public final class SimEngineCore {
       int[] tokens, String cacheSalt, List<io.kvrouter.protocol.keys.MediaPrompt.Item> media) {
     long[] hashes = blockHashes(new SimRequest("probe", tokens, 1, null, cacheSalt, media));
     int full = Math.min(hashes.length, (tokens.length - 1) / config.blockSize());
-    return full - cache.cachedPrefixBlocks(hashes, full);
+    return full - tiers.gpu().cachedPrefixBlocks(hashes, full);
   }
 
   /**
@@ -168,12 +158,7 @@ public final class SimEngineCore {
   public int[] cachedPrefixBlockIds(
       int[] tokens, String cacheSalt, List<io.kvrouter.protocol.keys.MediaPrompt.Item> media) {
     long[] hashes = blockHashes(new SimRequest("probe", tokens, 1, null, cacheSalt, media));
-    int n = cache.cachedPrefixBlocks(hashes, hashes.length);
-    int[] ids = new int[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = cache.blockIdOf(hashes[i]);
-    }
-    return ids;
+    return tiers.cachedPrefixBlockIds(hashes);
   }
 
   /** Tokens one request may hold at most (capacity × block size). */
@@ -194,9 +179,7 @@ public final class SimEngineCore {
     if (!waiting.remove(seq)) {
       running.remove(seq);
     }
-    cache.release(seq.blockIds, seq.numBlocks);
-    releaseWindow(seq);
-    seq.numBlocks = 0;
+    tiers.release(seq);
     return true;
   }
 
@@ -217,7 +200,7 @@ public final class SimEngineCore {
       SimSequence seq = running.get(i);
       int n = Math.min(seq.numTokens - seq.numComputed, budget);
       boolean fits = true;
-      while (!ensureBlocks(seq, seq.numComputed + n)) {
+      while (!tiers.ensureBlocks(seq, seq.numComputed + n)) {
         SimSequence victim = running.remove(running.size() - 1);
         preempt(victim);
         preempted = true;
@@ -242,14 +225,8 @@ public final class SimEngineCore {
       int loaded = 0;
       if (seq.numBlocks == 0) {
         int limit = Math.min((seq.numTokens - 1) / bs, seq.numHashes);
-        hit = cache.cachedPrefixBlocks(seq.hashes, limit);
-        if (window != null) {
-          // A hybrid model reuses a prefix only where the window group still holds its window;
-          // the CPU tier is not combined with a window group here.
-          hit = window.hit(seq.hashes, hit);
-        } else {
-          loaded = cpu.loadableRun(seq.hashes, hit, limit);
-        }
+        hit = tiers.hit(seq, limit);
+        loaded = tiers.loadable(seq, hit, limit);
       }
       int computed = (hit + loaded) * bs;
       if (seq.remotePrefill && seq.numBlocks == 0) {
@@ -257,20 +234,12 @@ public final class SimEngineCore {
       }
       int n = Math.min(seq.numTokens - computed, budget);
       int newBlocks = ceilDiv(computed + n, bs) - hit;
-      if (newBlocks + cache.freeAmongCached(seq.hashes, hit) > cache.freeBlocks()) {
+      if (!tiers.fits(seq, hit, newBlocks)) {
         break;
       }
       waiting.pollFirst();
       loadedThisPass += loaded;
-      cpu.loaded(loaded);
-      int[] touched = new int[hit];
-      cache.touch(seq.hashes, hit, touched);
-      for (int b : touched) {
-        seq.addBlock(b);
-      }
-      if (window != null) {
-        window.admit(seq.id(), seq.hashes, hit);
-      }
+      tiers.admit(seq, hit, loaded);
       seq.numComputed = computed;
       seq.numRegistered = hit;
       if (seq.cachedPromptTokens < 0) {
@@ -280,7 +249,7 @@ public final class SimEngineCore {
         prefixQueries += seq.promptLength;
         prefixHits += cached;
       }
-      if (!ensureBlocks(seq, computed + n)) {
+      if (!tiers.ensureBlocks(seq, computed + n)) {
         throw new IllegalStateException("block accounting broken for " + seq.id());
       }
       running.add(seq);
@@ -294,19 +263,17 @@ public final class SimEngineCore {
     for (int k = 0; k < scheduled.size(); k++) {
       SimSequence seq = scheduled.get(k);
       int n = counts.get(k);
-      boolean decode = n == 1 && seq.outputs > 0 && seq.numComputed == seq.numTokens - 1;
-      if (decode) {
+      if (seq.decodes(n)) {
         decodeTokens++;
       } else {
         prefillTokens += n;
       }
     }
+    int used = tiers.gpu().usedBlocks();
     long duration =
         scheduled.isEmpty()
             ? 0
-            : config
-                    .timing()
-                    .passMicros(prefillTokens, decodeTokens, cache.usedBlocks(), config.numBlocks())
+            : config.timing().passMicros(prefillTokens, decodeTokens, used, config.numBlocks())
                 + loadedThisPass * config.cpuLoadMicrosPerBlock();
     long end = nowMicros + duration;
 
@@ -316,73 +283,20 @@ public final class SimEngineCore {
       SimSequence seq = scheduled.get(k);
       seq.numComputed += counts.get(k);
       if (seq.prefillDone()) {
-        int index = seq.outputs;
-        int token = syntheticToken(seq, index);
-        seq.appendToken(token);
-        boolean finished = seq.outputs >= seq.request.maxTokens();
-        emissions.add(
-            new Emission(
-                seq.id(),
-                token,
-                index,
-                finished,
-                seq.promptLength,
-                seq.cachedPromptTokens,
-                end,
-                seq.arrivalMicros));
+        emissions.add(seq.sample(end));
       }
       seq.extendHashes(hasher, bs);
-      int computedBlocks = Math.min(seq.numComputed / bs, seq.numHashes);
-      if (computedBlocks > seq.numRegistered) {
-        cache.cacheRun(
-            seq.blockIds,
-            seq.hashes,
-            seq.numRegistered,
-            computedBlocks,
-            seq.tokens,
-            bs,
-            seq.request.loraName(),
-            i -> seq.extraKeys(i, bs));
-        if (window != null) {
-          window.store(
-              seq.id(),
-              seq.hashes,
-              seq.numRegistered,
-              computedBlocks,
-              seq.tokens,
-              seq.request.loraName(),
-              i -> seq.extraKeys(i, bs));
-        }
-        cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, bs);
-        seq.numRegistered = computedBlocks;
-      }
-      if (window != null) {
-        window.slide(seq.id(), seq.hashes, seq.numComputed);
-      }
+      tiers.registerComputed(seq);
     }
     for (Emission e : emissions) {
       if (e.finished()) {
         SimSequence seq = live.remove(e.requestId());
         running.remove(seq);
-        cache.release(seq.blockIds, seq.numBlocks);
-        releaseWindow(seq);
-        seq.numBlocks = 0;
+        tiers.release(seq);
         finishedRequests++;
       }
     }
-    List<EngineEvent> events = cache.drainEvents();
-    if (window != null) {
-      List<EngineEvent> windowed = window.drainEvents();
-      if (!windowed.isEmpty()) {
-        events = new ArrayList<>(events);
-        events.addAll(windowed);
-      }
-    }
-    List<EngineEvent> offloaded = cpu.drainEvents();
-    if (!offloaded.isEmpty()) {
-      events = new ArrayList<>(events);
-      events.addAll(offloaded); // after the GPU stores that tell a consumer their tokens
-    }
+    List<EngineEvent> events = tiers.drainEvents();
     if (!events.isEmpty()) {
       listener.onEvents(events, end);
     }
@@ -395,59 +309,22 @@ public final class SimEngineCore {
    * @return false when requests are live (nothing changes)
    */
   public boolean resetPrefixCache(long nowMicros) {
-    if (hasWork() || !cache.resetPrefixCache()) {
+    List<EngineEvent> cleared = hasWork() ? null : tiers.resetPrefixCache();
+    if (cleared == null) {
       return false;
     }
-    cpu.clear();
-    if (window != null) {
-      window.clear();
-    }
-    listener.onEvents(cache.drainEvents(), nowMicros);
+    listener.onEvents(cleared, nowMicros);
     return true;
-  }
-
-  private boolean ensureBlocks(SimSequence seq, int tokens) {
-    int need = ceilDiv(tokens, config.blockSize()) - seq.numBlocks;
-    if (need <= 0) {
-      return true;
-    }
-    if (need > cache.freeBlocks()) {
-      return false;
-    }
-    for (int i = 0; i < need; i++) {
-      seq.addBlock(cache.allocate());
-    }
-    return true;
-  }
-
-  private void releaseWindow(SimSequence seq) {
-    if (window != null) {
-      window.release(seq.id(), seq.hashes);
-    }
   }
 
   private void preempt(SimSequence seq) {
-    cache.release(seq.blockIds, seq.numBlocks);
-    releaseWindow(seq);
-    seq.numBlocks = 0;
+    tiers.release(seq);
     seq.numComputed = 0;
     seq.numRegistered = 0;
     seq.preemptedOnce = true;
     seq.remotePrefill = false;
     waiting.addFirst(seq);
     preemptions++;
-  }
-
-  /**
-   * The synthetic output token: a deterministic function of request id and index, drawn from the
-   * byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders it as
-   * text.
-   */
-  private static int syntheticToken(SimSequence seq, int index) {
-    long h = seq.id().hashCode() * 0x9E3779B97F4A7C15L + index * 0xC2B2AE3D27D4EB4FL;
-    h ^= h >>> 31;
-    int k = (int) Math.floorMod(h, (long) SYNTHETIC_ALPHABET);
-    return k == 0 ? ' ' : 'a' + k - 1;
   }
 
   private static int ceilDiv(int a, int b) {
@@ -468,7 +345,7 @@ public final class SimEngineCore {
 
   /** {@code vllm:kv_cache_usage_perc}. */
   public double kvCacheUsage() {
-    return cache.usage();
+    return tiers.gpu().usage();
   }
 
   /** {@code vllm:prefix_cache_queries_total} (tokens). */
@@ -476,12 +353,12 @@ public final class SimEngineCore {
     return prefixQueries;
   }
 
-  /** {@code vllm:prefix_cache_hits_total} (tokens). */
   /** Blocks loaded back from the CPU offload tier instead of being computed, since start. */
   public long cpuLoadedBlocks() {
-    return cpu.loadedBlocks();
+    return tiers.cpuLoadedBlocks();
   }
 
+  /** {@code vllm:prefix_cache_hits_total} (tokens). */
   public long prefixCacheHits() {
     return prefixHits;
   }
@@ -498,12 +375,12 @@ public final class SimEngineCore {
 
   /** A copy of the engine hashes of all cached blocks (what the KV events must describe). */
   public long[] cachedBlockHashes() {
-    return cache.cachedHashes();
+    return tiers.gpu().cachedHashes();
   }
 
   /** Number of cached blocks. */
   public int cachedBlockCount() {
-    return cache.cachedCount();
+    return tiers.gpu().cachedCount();
   }
 
   /** The engine's hash of each full block of {@code tokens} (for tests). */

@@ -16,6 +16,8 @@ import java.util.List;
  */
 final class SimSequence {
 
+  private static final int SYNTHETIC_ALPHABET = 27;
+
   final SimRequest request;
   final long arrivalMicros;
   final int promptLength;
@@ -108,5 +110,41 @@ final class SimSequence {
 
   boolean prefillDone() {
     return numComputed >= numTokens;
+  }
+
+  /** True when {@code n} tokens scheduled now are one decode step (not a chunk of prefill). */
+  boolean decodes(int n) {
+    return n == 1 && outputs > 0 && numComputed == numTokens - 1;
+  }
+
+  /**
+   * Samples the next output token at the end of a pass ({@code endMicros}), appends it and says
+   * what was emitted.
+   */
+  Emission sample(long endMicros) {
+    int index = outputs;
+    int token = syntheticToken(index);
+    appendToken(token);
+    return new Emission(
+        id(),
+        token,
+        index,
+        outputs >= request.maxTokens(),
+        promptLength,
+        cachedPromptTokens,
+        endMicros,
+        arrivalMicros);
+  }
+
+  /**
+   * The synthetic output token: a deterministic function of request id and index, drawn from the
+   * byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders it as
+   * text.
+   */
+  private int syntheticToken(int index) {
+    long h = id().hashCode() * 0x9E3779B97F4A7C15L + index * 0xC2B2AE3D27D4EB4FL;
+    h ^= h >>> 31;
+    int k = (int) Math.floorMod(h, (long) SYNTHETIC_ALPHABET);
+    return k == 0 ? ' ' : 'a' + k - 1;
   }
 }

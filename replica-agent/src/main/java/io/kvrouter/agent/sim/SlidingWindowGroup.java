@@ -1,8 +1,6 @@
 package io.kvrouter.agent.sim;
 
 import io.kvrouter.agent.kvevents.EngineEvent;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -53,7 +51,7 @@ final class SlidingWindowGroup {
   private final Map<Long, Integer> refs = new HashMap<>();
   private final LinkedHashSet<Long> free = new LinkedHashSet<>();
   private final Map<String, int[]> ranges = new HashMap<>();
-  private final List<EngineEvent> events = new ArrayList<>();
+  private final EventBuffer events = new EventBuffer();
 
   SlidingWindowGroup(int window, int blockSize, int capacity) {
     if (window < 1 || blockSize < 1 || capacity < 1) {
@@ -114,24 +112,22 @@ final class SlidingWindowGroup {
       String loraName,
       java.util.function.IntFunction<List<EngineEvent.ExtraKey>> extraKeys) {
     int[] range = ranges.computeIfAbsent(seq, k -> new int[] {from, from});
-    int runStart = -1;
-    for (int i = from; i <= to; i++) {
-      boolean fresh = false;
-      if (i < to) {
-        if (holds(hashes[i])) {
-          reference(hashes[i]);
-        } else {
+    StoredRuns.each(
+        from,
+        to,
+        i -> {
+          if (holds(hashes[i])) {
+            reference(hashes[i]);
+            return false;
+          }
           refs.put(hashes[i], 1);
-          fresh = true;
-        }
-      }
-      if (fresh && runStart < 0) {
-        runStart = i;
-      } else if (!fresh && runStart >= 0) {
-        announce(hashes, runStart, i, tokens, loraName, extraKeys);
-        runStart = -1;
-      }
-    }
+          return true;
+        },
+        (runFrom, runTo) ->
+            events.add(
+                StoredRuns.event(
+                    hashes, tokens, blockSize, runFrom, runTo, loraName, extraKeys, GROUP, KIND,
+                    window)));
     range[1] = Math.max(range[1], to);
     evictOverCapacity();
   }
@@ -177,12 +173,7 @@ final class SlidingWindowGroup {
 
   /** Events since the last drain, in order; clears them. */
   List<EngineEvent> drainEvents() {
-    if (events.isEmpty()) {
-      return List.of();
-    }
-    List<EngineEvent> out = List.copyOf(events);
-    events.clear();
-    return out;
+    return events.drain();
   }
 
   private void reference(long hash) {
@@ -213,27 +204,5 @@ final class SlidingWindowGroup {
       it.remove();
       events.add(new EngineEvent.BlockRemoved(new long[] {h}, null, GROUP));
     }
-  }
-
-  private void announce(
-      long[] hashes,
-      int from,
-      int to,
-      int[] tokens,
-      String loraName,
-      java.util.function.IntFunction<List<EngineEvent.ExtraKey>> extraOf) {
-    List<List<EngineEvent.ExtraKey>> extraKeys = PagedKvCache.extraKeysOf(from, to, extraOf);
-    events.add(
-        new EngineEvent.BlockStored(
-            Arrays.copyOfRange(hashes, from, to),
-            from == 0 ? null : hashes[from - 1],
-            Arrays.copyOfRange(tokens, from * blockSize, to * blockSize),
-            blockSize,
-            loraName,
-            null,
-            extraKeys,
-            GROUP,
-            KIND,
-            window));
   }
 }

@@ -1,0 +1,117 @@
+package io.kvrouter.loadtest.lab;
+
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.tracker.KvTrackerCore;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * How what engines and routers publish reaches the routers of a {@link LabSimulation}: KV-event
+ * batches and load reports from the engines to every router, reservation events from one router to
+ * its peers (only when the policy reads the reservation plane), each at once when the propagation
+ * delay is 0 and otherwise as a {@link #DELIVER} event on the run's queue, delivered after the
+ * delay. Chaos: a batch dropped on the way to a router ({@code dropEvents}) arrives empty, so the
+ * router's sequence stays gap-free and it relies on its predicted entries; what a killed replica
+ * sent is not delivered once it is dead.
+ *
+ * <p>Cost: O(routers) per publication. Single-threaded; one instance per run.
+ */
+final class LabNetwork {
+
+  /** The queue's event kind of a delayed delivery; its payload is what arrives. */
+  static final int DELIVER = 2;
+
+  private final KvTrackerCore[] routers;
+  private final LabEventQueue queue;
+  private final long delayMicros;
+  private final double dropEvents;
+  private final boolean peerReservations;
+  private final SplittableRandom chaos;
+  private final Map<String, Integer> replicaIndex;
+  private final boolean[] dead;
+
+  /**
+   * @param dropEvents the chance that a batch reaches a router empty
+   * @param peerReservations whether the policy reads its peers' reservations
+   * @param replicaIndex each replica's index in {@code dead}
+   * @param dead which replicas were killed (read at delivery)
+   */
+  LabNetwork(
+      KvTrackerCore[] routers,
+      LabEventQueue queue,
+      long delayMicros,
+      double dropEvents,
+      boolean peerReservations,
+      SplittableRandom chaos,
+      Map<String, Integer> replicaIndex,
+      boolean[] dead) {
+    this.routers = routers;
+    this.queue = queue;
+    this.delayMicros = delayMicros;
+    this.dropEvents = dropEvents;
+    this.peerReservations = peerReservations;
+    this.chaos = chaos;
+    this.replicaIndex = replicaIndex;
+    this.dead = dead;
+  }
+
+  /**
+   * An engine's pass produced {@code batch}: every router gets it (or, by chance, an empty one).
+   */
+  void publish(long now, KvEventBatch batch) {
+    for (int r = 0; r < routers.length; r++) {
+      KvEventBatch b = batch;
+      if (dropEvents > 0 && chaos.nextDouble() < dropEvents) {
+        b = new KvEventBatch(batch.replicaId(), batch.epoch(), batch.seq(), new KvEvent[0]);
+      }
+      send(now, r, b);
+    }
+  }
+
+  /** An engine reported its load: every router gets it. */
+  void report(long now, ReplicaLoad load) {
+    for (int r = 0; r < routers.length; r++) {
+      send(now, r, load);
+    }
+  }
+
+  /** Router {@code from} reserved, released or expired: its peers get it when they read it. */
+  void broadcast(long now, int from, ReservationEvent event) {
+    if (event == null || routers.length == 1 || !peerReservations) {
+      return;
+    }
+    for (int r = 0; r < routers.length; r++) {
+      if (r != from) {
+        send(now, r, event);
+      }
+    }
+  }
+
+  private void send(long now, int router, Object payload) {
+    if (delayMicros == 0) {
+      deliver(now, router, payload);
+    } else {
+      // Load reports keep no run going: a run ends when only ticks and what they send are left.
+      queue.push(now + delayMicros, DELIVER, router, 0, payload, !(payload instanceof ReplicaLoad));
+    }
+  }
+
+  /** {@code payload} reaches {@code router} now (a {@link #DELIVER} event, or no delay). */
+  void deliver(long now, int router, Object payload) {
+    if (payload instanceof ReplicaLoad load) {
+      if (!dead[replicaIndex.get(load.replicaId())]) {
+        routers[router].loadReported(load);
+      }
+    } else if (payload instanceof KvEventBatch b) {
+      Integer replica = replicaIndex.get(b.replicaId());
+      if (replica != null && !dead[replica]) {
+        routers[router].apply(b);
+      }
+    } else {
+      routers[router].applyReservation((ReservationEvent) payload, now / 1000);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package io.kvrouter.loadtest.lab;
+
+import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.tracker.steering.Steering;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * What one policy's routers see of each request of a {@link LabSimulation}: its block keys and
+ * prompt length, with or without the blocks of the image it shows ({@link #seesImages}), and the
+ * ingress's adapter steering when the policy is kvrouter's.
+ *
+ * <p>LoRA adapters: each request runs with the adapter {@link PromptKeys} names (its keys include
+ * it, as vLLM's block hashes and every peer's index do: Dynamo hashes {@code lora_name} into its
+ * block hashes); kvrouter's policies also get the ingress's adapter steering ({@code SteeringRule}:
+ * the replicas holding the adapter now, and the ingress's default load penalty of 4,096 tokens),
+ * the peers none (llm-d's precise-prefix configuration has no LoRA scorer, {@code
+ * deploy/config/epp-precise-prefix-cache-config.yaml}). The holders are the engines' loaded
+ * adapters at decision time (the ingress learns them from its agents every few seconds).
+ *
+ * <p>Images: a request that shows one holds its placeholder tokens too (prefill counts them) and
+ * runs on the engine with its image-keyed blocks ({@link PromptKeys}); its router gets those keys,
+ * or the keys and length of its text alone when the policy does not see images.
+ *
+ * <p>Cost: O(1) per request but {@link #steering}, O(replicas). Immutable; reads the engines.
+ *
+ * @param withImages whether the policy's routers key an image's blocks with it ({@link
+ *     #seesImages})
+ * @param steersAdapters whether requests naming an adapter get the ingress's adapter steering
+ */
+record LabRequestView(
+    Workload workload, PromptKeys keys, boolean withImages, boolean steersAdapters) {
+
+  /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
+  static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
+
+  /**
+   * What the routers of {@code policy} see.
+   *
+   * @param policy the policy's base name (without a variant such as strict mode)
+   */
+  static LabRequestView of(Workload workload, PromptKeys keys, String policy) {
+    return new LabRequestView(workload, keys, seesImages(policy), policy.startsWith("kvrouter"));
+  }
+
+  /**
+   * Whether the router of {@code policy} (its base name) tells images apart, as it ships. kvrouter
+   * keys them as the engine does (the ingress's {@code MediaPrompt}). Dynamo's KV router takes the
+   * engine's {@code mm_hash} per block in its multimodal router worker ({@code block_mm_infos},
+   * ai-dynamo/dynamo {@code examples/backends/vllm/mm_router_worker/README.md}). llm-d's indexer
+   * folds the engine's multimodal hashes into its block keys, from the events' {@code extra_keys}
+   * and, for a request, from the placeholders of the tokenized prompt (llm-d/llm-d-kv-cache at
+   * 7be76e11, {@code docs/architecture.md}, "Multimodal, LoRA, and Hybrid Attention"; {@code
+   * pkg/kvcache/kvblock/extra_keys.go}). TGI's kvrouter inserts the whole request body, image URL
+   * included, into its trie ({@code kvrouter/src/lib.rs}). The others see the text only: SGLang's
+   * gateway routes on the text parts of a chat's messages, image parts left out (lightseekorg/smg
+   * at 73da68ca, {@code crates/protocols/src/chat.rs}, {@code extract_text_for_routing} and {@code
+   * MessageContent::append_text_to}), CHWBL hashes the first 100 characters of text and Preble
+   * matches text tokens; they get the prompt's keys without the image ({@link PromptKeys#textOf})
+   * and its text length. Round robin, random and least loaded read no keys.
+   */
+  static boolean seesImages(String policy) {
+    return policy.startsWith("kvrouter")
+        || policy.startsWith("dynamo_kv")
+        || policy.equals("llmd_precise")
+        || policy.equals("tgi_trie");
+  }
+
+  /** The keys of request {@code index} as this policy's router sees them. */
+  long[] routerKeys(int index) {
+    return withImages ? keys.of(index) : keys.textOf(index);
+  }
+
+  /** The prompt length of request {@code index} as this policy's router sees it. */
+  int routerPromptLength(int index) {
+    return withImages ? promptLength(index) : Math.max(1, workload.get(index).inputLength());
+  }
+
+  /** The prompt length of request {@code index} on the engine: its text and image tokens. */
+  int promptLength(int index) {
+    return Math.max(1, workload.get(index).inputLength() + keys.imageTokens(index));
+  }
+
+  /**
+   * The adapter steering of request {@code index}: for kvrouter's policies, when it names one, the
+   * live engines that hold its adapter now.
+   */
+  Steering steering(int index, LabEngine[] engines, boolean[] dead) {
+    String adapter = keys.adapter(index);
+    if (adapter == null || !steersAdapters) {
+      return Steering.NONE;
+    }
+    Set<String> holders = new HashSet<>();
+    for (LabEngine e : engines) {
+      if (!dead[e.replica()] && e.holdsAdapter(adapter)) {
+        holders.add(e.replicaId());
+      }
+    }
+    return new Steering(null, 0, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS);
+  }
+}

@@ -213,7 +213,7 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
 
 if [ -n "$conversations" ] && [ "$conversations" != none ]; then
   echo
-  echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each"
+  echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each after 30 unmeasured"
   "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
     --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
     --sizes "$conversations" --turns 15

@@ -13,6 +13,10 @@ public sealed interface ReservationEvent extends KryoWire
   /** 0, 1, 2, ... per origin ingress, without gaps. */
   long seq();
 
-  /** The request this reservation belongs to, unique per origin. */
+  /**
+   * The reservation's name, unique per origin: the request's id, or, from an origin on the compact
+   * wire ({@link CompactReservationEvent}), a name the tracker gives it after the seq of its {@link
+   * Reserved} (every event of one origin names its reservations one way).
+   */
   String requestId();
 }

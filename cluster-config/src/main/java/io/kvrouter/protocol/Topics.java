@@ -24,8 +24,19 @@ public final class Topics {
    */
   public static final String REPLICA_INFO = "kvrouter-replica-info";
 
-  /** {@link ReservationEvent}s, published and read by the ingresses' trackers. */
+  /**
+   * {@link ReservationEvent}s in their full form, published by ingresses whose reservation wire is
+   * {@code legacy} (and by 0.1.0), read by every ingress's tracker.
+   */
   public static final String RESERVATIONS = "kvrouter-reservations";
+
+  /**
+   * {@link CompactReservationEvent}s, published by ingresses whose reservation wire is {@code
+   * compact}, read by every ingress's tracker since 0.2.0. A topic of its own, so a node of an
+   * earlier version, which could not read them, never receives them: it finds the events it misses
+   * through the origin's marks and gets them by replay, in the full form.
+   */
+  public static final String RESERVATIONS_COMPACT = "kvrouter-reservations-compact";
 
   /** Trackers' {@link ReservationMark} heartbeats (their next reservation seq). */
   public static final String RESERVATION_MARKS = "kvrouter-reservation-marks";
@@ -50,6 +61,11 @@ public final class Topics {
   /** The topic actor of {@link #RESERVATIONS}. */
   public static Behavior<Topic.Command<ReservationEvent>> reservations() {
     return Topic.create(ReservationEvent.class, RESERVATIONS);
+  }
+
+  /** The topic actor of {@link #RESERVATIONS_COMPACT}. */
+  public static Behavior<Topic.Command<CompactReservationEvent>> compactReservations() {
+    return Topic.create(CompactReservationEvent.class, RESERVATIONS_COMPACT);
   }
 
   /** The topic actor of {@link #RESERVATION_MARKS}. */

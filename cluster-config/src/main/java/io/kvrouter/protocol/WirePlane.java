@@ -18,6 +18,7 @@ public enum WirePlane {
   /** The plane of {@code message}. */
   public static WirePlane of(Object message) {
     if (message instanceof ReservationEvent
+        || message instanceof CompactReservationEvent
         || message instanceof ReservationMark
         || message instanceof ReservationReplay
         || message instanceof ReplayReservations) {

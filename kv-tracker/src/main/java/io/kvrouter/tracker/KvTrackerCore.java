@@ -83,7 +83,7 @@ public final class KvTrackerCore {
             new SplittableRandom(
                 config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
     this.feed = new ReplicaFeed(index, ids);
-    this.sync = new ReservationSync(config.ingressId());
+    this.sync = new ReservationSync(config.ingressId(), config.compactReservations());
     this.placement = new Placement(config, replicas, index, ledger, policy, sync);
   }
 

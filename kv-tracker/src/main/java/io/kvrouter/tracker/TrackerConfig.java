@@ -25,6 +25,9 @@ import java.util.function.Consumer;
  *     predicting (nor hide a wrong index from the accuracy check)
  * @param maxIndexBytes the index's memory budget in bytes (0: none); beyond it the least recently
  *     matched entries are evicted
+ * @param compactReservations true: own reservations are named towards the peers by the seq of their
+ *     {@code Reserved}, as the compact reservation wire carries them ({@link
+ *     io.kvrouter.tracker.sync.ReservationCodec}); false: by request id, as the full form does
  */
 public record TrackerConfig(
     String ingressId,
@@ -36,7 +39,8 @@ public record TrackerConfig(
     long approximateTtlMillis,
     int expectedBlocks,
     long predictedConfirmMillis,
-    long maxIndexBytes) {
+    long maxIndexBytes,
+    boolean compactReservations) {
 
   /** Default of {@link #predictedConfirmMillis}. */
   public static final long DEFAULT_CONFIRM_MILLIS = 2_000;
@@ -55,6 +59,32 @@ public record TrackerConfig(
       throw new IllegalArgumentException(
           "the confirmation window must be positive and the index budget not negative");
     }
+  }
+
+  /** A configuration whose reservations are named by request id (the full wire form). */
+  public TrackerConfig(
+      String ingressId,
+      String policy,
+      PolicyConfig policyConfig,
+      long seed,
+      long leaseMillis,
+      long predictedTtlMillis,
+      long approximateTtlMillis,
+      int expectedBlocks,
+      long predictedConfirmMillis,
+      long maxIndexBytes) {
+    this(
+        ingressId,
+        policy,
+        policyConfig,
+        seed,
+        leaseMillis,
+        predictedTtlMillis,
+        approximateTtlMillis,
+        expectedBlocks,
+        predictedConfirmMillis,
+        maxIndexBytes,
+        false);
   }
 
   /** A configuration with the default confirmation window and index budget. */
@@ -125,6 +155,11 @@ public record TrackerConfig(
     return with(b -> b.maxIndexBytes = bytes);
   }
 
+  /** The same with own reservations named by seq (true) or by request id (false). */
+  public TrackerConfig withCompactReservations(boolean compact) {
+    return with(b -> b.compactReservations = compact);
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private TrackerConfig with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -144,6 +179,7 @@ public record TrackerConfig(
     private int expectedBlocks;
     private long predictedConfirmMillis;
     private long maxIndexBytes;
+    private boolean compactReservations;
 
     private Builder(TrackerConfig c) {
       ingressId = c.ingressId;
@@ -156,6 +192,7 @@ public record TrackerConfig(
       expectedBlocks = c.expectedBlocks;
       predictedConfirmMillis = c.predictedConfirmMillis;
       maxIndexBytes = c.maxIndexBytes;
+      compactReservations = c.compactReservations;
     }
 
     private TrackerConfig build() {
@@ -169,7 +206,8 @@ public record TrackerConfig(
           approximateTtlMillis,
           expectedBlocks,
           predictedConfirmMillis,
-          maxIndexBytes);
+          maxIndexBytes,
+          compactReservations);
     }
   }
 }

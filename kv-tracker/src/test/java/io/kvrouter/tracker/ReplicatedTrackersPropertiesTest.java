@@ -13,6 +13,7 @@ import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.sync.ReservationCodec;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -52,6 +53,13 @@ class ReplicatedTrackersPropertiesTest {
       @ForAll @IntRange(min = 2, max = 4) int trackers,
       @ForAll @IntRange(min = 50, max = 400) int steps) {
     Cluster c = new Cluster(new Random(seed), trackers);
+    runAndCheck(c, steps);
+    Statistics.label("restarts").collect(c.restarts > 0);
+    Statistics.label("leaves").collect(c.leaves > 0);
+  }
+
+  /** {@code steps} random steps, the contract after each, then quiet and converged. */
+  private static void runAndCheck(Cluster c, int steps) {
     for (int i = 0; i < steps; i++) {
       c.step();
       c.assertEqualDigestsAtEqualWatermarks();
@@ -59,8 +67,22 @@ class ReplicatedTrackersPropertiesTest {
     c.quiesce();
     c.assertEqualDigestsAtEqualWatermarks();
     c.assertConverged();
-    Statistics.label("restarts").collect(c.restarts > 0);
-    Statistics.label("leaves").collect(c.leaves > 0);
+  }
+
+  /**
+   * The same contract with each tracker sending its reservations over the compact wire or in the
+   * full form at random (a rolling upgrade's mixed cluster, or all compact): its events pass
+   * through {@link ReservationCodec} and back on their way to the peers, and its replays and
+   * snapshots name its reservations by seq as its live events do.
+   */
+  @Property(tries = 200)
+  void compactAndFullReservationWires_mixed_keepTheSameContract(
+      @ForAll long seed,
+      @ForAll @IntRange(min = 2, max = 4) int trackers,
+      @ForAll @IntRange(min = 50, max = 400) int steps) {
+    Cluster c = new Cluster(new Random(seed), trackers, true);
+    runAndCheck(c, steps);
+    Statistics.label("compact trackers").collect(c.compactTrackers());
   }
 
   /** One replica's engine and agent: the blocks it holds and the batches of its current epoch. */
@@ -134,8 +156,16 @@ class ReplicatedTrackersPropertiesTest {
     int requests;
     int restarts;
     int leaves;
+    final List<ReservationCodec> compact = new ArrayList<>(); // null: the full form
 
     Cluster(Random rnd, int trackers) {
+      this(rnd, trackers, false);
+    }
+
+    /**
+     * @param mixedWires each tracker picks the compact wire or the full form at random
+     */
+    Cluster(Random rnd, int trackers, boolean mixedWires) {
       this.rnd = rnd;
       this.drop = rnd.nextDouble() * 0.3;
       this.duplicate = rnd.nextDouble() * 0.3;
@@ -144,10 +174,13 @@ class ReplicatedTrackersPropertiesTest {
         agents.put(REPLICAS[i], new Agent(REPLICAS[i], 7919 * (i + 1)));
       }
       for (int t = 0; t < trackers; t++) {
+        boolean compactWire = mixedWires && rnd.nextBoolean();
+        compact.add(compactWire ? new ReservationCodec(1000L + t) : null);
         KvTrackerCore core =
             new KvTrackerCore(
                 TrackerConfig.defaults("in-" + t)
-                    .withLeaseAndTtls(LEASE_MILLIS, LEASE_MILLIS / 2, LEASE_MILLIS));
+                    .withLeaseAndTtls(LEASE_MILLIS, LEASE_MILLIS / 2, LEASE_MILLIS)
+                    .withCompactReservations(compactWire));
         for (String r : REPLICAS) {
           core.replicaUp(KvTrackerCoreTest.replica(r, true));
         }
@@ -341,11 +374,18 @@ class ReplicatedTrackersPropertiesTest {
       if (event == null) {
         return;
       }
+      ReservationCodec codec = compact.get(origin);
+      ReservationEvent sent =
+          codec == null ? event : ReservationCodec.decode(codec.encode(event), event.ingressId());
       for (int t = 0; t < cores.size(); t++) {
         if (t != origin) {
-          send(t, new PeerEvent(event));
+          send(t, new PeerEvent(sent));
         }
       }
+    }
+
+    long compactTrackers() {
+      return compact.stream().filter(java.util.Objects::nonNull).count();
     }
 
     /** A message onto the lossy network: maybe lost, maybe twice. */

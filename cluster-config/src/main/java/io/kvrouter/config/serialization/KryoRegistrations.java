@@ -2,6 +2,9 @@ package io.kvrouter.config.serialization;
 
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.CompactPrefillCompleted;
+import io.kvrouter.protocol.CompactReleased;
+import io.kvrouter.protocol.CompactReserved;
 import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.GetTrackerReport;
@@ -46,8 +49,9 @@ import java.util.Map;
  * registered yet: the role and the ranks travel in the CBOR {@code ReplicaInfo}, a data-parallel
  * rank is an ordinary routable target with its own event stream, and a disaggregated request is two
  * ordinary reservations), 1020–1039 tenant quota owners (each limited tenant's admissions decided
- * in sequence by one sharded entity), 10000 and above extra registrations from configuration
- * ({@code kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
+ * in sequence by one sharded entity), 1050–1059 the reservation plane's compact form (since 0.2.0;
+ * the 300s hold its full form), 10000 and above extra registrations from configuration ({@code
+ * kvrouter.serialization.kryo.extra-registrations}) for tests and plug-ins.
  */
 public final class KryoRegistrations {
 
@@ -115,6 +119,10 @@ public final class KryoRegistrations {
     t.put(TenantQuotaCommand.Acquire.class, 1020);
     t.put(TenantQuotaCommand.Verdict.class, 1021);
     t.put(TenantQuotaCommand.Standing.class, 1022);
+
+    t.put(CompactReserved.class, 1050);
+    t.put(CompactPrefillCompleted.class, 1051);
+    t.put(CompactReleased.class, 1052);
     return java.util.Collections.unmodifiableMap(t);
   }
 

@@ -58,6 +58,9 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.TenantQuotaCommand$Acquire", 1020);
     expected.put("io.kvrouter.protocol.TenantQuotaCommand$Verdict", 1021);
     expected.put("io.kvrouter.protocol.TenantQuotaCommand$Standing", 1022);
+    expected.put("io.kvrouter.protocol.CompactReserved", 1050);
+    expected.put("io.kvrouter.protocol.CompactPrefillCompleted", 1051);
+    expected.put("io.kvrouter.protocol.CompactReleased", 1052);
 
     Map<String, Integer> actual = new LinkedHashMap<>();
     KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));

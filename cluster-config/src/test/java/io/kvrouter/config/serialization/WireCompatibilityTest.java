@@ -8,6 +8,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.CompactPrefillCompleted;
+import io.kvrouter.protocol.CompactReleased;
+import io.kvrouter.protocol.CompactReserved;
 import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.GetTrackerReport;
@@ -138,6 +141,18 @@ class WireCompatibilityTest {
             false,
             12,
             new ReservationEvent[] {reserved, prefilled, released}));
+    m.put(
+        "CompactReserved",
+        new CompactReserved(
+            0x7d3a_91c2_44e0_1b5fL,
+            9,
+            "sim-1",
+            320,
+            400,
+            CompactReserved.pack(new long[] {56, -57}),
+            1_700_000_001L));
+    m.put("CompactPrefillCompleted", new CompactPrefillCompleted(0x7d3a_91c2_44e0_1b5fL, 10, 1));
+    m.put("CompactReleased", new CompactReleased(0x7d3a_91c2_44e0_1b5fL, 11, 2));
     m.put("ReservationMark", new ReservationMark("pekko://kvrouter@10.0.0.1:25520", 12));
     m.put("Replayed", new Replayed("sim-0", 3, new KvEventBatch[] {batch}));
     m.put(

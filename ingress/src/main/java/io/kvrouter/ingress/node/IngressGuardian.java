@@ -182,6 +182,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 metrics,
                 readiness,
                 nodeSettings,
+                trackerConfig.compactReservations(),
                 FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
             "peer-sync");
 

@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.node;
 
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.protocol.CompactReservationEvent;
 import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
 import io.kvrouter.protocol.ReplayReservations;
@@ -13,6 +14,7 @@ import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerRequest;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.actor.KvTracker;
+import io.kvrouter.tracker.sync.ReservationCodec;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.time.Duration;
 import java.util.HashMap;
@@ -28,6 +30,8 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
 
 /**
  * The reservation plane of one ingress, and its tracker's endpoint for peers: broadcasts the
@@ -38,6 +42,12 @@ import org.apache.pekko.actor.typed.receptionist.Receptionist;
  * beside it). Reports this side's readiness ({@link Readiness.Component#PEERS}: every listed peer
  * heard from, no replay pending) and follows the node's, which it puts in its tracker's view.
  * Registered under {@link TrackerRequest#SERVICE_KEY}.
+ *
+ * <p>Own events go out in the compact form ({@link ReservationCodec}) on their own topic, or in the
+ * full form when the node's reservation wire is {@code legacy}; peers' events are read in both. A
+ * compact event names its origin by member uid, resolved here against the cluster membership; one
+ * whose member this node does not see (yet, or any more: an old incarnation) is dropped, and the
+ * origin's next mark shows the gap, which its replay fills.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
@@ -51,6 +61,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   public record Gap(ReservationGap gap) implements Internal {}
 
   private record EventArrived(ReservationEvent event) implements Internal {}
+
+  private record CompactArrived(CompactReservationEvent event) implements Internal {}
 
   private record MarkArrived(ReservationMark mark) implements Internal {}
 
@@ -93,6 +105,13 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final ActorRef<Readiness.Command> readiness;
   private final Duration askTimeout;
   private final ActorRef<Topic.Command<ReservationEvent>> events;
+  private final ActorRef<Topic.Command<CompactReservationEvent>> compactEvents;
+
+  /** Encodes own events for the compact topic; null when the full form goes out. */
+  private final ReservationCodec codec;
+
+  private final Cluster cluster;
+  private final long selfUid;
   private final ActorRef<Topic.Command<ReservationMark>> marks;
   private final FaultInjector<ReservationEvent> faults;
   private final Set<String> replaying = new HashSet<>();
@@ -108,6 +127,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   /**
    * @param readiness told whether this side is ready, and followed for the node's readiness
    * @param settings the cluster ask timeout and the mark interval
+   * @param compactWire true: own events go out in the compact form; false: in the full form
    */
   public static Behavior<TrackerRequest> create(
       ActorRef<KvTracker.Command> tracker,
@@ -115,6 +135,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       IngressMetrics metrics,
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
+      boolean compactWire,
       FaultInjector<ReservationEvent> faults) {
     return Behaviors.setup(
         ctx ->
@@ -128,6 +149,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                         metrics,
                         readiness,
                         settings,
+                        compactWire,
                         faults)));
   }
 
@@ -139,6 +161,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       IngressMetrics metrics,
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
+      boolean compactWire,
       FaultInjector<ReservationEvent> faults) {
     super(ctx);
     this.tracker = tracker;
@@ -148,8 +171,14 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     this.askTimeout = settings.clusterAskTimeout();
     this.faults = faults;
     this.events = ctx.spawn(Topics.reservations(), "reservations-topic");
+    this.compactEvents = ctx.spawn(Topics.compactReservations(), "compact-reservations-topic");
+    this.cluster = Cluster.get(ctx.getSystem());
+    this.selfUid = cluster.selfMember().uniqueAddress().longUid();
+    this.codec = compactWire ? new ReservationCodec(selfUid) : null;
     this.marks = ctx.spawn(Topics.reservationMarks(), "marks-topic");
     events.tell(Topic.subscribe(ctx.messageAdapter(ReservationEvent.class, EventArrived::new)));
+    compactEvents.tell(
+        Topic.subscribe(ctx.messageAdapter(CompactReservationEvent.class, CompactArrived::new)));
     marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
     ctx.getSystem()
         .receptionist()
@@ -174,6 +203,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .onMessage(ReplayReservations.class, this::onReplayReservations)
         .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
+        .onMessage(CompactArrived.class, this::onCompact)
         .onMessage(MarkArrived.class, this::onMark)
         .onMessage(OwnMark.class, this::onOwnMark)
         .onMessage(Gap.class, this::onGap)
@@ -216,8 +246,26 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   }
 
   private Behavior<TrackerRequest> onOutgoing(Outgoing m) {
-    events.tell(Topic.publish(m.event()));
+    if (codec != null) {
+      compactEvents.tell(Topic.publish(codec.encode(m.event())));
+    } else {
+      events.tell(Topic.publish(m.event()));
+    }
     return this;
+  }
+
+  private Behavior<TrackerRequest> onCompact(CompactArrived m) {
+    long uid = m.event().origin();
+    if (uid == selfUid) {
+      return this; // the topic's echo of an own event
+    }
+    for (Member member : cluster.state().getMembers()) {
+      if (member.uniqueAddress().longUid() == uid) {
+        String origin = member.address().toString();
+        return onEvent(new EventArrived(ReservationCodec.decode(m.event(), origin)));
+      }
+    }
+    return this; // not a member this node sees: the origin's mark shows the gap
   }
 
   private Behavior<TrackerRequest> onOwnMark(OwnMark m) {

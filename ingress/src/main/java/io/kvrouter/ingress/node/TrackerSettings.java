@@ -22,6 +22,8 @@ import java.time.Duration;
  * @param busyWaiting a replica reporting this many waiting requests is busy
  * @param busyMaxInFlight a replica holding this many reservations of every ingress is busy
  * @param cpuLoadPerToken time to load one token's KV back from a replica's CPU tier
+ * @param compactReservationWire true: reservation events travel in their compact form ({@code
+ *     reservation-wire = compact}); false: in the full form every version reads ({@code legacy})
  */
 public record TrackerSettings(
     String policy,
@@ -35,7 +37,8 @@ public record TrackerSettings(
     double busyKvUsage,
     int busyWaiting,
     int busyMaxInFlight,
-    Duration cpuLoadPerToken) {
+    Duration cpuLoadPerToken,
+    boolean compactReservationWire) {
 
   /** Reads {@code kvrouter.tracker} from {@code config}. */
   public static TrackerSettings fromConfig(Config config) {
@@ -52,7 +55,18 @@ public record TrackerSettings(
         c.getDouble("busy.kv-usage"),
         c.getInt("busy.waiting"),
         c.getInt("busy.max-in-flight"),
-        c.getDuration("cpu-load-per-token"));
+        c.getDuration("cpu-load-per-token"),
+        reservationWire(c.getString("reservation-wire")));
+  }
+
+  private static boolean reservationWire(String value) {
+    return switch (value) {
+      case "compact" -> true;
+      case "legacy" -> false;
+      default ->
+          throw new IllegalArgumentException(
+              "kvrouter.tracker.reservation-wire must be compact or legacy, was " + value);
+    };
   }
 
   /** The core's configuration for the tracker of ingress {@code ingressId}. */
@@ -62,7 +76,8 @@ public record TrackerSettings(
             .withPolicy(policy)
             .withLeaseAndTtls(lease.toMillis(), predictedTtl.toMillis(), approximateTtl.toMillis())
             .withPredictedConfirm(predictedConfirmGrace.toMillis())
-            .withMaxIndexBytes(maxIndexBytes);
+            .withMaxIndexBytes(maxIndexBytes)
+            .withCompactReservations(compactReservationWire);
     c =
         c.withPolicyConfig(
             c.policyConfig()

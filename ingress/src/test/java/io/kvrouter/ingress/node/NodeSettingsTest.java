@@ -30,7 +30,10 @@ class NodeSettingsTest {
                 Duration.ofSeconds(1)));
     TrackerConfig tracker =
         TrackerSettings.fromConfig(ConfigFactory.load()).trackerConfig("pekko://kvrouter@h:1");
-    assertThat(tracker).isEqualTo(TrackerConfig.defaults("pekko://kvrouter@h:1"));
+    // A node sends its reservations on the compact wire; the plain-Java default (the lab, tests:
+    // no wire) names them by request id.
+    assertThat(tracker)
+        .isEqualTo(TrackerConfig.defaults("pekko://kvrouter@h:1").withCompactReservations(true));
   }
 
   @Test
@@ -44,8 +47,10 @@ class NodeSettingsTest {
                         "kvrouter.tracker.approximate-ttl", "7s",
                         "kvrouter.tracker.policy", "round_robin",
                         "kvrouter.tracker.near-tie-randomisation", "off",
-                        "kvrouter.tracker.cpu-load-per-token", "10us")))
+                        "kvrouter.tracker.cpu-load-per-token", "10us",
+                        "kvrouter.tracker.reservation-wire", "legacy")))
             .trackerConfig("in-1");
+    assertThat(tracker.compactReservations()).isFalse();
     assertThat(tracker.leaseMillis()).isEqualTo(60_000);
     assertThat(tracker.predictedTtlMillis()).isEqualTo(5_000);
     assertThat(tracker.approximateTtlMillis()).isEqualTo(7_000);

@@ -49,8 +49,9 @@ public final class LoadLedger implements LoadView {
    * never per block, so boxing is no concern here. Leases live in a PriorityQueue by deadline with
    * lazy deletion: an entry is acted on only if the reservation it names still has that deadline.
    * The origin digest adds mix(reservation) on reserve and subtracts it on release, expiry or a
-   * phase change, so it is a function of the set of open reservations only. Detached reservations
-   * are also listed by replica id, so attaching is O(1) when a replica has none.
+   * phase change, so it is a function of the set of open reservations only; it mixes what one
+   * weighs, not its name (the origin's is its request id, a peer's may be its seq). Detached
+   * reservations are also listed by replica id, so attaching is O(1) when a replica has none.
    */
 
   private static final LongHashFunction HASH = LongHashFunction.xx3(0x4c656467L);
@@ -359,8 +360,7 @@ public final class LoadLedger implements LoadView {
   }
 
   private void digest(String origin, Reservation r, int sign) {
-    long h = HASH.hashChars(r.requestId());
-    h = h * 31 + HASH.hashChars(r.replicaId());
+    long h = HASH.hashChars(r.replicaId());
     h = h * 31 + r.promptTokens();
     h = h * 31 + r.prefillTokens();
     h = h * 31 + (r.decoding() ? 1 : 0);

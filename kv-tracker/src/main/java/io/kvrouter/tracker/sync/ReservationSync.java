@@ -37,21 +37,31 @@ public final class ReservationSync {
    * @param self this tracker's ingress id (the origin of its own events)
    */
   public ReservationSync(String self) {
+    this(self, false);
+  }
+
+  /**
+   * @param self this tracker's ingress id (the origin of its own events)
+   * @param namesBySeq true: own reservations are named towards the peers by the seq of their {@code
+   *     Reserved}, as the compact reservation wire needs ({@link ReservationCodec}); false: by
+   *     request id
+   */
+  public ReservationSync(String self, boolean namesBySeq) {
     this.self = self;
-    this.own = new OwnReservationLog(self, OWN_LOG_CAPACITY);
+    this.own = new OwnReservationLog(self, OWN_LOG_CAPACITY, namesBySeq);
   }
 
   // ---------------------------------------------------------------- own events
 
   /**
-   * Makes an own event with the next seq, records it for replays and returns it (to broadcast).
+   * Makes an own event with the next seq, records it for replays and returns it as the peers see it
+   * (to broadcast; named as the {@link OwnReservationLog} says).
    *
-   * @param stamped builds the event from its seq
+   * @param stamped builds the event, named by its request id, from its seq
    */
+  @SuppressWarnings("unchecked") // a named copy is of the event's own class
   public <E extends ReservationEvent> E originate(LongFunction<E> stamped) {
-    E event = stamped.apply(own.nextSeq());
-    own.record(event);
-    return event;
+    return (E) own.record(stamped.apply(own.nextSeq()));
   }
 
   /** What a peer that expects {@code fromSeq} of this tracker's events next needs. */

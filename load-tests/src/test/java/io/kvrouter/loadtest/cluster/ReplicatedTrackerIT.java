@@ -157,6 +157,40 @@ class ReplicatedTrackerIT {
     }
   }
 
+  /**
+   * A rolling upgrade's mixed cluster: ingresses sending their reservations in the full form (as
+   * 0.1.0 does, and as {@code reservation-wire = legacy} does) beside one on the compact wire. Each
+   * reads both, so under the same faults every tracker applies every origin's stream to its end.
+   */
+  @Test
+  void fullAndCompactReservationWires_inOneCluster_everyTrackerFollowsEveryOrigin()
+      throws Exception {
+    Config full =
+        ConfigFactory.parseString("kvrouter.tracker.reservation-wire = legacy")
+            .withFallback(FAULTS);
+    try (ClusterHarness cluster = new ClusterHarness(20)) {
+      cluster.addIngress(full);
+      cluster.addIngress(FAULTS);
+      cluster.addIngress(full);
+      cluster.startAgent("a", 2);
+      ActorTestKit kit = ActorTestKit.create(cluster.ingresses().get(0).system());
+      cluster.awaitReady(kit, 2);
+
+      workload(cluster, 60, 4);
+      JsonNode view = awaitConverged(kit, cluster, 3);
+      assertThat(iterable(view.path("origins"))).hasSize(3);
+      for (String origin : iterable(view.path("origins"))) {
+        JsonNode first = view.path("trackers").get(0).path("origins").path(origin);
+        assertThat(first.path("seq").asLong()).as("%s made reservations", origin).isPositive();
+        for (JsonNode t : view.path("trackers")) {
+          assertThat(t.path("origins").path(origin).path("seq"))
+              .as("%s's stream on %s", origin, t.path("ingress").asText())
+              .isEqualTo(first.path("seq"));
+        }
+      }
+    }
+  }
+
   @Test
   void abruptlyStoppedIngress_itsReservationsVanishFromTheOthers() throws Exception {
     try (ClusterHarness cluster = new ClusterHarness(1)) {

@@ -61,33 +61,10 @@ public record TrackerConfig(
     }
   }
 
-  /** A configuration whose reservations are named by request id (the full wire form). */
-  public TrackerConfig(
-      String ingressId,
-      String policy,
-      PolicyConfig policyConfig,
-      long seed,
-      long leaseMillis,
-      long predictedTtlMillis,
-      long approximateTtlMillis,
-      int expectedBlocks,
-      long predictedConfirmMillis,
-      long maxIndexBytes) {
-    this(
-        ingressId,
-        policy,
-        policyConfig,
-        seed,
-        leaseMillis,
-        predictedTtlMillis,
-        approximateTtlMillis,
-        expectedBlocks,
-        predictedConfirmMillis,
-        maxIndexBytes,
-        false);
-  }
-
-  /** A configuration with the default confirmation window and index budget. */
+  /**
+   * A configuration with the default confirmation window and index budget, its reservations named
+   * by request id (the full wire form).
+   */
   public TrackerConfig(
       String ingressId,
       String policy,
@@ -107,7 +84,8 @@ public record TrackerConfig(
         approximateTtlMillis,
         expectedBlocks,
         DEFAULT_CONFIRM_MILLIS,
-        DEFAULT_MAX_INDEX_BYTES);
+        DEFAULT_MAX_INDEX_BYTES,
+        false);
   }
 
   /** Defaults: policy {@code kvrouter}, lease 10 min, predicted TTL 30 s, approximate 120 s. */

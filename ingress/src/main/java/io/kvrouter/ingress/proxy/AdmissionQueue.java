@@ -16,12 +16,14 @@ import java.util.function.BiConsumer;
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
  * busy threshold (or none meets their TTFT target). Requests wait in a {@link FairQueue} per model:
- * by priority, then fairly among tenants, then by age. Only the request whose turn it is asks the
- * router again, when a reservation of this node is released ({@link #signal}) or at each recheck
- * interval (load also falls when other ingresses' requests end); when it is placed ({@link
- * #placed}) the next one gets its turn at once, so a burst of free capacity drains the queue in
- * order. While requests of a model wait, newcomers for it queue behind them ({@link #hasWaiters})
- * instead of overtaking.
+ * by priority, then fairly among tenants (first by the slots each holds at this ingress, then by
+ * tokens), then by age. Every placement of a model's request, waited or not, is told ({@link
+ * #started}) and so is its release ({@link #released}), so the queue knows how many requests each
+ * tenant runs. Only the request whose turn it is asks the router again, when a reservation of this
+ * node is released ({@link #released}) or at each recheck interval (load also falls when other
+ * ingresses' requests end); when it is placed ({@link #placed}) the next one gets its turn at once,
+ * so a burst of free capacity drains the queue in order. While requests of a model wait, newcomers
+ * for it queue behind them ({@link #hasWaiters}) instead of overtaking.
  *
  * <p>Across ingresses: each tells the others the most pressing priority it waits with per model
  * (the {@code heads} listener), and a request whose turn comes while another ingress waits with a
@@ -74,6 +76,12 @@ public final class AdmissionQueue {
   private final PeerQueues peers;
   private final BiConsumer<String, Integer> heads;
   private final Map<String, Integer> published = new HashMap<>();
+
+  /** The model and tenant of each placed request until its release, by reservation id. */
+  private final Map<String, Running> running = new HashMap<>();
+
+  private record Running(String model, String tenant) {}
+
   private int size;
 
   /**
@@ -234,6 +242,35 @@ public final class AdmissionQueue {
             });
   }
 
+  /**
+   * A request of {@code model} and {@code tenant} was placed as {@code reservationId} (whether it
+   * waited or not): it counts as running for its tenant until {@link #released}. Tell this before
+   * {@link #placed}, so the next turn already counts it.
+   */
+  public synchronized void started(String reservationId, String model, String tenant) {
+    running.put(reservationId, new Running(model, tenant));
+    byModel.computeIfAbsent(model, m -> new FairQueue<>(quantum)).started(tenant);
+  }
+
+  /**
+   * The reservation {@code reservationId} was released: its slot is free, so its tenant runs one
+   * request fewer and the first waiter of every model gets its turn ({@link #signal}). A
+   * reservation never {@link #started} only signals.
+   */
+  public void released(String reservationId) {
+    synchronized (this) {
+      Running r = running.remove(reservationId);
+      if (r != null) {
+        FairQueue<Ticket> q = byModel.get(r.model());
+        if (q != null) {
+          q.finished(r.tenant());
+          cleanUp(r.model());
+        }
+      }
+    }
+    signal();
+  }
+
   /** The ticket's request was placed: it leaves, and the next one of its model gets its turn. */
   public void placed(Ticket ticket) {
     remove(ticket, true);
@@ -300,7 +337,7 @@ public final class AdmissionQueue {
 
   private void cleanUp(String model) {
     FairQueue<Ticket> q = byModel.get(model);
-    if (q != null && q.isEmpty()) {
+    if (q != null && q.isIdle()) {
       byModel.remove(model);
     }
   }

@@ -221,6 +221,10 @@ public final class ProxyService {
       }
       return queue(job, attempt, excluded, lastFailure, miss.reason());
     }
+    if (outcome instanceof RouteOutcome.Routed routed) {
+      // Counted as its tenant's before its place passes on, so the next turn sees it running.
+      admission.started(routed.reservationId(), job.request().model(), job.traffic().tenant().id());
+    }
     Job placed = dequeue(job, outcome instanceof RouteOutcome.Routed ? "placed" : "failed");
     if (outcome instanceof RouteOutcome.Routed routed) {
       return send(placed, routed, attempt, excluded);

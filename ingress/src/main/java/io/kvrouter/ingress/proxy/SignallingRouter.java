@@ -6,7 +6,10 @@ import io.kvrouter.ingress.routing.Router;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 
-/** A router that wakes the admission queue whenever one of its reservations is released. */
+/**
+ * A router that tells the admission queue whenever one of its reservations is released: the slot is
+ * free (the queue wakes its first waiters) and the tenant that held it runs one request fewer.
+ */
 final class SignallingRouter implements Router {
 
   private final Router delegate;
@@ -30,7 +33,7 @@ final class SignallingRouter implements Router {
   @Override
   public void released(String reservationId) {
     delegate.released(reservationId);
-    admission.signal();
+    admission.released(reservationId);
   }
 
   @Override

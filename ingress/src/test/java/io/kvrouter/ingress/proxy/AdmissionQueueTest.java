@@ -50,6 +50,39 @@ class AdmissionQueueTest {
   }
 
   @Test
+  void theTurn_goesToTheTenantRunningFewer_asPlacementsAndReleasesAreTold() throws Exception {
+    AdmissionQueue q = queue(10);
+    q.started("n1", "m", "noisy");
+    q.started("n2", "m", "noisy");
+    Ticket noisy = q.enter("m", 0, "noisy", 10, 1);
+    Ticket quiet = q.enter("m", 0, "quiet", 10, 1);
+    assertThat(q.isNext(quiet)).as("noisy runs two, quiet none").isTrue();
+    assertThat(q.isNext(noisy)).isFalse();
+
+    q.started("q1", "m", "quiet");
+    q.placed(quiet);
+    CompletableFuture<Wake> noisyWake = await(q, noisy);
+    q.released("n1");
+    assertThat(now(noisyWake)).as("a release wakes the head").isEqualTo(Wake.TURN);
+    Ticket quiet2 = q.enter("m", 0, "quiet", 10, 1);
+    assertThat(q.isNext(noisy)).as("one each: by tokens, noisy's turn").isTrue();
+    q.released("n2");
+    assertThat(q.isNext(noisy)).as("noisy runs none now").isTrue();
+    q.started("n3", "m", "noisy");
+    q.started("n4", "m", "noisy");
+    assertThat(q.isNext(quiet2)).as("noisy runs two, quiet one").isTrue();
+
+    q.leave(noisy);
+    q.leave(quiet2);
+    for (String id : List.of("q1", "n3", "n4")) {
+      q.released(id);
+    }
+    q.released("never-started"); // only a wake-up
+    Ticket again = q.enter("m", 0, "noisy", 10, 1);
+    assertThat(q.isNext(again)).isTrue();
+  }
+
+  @Test
   void aTurnGivenWhileTheWaiterIsAsking_isNotLost() throws Exception {
     AdmissionQueue q = queue(10);
     Ticket t = q.enter("m", 0, "t", 10, 1);

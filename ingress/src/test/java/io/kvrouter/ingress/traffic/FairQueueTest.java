@@ -90,6 +90,72 @@ class FairQueueTest {
     assertThat(big).isGreaterThan(0);
   }
 
+  /**
+   * The case of a quiet tenant with a few closed-loop clients against a backlogged one, each
+   * request about two quanta: the backlogged tenant's deficit carries over from its last turn while
+   * the quiet one starts each request with nothing, so by tokens alone the backlogged tenant would
+   * go first (checked below). By slots held, the quiet tenant, running fewer, goes first.
+   */
+  @Test
+  void aTenantRunningFewerRequests_goesBeforeOneRunningMore() {
+    FairQueue<String> q = backloggedAgainstQuiet();
+    for (int i = 0; i < 5; i++) {
+      q.started("noisy");
+    }
+    q.started("quiet");
+    assertThat(serve(q, 1)).containsExactly("quiet0");
+
+    FairQueue<String> tokensOnly = backloggedAgainstQuiet();
+    assertThat(serve(tokensOnly, 1)).as("by tokens alone").containsExactly("noisy3");
+  }
+
+  /** A backlogged tenant served alone for a while, then a quiet tenant's one request. */
+  private static FairQueue<String> backloggedAgainstQuiet() {
+    FairQueue<String> q = new FairQueue<>(64);
+    for (int i = 0; i < 20; i++) {
+      q.add("noisy" + i, 0, "noisy", 130, 1);
+    }
+    assertThat(serve(q, 3)).containsExactly("noisy0", "noisy1", "noisy2");
+    q.add("quiet0", 0, "quiet", 130, 1);
+    return q;
+  }
+
+  @Test
+  void slotsHeld_countPerUnitOfWeight_andEqualCountsShareByTokens() {
+    FairQueue<String> q = new FairQueue<>(100);
+    for (int i = 0; i < 10; i++) {
+      q.add("gold" + i, 0, "gold", 100, 2);
+      q.add("plain" + i, 0, "plain", 100, 1);
+    }
+    q.started("gold");
+    q.started("gold");
+    q.started("gold");
+    q.started("plain");
+    assertThat(serve(q, 1)).as("1.5 per unit of weight against 1").containsExactly("plain0");
+    q.started("plain");
+    assertThat(serve(q, 1)).as("1.5 against 2").containsExactly("gold0");
+    q.started("gold"); // gold 4 of weight 2, plain 2: even, so tokens decide
+    assertThat(serve(q, 3)).containsExactlyInAnyOrder("gold1", "gold2", "plain1");
+
+    for (int i = 0; i < 4; i++) {
+      q.finished("gold");
+    }
+    assertThat(q.running("gold")).isZero();
+    assertThat(serve(q, 1)).as("gold runs none now").containsExactly("gold3");
+  }
+
+  @Test
+  void aQueueIsIdle_onlyWhenNothingWaitsAndNothingRuns() {
+    FairQueue<String> q = new FairQueue<>(100);
+    q.started("a");
+    assertThat(q.isEmpty()).isTrue();
+    assertThat(q.isIdle()).isFalse();
+    q.finished("a");
+    q.finished("a"); // more than started: stays at none
+    assertThat(q.running("a")).isZero();
+    assertThat(q.isIdle()).isTrue();
+  }
+
   @Test
   void victim_isTheNewestOfTheLargestTenant_atTheLeastPressingPriority() {
     FairQueue<String> q = new FairQueue<>(100);

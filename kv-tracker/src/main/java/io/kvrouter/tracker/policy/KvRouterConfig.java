@@ -1,5 +1,8 @@
 package io.kvrouter.tracker.policy;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.RecordComponent;
+
 /**
  * Parameters of kvrouter's policy ({@code kvrouter}, {@link TtftPolicy}).
  *
@@ -55,6 +58,86 @@ public record KvRouterConfig(
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000);
+  }
+
+  /**
+   * The same parameters with some changed by name, {@code workWeight=1.5@tieMillis=20} (settings
+   * separated by {@code @}, each a component name and a value of its type): what a lab run compares
+   * side by side as {@code kvrouter@workWeight=1.5@tieMillis=20} ({@link Policies#TUNED}), so a
+   * parameter is measured against the default in one run rather than by rebuilding.
+   *
+   * @throws IllegalArgumentException for an unknown name, a value that does not parse, or one the
+   *     constructor rejects
+   */
+  public KvRouterConfig with(String settings) {
+    RecordComponent[] components = KvRouterConfig.class.getRecordComponents();
+    Object[] values = new Object[components.length];
+    Class<?>[] types = new Class<?>[components.length];
+    try {
+      for (int i = 0; i < components.length; i++) {
+        values[i] = components[i].getAccessor().invoke(this);
+        types[i] = components[i].getType();
+      }
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+    for (String setting : settings.split("@")) {
+      int eq = setting.indexOf('=');
+      String key = eq < 0 ? setting : setting.substring(0, eq);
+      int at = indexOf(components, key);
+      if (eq < 0 || at < 0) {
+        throw new IllegalArgumentException(
+            "kvrouter setting '" + setting + "' is not NAME=VALUE with NAME one of " + names());
+      }
+      values[at] = parse(types[at], key, setting.substring(eq + 1));
+    }
+    try {
+      return KvRouterConfig.class.getDeclaredConstructor(types).newInstance(values);
+    } catch (InvocationTargetException e) {
+      throw new IllegalArgumentException(e.getCause().getMessage(), e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static int indexOf(RecordComponent[] components, String name) {
+    for (int i = 0; i < components.length; i++) {
+      if (components[i].getName().equals(name)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static java.util.List<String> names() {
+    return java.util.Arrays.stream(KvRouterConfig.class.getRecordComponents())
+        .map(RecordComponent::getName)
+        .toList();
+  }
+
+  private static Object parse(Class<?> type, String key, String value) {
+    try {
+      if (type == int.class) {
+        return Integer.parseInt(value);
+      }
+      if (type == long.class) {
+        return Long.parseLong(value);
+      }
+      if (type == double.class) {
+        return Double.parseDouble(value);
+      }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "kvrouter setting " + key + ": '" + value + "' is not a " + type, e);
+    }
+    if (type == boolean.class) {
+      if (!value.equals("true") && !value.equals("false")) {
+        throw new IllegalArgumentException(
+            "kvrouter setting " + key + ": '" + value + "' is not true or false");
+      }
+      return Boolean.parseBoolean(value);
+    }
+    return value;
   }
 
   public KvRouterConfig withConcurrency(String mode) {

@@ -147,7 +147,8 @@ class PoliciesTest {
                 d.tieRelative(),
                 d.rotationMillis(),
                 d.horizonMillis(),
-                d.maxDelayMillis()));
+                d.maxDelayMillis(),
+                d.workShare()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -112,7 +112,9 @@ final class LabCommand implements Callable<Integer> {
           "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
               + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2;"
               + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2), kvrouter_v1"
-              + " (kvrouter's previous token-cost policy). NAME/strict runs a policy in strict"
+              + " (kvrouter's previous token-cost policy), kvrouter@KEY=VALUE[@KEY=VALUE...]"
+              + " (kvrouter with parameters of KvRouterConfig changed, e.g."
+              + " kvrouter@workWeight=1.5). NAME/strict runs a policy in strict"
               + " mode (each decision admitted by the replica's gate, one propagation delay away).")
   List<String> policies;
 

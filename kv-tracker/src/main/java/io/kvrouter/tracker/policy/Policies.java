@@ -36,6 +36,13 @@ public final class Policies {
           "kvrouter_turns",
           "kvrouter_unseen");
 
+  /**
+   * Prefix of a kvrouter variant with some of its parameters changed ({@link
+   * KvRouterConfig#with(String)}), e.g. {@code kvrouter@workWeight=1.5@tieMillis=20}: selectable by
+   * name for a side-by-side measurement, never run by default.
+   */
+  public static final String TUNED = "kvrouter@";
+
   private Policies() {}
 
   /** Every policy name, the default first. */
@@ -48,9 +55,21 @@ public final class Policies {
     return VARIANTS;
   }
 
-  /** True for a name of {@link #names()} or {@link #variants()}. */
+  /** True for a name of {@link #names()} or {@link #variants()}, or a valid {@link #TUNED} one. */
   public static boolean known(String name) {
+    if (name.startsWith(TUNED)) {
+      try {
+        tuned(PolicyConfig.defaults(), name);
+        return true;
+      } catch (IllegalArgumentException e) {
+        return false;
+      }
+    }
     return NAMES.contains(name) || VARIANTS.contains(name);
+  }
+
+  private static PolicyConfig tuned(PolicyConfig config, String name) {
+    return config.withKvRouter(config.kvrouter().with(name.substring(TUNED.length())));
   }
 
   /** What the policy named {@code name} may see (see {@link Policy#visibility()}). */
@@ -67,6 +86,9 @@ public final class Policies {
   public static Policy create(String name, PolicyConfig config, RandomGenerator random) {
     Objects.requireNonNull(config, "config");
     Objects.requireNonNull(random, "random");
+    if (name.startsWith(TUNED)) {
+      return new TtftPolicy(name, tuned(config, name), random);
+    }
     return switch (name) {
       case "kvrouter" -> new TtftPolicy("kvrouter", config, random);
       case "kvrouter_v1" -> new KvRouterV1Policy(config, random);

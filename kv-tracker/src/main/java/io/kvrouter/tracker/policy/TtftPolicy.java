@@ -21,7 +21,8 @@ import java.util.random.RandomGenerator;
  *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
  *            + unseen_r (below)
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
- *   cost_r   = ttft_r + workWeight · (timing.computeMillis(own_r) + load_r)
+ *   share_r  = min(1, (written_r / mean written)^workShare)    (1 under the default workShare 0)
+ *   cost_r   = ttft_r + workWeight · share_r · (timing.computeMillis(own_r) + load_r)
  * </pre>
  *
  * A block the replica holds only in its CPU tier (vLLM's offloading connector) is neither free nor
@@ -37,7 +38,11 @@ import java.util.random.RandomGenerator;
  * under load, by as much as the queue ahead costs in time. The work term charges a placement the
  * compute its uncached tokens take from the replica's later requests, so recomputing a shared
  * prefix elsewhere is not mistaken for free when it is only as fast as queueing behind its first
- * copy.
+ * copy. {@code share_r} (off by default, {@link KvRouterConfig#workShare}) discounts that charge on
+ * a replica that has been written less than the candidates' mean over the last minute ({@code
+ * written_r}, decayed with the write half-life): its later requests are fewer, so the compute
+ * delays fewer of them; this breaks the collapse of a shared-prefix workload onto the one replica
+ * that first cached the prefix ({@link WritePressure#shares}).
  *
  * <p>Many routers ({@link KvRouterConfig#concurrency()}). Routers that decide within one
  * propagation delay of each other cannot see each other's reservations. Under {@code unseen} this
@@ -58,9 +63,6 @@ final class TtftPolicy implements Policy {
   /** Weight of a new size in the running typical decision size. */
   private static final double TYPICAL_ALPHA = 0.05;
 
-  /** Half-life of the recently-written-tokens key of the shared near-tie order. */
-  private static final long WRITE_HALF_LIFE_MILLIS = 60_000;
-
   /** Own requests awaiting their first token, kept for the fit; bounded against leaks. */
   private static final int MAX_PENDING = 1 << 16;
 
@@ -77,8 +79,7 @@ final class TtftPolicy implements Policy {
           return size() > MAX_PENDING;
         }
       };
-  private double[] writes = new double[16];
-  private long[] writesAt = new long[16];
+  private final WritePressure writes = new WritePressure();
   private double typicalTokens = 2048;
   private boolean typicalKnown;
   // Scratch of the last rank(), indexed like its candidates.
@@ -140,6 +141,7 @@ final class TtftPolicy implements Policy {
     if (lastFeatures.length < n) {
       lastFeatures = new double[n][EngineTiming.SIZE];
     }
+    double[] share = writes.shares(candidates, now, k.workShare());
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
       double ahead = load.prefillTokens(r) + unseen[i];
@@ -148,7 +150,7 @@ final class TtftPolicy implements Policy {
       cost[i] =
           ttft(t, ahead, own[i], load, r)
               + reload
-              + k.workWeight() * (t.computeMillis(own[i]) + reload);
+              + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
       EngineTiming.features(
           load.prefillTokens(r) + own[i],
           chunk(load, r),
@@ -231,7 +233,7 @@ final class TtftPolicy implements Policy {
     for (int i = 0, j = 0; i < candidates.length; i++) {
       if (tie[i]) {
         ties[j] = candidates[i];
-        keyed[j] = (long) writePressure(candidates[i], now) * 1024 + (mix(load.id(ties[j])) & 1023);
+        keyed[j] = (long) writes.at(candidates[i], now) * 1024 + (mix(load.id(ties[j])) & 1023);
         j++;
       }
     }
@@ -295,25 +297,6 @@ final class TtftPolicy implements Policy {
     return z ^ (z >>> 32);
   }
 
-  /** Uncached tokens recently written to {@code replica}, decayed with a half-life. */
-  private double writePressure(int replica, long now) {
-    if (replica >= writes.length) {
-      return 0;
-    }
-    long elapsed = Math.max(0, now - writesAt[replica]);
-    return writes[replica] * Math.pow(0.5, elapsed / (double) WRITE_HALF_LIFE_MILLIS);
-  }
-
-  private void wrote(int replica, double tokens, long now) {
-    if (replica >= writes.length) {
-      int n = Math.max(replica + 1, writes.length * 2);
-      writes = Arrays.copyOf(writes, n);
-      writesAt = Arrays.copyOf(writesAt, n);
-    }
-    writes[replica] = writePressure(replica, now) + tokens;
-    writesAt[replica] = now;
-  }
-
   private void learnTypical(double tokens) {
     typicalTokens =
         typicalKnown ? (1 - TYPICAL_ALPHA) * typicalTokens + TYPICAL_ALPHA * tokens : tokens;
@@ -332,7 +315,7 @@ final class TtftPolicy implements Policy {
   public void onRouted(RouteQuery query, MatchResult match, int replica) {
     double own = ownTokens(query, match, replica);
     learnTypical(own);
-    wrote(replica, own, query.nowMillis());
+    writes.add(replica, own, query.nowMillis());
   }
 
   @Override
@@ -373,7 +356,7 @@ final class TtftPolicy implements Policy {
     peers.peerDecided(origin, issuedMillis, nowMillis);
     learnTypical(prefillTokens);
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
-      wrote(replica, prefillTokens, nowMillis);
+      writes.add(replica, prefillTokens, nowMillis);
     }
   }
 }

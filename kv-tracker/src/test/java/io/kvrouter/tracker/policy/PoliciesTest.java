@@ -111,4 +111,48 @@ class PoliciesTest {
     assertThat(Policies.visibility("llmd_precise").globalScheduler()).isTrue();
     assertThat(Policies.visibility("dynamo_kv").globalScheduler()).isFalse();
   }
+
+  /**
+   * A tuned variant runs kvrouter with the named parameter changed: with work weight 0 the 6,000
+   * tokens queued ahead of the cached replica (about 123 ms) lose to recomputing the prompt on the
+   * idle one (about 86 ms), which the default's work term (about 155 ms) does not.
+   */
+  @Test
+  void tunedVariant_runsKvrouterWithTheNamedParameterChanged() {
+    Fixture f = new Fixture(2);
+    long[] prompt = Fixture.prompt(1, 256);
+    f.cache(0, prompt, 256, Tier.GPU);
+    f.prefill[0] = 6_000;
+    assertThat(f.rank(Fixture.policy("kvrouter", 1), prompt)[0]).isEqualTo(0);
+    Policy tuned = Fixture.policy("kvrouter@workWeight=0", 1);
+    assertThat(tuned.name()).isEqualTo("kvrouter@workWeight=0");
+    assertThat(f.rank(tuned, prompt)[0]).isEqualTo(1);
+    assertThat(Policies.known("kvrouter@workWeight=0@tieMillis=20")).isTrue();
+    assertThat(Policies.names()).noneMatch(n -> n.startsWith(Policies.TUNED));
+  }
+
+  @Test
+  void tunedSettings_changeOnlyWhatTheyName_andRejectWhatDoesNotParse() {
+    KvRouterConfig d = KvRouterConfig.defaults();
+    KvRouterConfig t = d.with("workWeight=1.5@tieMillis=20@fitTiming=false@concurrency=off");
+    assertThat(t)
+        .isEqualTo(
+            new KvRouterConfig(
+                d.chunkTokens(),
+                false,
+                d.fitForgetting(),
+                "off",
+                1.5,
+                20,
+                d.tieRelative(),
+                d.rotationMillis(),
+                d.horizonMillis(),
+                d.maxDelayMillis(),
+                d.workShare()));
+    for (String bad :
+        new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
+      assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+      assertThat(Policies.known(Policies.TUNED + bad)).as(bad).isFalse();
+    }
+  }
 }

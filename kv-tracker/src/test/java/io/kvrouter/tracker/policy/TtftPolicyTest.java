@@ -182,4 +182,35 @@ class TtftPolicyTest {
         new TtftPolicy("kvrouter", c.withCpuLoadMicrosPerToken(100), new SplittableRandom(3));
     assertThat(f.rank(slow, PROMPT)).containsExactly(0, 2, 1);
   }
+
+  /**
+   * As in {@link #underLoad_spreadsExactlyWhereTheQueueAheadCostsMoreThanTheMissedCache}: 6,000
+   * tokens ahead of the cached replica 0 (about 123 ms) beat the idle replica 1 (about 86 ms plus
+   * its 69 ms work term). Under {@code workShare} 1, replica 1, written nothing lately while
+   * replica 0 took every request, has its work term discounted to almost nothing and wins; replica
+   * 0's factor stays capped at 1.
+   */
+  @Test
+  void workShare_discountsTheWorkTermOfAReplicaWrittenLessThanTheMean() {
+    Fixture f = new Fixture(2);
+    f.cache(0, PROMPT, 256, Tier.GPU);
+    TtftPolicy off = policy("off", "a");
+    TtftPolicy share = workSharePolicy();
+    for (int i = 0; i < 4; i++) {
+      f.running(off, "r" + i, Fixture.prompt(100 + i, 256), 0);
+      f.running(share, "r" + i, Fixture.prompt(100 + i, 256), 0);
+    }
+    f.prefill[0] = 6_000;
+    assertThat(f.rank(off, PROMPT)[0]).isEqualTo(0);
+    assertThat(f.rank(share, PROMPT)[0]).isEqualTo(1);
+    // With nothing written anywhere every factor is 1: the default's choice.
+    TtftPolicy fresh = workSharePolicy();
+    assertThat(f.rank(fresh, PROMPT)[0]).isEqualTo(0);
+  }
+
+  private static TtftPolicy workSharePolicy() {
+    KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with("workShare=1");
+    return new TtftPolicy(
+        "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+  }
 }

@@ -32,8 +32,8 @@ import java.util.Map;
  * Both paths get the same warm-up.
  *
  * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.ConversationTurns --engine
- * URL --ingress URL [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]}. Prints one
- * Markdown table row per size.
+ * URL --ingress URL [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]}.
+ * Prints one Markdown table row per size.
  */
 public final class ConversationTurns {
 

@@ -1,6 +1,8 @@
 package io.kvrouter.loadtest.lab;
 
 import io.kvrouter.tracker.policy.Policies;
+import io.kvrouter.tracker.policy.PolicyConfig;
+import java.util.SplittableRandom;
 
 /**
  * A policy as the lab runs it: a policy name, optionally with the suffix {@value #STRICT}, which
@@ -23,6 +25,14 @@ public record LabPolicy(String policy, boolean strict) {
   public static LabPolicy parse(String name) {
     boolean strict = name.endsWith(STRICT);
     String policy = strict ? name.substring(0, name.length() - STRICT.length()) : name;
+    if (policy.startsWith(Policies.TUNED) && !Policies.known(policy)) {
+      // Say which setting is wrong, not only that the name is unknown.
+      try {
+        Policies.create(policy, PolicyConfig.defaults(), new SplittableRandom(0));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("policy '" + name + "': " + e.getMessage(), e);
+      }
+    }
     if (!Policies.known(policy)) {
       throw new IllegalArgumentException(
           "unknown policy '"
@@ -31,7 +41,9 @@ public record LabPolicy(String policy, boolean strict) {
               + String.join(", ", Policies.names())
               + " (each also as NAME"
               + STRICT
-              + ")");
+              + "), or "
+              + Policies.TUNED
+              + "SETTING=VALUE[@SETTING=VALUE...]");
     }
     return new LabPolicy(policy, strict);
   }

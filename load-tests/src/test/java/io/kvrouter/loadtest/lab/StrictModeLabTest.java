@@ -18,6 +18,12 @@ class StrictModeLabTest {
     assertThatThrownBy(() -> LabPolicy.parse("nope/strict"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("/strict");
+    assertThat(LabPolicy.parse("kvrouter@workWeight=2/strict"))
+        .isEqualTo(new LabPolicy("kvrouter@workWeight=2", true));
+    assertThatThrownBy(() -> LabPolicy.parse("kvrouter@bogus=1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("bogus")
+        .hasMessageContaining("workWeight");
   }
 
   /**

@@ -11,6 +11,9 @@
 #      is the cluster's background (gossip, failure detection, load heartbeats, timers), which
 #      grows with the number of members; subtracted from phase 1 it leaves the event plane's own
 #      cost per ingress;
+#      each ingress also counts, in-process, the thread CPU it spends decoding and applying
+#      event-plane messages (kvrouter_plane_cpu_seconds_total{plane="events"}): the plane's own
+#      work without the background, printed per ingress;
 #   2. routed: the same bench through the ingresses (round robin over them); the ingresses' plane
 #      counters (kvrouter_plane_bytes_total) give the reservation bytes per routed request.
 # Prints one markdown table row per K and writes it to <out>/planes.md.
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
     --requests) requests="$2"; shift 2 ;;
     --max-tokens) max_tokens="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,22p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -77,7 +80,7 @@ metric() { # url name [filter...]
     index($0, n) == 1 { ok = 1; k = split(f, fs, " ");
       for (i = 1; i <= k; i++) if (!index($0, fs[i])) ok = 0;
       if (ok) s += $NF }
-    END { printf "%.0f\n", s }'
+    END { printf "%.6f\n", s }'
 }
 
 wait_until() { # seconds description command...
@@ -99,8 +102,8 @@ bench() { # label urls policy seed
     --seed "$4" --label "$1" --out "$work/$1" >"$work/$1.log" 2>&1
 }
 
-header="| ingresses | routed requests | reservation bytes sent per routed request (all peers) | per request per peer | reservation msgs per request per peer | event bytes received per ingress per request | CPU per ingress, idle (s) | CPU per ingress, event plane only (s) | event plane less idle (s) | CPU per ingress, routed (s) | CPU per routed request, summed over ingresses (ms) |"
-rule="|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+header="| ingresses | routed requests | reservation bytes sent per routed request (all peers) | per request per peer | reservation msgs per request per peer | event bytes received per ingress per request | CPU per ingress, idle (s) | CPU per ingress, event plane only (s) | event plane less idle (s) | event-plane work per ingress, decode + apply (ms) | CPU per ingress, routed (s) | CPU per routed request, summed over ingresses (ms) |"
+rule="|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 rows=()
 IFS=, read -r -a ks <<<"$sizes"
 for k in "${ks[@]}"; do
@@ -133,10 +136,14 @@ for k in "${ks[@]}"; do
   for p in "${ingress_pids[@]}"; do cpui[$p]="$(cpu_of "$p")"; done
   sleep "$(((requests + rate - 1) / rate))"
 
-  # Phase 1: the event plane only.
+  # Phase 1: the event plane only. Besides process CPU, each ingress's own account of the thread
+  # CPU it spent decoding and applying event-plane messages (kvrouter_plane_cpu_seconds_total).
+  plane_cpu() { for u in "${urls[@]}"; do metric "$u" kvrouter_plane_cpu_seconds_total 'plane="events"'; done; }
+  ev_work0="$(plane_cpu | awk '{ s += $1 } END { print s }')"
   for p in "${ingress_pids[@]}"; do cpu0[$p]="$(cpu_of "$p")"; done
   bench "k$k/engines" "$engine_urls" group-affinity 1
   for p in "${ingress_pids[@]}"; do cpu1[$p]="$(cpu_of "$p")"; done
+  ev_work="$(plane_cpu | awk -v b="$ev_work0" '{ s += $1 } END { print s - b }')"
 
   # Phase 2: routed through the ingresses.
   snap() { # file
@@ -162,11 +169,11 @@ for k in "${ks[@]}"; do
   done
   peers=$((k > 1 ? k - 1 : 1))
   row="$(awk -v k="$k" -v r="$routed" -v b="$res_bytes" -v m="$res_msgs" -v e="$ev_bytes" \
-    -v ic="$idle_cpu" -v ec="$ev_cpu" -v rc="$routed_cpu" -v p="$peers" 'BEGIN {
+    -v ic="$idle_cpu" -v ec="$ev_cpu" -v rc="$routed_cpu" -v p="$peers" -v w="$ev_work" 'BEGIN {
       if (r == 0) r = 1;
-      printf "| %d | %d | %.0f | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f |", k, r,
-        b / r, b / r / p, m / r / p, e / k / r, ic / k, ec / k, (ec - ic) / k, rc / k,
-        1000 * rc / r }')"
+      printf "| %d | %d | %.0f | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f |",
+        k, r, b / r, b / r / p, m / r / p, e / k / r, ic / k, ec / k, (ec - ic) / k,
+        1000 * w / k, rc / k, 1000 * rc / r }')"
   echo "$row" >&2
   rows+=("$row")
   if [ "$k" != "${ks[-1]}" ] || [ "${KEEP:-0}" != 1 ]; then stop_all; fi

@@ -62,11 +62,12 @@ public final class KryoSerializer extends JSerializer {
 
   @Override
   public byte[] toBinary(Object message) {
+    long start = WireTraffic.threadCpuNanos();
     Kryo kryo = pool.obtain();
     try (Output output = new Output(INITIAL_BUFFER, -1)) {
       kryo.writeClassAndObject(output, message);
       byte[] bytes = output.toBytes();
-      traffic.count(WireTraffic.Direction.SENT, message, bytes.length);
+      traffic.count(WireTraffic.Direction.SENT, message, bytes.length, start);
       return bytes;
     } catch (IllegalArgumentException | KryoException e) {
       String missing = unregisteredClassIn(e);
@@ -81,10 +82,11 @@ public final class KryoSerializer extends JSerializer {
 
   @Override
   public Object fromBinaryJava(byte[] bytes, Class<?> manifest) {
+    long start = WireTraffic.threadCpuNanos();
     Kryo kryo = pool.obtain();
     try (Input input = new Input(bytes)) {
       Object message = kryo.readClassAndObject(input);
-      traffic.count(WireTraffic.Direction.RECEIVED, message, bytes.length);
+      traffic.count(WireTraffic.Direction.RECEIVED, message, bytes.length, start);
       return message;
     } finally {
       pool.free(kryo);

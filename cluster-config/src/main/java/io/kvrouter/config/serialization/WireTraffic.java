@@ -1,6 +1,8 @@
 package io.kvrouter.config.serialization;
 
 import io.kvrouter.protocol.WirePlane;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.pekko.actor.AbstractExtensionId;
 import org.apache.pekko.actor.ActorSystem;
@@ -18,6 +20,13 @@ import org.apache.pekko.actor.ExtensionIdProvider;
  * <p>A Pekko extension (one per system), so the serializer Pekko creates and the node's metrics
  * find the same counters. Thread-safe: the serializer runs on the transport's threads, the metrics
  * read on scrape; every update is a {@link LongAdder} increment.
+ *
+ * <p>It also keeps a CPU account per plane: the thread CPU time this node spent encoding, decoding
+ * and applying each plane's messages ({@link Work}), read with {@link #threadCpuNanos} before and
+ * after the work. Process CPU cannot separate one plane from the cluster's background (gossip,
+ * failure detection, JIT, GC), which on a shared machine moves more than the plane costs; this
+ * account counts the plane's own work only. What it leaves out: the transport's framing and socket
+ * I/O, and the topic's fan-out, which are per message and shared by every plane.
  */
 public final class WireTraffic implements Extension {
 
@@ -32,10 +41,28 @@ public final class WireTraffic implements Extension {
     }
   }
 
+  /** What the CPU was spent on. */
+  public enum Work {
+    /** Kryo writing a message for the wire. */
+    ENCODE,
+    /** Kryo reading a message from the wire. */
+    DECODE,
+    /** The tracker applying a message it received to its state. */
+    APPLY;
+
+    /** The name as a metric label. */
+    public String label() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
   private static final Id ID = new Id();
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final boolean CPU_TIME = THREADS.isCurrentThreadCpuTimeSupported();
 
   private final LongAdder[] bytes = adders();
   private final LongAdder[] messages = adders();
+  private final LongAdder[] cpuNanos = adders(WirePlane.values().length * Work.values().length);
 
   private WireTraffic() {}
 
@@ -49,11 +76,20 @@ public final class WireTraffic implements Extension {
     return ID.get(system.classicSystem());
   }
 
-  /** One message of {@code size} bytes crossed the wire. */
-  public void count(Direction direction, Object message, int size) {
-    int slot = slot(WirePlane.of(message), direction);
+  /**
+   * One message of {@code size} bytes crossed the wire; its encoding (sent) or decoding (received)
+   * began when this thread's CPU time was {@code cpuStartNanos} ({@link #threadCpuNanos}).
+   */
+  public void count(Direction direction, Object message, int size, long cpuStartNanos) {
+    WirePlane plane = WirePlane.of(message);
+    int slot = slot(plane, direction);
     bytes[slot].add(size);
     messages[slot].increment();
+    spent(
+        plane,
+        direction == Direction.SENT ? Work.ENCODE : Work.DECODE,
+        cpuStartNanos,
+        threadCpuNanos());
   }
 
   /** Bytes counted so far on {@code plane} in {@code direction}. */
@@ -66,12 +102,39 @@ public final class WireTraffic implements Extension {
     return messages[slot(plane, direction)].sum();
   }
 
+  /**
+   * The calling thread's CPU time so far, ns (0 where the JVM cannot measure it): read it before
+   * and after a piece of work and pass both to {@link #spent}.
+   */
+  public static long threadCpuNanos() {
+    return CPU_TIME ? THREADS.getCurrentThreadCpuTime() : 0;
+  }
+
+  /**
+   * The calling thread spent {@code endNanos - startNanos} of CPU on {@code work} for {@code
+   * plane}.
+   */
+  public void spent(WirePlane plane, Work work, long startNanos, long endNanos) {
+    if (endNanos > startNanos) {
+      cpuNanos[plane.ordinal() * Work.values().length + work.ordinal()].add(endNanos - startNanos);
+    }
+  }
+
+  /** CPU time counted so far on {@code work} for {@code plane}, ns. */
+  public long cpuNanos(WirePlane plane, Work work) {
+    return cpuNanos[plane.ordinal() * Work.values().length + work.ordinal()].sum();
+  }
+
   private static int slot(WirePlane plane, Direction direction) {
     return plane.ordinal() * Direction.values().length + direction.ordinal();
   }
 
   private static LongAdder[] adders() {
-    LongAdder[] a = new LongAdder[WirePlane.values().length * Direction.values().length];
+    return adders(WirePlane.values().length * Direction.values().length);
+  }
+
+  private static LongAdder[] adders(int size) {
+    LongAdder[] a = new LongAdder[size];
     for (int i = 0; i < a.length; i++) {
       a[i] = new LongAdder();
     }

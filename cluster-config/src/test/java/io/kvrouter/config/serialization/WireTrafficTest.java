@@ -70,4 +70,36 @@ class WireTrafficTest {
             .get();
     assertThat(traffic.bytes(WirePlane.EVENTS, Direction.SENT) - before).isEqualTo(bytes.length);
   }
+
+  @Test
+  void eventBatchesWrittenAndRead_chargeTheirCpuToTheEventPlaneOnly() {
+    WireTraffic traffic = WireTraffic.get(system);
+    long encodeBefore = traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.ENCODE);
+    long decodeBefore = traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.DECODE);
+    long gateBefore = traffic.cpuNanos(WirePlane.GATE, WireTraffic.Work.DECODE);
+    long applyBefore = traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.APPLY);
+
+    KvEventBatch batch = new KvEventBatch("r1", 1, 2, new KvEvent[] {new ReplicaCleared()});
+    // Enough work that the thread CPU clock moves whatever its resolution.
+    for (int i = 0; i < 2_000; i++) {
+      byte[] bytes = serialization.serialize(batch).get();
+      serialization.deserialize(bytes, KryoSerializer.IDENTIFIER, "").get();
+    }
+
+    assertThat(traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.ENCODE))
+        .isGreaterThan(encodeBefore);
+    assertThat(traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.DECODE))
+        .isGreaterThan(decodeBefore);
+    assertThat(traffic.cpuNanos(WirePlane.GATE, WireTraffic.Work.DECODE)).isEqualTo(gateBefore);
+    assertThat(traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.APPLY)).isEqualTo(applyBefore);
+  }
+
+  @Test
+  void spent_countsOnlyTimeThatMovedForward() {
+    WireTraffic traffic = WireTraffic.get(system);
+    long before = traffic.cpuNanos(WirePlane.LOAD, WireTraffic.Work.APPLY);
+    traffic.spent(WirePlane.LOAD, WireTraffic.Work.APPLY, 1_000, 1_750);
+    traffic.spent(WirePlane.LOAD, WireTraffic.Work.APPLY, 0, 0); // no CPU clock on this JVM
+    assertThat(traffic.cpuNanos(WirePlane.LOAD, WireTraffic.Work.APPLY) - before).isEqualTo(750);
+  }
 }

@@ -46,6 +46,9 @@ import java.util.function.ToLongFunction;
  *       kvrouter_plane_messages_total{plane,direction}}: what this node's Kryo serializer wrote
  *       ({@code sent}) and read ({@code received}) on the reservation, event, load, gate planes
  *       ({@link WireTraffic}; payload bytes, without the transport's framing)
+ *   <li>{@code kvrouter_plane_cpu_seconds_total{plane,work}}: thread CPU this node spent on each
+ *       plane's messages, by {@code work} = {@code encode}, {@code decode} (Kryo) and {@code apply}
+ *       (the tracker applying agents' events and peers' reservations)
  * </ul>
  *
  * Thread-safe; every update is a lock-free counter increment or map lookup.
@@ -146,7 +149,10 @@ public final class IngressMetrics implements ProxyListener {
         "Time from a peer tracker's reservation to this tracker receiving it");
   }
 
-  /** Exports the bytes and messages {@code traffic} counts, by plane and direction. */
+  /**
+   * Exports the bytes and messages {@code traffic} counts, by plane and direction, and the CPU
+   * spent on each plane, by work.
+   */
   public void wire(WireTraffic traffic) {
     for (WirePlane plane : WirePlane.values()) {
       for (WireTraffic.Direction direction : WireTraffic.Direction.values()) {
@@ -160,6 +166,15 @@ public final class IngressMetrics implements ProxyListener {
             .description("Kryo messages this node wrote or read, by plane and direction")
             .tag("plane", plane.label())
             .tag("direction", direction.label())
+            .register(registry);
+      }
+      for (WireTraffic.Work work : WireTraffic.Work.values()) {
+        FunctionCounter.builder("kvrouter.plane.cpu", traffic, t -> t.cpuNanos(plane, work) / 1e9)
+            .description(
+                "Thread CPU this node spent encoding, decoding and applying messages, by plane")
+            .baseUnit("seconds")
+            .tag("plane", plane.label())
+            .tag("work", work.label())
             .register(registry);
       }
     }

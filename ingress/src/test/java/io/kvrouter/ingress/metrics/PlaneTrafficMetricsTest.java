@@ -61,6 +61,24 @@ class PlaneTrafficMetricsTest {
     assertThat(reservationBytes(metrics, "received")).isGreaterThanOrEqualTo(bytes.length);
   }
 
+  @Test
+  void theCpuSpentDecodingAPlane_isExportedInSecondsByPlaneAndWork() {
+    IngressMetrics metrics = new IngressMetrics();
+    WireTraffic traffic = WireTraffic.get(system);
+    metrics.wire(traffic);
+    traffic.spent(
+        io.kvrouter.protocol.WirePlane.EVENTS, WireTraffic.Work.DECODE, 0, 2_000_000_000L);
+
+    double seconds =
+        PrometheusText.parse(metrics.scrape()).samples().stream()
+            .filter(s -> s.name().equals("kvrouter_plane_cpu_seconds_total"))
+            .filter(s -> "events".equals(s.labels().get("plane")))
+            .filter(s -> "decode".equals(s.labels().get("work")))
+            .mapToDouble(PrometheusText.Sample::value)
+            .sum();
+    assertThat(seconds).isGreaterThanOrEqualTo(2.0);
+  }
+
   private static double reservationBytes(IngressMetrics metrics, String direction) {
     return PrometheusText.parse(metrics.scrape()).samples().stream()
         .filter(s -> s.name().equals("kvrouter_plane_bytes_total"))

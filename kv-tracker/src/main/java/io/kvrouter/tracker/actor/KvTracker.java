@@ -1,5 +1,6 @@
 package io.kvrouter.tracker.actor;
 
+import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
@@ -11,6 +12,7 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.TrackerReport;
+import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
@@ -150,6 +152,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   private final ActorRef<GapDetected> gapsOut;
   private final ActorRef<ReservationGap> reservationGapsOut;
 
+  /** Where the CPU spent applying peers' and agents' messages is counted, by plane. */
+  private final WireTraffic traffic;
+
   private KvTracker(
       ActorContext<Command> context,
       KvTrackerCore core,
@@ -163,6 +168,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     this.clock = clock;
     this.reservationsOut = reservationsOut;
     this.gapsOut = gapsOut;
+    this.traffic = WireTraffic.get(context.getSystem());
   }
 
   /**
@@ -240,7 +246,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onApplyBatch(ApplyBatch m) {
+    long cpu = WireTraffic.threadCpuNanos();
     EventSequencer.Verdict verdict = core.apply(m.batch());
+    applied(WirePlane.EVENTS, cpu);
     if (verdict.outcome() == EventSequencer.Outcome.GAP) {
       gapsOut.tell(new GapDetected(m.batch().replicaId(), verdict.epoch(), verdict.expectedSeq()));
     }
@@ -248,13 +256,22 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onInstallSnapshot(InstallSnapshot m) {
+    long cpu = WireTraffic.threadCpuNanos();
     core.installSnapshot(m.snapshot());
+    applied(WirePlane.EVENTS, cpu);
     return this;
   }
 
   private Behavior<Command> onApplyPeerReplay(ApplyPeerReplay m) {
+    long cpu = WireTraffic.threadCpuNanos();
     core.applyPeerReplay(m.replay(), clock.getAsLong());
+    applied(WirePlane.RESERVATIONS, cpu);
     return this;
+  }
+
+  /** Counts the CPU this thread spent since {@code startNanos} applying a {@code plane} message. */
+  private void applied(WirePlane plane, long startNanos) {
+    traffic.spent(plane, WireTraffic.Work.APPLY, startNanos, WireTraffic.threadCpuNanos());
   }
 
   private Behavior<Command> onPeerMark(PeerMark m) {
@@ -323,7 +340,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onApplyReservation(ApplyReservation m) {
+    long cpu = WireTraffic.threadCpuNanos();
     long from = core.applyPeer(m.event(), clock.getAsLong());
+    applied(WirePlane.RESERVATIONS, cpu);
     if (from != ReservationSync.NO_GAP) {
       reservationGapsOut.tell(new ReservationGap(m.event().ingressId(), from));
     }

@@ -2,6 +2,7 @@ package io.kvrouter.tracker.actor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
@@ -11,6 +12,7 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.RouteRequest;
@@ -158,5 +160,30 @@ class KvTrackerTest {
             new Reserved("in-3", 0, "p1", "a", 10, 10, BlocksStored.ROOT, new long[0], 60_000)));
     tracker.tell(new KvTracker.IngressLeft("in-3"));
     assertThat(digests().origins()).isEmpty();
+  }
+
+  @Test
+  void appliedEventBatches_chargeTheirCpuToTheEventPlane() {
+    WireTraffic traffic = WireTraffic.get(kit.system());
+    long eventsBefore = traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.APPLY);
+    long reservationsBefore = traffic.cpuNanos(WirePlane.RESERVATIONS, WireTraffic.Work.APPLY);
+    long[] prompt = KEYS.keys(tokens(16 * 64));
+    long[] hashes = new long[prompt.length];
+    for (int i = 0; i < hashes.length; i++) {
+      hashes[i] = 1_000 + i;
+    }
+    // Enough work that the thread CPU clock moves whatever its resolution.
+    for (int seq = 0; seq < 500; seq++) {
+      KvEvent stored = new BlocksStored(BlocksStored.ROOT, hashes, prompt, Tier.GPU);
+      KvEvent cleared = new io.kvrouter.protocol.ReplicaCleared();
+      tracker.tell(
+          new KvTracker.ApplyBatch(new KvEventBatch("a", 1, seq, new KvEvent[] {stored, cleared})));
+    }
+    digests(); // every batch before it has been applied
+
+    assertThat(traffic.cpuNanos(WirePlane.EVENTS, WireTraffic.Work.APPLY))
+        .isGreaterThan(eventsBefore);
+    assertThat(traffic.cpuNanos(WirePlane.RESERVATIONS, WireTraffic.Work.APPLY))
+        .isEqualTo(reservationsBefore);
   }
 }

@@ -6,6 +6,7 @@ import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.DataParallelRanks;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.agent.SimFleet;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -155,6 +156,7 @@ final class AgentCommand implements Callable<Integer> {
               .withEngine(simEngine.config(blockSize))
               .withTransfer(simEngine.transfer())
               .withLoraModules(simEngine.loraModules())
+              .withApis(SimApis.vllm().withRuntimeLora(simEngine.runtimeLora(false)))
               .withImages(simEngine.images())
               .withDataParallel(0, dpSize);
       fleet =

@@ -122,7 +122,11 @@ final class DemoCommand implements Callable<Integer> {
               + " demo engine with POST /v1/load_lora_adapter");
       return 2;
     }
-    DemoCluster cluster = DemoCluster.start(options, engine.transfer());
+    DemoCluster cluster =
+        DemoCluster.start(
+            options,
+            DemoCluster.DEMO_APIS.withRuntimeLora(engine.runtimeLora(true)),
+            engine.transfer());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

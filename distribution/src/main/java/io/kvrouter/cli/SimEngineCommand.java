@@ -136,7 +136,9 @@ final class SimEngineCommand implements Callable<Integer> {
             dpRank,
             engineConfig,
             SimTokenizer.BYTES,
-            (chatOnly ? SimApis.chatOnly() : SimApis.vllm()).withResponsesStore(responsesStore),
+            (chatOnly ? SimApis.chatOnly() : SimApis.vllm())
+                .withResponsesStore(responsesStore)
+                .withRuntimeLora(engine.runtimeLora(false)),
             dpSize,
             engine.transfer(),
             engine.loraModules(),

@@ -1,6 +1,7 @@
 package io.kvrouter.cli;
 
 import io.kvrouter.agent.sim.MockerTimingModel;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngineConfig;
 import io.kvrouter.agent.sim.SimKvTransfer;
 import io.kvrouter.protocol.keys.MediaPrompt;
@@ -77,8 +78,30 @@ final class SimEngineOptions {
       paramLabel = "NAME=PATH",
       description =
           "LoRA adapters a simulated engine serves from the start, as vLLM's --lora-modules"
-              + " name=path [name=path ...] (more can be loaded at run time with POST /v1/load_lora_adapter).")
+              + " name=path [name=path ...] (more can be loaded at run time with POST"
+              + " /v1/load_lora_adapter, given --allow-runtime-lora-updating).")
   List<String> loraModules = List.of();
+
+  @Option(
+      names = "--allow-runtime-lora-updating",
+      negatable = true,
+      description =
+          "Serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter, as vLLM does only with"
+              + " VLLM_ALLOW_RUNTIME_LORA_UPDATING=True (default: that variable, as vLLM reads it;"
+              + " the demo: on).")
+  Boolean runtimeLora;
+
+  /**
+   * Whether the engines load adapters at run time: the option when given, else {@code
+   * VLLM_ALLOW_RUNTIME_LORA_UPDATING} from the environment, else {@code otherwise}.
+   */
+  boolean runtimeLora(boolean otherwise) {
+    if (runtimeLora != null) {
+      return runtimeLora;
+    }
+    String env = System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING");
+    return env == null ? otherwise : SimApis.runtimeLoraAllowed(env);
+  }
 
   private static final MediaPrompt.Settings IMAGES = MediaPrompt.Settings.DEFAULTS;
 

@@ -52,6 +52,23 @@ class MainTest {
   }
 
   @Test
+  void runtimeLoraLoading_isTheOptionWhenGiven_elseTheCallersDefault() {
+    SimEngineCommand on = new SimEngineCommand();
+    new CommandLine(on).parseArgs("--allow-runtime-lora-updating");
+    assertThat(on.engine.runtimeLora(false)).isTrue();
+    SimEngineCommand off = new SimEngineCommand();
+    new CommandLine(off).parseArgs("--no-allow-runtime-lora-updating");
+    assertThat(off.engine.runtimeLora(true)).isFalse();
+    // Not given: the caller's default, unless the environment sets vLLM's variable.
+    if (System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING") == null) {
+      SimEngineCommand unset = new SimEngineCommand();
+      new CommandLine(unset).parseArgs();
+      assertThat(unset.engine.runtimeLora(true)).isTrue();
+      assertThat(unset.engine.runtimeLora(false)).isFalse();
+    }
+  }
+
+  @Test
   void slidingWindow_runsAHybridModel_offByDefault() {
     SimEngineCommand sim = new SimEngineCommand();
     new CommandLine(sim).parseArgs("--sliding-window", "4096");

@@ -44,6 +44,7 @@ class ReplicaAgentAdaptersTest {
         SimEngine.start(
             SimEngineSettings.loopback()
                 .withModel("m")
+                .withApis(io.kvrouter.agent.sim.SimApis.vllm().withRuntimeLora(true))
                 .withLoraModules(Map.of("sql", "/adapters/sql"))
                 .withEngine(
                     SimEngineConfig.defaults()

@@ -163,6 +163,16 @@ public final class AdapterLoader {
               boolean there =
                   r.statusCode() == 200
                       || (r.statusCode() == 400 && r.body().contains("has already been loaded"));
+              if (r.statusCode() == 404) {
+                // vLLM mounts the loading routes only when the variable is set.
+                throw new IllegalStateException(
+                    engineUrl
+                        + " does not load LoRA adapters at run time (404 on"
+                        + " /v1/load_lora_adapter): start vLLM with"
+                        + " VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or serve '"
+                        + adapter
+                        + "' from the start with --lora-modules");
+              }
               if (!there) {
                 throw new IllegalStateException(
                     engineUrl

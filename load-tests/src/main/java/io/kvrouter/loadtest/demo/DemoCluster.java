@@ -65,23 +65,30 @@ public final class DemoCluster implements AutoCloseable {
   }
 
   /**
-   * Starts every node and engine; {@link #awaitReady} tells when it routes. The engines serve what
-   * a current vLLM serves, with its Responses store switched on ({@code
-   * VLLM_ENABLE_RESPONSES_API_STORE=1}), so {@code previous_response_id} conversations work.
+   * What the demo's engines serve: what a current vLLM serves, with its Responses store switched on
+   * ({@code VLLM_ENABLE_RESPONSES_API_STORE=1}), so {@code previous_response_id} conversations
+   * work, and runtime adapter loading allowed ({@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=True}), so
+   * adapters can be loaded on a demo engine.
+   */
+  public static final SimApis DEMO_APIS =
+      SimApis.vllm().withResponsesStore(true).withRuntimeLora(true);
+
+  /**
+   * Starts every node and engine ({@link #DEMO_APIS}); {@link #awaitReady} tells when it routes.
    */
   public static DemoCluster start(DemoOptions o) throws IOException {
-    return start(o, SimApis.vllm().withResponsesStore(true));
+    return start(o, DEMO_APIS);
   }
 
   /** Starts a demo whose decode engines receive prefilled KV at {@code transfer}'s speed. */
-  public static DemoCluster start(DemoOptions o, SimKvTransfer transfer) throws IOException {
-    return start(o, SimApis.vllm().withResponsesStore(true), transfer, ConfigFactory.empty());
+  public static DemoCluster start(DemoOptions o, SimApis apis, SimKvTransfer transfer)
+      throws IOException {
+    return start(o, apis, transfer, ConfigFactory.empty());
   }
 
   /** Starts a demo whose ingresses take {@code ingressConfig} over their defaults. */
   public static DemoCluster start(DemoOptions o, Config ingressConfig) throws IOException {
-    return start(
-        o, SimApis.vllm().withResponsesStore(true), SimKvTransfer.defaults(), ingressConfig);
+    return start(o, DEMO_APIS, SimKvTransfer.defaults(), ingressConfig);
   }
 
   /** Starts a demo whose engines serve {@code apis} (e.g. {@link SimApis#chatOnly()}). */

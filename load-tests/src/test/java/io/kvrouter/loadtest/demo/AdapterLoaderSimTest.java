@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvrouter.agent.sim.SimApis;
 import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.ingress.routing.AdapterLoader;
@@ -19,15 +20,23 @@ import org.junit.jupiter.api.Test;
  * The ingress's {@link AdapterLoader} against real simulated engines, which answer as vLLM does: it
  * reads the adapter's path from the engine that has it and loads it on one that lacks it; a second
  * load of the same adapter there ("already been loaded") counts as loaded; an adapter no holder
- * lists fails.
+ * lists fails; an engine that does not load adapters at run time (vLLM's default) fails with the
+ * variable to set.
  */
 class AdapterLoaderSimTest {
 
   private static SimEngine engine(Map<String, String> adapters) throws Exception {
+    return engine(adapters, true);
+  }
+
+  /** An engine as vLLM runs with or without {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=True}. */
+  private static SimEngine engine(Map<String, String> adapters, boolean runtimeLora)
+      throws Exception {
     return SimEngine.start(
         SimEngineSettings.loopback()
             .withModel("base")
             .withEndpoints(0, null, null)
+            .withApis(SimApis.vllm().withRuntimeLora(runtimeLora))
             .withLoraModules(adapters));
   }
 
@@ -61,6 +70,22 @@ class AdapterLoaderSimTest {
                       .get(10, TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class)
           .hasMessageContaining("no engine lists the path of LoRA adapter 'chat'");
+    }
+  }
+
+  @Test
+  void anEngineWithoutRuntimeLoading_failsTheLoadNamingTheVariableToSet() throws Exception {
+    try (SimEngine holder = engine(Map.of("sql", "/adapters/sql"));
+        SimEngine plain = engine(Map.of(), false)) {
+      AdapterLoader loader = new AdapterLoader(Duration.ofSeconds(5));
+      assertThatThrownBy(
+              () ->
+                  loader
+                      .load(plain.baseUrl(), "sql", List.of(holder.baseUrl()))
+                      .toCompletableFuture()
+                      .get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasMessageContaining("VLLM_ALLOW_RUNTIME_LORA_UPDATING=True");
     }
   }
 }

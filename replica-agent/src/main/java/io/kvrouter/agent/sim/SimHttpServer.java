@@ -26,13 +26,13 @@ import org.slf4j.LoggerFactory;
  * with {@code stream_options.include_usage}), and where {@link SimApis} says so {@code POST
  * /v1/messages}, {@code POST /v1/messages/count_tokens} and {@code POST /v1/responses} ({@link
  * SimInference}); {@code GET /v1/models}, {@code POST /tokenize}, {@code POST /detokenize}, {@code
- * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, {@code POST
- * /v1/load_lora_adapter} and {@code POST /v1/unload_lora_adapter} ({@link SimAdapters}), and {@code
- * GET /openapi.json} listing the routes (FastAPI publishes it for vLLM). Usage carries the cached
- * prompt tokens. Bad input gets a 4xx with {@code {"error":{"message","type","param","code"}}}
- * (Anthropic's {@code {"type":"error","error":{...}}} on the Anthropic routes). As a test double it
- * also serves {@code GET /sim/requests}: what its last requests looked like ({@link
- * SimRequestLog}).
+ * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, where {@link SimApis} says
+ * so (vLLM's {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING}) {@code POST /v1/load_lora_adapter} and
+ * {@code POST /v1/unload_lora_adapter} ({@link SimAdapters}), and {@code GET /openapi.json} listing
+ * the routes (FastAPI publishes it for vLLM). Usage carries the cached prompt tokens. Bad input
+ * gets a 4xx with {@code {"error":{"message","type","param","code"}}} (Anthropic's {@code
+ * {"type":"error","error":{...}}} on the Anthropic routes). As a test double it also serves {@code
+ * GET /sim/requests}: what its last requests looked like ({@link SimRequestLog}).
  *
  * <p>Built on the JDK's {@code com.sun.net.httpserver} (a plain OutputStream per response makes SSE
  * flushing trivial); one pooled thread per open request waits on the engine's tokens.
@@ -182,8 +182,14 @@ public final class SimHttpServer implements AutoCloseable {
         served(apis.responses(), path);
         post(ex, method, b -> inference.responses(ex, b));
       }
-      case "/v1/load_lora_adapter" -> post(ex, method, b -> loadAdapter(ex, b));
-      case "/v1/unload_lora_adapter" -> post(ex, method, b -> unloadAdapter(ex, b));
+      case "/v1/load_lora_adapter" -> {
+        served(apis.runtimeLora(), path);
+        post(ex, method, b -> loadAdapter(ex, b));
+      }
+      case "/v1/unload_lora_adapter" -> {
+        served(apis.runtimeLora(), path);
+        post(ex, method, b -> unloadAdapter(ex, b));
+      }
       case "/v1/models" -> {
         SimHttp.requireMethod(method, "GET");
         SimHttp.sendJson(ex, 200, models());
@@ -262,10 +268,7 @@ public final class SimHttpServer implements AutoCloseable {
     for (String p : new String[] {"/v1/models", "/health", "/metrics"}) {
       paths.putObject(p).putObject("get").put("summary", p);
     }
-    for (String p :
-        new String[] {
-          "/tokenize", "/detokenize", "/v1/load_lora_adapter", "/v1/unload_lora_adapter"
-        }) {
+    for (String p : new String[] {"/tokenize", "/detokenize"}) {
       paths.putObject(p).putObject("post").put("summary", p);
     }
     return root;

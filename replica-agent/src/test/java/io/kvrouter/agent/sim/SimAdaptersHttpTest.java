@@ -36,6 +36,7 @@ class SimAdaptersHttpTest {
             SimEngineSettings.loopback()
                 .withModel("base")
                 .withEndpoints(0, null, null)
+                .withApis(SimApis.vllm().withRuntimeLora(true))
                 .withLoraModules(modules)
                 .withEngine(
                     SimEngineConfig.defaults()
@@ -167,5 +168,46 @@ class SimAdaptersHttpTest {
       l.add(v);
     }
     return new HashSet<>(l);
+  }
+
+  @Test
+  void withoutRuntimeLoraUpdating_loadingIs404AndItsRoutesAreNotListed_asVllmAnswers()
+      throws Exception {
+    try (SimEngine plain =
+        SimEngine.start(
+            SimEngineSettings.loopback()
+                .withModel("base")
+                .withEndpoints(0, null, null)
+                .withEngine(SimEngineConfig.defaults().withNumBlocks(64)))) {
+      HttpResponse<String> load =
+          LoopbackHttp.post(
+              plain.baseUrl() + "/v1/load_lora_adapter",
+              "{\"lora_name\":\"x\",\"lora_path\":\"/adapters/x\"}");
+      assertThat(load.statusCode()).isEqualTo(404);
+      assertThat(
+              LoopbackHttp.post(
+                      plain.baseUrl() + "/v1/unload_lora_adapter", "{\"lora_name\":\"x\"}")
+                  .statusCode())
+          .isEqualTo(404);
+      assertThat(
+              LoopbackHttp.getJson(plain.baseUrl() + "/openapi.json")
+                  .get("paths")
+                  .has("/v1/load_lora_adapter"))
+          .isFalse();
+    }
+    assertThat(
+            LoopbackHttp.getJson(engine.baseUrl() + "/openapi.json")
+                .get("paths")
+                .has("/v1/load_lora_adapter"))
+        .isTrue();
+  }
+
+  @Test
+  void theVariableIsReadAsVllmReadsIt() {
+    assertThat(SimApis.runtimeLoraAllowed("True")).isTrue();
+    assertThat(SimApis.runtimeLoraAllowed(" 1 ")).isTrue();
+    assertThat(SimApis.runtimeLoraAllowed("yes")).isFalse();
+    assertThat(SimApis.runtimeLoraAllowed("0")).isFalse();
+    assertThat(SimApis.runtimeLoraAllowed(null)).isFalse();
   }
 }

@@ -12,6 +12,7 @@ import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.apache.pekko.http.javadsl.server.Route;
+import org.apache.pekko.http.javadsl.settings.ServerSettings;
 import org.apache.pekko.stream.Materializer;
 
 /**
@@ -44,6 +45,9 @@ public final class IngressHttpServer {
     InFlightRequests inFlight = new InFlightRequests(Materializer.matFromSystem(system));
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
+        .withSettings(
+            ServerSettings.create(Adapter.toClassic(system))
+                .withParsingErrorHandler(OpenAiParsingErrors.class.getName()))
         .bind(inFlight.wrap(route.handler(system)))
         .thenApply(
             binding -> {

@@ -2,7 +2,6 @@ package io.kvrouter.ingress.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -29,28 +28,9 @@ class BodyTimeoutTest {
                   + "{\"model\":\"tiny\",")
               .getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      String response = readResponse(socket.getInputStream());
+      String response = RawHttp.readResponse(socket.getInputStream());
       assertThat(response).startsWith("HTTP/1.1 400").contains("\"body_timeout\"");
       assertThat(ingress.router.queries).isEmpty();
     }
-  }
-
-  /** Reads the status line, headers and the body announced by Content-Length. */
-  private static String readResponse(InputStream in) throws Exception {
-    StringBuilder head = new StringBuilder();
-    while (!head.toString().endsWith("\r\n\r\n")) {
-      int b = in.read();
-      if (b < 0) {
-        return head.toString();
-      }
-      head.append((char) b);
-    }
-    int length = 0;
-    for (String line : head.toString().split("\r\n")) {
-      if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
-        length = Integer.parseInt(line.substring(15).trim());
-      }
-    }
-    return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
   }
 }

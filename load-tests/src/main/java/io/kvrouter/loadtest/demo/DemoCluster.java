@@ -96,6 +96,20 @@ public final class DemoCluster implements AutoCloseable {
     return start(o, apis, SimKvTransfer.defaults(), ConfigFactory.empty());
   }
 
+  /**
+   * Nodes started here leave when their owner closes them ({@link #close}), not from JVM shutdown
+   * hooks. Several nodes share this JVM and must leave in turn; and on JVM shutdown Pekko's
+   * remoting hook ({@code pekko.jvm-shutdown-hooks}) aborts every connection at once, so nodes
+   * leaving then cannot see each other go, and each waits out its cluster-exiting timeout.
+   */
+  static final Config SHUTDOWN_BY_OWNER =
+      ConfigFactory.parseMap(
+          Map.of(
+              "pekko.jvm-shutdown-hooks",
+              "off",
+              "pekko.coordinated-shutdown.run-by-jvm-shutdown-hook",
+              "off"));
+
   private static DemoCluster start(
       DemoOptions o, SimApis apis, SimKvTransfer transfer, Config ingressConfig)
       throws IOException {
@@ -169,7 +183,8 @@ public final class DemoCluster implements AutoCloseable {
       }
       ActorSystem<Void> agent =
           NodeBootstrap.start(
-              NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed)),
+              NodeSettings.dev(List.of(NodeSettings.ROLE_AGENT), List.of(seed))
+                  .withOverrides(SHUTDOWN_BY_OWNER),
               Map.of(NodeSettings.ROLE_AGENT, AgentGuardian.roleGuardian(agentSettings)));
       return new DemoCluster(o, ingress, agent, fleet, mismatched, urls, tokenizers);
     } catch (RuntimeException e) {
@@ -289,6 +304,11 @@ public final class DemoCluster implements AutoCloseable {
     return tokenizers;
   }
 
+  /**
+   * Stops every node at once. Quick, but nodes that all leave together leave no one to confirm the
+   * last ones' exit, which then may wait out their cluster-exiting timeout; {@link #closeInTurn}
+   * avoids that at the cost of a few seconds.
+   */
   @Override
   public void close() {
     agentNode.terminate();
@@ -297,11 +317,34 @@ public final class DemoCluster implements AutoCloseable {
     for (ActorSystem<Void> s : ingressNodes) {
       s.getWhenTerminated().toCompletableFuture().join();
     }
+    closeEngines();
+  }
+
+  /**
+   * Stops the nodes one at a time, the agent first and the seed ingress last, each leaving while
+   * the others are still up to see it go, then the engines: the demo's clean exit on SIGTERM. The
+   * demo's nodes register no JVM shutdown hooks ({@link #SHUTDOWN_BY_OWNER}), so the demo's own
+   * hook calls this.
+   */
+  public void closeInTurn() {
+    terminate(agentNode);
+    for (int i = ingressNodes.size() - 1; i >= 0; i--) {
+      terminate(ingressNodes.get(i));
+    }
+    closeEngines();
+  }
+
+  private void closeEngines() {
     fleet.close();
     if (mismatched != null) {
       mismatched.close();
     }
     tokenizers.close();
+  }
+
+  private static void terminate(ActorSystem<Void> node) {
+    node.terminate();
+    node.getWhenTerminated().toCompletableFuture().join();
   }
 
   /** An ingress node running in this JVM, and the base URL its HTTP front bound. */
@@ -324,15 +367,17 @@ public final class DemoCluster implements AutoCloseable {
         NodeSettings.dev(
                 List.of(NodeSettings.ROLE_INGRESS), seed == null ? List.of() : List.of(seed))
             .withOverrides(
-                overrides.withFallback(
-                    ConfigFactory.parseMap(
-                        Map.of(
-                            "kvrouter.ingress.http.port",
-                            port,
-                            "kvrouter.ingress.http.host",
-                            host,
-                            "kvrouter.ingress.debug-endpoints",
-                            true))));
+                overrides
+                    .withFallback(
+                        ConfigFactory.parseMap(
+                            Map.of(
+                                "kvrouter.ingress.http.port",
+                                port,
+                                "kvrouter.ingress.http.host",
+                                host,
+                                "kvrouter.ingress.debug-endpoints",
+                                true)))
+                    .withFallback(SHUTDOWN_BY_OWNER));
     ActorSystem<Void> system =
         NodeBootstrap.start(
             node, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian(bound::complete)));

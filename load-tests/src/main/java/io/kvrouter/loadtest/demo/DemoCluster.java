@@ -97,10 +97,11 @@ public final class DemoCluster implements AutoCloseable {
   }
 
   /**
-   * Nodes started here leave when their owner closes them ({@link #close}), not from JVM shutdown
-   * hooks. Several nodes share this JVM and must leave in turn; and on JVM shutdown Pekko's
-   * remoting hook ({@code pekko.jvm-shutdown-hooks}) aborts every connection at once, so nodes
-   * leaving then cannot see each other go, and each waits out its cluster-exiting timeout.
+   * Nodes started here leave when their owner closes them ({@link #close}, {@link #closeInTurn}),
+   * not from JVM shutdown hooks. Several nodes share this JVM: from the hooks they would all leave
+   * at once, each node's remoting hook closing its connections as soon as that node is done, and
+   * the last to leave, with no one left to confirm its exit, would wait out its cluster-exiting
+   * timeout (10 s). Both Pekko hooks are off ({@code pekko.jvm-shutdown-hooks} covers remoting's).
    */
   static final Config SHUTDOWN_BY_OWNER =
       ConfigFactory.parseMap(

@@ -101,10 +101,10 @@ public final class AnthropicRequests {
       int maxTokens,
       ObjectNode body,
       ObjectNode chat) {
-    List<Map<String, Object>> messages = RequestValidator.toMaps(mapper, chat.get("messages"));
+    List<Map<String, Object>> messages = RequestValidator.toMaps(chat.get("messages"));
     List<Map<String, Object>> tools =
-        chat.has("tools") ? RequestValidator.toMaps(mapper, chat.get("tools")) : null;
-    Map<String, Object> kwargs = RequestValidator.templateKwargs(mapper, body);
+        chat.has("tools") ? RequestValidator.toMaps(chat.get("tools")) : null;
+    Map<String, Object> kwargs = RequestValidator.templateKwargs(body);
     if (!kwargs.isEmpty()) {
       chat.set("chat_template_kwargs", body.get("chat_template_kwargs"));
     }
@@ -121,6 +121,7 @@ public final class AnthropicRequests {
         chat,
         body,
         sessionKey(body),
+        null,
         null);
   }
 

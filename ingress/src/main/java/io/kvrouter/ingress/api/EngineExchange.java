@@ -57,19 +57,27 @@ public abstract class EngineExchange {
     return switch (request.endpoint()) {
       case MESSAGES ->
           t.serves(ReplicaInfo.MESSAGES_API)
-              ? new Relayed(ReplicaInfo.MESSAGES_API, bytes(request.nativeBody()), true, mapper)
+              ? new Relayed(
+                  ReplicaInfo.MESSAGES_API,
+                  request.bytesOf(request.nativeBody(), EngineExchange::bytes),
+                  true,
+                  mapper)
               : new AnthropicExchange(request, tokenIds.length, mapper);
       case RESPONSES -> new ResponsesRelay(request, t.replicaId(), mapper);
       case COMPLETIONS ->
           new Relayed(
               request.endpoint().enginePath(), completions(request, tokenIds, t), false, mapper);
       default ->
-          new Relayed(request.endpoint().enginePath(), bytes(request.engineBody()), false, mapper);
+          new Relayed(
+              request.endpoint().enginePath(),
+              request.bytesOf(request.engineBody(), EngineExchange::bytes),
+              false,
+              mapper);
     };
   }
 
   private static byte[] completions(InferenceRequest request, int[] tokenIds, Target t) {
-    return bytes(openAiBody(request, tokenIds, t));
+    return request.bytesOf(openAiBody(request, tokenIds, t), EngineExchange::bytes);
   }
 
   /**

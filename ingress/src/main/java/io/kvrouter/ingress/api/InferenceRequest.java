@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.api;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,8 @@ import java.util.Map;
  *     null when it says nothing
  * @param pinnedReplica the replica that must serve the request because it holds its state (a
  *     Responses {@code previous_response_id}), or null
+ * @param sent the client's body as it came, with the tree it parsed to ({@link #withSent}): a body
+ *     forwarded as that very tree is sent as those bytes, not serialised again; null when unknown
  */
 public record InferenceRequest(
     Endpoint endpoint,
@@ -36,7 +39,16 @@ public record InferenceRequest(
     ObjectNode engineBody,
     ObjectNode nativeBody,
     String sessionKey,
-    String pinnedReplica) {
+    String pinnedReplica,
+    Sent sent) {
+
+  /**
+   * A request body's bytes and the JSON tree they parsed to (never modified afterwards), so that
+   * whoever forwards that tree can send the bytes instead: a 32k-token chat is 130 KB of JSON,
+   * whose serialisation took about a ninth of the ingress's own steps on such a turn ({@code
+   * LongTurnSteps}).
+   */
+  public record Sent(JsonNode tree, byte[] bytes) {}
 
   /** A request with no native body, session key or pinned replica. */
   public InferenceRequest(
@@ -63,11 +75,21 @@ public record InferenceRequest(
         engineBody,
         null,
         null,
+        null,
         null);
   }
 
   /** The same request with another session key (e.g. from the session header). */
   public InferenceRequest withSessionKey(String key) {
+    return with(key, sent);
+  }
+
+  /** The same request, knowing that {@code bytes} is the body that parsed to {@code tree}. */
+  public InferenceRequest withSent(JsonNode tree, byte[] bytes) {
+    return with(sessionKey, new Sent(tree, bytes));
+  }
+
+  private InferenceRequest with(String key, Sent body) {
     return new InferenceRequest(
         endpoint,
         model,
@@ -81,7 +103,16 @@ public record InferenceRequest(
         engineBody,
         nativeBody,
         key,
-        pinnedReplica);
+        pinnedReplica,
+        body);
+  }
+
+  /**
+   * The JSON bytes of {@code node}, one of this request's bodies: the client's own bytes when it is
+   * the very tree they parsed to, else {@code serialise}'s.
+   */
+  public byte[] bytesOf(JsonNode node, java.util.function.Function<JsonNode, byte[]> serialise) {
+    return sent != null && sent.tree() == node ? sent.bytes() : serialise.apply(node);
   }
 
   /** True when the prompt is chat messages (chat completions, Anthropic messages, Responses). */

@@ -1,10 +1,8 @@
 package io.kvrouter.ingress.api;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,12 +34,10 @@ public final class RequestValidator {
   private static final Set<String> PART_TYPES =
       Set.of("text", "image_url", "input_audio", "video_url", "file", "refusal");
 
-  private final ObjectMapper mapper;
   private final AnthropicRequests anthropic;
   private final ResponsesRequests responses;
 
   public RequestValidator(ObjectMapper mapper) {
-    this.mapper = mapper;
     this.anthropic = new AnthropicRequests(mapper);
     this.responses = new ResponsesRequests(mapper);
   }
@@ -131,15 +127,16 @@ public final class RequestValidator {
         null,
         TemplateInputs.messages(messages),
         TemplateInputs.tools(tools),
-        templateKwargs(mapper, obj),
+        templateKwargs(obj),
         obj,
         null,
         openAiSessionKey(obj),
+        null,
         null);
   }
 
   /** {@code chat_template_kwargs} as a map (empty when absent). */
-  static Map<String, Object> templateKwargs(ObjectMapper mapper, ObjectNode obj) {
+  static Map<String, Object> templateKwargs(ObjectNode obj) {
     JsonNode k = obj.get("chat_template_kwargs");
     if (k == null || k.isNull()) {
       return Map.of();
@@ -148,7 +145,7 @@ public final class RequestValidator {
       throw fail(
           "'chat_template_kwargs' must be an object.", "chat_template_kwargs", "invalid_type");
     }
-    return toMap(mapper, k);
+    return toMap(k);
   }
 
   /**
@@ -221,7 +218,7 @@ public final class RequestValidator {
             "invalid_type");
       }
     }
-    return toMaps(mapper, messages);
+    return toMaps(messages);
   }
 
   private List<Map<String, Object>> tools(JsonNode tools) {
@@ -243,20 +240,16 @@ public final class RequestValidator {
             "missing_required_parameter");
       }
     }
-    return toMaps(mapper, tools);
+    return toMaps(tools);
   }
 
   /** A JSON array of objects as plain Java maps (as templates read them). */
-  static List<Map<String, Object>> toMaps(ObjectMapper mapper, JsonNode array) {
-    List<Map<String, Object>> result = new ArrayList<>(array.size());
-    for (JsonNode n : array) {
-      result.add(toMap(mapper, n));
-    }
-    return List.copyOf(result);
+  static List<Map<String, Object>> toMaps(JsonNode array) {
+    return JsonValues.maps(array);
   }
 
-  static Map<String, Object> toMap(ObjectMapper mapper, JsonNode node) {
-    return mapper.convertValue(node, new TypeReference<Map<String, Object>>() {});
+  static Map<String, Object> toMap(JsonNode node) {
+    return JsonValues.map(node);
   }
 
   private static String requiredString(ObjectNode obj, String field) {

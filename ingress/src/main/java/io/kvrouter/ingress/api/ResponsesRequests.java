@@ -89,13 +89,14 @@ public final class ResponsesRequests {
         maxTokens,
         null,
         null,
-        TemplateInputs.messages(RequestValidator.toMaps(mapper, messages)),
+        TemplateInputs.messages(RequestValidator.toMaps(messages)),
         tools(body),
         Map.of(),
         engineBody,
         body,
         RequestValidator.openAiSessionKey(body),
-        pinned);
+        pinned,
+        null);
   }
 
   private static JsonNode item(JsonNode item, String where) {
@@ -175,7 +176,7 @@ public final class ResponsesRequests {
       if (!t.isObject()) {
         throw fail("'tools' entries must be objects.", "tools");
       }
-      Map<String, Object> given = RequestValidator.toMap(mapper, t);
+      Map<String, Object> given = RequestValidator.toMap(t);
       Map<String, Object> fn = new LinkedHashMap<>();
       fn.put("name", given.get("name"));
       fn.put("parameters", given.get("parameters"));

@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
@@ -152,12 +153,13 @@ public final class InferenceHandler {
         .exceptionally(InferenceHandler::bodyNotReceived)
         .thenCompose(
             strict -> {
+              byte[] bytes = strict.getData().toArray();
+              JsonNode json = reader.read(bytes);
               InferenceRequest request =
                   traffic
                       .gate()
                       .withSession(
-                          headers,
-                          validator.validate(endpoint, reader.read(strict.getData().toArray())));
+                          headers, validator.validate(endpoint, json).withSent(json, bytes));
               model[0] = request.model();
               trace.set("gen_ai.request.model", request.model());
               RequestTrace.Phase tokenizing = trace.phase("tokenize");

@@ -77,7 +77,8 @@ public final class LongTurnSteps {
       t[0] = CPU.getCurrentThreadCpuTime();
       var json = reader.read(body);
       t[1] = CPU.getCurrentThreadCpuTime();
-      InferenceRequest request = validator.validate(Endpoint.CHAT, json);
+      // as InferenceHandler: the request knows its body's bytes, which are forwarded as they came
+      InferenceRequest request = validator.validate(Endpoint.CHAT, json).withSent(json, body);
       t[2] = CPU.getCurrentThreadCpuTime();
       int[] ids =
           encoder.encodeChat(

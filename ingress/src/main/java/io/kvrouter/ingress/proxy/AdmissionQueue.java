@@ -17,7 +17,7 @@ import java.util.function.Consumer;
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
  * busy threshold (or none meets their TTFT target). Requests wait in a {@link FairQueue} per model:
- * by priority, then fairly among tenants (first by the slots each holds at this ingress, then by
+ * by priority, then fairly among tenants (first by the slots each holds cluster-wide, then by
  * tokens), then by age. Every placement of a model's request, waited or not, is told ({@link
  * #started}) and so is its release ({@link #released}), so the queue knows how many requests each
  * tenant runs. Only the request whose turn it is asks the router again: when a reservation of this
@@ -43,7 +43,9 @@ import java.util.function.Consumer;
  * displaced request is told {@link Wake#SHED} and answered 429. Otherwise the newcomer gets 429.
  *
  * <p>Thread-safe: every operation takes the queue's lock for O(tenants) work, and waiters are woken
- * after it is released.
+ * after it is released. Somewhat over 400 lines: the waiters, the tenants' running counts and what
+ * was told to the other ingresses change together under that one lock, and split across classes
+ * each turn would need their locks in a fixed order.
  */
 public final class AdmissionQueue {
 

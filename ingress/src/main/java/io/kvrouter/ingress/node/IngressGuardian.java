@@ -19,6 +19,7 @@ import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.strict.StrictGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.traffic.IngressTraffic;
+import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.SessionRouter;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.ingress.traffic.TrafficPlane;
@@ -32,6 +33,7 @@ import io.kvrouter.tracker.feed.GapDetected;
 import io.kvrouter.tracker.steering.QueueAheadTtftPredictor;
 import io.kvrouter.tracker.sync.ReservationGap;
 import java.net.InetSocketAddress;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -174,6 +176,11 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 nodeSettings.clusterAskTimeout(),
                 FaultInjector.<KvEventBatch>fromConfig(config, salt)),
             "feeds");
+    IngressTraffic traffic =
+        TrafficPlane.spawn(ctx, config, new TrafficMetrics(metrics.registry()), ingressId);
+    // A peer's release wakes the router queue on the dispatcher, not on the sync's own thread.
+    Executor dispatcher = ctx.getExecutionContext();
+    PeerQueues peerQueues = traffic.peers();
     peerSync =
         ctx.spawn(
             PeerSync.create(
@@ -183,11 +190,10 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 readiness,
                 nodeSettings,
                 trackerConfig.compactReservations(),
-                FaultInjector.<ReservationEvent>fromConfig(config, ~salt)),
+                FaultInjector.<ReservationEvent>fromConfig(config, ~salt),
+                () -> dispatcher.execute(peerQueues::freed)),
             "peer-sync");
 
-    IngressTraffic traffic =
-        TrafficPlane.spawn(ctx, config, new TrafficMetrics(metrics.registry()), ingressId);
     TrafficSettings ts = traffic.settings();
     LoraSettings lora = LoraSettings.fromConfig(config);
     Router router =

@@ -4,6 +4,7 @@ import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.protocol.CompactReservationEvent;
 import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
+import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplayReservations;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
@@ -114,6 +115,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final long selfUid;
   private final ActorRef<Topic.Command<ReservationMark>> marks;
   private final FaultInjector<ReservationEvent> faults;
+
+  /** Run after a peer's release reached the tracker: the router queue may go on. */
+  private final Runnable peerReleased;
+
   private final Set<String> replaying = new HashSet<>();
   private final Set<String> marksSeen = new HashSet<>();
   private Map<String, ActorRef<TrackerRequest>> peers = Map.of();
@@ -128,6 +133,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
    * @param readiness told whether this side is ready, and followed for the node's readiness
    * @param settings the cluster ask timeout and the mark interval
    * @param compactWire true: own events go out in the compact form; false: in the full form
+   * @param peerReleased run (on this actor's thread: it must not block) after a peer's release has
+   *     been handed to the tracker, so a router request asked after it sees the slot free
    */
   public static Behavior<TrackerRequest> create(
       ActorRef<KvTracker.Command> tracker,
@@ -136,7 +143,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
       boolean compactWire,
-      FaultInjector<ReservationEvent> faults) {
+      FaultInjector<ReservationEvent> faults,
+      Runnable peerReleased) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
@@ -150,7 +158,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                         readiness,
                         settings,
                         compactWire,
-                        faults)));
+                        faults,
+                        peerReleased)));
   }
 
   private PeerSync(
@@ -162,8 +171,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       ActorRef<Readiness.Command> readiness,
       IngressNodeSettings settings,
       boolean compactWire,
-      FaultInjector<ReservationEvent> faults) {
+      FaultInjector<ReservationEvent> faults,
+      Runnable peerReleased) {
     super(ctx);
+    this.peerReleased = peerReleased;
     this.tracker = tracker;
     this.selfIngressId = selfIngressId;
     this.metrics = metrics;
@@ -297,6 +308,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         metrics.reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
       }
       tracker.tell(new KvTracker.ApplyReservation(e));
+      if (e instanceof Released) {
+        // After the tell: a router request the wake-up sends reaches the tracker behind it.
+        peerReleased.run();
+      }
     }
     return this;
   }

@@ -2,41 +2,50 @@ package io.kvrouter.ingress.proxy;
 
 import io.kvrouter.ingress.traffic.FairQueue;
 import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.QueueState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
  * busy threshold (or none meets their TTFT target). Requests wait in a {@link FairQueue} per model:
- * by priority, then fairly among tenants (first by the slots each holds at this ingress, then by
+ * by priority, then fairly among tenants (first by the slots each holds cluster-wide, then by
  * tokens), then by age. Every placement of a model's request, waited or not, is told ({@link
  * #started}) and so is its release ({@link #released}), so the queue knows how many requests each
- * tenant runs. Only the request whose turn it is asks the router again, when a reservation of this
- * node is released ({@link #released}) or at each recheck interval (load also falls when other
- * ingresses' requests end); when it is placed ({@link #placed}) the next one gets its turn at once,
- * so a burst of free capacity drains the queue in order. While requests of a model wait, newcomers
- * for it queue behind them ({@link #hasWaiters}) instead of overtaking.
+ * tenant runs. Only the request whose turn it is asks the router again: when a reservation of this
+ * node is released ({@link #released}), when another ingress's is ({@link PeerQueues#freed}, heard
+ * on the reservation plane), and at each recheck interval (capacity may also come back without a
+ * release: a replica joining, load reports); when it is placed ({@link #placed}) the next one gets
+ * its turn at once, so a burst of free capacity drains the queue in order. The recheck wakes only
+ * the head of each model's queue; the others sleep until their turn or their deadline (the patience
+ * given to {@link #await}), so 20 waiters cost one wake-up per interval, not twenty. While requests
+ * of a model wait, newcomers for it queue behind them ({@link #hasWaiters}) instead of overtaking.
  *
- * <p>Across ingresses: each tells the others the most pressing priority it waits with per model
- * (the {@code heads} listener), and a request whose turn comes while another ingress waits with a
- * more pressing one yields it ({@link PeerQueues}): otherwise the ingress whose requests free
- * capacity would always ask first, and a more pressing request elsewhere would wait behind its
- * queue.
+ * <p>Across ingresses: each tells the others what it waits with and runs per model (the {@code
+ * heads} listener, a {@link QueueState} whenever it changes), and a request whose turn comes yields
+ * it while another ingress waits with a stronger claim ({@link PeerQueues#ahead}: a more pressing
+ * priority, or a tenant with fewer slots cluster-wide per unit of weight): otherwise the ingress
+ * whose requests free capacity would always ask first, slots would stay with the ingress that held
+ * them, and a more pressing request or a tenant further behind elsewhere would wait behind its
+ * queue. The tenant order within this queue counts slots cluster-wide too ({@link
+ * PeerQueues#running}).
  *
  * <p>When the queue is full a newcomer displaces the {@link FairQueue#victim()} if it is more
  * pressing (a lower priority value), or of equal priority from a tenant holding fewer places: the
  * displaced request is told {@link Wake#SHED} and answered 429. Otherwise the newcomer gets 429.
  *
  * <p>Thread-safe: every operation takes the queue's lock for O(tenants) work, and waiters are woken
- * after it is released.
+ * after it is released. Somewhat over 400 lines: the waiters, the tenants' running counts and what
+ * was told to the other ingresses change together under that one lock, and split across classes
+ * each turn would need their locks in a fixed order.
  */
 public final class AdmissionQueue {
 
@@ -44,7 +53,10 @@ public final class AdmissionQueue {
   public enum Wake {
     /** It is its turn: ask the router. */
     TURN,
-    /** The recheck interval passed: ask the router if {@link #isNext}, else wait again. */
+    /**
+     * The recheck interval passed (it was the head) or its patience ran out: ask the router if
+     * {@link #isNext}, else wait again (or give up, past its deadline).
+     */
     RECHECK,
     /** A more pressing request took its place: answer 429. */
     SHED
@@ -70,12 +82,17 @@ public final class AdmissionQueue {
 
   private final int capacity;
   private final Duration maxWait;
-  private final Duration recheck;
   private final long quantum;
   private final Map<String, FairQueue<Ticket>> byModel = new HashMap<>();
   private final PeerQueues peers;
-  private final BiConsumer<String, Integer> heads;
-  private final Map<String, Integer> published = new HashMap<>();
+  private final Consumer<QueueState> heads;
+  private final Executor afterRecheck;
+
+  /** What {@code heads} was last told per model (absent: idle). */
+  private final Map<String, QueueState> published = new HashMap<>();
+
+  /** True while a recheck is scheduled (from the first waiter until the queue is empty). */
+  private boolean rechecking;
 
   /** The model and tenant of each placed request until its release, by reservation id. */
   private final Map<String, Running> running = new HashMap<>();
@@ -91,13 +108,13 @@ public final class AdmissionQueue {
    * @param quantumTokens tokens credited to a tenant of weight 1 per fair-queuing round
    */
   public AdmissionQueue(int capacity, Duration maxWait, Duration recheck, long quantumTokens) {
-    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, (model, priority) -> {});
+    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, state -> {});
   }
 
   /**
-   * @param peers what the other ingresses wait with
-   * @param heads told the most pressing priority waiting for a model whenever it changes (null:
-   *     nothing waits), to tell the other ingresses
+   * @param peers what the other ingresses wait with and run; their releases wake this queue
+   * @param heads told what this queue holds for a model whenever it changes, to tell the other
+   *     ingresses (under the lock: must not block)
    */
   public AdmissionQueue(
       int capacity,
@@ -105,7 +122,7 @@ public final class AdmissionQueue {
       Duration recheck,
       long quantumTokens,
       PeerQueues peers,
-      BiConsumer<String, Integer> heads) {
+      Consumer<QueueState> heads) {
     this.peers = peers;
     this.heads = heads;
     if (capacity < 0) {
@@ -113,8 +130,11 @@ public final class AdmissionQueue {
     }
     this.capacity = capacity;
     this.maxWait = maxWait;
-    this.recheck = recheck;
     this.quantum = quantumTokens;
+    // The recheck runs on the JDK's delay thread, as a timed-out await completes.
+    this.afterRecheck =
+        CompletableFuture.delayedExecutor(recheck.toNanos(), TimeUnit.NANOSECONDS, Runnable::run);
+    peers.onFreed(this::signal);
   }
 
   /**
@@ -126,6 +146,7 @@ public final class AdmissionQueue {
    */
   public Ticket enter(String model, int priority, String tenant, long cost, double weight) {
     CompletableFuture<Wake> shedWaiter = null;
+    boolean startRecheck;
     Ticket ticket = new Ticket(model);
     synchronized (this) {
       if (size >= capacity) {
@@ -142,17 +163,25 @@ public final class AdmissionQueue {
         shedWaiter = shed.waiter;
         shed.waiter = null;
       }
-      ticket.entry =
-          byModel
-              .computeIfAbsent(model, m -> new FairQueue<>(quantum))
-              .add(ticket, priority, tenant, cost, weight);
+      ticket.entry = queueOf(model).add(ticket, priority, tenant, cost, weight);
       size++;
       publish(model);
+      startRecheck = !rechecking;
+      rechecking = true;
+    }
+    if (startRecheck) {
+      afterRecheck.execute(this::recheck);
     }
     if (shedWaiter != null) {
       shedWaiter.complete(Wake.SHED);
     }
     return ticket;
+  }
+
+  /** The queue of {@code model}, created counting what the other ingresses run. */
+  private FairQueue<Ticket> queueOf(String model) {
+    return byModel.computeIfAbsent(
+        model, m -> new FairQueue<>(quantum, t -> peers.running(m, t, System.nanoTime())));
   }
 
   /** The least pressing waiter, if a newcomer of {@code priority} and {@code tenant} beats it. */
@@ -192,33 +221,37 @@ public final class AdmissionQueue {
   /** True when it is {@code ticket}'s turn (it is first in its model's order). */
   public synchronized boolean isNext(Ticket ticket) {
     FairQueue<Ticket> q = byModel.get(ticket.model);
-    return q != null && q.peek() == ticket.entry && !yields(ticket.model, ticket.entry);
+    return q != null && q.peek() == ticket.entry && !yields(ticket.model, q, ticket.entry);
   }
 
-  /** True while another ingress waits for {@code model} with a more pressing priority. */
-  private boolean yields(String model, FairQueue.Entry<Ticket> head) {
-    return peers.morePressing(model, head.priority(), System.nanoTime());
+  /** True while another ingress waits for {@code model} with a stronger claim than {@code head}. */
+  private boolean yields(String model, FairQueue<Ticket> q, FairQueue.Entry<Ticket> head) {
+    return peers.ahead(model, head.priority(), q.share(head), q::running, System.nanoTime());
   }
 
-  /** Tells the listener when the most pressing priority waiting for {@code model} changed. */
+  /** Tells the listener when what this queue holds for {@code model} changed. */
   private void publish(String model) {
     FairQueue<Ticket> q = byModel.get(model);
-    Integer now = q == null ? null : q.firstPriority();
-    if (!Objects.equals(now, published.get(model))) {
-      if (now == null) {
+    QueueState now =
+        q == null
+            ? QueueState.idle(model)
+            : new QueueState(model, q.firstPriority(), q.firstTenants(), q.running());
+    if (!now.equals(published.getOrDefault(model, QueueState.idle(model)))) {
+      if (now.isIdle()) {
         published.remove(model);
       } else {
         published.put(model, now);
       }
-      heads.accept(model, now);
+      heads.accept(now);
     }
   }
 
   /**
-   * Completes at the ticket's next turn, when it is shed, or after the recheck interval, whichever
+   * Completes at the ticket's next turn, when it is shed, at a recheck while it is the head of its
+   * model's queue, or after {@code patience} (its deadline: how long it may still wait), whichever
    * is first.
    */
-  public CompletionStage<Wake> await(Ticket ticket) {
+  public CompletionStage<Wake> await(Ticket ticket, Duration patience) {
     CompletableFuture<Wake> waiter = new CompletableFuture<>();
     synchronized (this) {
       if (ticket.shed) {
@@ -231,7 +264,7 @@ public final class AdmissionQueue {
       ticket.waiter = waiter;
     }
     return waiter
-        .completeOnTimeout(Wake.RECHECK, recheck.toMillis(), TimeUnit.MILLISECONDS)
+        .completeOnTimeout(Wake.RECHECK, Math.max(0, patience.toNanos()), TimeUnit.NANOSECONDS)
         .whenComplete(
             (w, e) -> {
               synchronized (this) {
@@ -249,7 +282,8 @@ public final class AdmissionQueue {
    */
   public synchronized void started(String reservationId, String model, String tenant) {
     running.put(reservationId, new Running(model, tenant));
-    byModel.computeIfAbsent(model, m -> new FairQueue<>(quantum)).started(tenant);
+    queueOf(model).started(tenant);
+    publish(model);
   }
 
   /**
@@ -265,6 +299,7 @@ public final class AdmissionQueue {
         if (q != null) {
           q.finished(r.tenant());
           cleanUp(r.model());
+          publish(r.model());
         }
       }
     }
@@ -302,7 +337,10 @@ public final class AdmissionQueue {
     }
   }
 
-  /** Capacity freed up on this node: the first waiter of every model gets its turn. */
+  /**
+   * Capacity freed up (on this node, or a peer's release was heard): the first waiter of every
+   * model gets its turn.
+   */
   public void signal() {
     List<CompletableFuture<Wake>> woken = new ArrayList<>();
     synchronized (this) {
@@ -323,7 +361,7 @@ public final class AdmissionQueue {
   private CompletableFuture<Wake> turnOf(String model) {
     FairQueue<Ticket> q = byModel.get(model);
     FairQueue.Entry<Ticket> head = q == null ? null : q.peek();
-    if (head == null || yields(model, head)) {
+    if (head == null || yields(model, q, head)) {
       return null;
     }
     Ticket t = head.value();
@@ -333,6 +371,31 @@ public final class AdmissionQueue {
     }
     t.waiter = null;
     return w;
+  }
+
+  /**
+   * Every recheck interval while anything waits: the head of each model's queue (unless it yields
+   * to another ingress) asks the router again, in case capacity came back without a release. A head
+   * busy asking is left alone (its answer is as fresh).
+   */
+  private void recheck() {
+    List<CompletableFuture<Wake>> woken = new ArrayList<>();
+    boolean again;
+    synchronized (this) {
+      for (FairQueue<Ticket> q : byModel.values()) {
+        FairQueue.Entry<Ticket> head = q.peek();
+        if (head != null && head.value().waiter != null && !yields(head.value().model, q, head)) {
+          woken.add(head.value().waiter);
+          head.value().waiter = null;
+        }
+      }
+      again = size > 0;
+      rechecking = again;
+    }
+    if (again) {
+      afterRecheck.execute(this::recheck);
+    }
+    woken.forEach(w -> w.complete(Wake.RECHECK));
   }
 
   private void cleanUp(String model) {

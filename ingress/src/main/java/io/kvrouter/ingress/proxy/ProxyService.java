@@ -13,6 +13,7 @@ import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.QueueState;
 import io.kvrouter.ingress.traffic.RequestTraffic;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.protocol.ReplicaInfo;
@@ -21,6 +22,7 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
@@ -78,7 +80,7 @@ public final class ProxyService {
       Duration retryAfter,
       TrafficMetrics traffic,
       PeerQueues peers,
-      java.util.function.BiConsumer<String, Integer> heads) {
+      Consumer<QueueState> heads) {
     this.admission =
         new AdmissionQueue(
             settings.queueCapacity(),
@@ -271,7 +273,7 @@ public final class ProxyService {
     Job next = waiting;
     AdmissionQueue.Ticket ticket = next.waiting().ticket();
     return admission
-        .await(ticket)
+        .await(ticket, patience(next, now))
         .thenCompose(
             wake ->
                 switch (wake) {
@@ -298,6 +300,19 @@ public final class ProxyService {
                     yield queue(next, attempt, excluded, lastFailure, reason);
                   }
                 });
+  }
+
+  /**
+   * How long a waiting job may still wait: until its time in the router queue or its TTFT target
+   * runs out (a millisecond past, so that the check in {@link #queue} finds it passed).
+   */
+  private Duration patience(Job job, long nowNanos) {
+    long left = admission.maxWait().toNanos() - (nowNanos - job.waiting().sinceNanos());
+    RequestTraffic t = job.traffic();
+    if (t.ttftTargetMillis() > 0) {
+      left = Math.min(left, Math.round((t.ttftTargetMillis() - t.elapsedMillis()) * 1_000_000));
+    }
+    return Duration.ofNanos(Math.max(0, left)).plusMillis(1);
   }
 
   /** The job without its queue place: placed, or given up with {@code outcome}. */

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.ToIntFunction;
 
 /**
  * The order in which waiting requests get their turn: by priority (lower value first, as vLLM's
@@ -38,9 +39,10 @@ import java.util.TreeMap;
  * among them, the tenant that holds the most places.
  *
  * <p>Cost: {@link #add} O(log p) for p priority levels; {@link #peek} O(t) over t tenants of the
- * first level (one pass for the slot counts, then at most two rounds: one to find nobody can go,
- * one after crediting the rest); {@link #started} and {@link #finished} O(1); {@link #remove} O(n)
- * in the entry's tenant queue; {@link #victim} O(t) over the last level. Not thread-safe.
+ * first level (one pass for the slot counts, asking {@code elsewhere} once per tenant, then at most
+ * two rounds: one to find nobody can go, one after crediting the rest); {@link #started} and {@link
+ * #finished} O(1); {@link #remove} O(n) in the entry's tenant queue; {@link #victim} O(t) over the
+ * last level. Not thread-safe.
  *
  * @param <T> what waits
  */
@@ -52,13 +54,15 @@ public final class FairQueue<T> {
     private final int priority;
     private final String tenant;
     private final long cost;
+    private final double weight;
     private final long seq;
 
-    private Entry(T value, int priority, String tenant, long cost, long seq) {
+    private Entry(T value, int priority, String tenant, long cost, double weight, long seq) {
       this.value = value;
       this.priority = priority;
       this.tenant = tenant;
       this.cost = cost;
+      this.weight = weight;
       this.seq = seq;
     }
 
@@ -81,6 +85,7 @@ public final class FairQueue<T> {
   }
 
   private final long quantum;
+  private final ToIntFunction<String> elsewhere;
   private final TreeMap<Integer, Level<T>> levels = new TreeMap<>();
 
   /** Requests running per tenant (only tenants with at least one). */
@@ -93,10 +98,20 @@ public final class FairQueue<T> {
    * @param quantum cost credited to a tenant of weight 1 per round (tokens), at least 1
    */
   public FairQueue(long quantum) {
+    this(quantum, t -> 0);
+  }
+
+  /**
+   * @param quantum cost credited to a tenant of weight 1 per round (tokens), at least 1
+   * @param elsewhere requests a tenant runs beyond those {@link #started} here (at the other
+   *     ingresses), counted in its slot share
+   */
+  public FairQueue(long quantum, ToIntFunction<String> elsewhere) {
     if (quantum < 1) {
       throw new IllegalArgumentException("quantum must be >= 1, was " + quantum);
     }
     this.quantum = quantum;
+    this.elsewhere = elsewhere;
   }
 
   /**
@@ -109,7 +124,7 @@ public final class FairQueue<T> {
     if (!(weight > 0)) {
       throw new IllegalArgumentException("weight must be positive, was " + weight);
     }
-    Entry<T> e = new Entry<>(value, priority, tenant, Math.max(1, cost), nextSeq++);
+    Entry<T> e = new Entry<>(value, priority, tenant, Math.max(1, cost), weight, nextSeq++);
     levels.computeIfAbsent(priority, p -> new Level<>()).add(e, weight);
     size++;
     return e;
@@ -117,7 +132,7 @@ public final class FairQueue<T> {
 
   /** The entry to serve next, or null when empty. Advances the round past tenants it skips. */
   public Entry<T> peek() {
-    return levels.isEmpty() ? null : levels.firstEntry().getValue().peek(quantum, running);
+    return levels.isEmpty() ? null : levels.firstEntry().getValue().peek(quantum, this::everywhere);
   }
 
   /**
@@ -136,6 +151,36 @@ public final class FairQueue<T> {
   /** Requests of {@code tenant} started and not finished. */
   public int running(String tenant) {
     return running.getOrDefault(tenant, 0);
+  }
+
+  /** Requests started and not finished, per tenant (a copy; only tenants with at least one). */
+  public Map<String, Integer> running() {
+    return Map.copyOf(running);
+  }
+
+  /**
+   * The slot share of {@code e}'s tenant: the requests it runs, here and elsewhere, per unit of its
+   * weight (what {@link #peek} serves the lowest of first).
+   */
+  public double share(Entry<T> e) {
+    return everywhere(e.tenant) / e.weight;
+  }
+
+  /** Requests of {@code tenant} running here and elsewhere: what its slot share counts. */
+  private int everywhere(String tenant) {
+    return running.getOrDefault(tenant, 0) + elsewhere.applyAsInt(tenant);
+  }
+
+  /** The tenants waiting at the most pressing priority, each with its weight; empty when none. */
+  public Map<String, Double> firstTenants() {
+    if (levels.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, Double> out = new HashMap<>();
+    for (TenantQueue<T> q : levels.firstEntry().getValue().round) {
+      out.put(q.tenant, q.weight);
+    }
+    return out;
   }
 
   /**
@@ -202,10 +247,10 @@ public final class FairQueue<T> {
       q.entries.addLast(e);
     }
 
-    Entry<T> peek(long quantum, Map<String, Integer> running) {
+    Entry<T> peek(long quantum, ToIntFunction<String> running) {
       double least = Double.POSITIVE_INFINITY;
       for (TenantQueue<T> q : round) {
-        q.share = running.getOrDefault(q.tenant, 0) / q.weight;
+        q.share = running.applyAsInt(q.tenant) / q.weight;
         least = Math.min(least, q.share);
       }
       int eligible = 0;

@@ -2,15 +2,15 @@ package io.kvrouter.ingress.traffic;
 
 import com.typesafe.config.Config;
 import io.kvrouter.ingress.tracing.Tracing;
-import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 /**
  * Traffic management as the HTTP front of one ingress uses it: its settings, the request path's
  * checks ({@link TrafficGate}), tracing, meters, the session bindings (for {@code
- * /admin/sessions}), and what the other ingresses' router queues wait with.
+ * /admin/sessions}), and what the other ingresses' router queues wait with and run.
  *
  * @param peers the other ingresses' queue heads
- * @param heads told this ingress's queue heads (model, most pressing priority or null)
+ * @param heads told what this ingress's router queue holds per model, whenever it changes
  */
 public record IngressTraffic(
     TrafficSettings settings,
@@ -19,7 +19,7 @@ public record IngressTraffic(
     TrafficMetrics metrics,
     SessionStore sessions,
     PeerQueues peers,
-    BiConsumer<String, Integer> heads) {
+    Consumer<QueueState> heads) {
 
   /**
    * Traffic management of a front without a cluster (tests, tools): tenants as configured but no
@@ -38,7 +38,7 @@ public record IngressTraffic(
         metrics,
         SessionStore.NONE,
         PeerQueues.NONE,
-        (model, priority) -> {});
+        state -> {});
   }
 
   /** The same with other tracing. */

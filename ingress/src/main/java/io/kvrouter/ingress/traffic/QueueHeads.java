@@ -2,19 +2,29 @@ package io.kvrouter.ingress.traffic;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.pubsub.Topic;
 
 /**
- * Tells the other ingresses what this ingress's router queue waits with ({@link QueueHead}, on the
- * {@value #TOPIC} topic) when it changes and every {@code refresh}, and records what they tell into
- * {@link PeerQueues}. One per ingress node.
+ * Tells the other ingresses what this ingress's router queue holds ({@link QueueHead}, on the
+ * {@value #TOPIC} topic), and records what they tell into {@link PeerQueues}. One per ingress node.
+ *
+ * <p>When what waits for a model changes (its most pressing priority or the tenants at it) it is
+ * told at once: the others decide their turns by it. A change of running counts alone (every
+ * placement and release) is told at most once per {@code coalesce}, and only while some ingress
+ * waits for the model (nobody reads the counts otherwise); when a peer starts waiting, this
+ * ingress's counts go out at once. Everything still relevant is told again every {@code refresh},
+ * within the peers' TTL.
  */
 public final class QueueHeads extends AbstractBehavior<QueueHeads.Command> {
 
@@ -22,10 +32,10 @@ public final class QueueHeads extends AbstractBehavior<QueueHeads.Command> {
   public static final String TOPIC = "kvrouter-queue-heads";
 
   /** The actor's messages. */
-  public sealed interface Command permits LocalHead, Heard, Refresh {}
+  public sealed interface Command permits LocalHead, Heard, Refresh, Flush {}
 
-  /** This ingress's queue now waits for {@code model} with {@code priority} (null: nothing). */
-  public record LocalHead(String model, Integer priority) implements Command {}
+  /** This ingress's queue now holds {@code state} for its model. */
+  public record LocalHead(QueueState state) implements Command {}
 
   private record Heard(QueueHead head) implements Command {}
 
@@ -33,30 +43,53 @@ public final class QueueHeads extends AbstractBehavior<QueueHeads.Command> {
     INSTANCE
   }
 
+  private enum Flush implements Command {
+    INSTANCE
+  }
+
   private final String self;
   private final PeerQueues peers;
+  private final TimerScheduler<Command> timers;
+  private final Duration coalesce;
   private final ActorRef<Topic.Command<QueueHead>> topic;
-  private final Map<String, Integer> local = new HashMap<>();
 
-  private QueueHeads(ActorContext<Command> ctx, String self, PeerQueues peers) {
+  /** The local queue's latest state per model (idle ones absent). */
+  private final Map<String, QueueState> latest = new HashMap<>();
+
+  /** What the peers were last told per model (idle ones absent). */
+  private final Map<String, QueueState> told = new HashMap<>();
+
+  /** Models whose running counts changed since they were last told. */
+  private final Set<String> dirty = new HashSet<>();
+
+  private QueueHeads(
+      ActorContext<Command> ctx,
+      TimerScheduler<Command> timers,
+      String self,
+      PeerQueues peers,
+      Duration coalesce) {
     super(ctx);
     this.self = self;
     this.peers = peers;
+    this.timers = timers;
+    this.coalesce = coalesce;
     this.topic = ctx.spawn(Topic.create(QueueHead.class, TOPIC), "queue-heads-topic");
     topic.tell(Topic.subscribe(ctx.messageAdapter(QueueHead.class, Heard::new)));
   }
 
   /**
    * @param self this ingress's id
-   * @param refresh how often the current heads are published again (well within the peers' TTL)
+   * @param refresh how often the relevant states are told again (well within the peers' TTL)
+   * @param coalesce the least time between two tellings of running counts alone
    */
-  public static Behavior<Command> create(String self, PeerQueues peers, Duration refresh) {
+  public static Behavior<Command> create(
+      String self, PeerQueues peers, Duration refresh, Duration coalesce) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
                 timers -> {
                   timers.startTimerWithFixedDelay(Refresh.INSTANCE, refresh);
-                  return new QueueHeads(ctx, self, peers);
+                  return new QueueHeads(ctx, timers, self, peers, coalesce);
                 }));
   }
 
@@ -66,28 +99,76 @@ public final class QueueHeads extends AbstractBehavior<QueueHeads.Command> {
         .onMessage(LocalHead.class, this::onLocalHead)
         .onMessage(Heard.class, this::onHeard)
         .onMessageEquals(Refresh.INSTANCE, this::onRefresh)
+        .onMessageEquals(Flush.INSTANCE, this::onFlush)
         .build();
   }
 
   private Behavior<Command> onLocalHead(LocalHead m) {
-    if (m.priority() == null) {
-      local.remove(m.model());
+    QueueState s = m.state();
+    String model = s.model();
+    if (s.isIdle()) {
+      latest.remove(model);
     } else {
-      local.put(m.model(), m.priority());
+      latest.put(model, s);
     }
-    topic.tell(Topic.publish(new QueueHead(self, m.model(), m.priority())));
+    QueueState before = told.getOrDefault(model, QueueState.idle(model));
+    if (!Objects.equals(before.priority(), s.priority()) || !before.waiting().equals(s.waiting())) {
+      tell(s);
+    } else if (!before.running().equals(s.running())) {
+      dirty.add(model);
+      if (!timers.isTimerActive(Flush.INSTANCE)) {
+        timers.startSingleTimer(Flush.INSTANCE, coalesce);
+      }
+    } else {
+      dirty.remove(model);
+    }
+    return this;
+  }
+
+  private Behavior<Command> onFlush() {
+    for (String model : dirty) {
+      QueueState s = latest.getOrDefault(model, QueueState.idle(model));
+      if (relevant(s)) {
+        publish(s);
+      }
+    }
+    dirty.clear();
     return this;
   }
 
   private Behavior<Command> onRefresh() {
-    local.forEach((model, p) -> topic.tell(Topic.publish(new QueueHead(self, model, p))));
+    latest.values().stream().filter(this::relevant).toList().forEach(this::tell);
     return this;
   }
 
   private Behavior<Command> onHeard(Heard m) {
-    if (!m.head().ingress().equals(self)) {
-      peers.heard(m.head(), System.nanoTime());
+    QueueHead head = m.head();
+    if (head.ingress().equals(self)) {
+      return this;
+    }
+    if (peers.heard(head, System.nanoTime()) && latest.containsKey(head.model())) {
+      // A peer started waiting: it needs this ingress's counts now, not at the next change.
+      tell(latest.get(head.model()));
     }
     return this;
+  }
+
+  /** True while some ingress, this one included, waits for the state's model. */
+  private boolean relevant(QueueState s) {
+    return s.priority() != null || peers.waiting(s.model(), System.nanoTime());
+  }
+
+  private void tell(QueueState s) {
+    publish(s);
+    dirty.remove(s.model());
+  }
+
+  private void publish(QueueState s) {
+    if (s.isIdle()) {
+      told.remove(s.model());
+    } else {
+      told.put(s.model(), s);
+    }
+    topic.tell(Topic.publish(QueueHead.of(self, s)));
   }
 }

@@ -77,7 +77,10 @@ public final class TrafficPlane {
             sessions, ctx.getSystem().scheduler(), settings.sessions().lookupTimeout());
     PeerQueues peers = new PeerQueues(settings.peerHeadsTtl().toNanos());
     ActorRef<QueueHeads.Command> heads =
-        ctx.spawn(QueueHeads.create(instanceId, peers, settings.peerHeadsRefresh()), "queue-heads");
+        ctx.spawn(
+            QueueHeads.create(
+                instanceId, peers, settings.peerHeadsRefresh(), settings.peerHeadsCoalesce()),
+            "queue-heads");
     return new IngressTraffic(
         settings,
         new TrafficGate(
@@ -89,6 +92,6 @@ public final class TrafficPlane {
         metrics,
         store,
         peers,
-        (model, priority) -> heads.tell(new QueueHeads.LocalHead(model, priority)));
+        state -> heads.tell(new QueueHeads.LocalHead(state)));
   }
 }

@@ -18,6 +18,7 @@ import java.util.Locale;
  * @param retryAfter the {@code Retry-After} of a 429 from the router queue
  * @param peerHeadsRefresh how often this ingress tells the others what its queue waits with
  * @param peerHeadsTtl how long what another ingress told counts without being told again
+ * @param peerHeadsCoalesce the least time between two tellings that only change running counts
  * @param tenants where tenants are configured
  * @param limits how per-tenant limits are counted across the cluster
  * @param sloBaseMillis the TTFT predictor's per-request overhead
@@ -33,6 +34,7 @@ public record TrafficSettings(
     Duration retryAfter,
     Duration peerHeadsRefresh,
     Duration peerHeadsTtl,
+    Duration peerHeadsCoalesce,
     Tenants tenants,
     Limits limits,
     double sloBaseMillis,
@@ -109,6 +111,7 @@ public record TrafficSettings(
         c.getDuration("queue.retry-after"),
         c.getDuration("queue.peer-heads-refresh"),
         c.getDuration("queue.peer-heads-ttl"),
+        c.getDuration("queue.peer-heads-coalesce"),
         new Tenants(
             t.getString("file"),
             t.getDuration("reload-interval"),

@@ -6,9 +6,11 @@ import io.kvrouter.ingress.proxy.AdmissionQueue.Ticket;
 import io.kvrouter.ingress.proxy.AdmissionQueue.Wake;
 import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.QueueHead;
+import io.kvrouter.ingress.traffic.QueueState;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -21,7 +23,7 @@ class AdmissionQueueTest {
   }
 
   static CompletableFuture<Wake> await(AdmissionQueue q, Ticket t) {
-    return q.await(t).toCompletableFuture();
+    return q.await(t, Duration.ofMinutes(1)).toCompletableFuture();
   }
 
   static Wake now(CompletableFuture<Wake> f) throws Exception {
@@ -155,7 +157,7 @@ class AdmissionQueueTest {
             Duration.ofMinutes(10),
             100,
             peers,
-            (model, priority) -> told.add(model + "=" + priority));
+            state -> told.add(state.model() + "=" + state.priority()));
     Ticket low = q.enter("m", 10, "t", 10, 1);
     q.enter("m", 3, "t", 10, 1);
     assertThat(told)
@@ -164,17 +166,17 @@ class AdmissionQueueTest {
 
     Ticket mid = q.enter("m", 3, "t", 10, 1);
     CompletableFuture<Wake> lowWake = await(q, low);
-    peers.heard(new QueueHead("other-ingress", "m", 0), System.nanoTime());
+    peers.heard(head("other-ingress", 0, Map.of("t", 1.0), Map.of()), System.nanoTime());
     q.signal();
     assertThat(q.isNext(mid)).isFalse();
     assertThat(lowWake).isNotDone();
 
-    peers.heard(new QueueHead("other-ingress", "m", 5), System.nanoTime());
+    peers.heard(head("other-ingress", 5, Map.of("t", 1.0), Map.of()), System.nanoTime());
     assertThat(q.isNext(q.enter("x", 0, "t", 1, 1))).as("other models are not held").isTrue();
     q.signal();
     assertThat(lowWake).as("the head (priority 3) goes first; 5 is not more pressing").isNotDone();
 
-    peers.heard(new QueueHead("other-ingress", "m", null), System.nanoTime());
+    peers.heard(head("other-ingress", null, Map.of(), Map.of()), System.nanoTime());
     told.clear();
     q.leave(low);
     assertThat(told).isEmpty();
@@ -183,19 +185,137 @@ class AdmissionQueueTest {
   @Test
   void whatAnotherIngressToldExpires_unlessToldAgain() {
     PeerQueues peers = new PeerQueues(1_000);
-    peers.heard(new QueueHead("other", "m", 0), 0);
-    assertThat(peers.morePressing("m", 1, 999)).isTrue();
-    assertThat(peers.morePressing("m", 0, 999)).as("equal is not more pressing").isFalse();
-    assertThat(peers.morePressing("m", 1, 1_001)).isFalse();
+    peers.heard(head("other", 0, Map.of("t", 1.0), Map.of("t", 2)), 0);
+    assertThat(peers.ahead("m", 1, 0, t -> 0, 999)).isTrue();
+    assertThat(peers.ahead("m", 0, 2, t -> 0, 999)).as("equal is not ahead").isFalse();
+    assertThat(peers.running("m", "t", 999)).isEqualTo(2);
+    assertThat(peers.ahead("m", 1, 0, t -> 0, 1_001)).isFalse();
+    assertThat(peers.running("m", "t", 1_001)).isZero();
+  }
+
+  /** What {@code ingress} tells it holds for model "m". */
+  static QueueHead head(
+      String ingress, Integer priority, Map<String, Double> waiting, Map<String, Integer> running) {
+    return new QueueHead(ingress, "m", priority, waiting, running);
   }
 
   @Test
-  void aWaiterThatIsNotNext_isWokenByTheRecheck_andToldItIsNotItsTurn() throws Exception {
+  void theRecheck_wakesOnlyTheHead_andAWaiterBehindItSleepsUntilItsPatienceRunsOut()
+      throws Exception {
     AdmissionQueue q = new AdmissionQueue(10, Duration.ofMinutes(1), Duration.ofMillis(10), 100);
     Ticket first = q.enter("m", 0, "t", 10, 1);
     Ticket second = q.enter("m", 0, "t", 10, 1);
-    assertThat(now(await(q, second))).isEqualTo(Wake.RECHECK);
-    assertThat(q.isNext(second)).isFalse();
-    assertThat(q.isNext(first)).isTrue();
+    CompletableFuture<Wake> secondWake = await(q, second);
+    for (int i = 0; i < 3; i++) {
+      assertThat(now(await(q, first))).as("the head, at each recheck").isEqualTo(Wake.RECHECK);
+    }
+    assertThat(secondWake).as("three rechecks went by").isNotDone();
+
+    q.leave(first);
+    assertThat(now(secondWake)).as("the head left: its turn").isEqualTo(Wake.TURN);
+    Ticket third = q.enter("m", 0, "t", 10, 1);
+    CompletableFuture<Wake> thirdWake = q.await(third, Duration.ofMillis(1)).toCompletableFuture();
+    assertThat(now(thirdWake)).as("its deadline").isEqualTo(Wake.RECHECK);
+    assertThat(q.isNext(third)).isFalse();
+  }
+
+  // ------------------------------------------------------------ the turn across ingresses
+
+  /** A queue hearing {@code peers}, telling what it holds into {@code told}. */
+  static AdmissionQueue queue(PeerQueues peers, List<QueueState> told) {
+    return new AdmissionQueue(
+        10, Duration.ofMinutes(1), Duration.ofMinutes(10), 100, peers, told::add);
+  }
+
+  @Test
+  void aTurnYields_toAnotherIngressWaitingWithATenantHoldingFewerSlotsClusterWide()
+      throws Exception {
+    PeerQueues peers = new PeerQueues(Duration.ofMinutes(1).toNanos());
+    AdmissionQueue q = queue(peers, new ArrayList<>());
+    q.started("n1", "m", "noisy");
+    q.started("n2", "m", "noisy");
+    Ticket noisy = q.enter("m", 0, "noisy", 10, 1);
+    CompletableFuture<Wake> noisyWake = await(q, noisy);
+    assertThat(q.isNext(noisy)).as("alone here, nobody elsewhere").isTrue();
+
+    // Quiet runs 1 and waits at the other ingress; noisy runs 3 there and 2 here.
+    peers.heard(
+        head("other", 0, Map.of("quiet", 1.0), Map.of("quiet", 1, "noisy", 3)), System.nanoTime());
+    assertThat(q.isNext(noisy)).as("quiet holds 1 slot, noisy 5").isFalse();
+    q.released("n1");
+    assertThat(noisyWake).as("the freed slot is left for quiet there").isNotDone();
+
+    peers.heard(
+        head("other", 0, Map.of("quiet", 1.0), Map.of("quiet", 4, "noisy", 3)), System.nanoTime());
+    assertThat(q.isNext(noisy)).as("quiet holds 4 slots, noisy 4: equal claims").isTrue();
+    peers.heard(
+        head("other", 0, Map.of("quiet", 4.0), Map.of("quiet", 5, "noisy", 3)), System.nanoTime());
+    assertThat(q.isNext(noisy)).as("quiet's weight 4: 5/4 slots per unit against 4").isFalse();
+    peers.heard(head("other", 1, Map.of("quiet", 1.0), Map.of()), System.nanoTime());
+    assertThat(q.isNext(noisy)).as("a less pressing priority is never ahead").isTrue();
+    peers.heard(head("other", 0, Map.of("noisy", 1.0), Map.of("noisy", 3)), System.nanoTime());
+    assertThat(q.isNext(noisy)).as("its own tenant elsewhere is no stronger").isTrue();
+    q.signal();
+    assertThat(now(noisyWake)).isEqualTo(Wake.TURN);
+  }
+
+  @Test
+  void aPeersRelease_wakesTheHeadAtOnce() throws Exception {
+    PeerQueues peers = new PeerQueues(Duration.ofMinutes(1).toNanos());
+    AdmissionQueue q = queue(peers, new ArrayList<>());
+    Ticket first = q.enter("m", 0, "t", 10, 1);
+    Ticket second = q.enter("m", 0, "t", 10, 1);
+    CompletableFuture<Wake> firstWake = await(q, first);
+    CompletableFuture<Wake> secondWake = await(q, second);
+    peers.freed();
+    assertThat(now(firstWake)).isEqualTo(Wake.TURN);
+    assertThat(secondWake).isNotDone();
+  }
+
+  @Test
+  void theLocalOrder_countsTheSlotsTenantsHoldAtOtherIngresses() {
+    PeerQueues peers = new PeerQueues(Duration.ofMinutes(1).toNanos());
+    AdmissionQueue q = queue(peers, new ArrayList<>());
+    q.started("q1", "m", "quiet");
+    Ticket quiet = q.enter("m", 0, "quiet", 10, 1);
+    Ticket noisy = q.enter("m", 0, "noisy", 10, 1);
+    assertThat(q.isNext(noisy)).as("here noisy runs none, quiet one").isTrue();
+    peers.heard(head("other", null, Map.of(), Map.of("noisy", 5)), System.nanoTime());
+    assertThat(q.isNext(quiet)).as("noisy runs five at the other ingress").isTrue();
+  }
+
+  @Test
+  void whatTheQueueHolds_isToldAsItChanges_withTheSlotsEachTenantHoldsHere() {
+    List<QueueState> told = new ArrayList<>();
+    AdmissionQueue q = queue(new PeerQueues(Duration.ofMinutes(1).toNanos()), told);
+    q.started("a1", "m", "a");
+    Ticket b = q.enter("m", 2, "b", 10, 2.0);
+    q.enter("m", 2, "b", 10, 2.0); // nothing new
+    q.released("a1");
+    q.leave(b);
+    assertThat(told)
+        .containsExactly(
+            new QueueState("m", null, Map.of(), Map.of("a", 1)),
+            new QueueState("m", 2, Map.of("b", 2.0), Map.of("a", 1)),
+            new QueueState("m", 2, Map.of("b", 2.0), Map.of()));
+    assertThat(q.size()).isEqualTo(1);
+  }
+
+  @Test
+  void aPeerStartingToWait_isReported_andItsCountsAreSummedOverPeers() {
+    PeerQueues peers = new PeerQueues(1_000);
+    assertThat(peers.heard(head("x", null, Map.of(), Map.of("t", 1)), 0)).isFalse();
+    assertThat(peers.heard(head("x", 0, Map.of("t", 1.0), Map.of("t", 1)), 0)).isTrue();
+    assertThat(peers.heard(head("x", 0, Map.of("t", 1.0), Map.of("t", 2)), 0)).isFalse();
+    assertThat(peers.heard(head("y", null, null, Map.of("t", 3)), 0)).isFalse();
+    assertThat(peers.running("m", "t", 1)).isEqualTo(5);
+    assertThat(peers.waiting("m", 1)).isTrue();
+    peers.heard(head("x", null, Map.of(), Map.of()), 2);
+    assertThat(peers.waiting("m", 3)).isFalse();
+    assertThat(peers.running("m", "t", 3)).as("x forgotten, y still told").isEqualTo(3);
+    assertThat(peers.heard(new QueueHead("z", "m", 0, null, null), 4))
+        .as("an older ingress: its priority only")
+        .isTrue();
+    assertThat(peers.ahead("m", 0, 0, t -> 0, 5)).isFalse();
   }
 }

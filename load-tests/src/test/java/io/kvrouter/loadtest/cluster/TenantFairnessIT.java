@@ -42,8 +42,9 @@ import org.junit.jupiter.api.Test;
  * with 100 samples; 1.65 and 2.02 with 60); with the noisy tenant's whole backlog served per visit
  * instead (quantum 10^9 tokens) a quiet request starved until its 120 s client timeout. On a loaded
  * machine the margin under 2x is thin: the whole JVM (44 clients, two ingresses, three engines)
- * slows while the noise runs, which raises the quiet p50 by about half whatever the queue does; a
- * quiet machine should show the ratio well under 2x. The figures are printed.
+ * slows while the noise runs, which raises the quiet p50 by about half whatever the queue does. On
+ * a quieter machine the ratio is not far under 2x either (the waves of the last paragraph). The
+ * figures are printed.
  *
  * <p>Where a quiet request's extra time went (instrumented router queue, 200 quiet requests under
  * noise, load average 13-19): by DRR alone, one noisy request was placed at the quiet request's
@@ -56,21 +57,37 @@ import org.junit.jupiter.api.Test;
  * request ahead for 156 of 200 (one for 44), waits 56/592/710 ms, and that run gave unloaded
  * 665/823 ms, under noise 830/1468 ms (x1.78).
  *
- * <p>Still not reliable. Three runs with the fix at load average 16-20 (other helpers' builds
- * running): x0.73 (unloaded 787/1898 ms, under noise 775/1382), x1.33 (755/1646 against 988/2182)
- * and x2.22 (675/1261 against 869/2795, failed). The unloaded p99 itself moves from 823 to 1898 ms
- * between runs, so the bound moves with the machine's stalls. What is left of the queue's tail:
- * each ingress gets the slots its own releases free (its queue is woken at once, the other's only
- * at its 50 ms recheck, when the slot is taken), so the 12 slots split between the ingresses as it
- * happens (3 to 9 at one of them); the slowest quiet waits (450-730 ms) had no noisy request ahead,
- * at an ingress holding 3-5 slots. Giving a freed slot to the ingress whose head tenant runs fewest
- * cluster-wide (its queue head told to the others with its tenant's share, as priorities already
- * are, and a local turn yielding to it) would take that part away.
+ * <p>Three runs with that fix at load average 16-20 gave x0.73, x1.33 and x2.22 (failed): a freed
+ * slot woke only its own ingress's queue at once, so the 12 slots split 3-9 between the ingresses.
+ * The turn is now cluster-wide ({@code PeerQueues}): each ingress tells the others the tenants it
+ * waits with and the slots each runs, a head yields to a peer's tenant holding fewer slots
+ * cluster-wide, and a peer's release (reservation plane) wakes the queue at once. Instrumented, two
+ * runs at load average 22-48: for 191 of 200 quiet requests in each, no noisy request was placed
+ * anywhere in the cluster from 10 ms after the quiet one entered the queue until it was placed; the
+ * quiet waits were 58/507/1135 and 44/464/614 ms (p50/p90/p99); a peer's release reached the other
+ * ingress in 2 ms at the median, 55 ms at p99.
+ *
+ * <p>What is left is not the queue's order: the slots free in waves (requests of one shape started
+ * together end together: 562 ms without a release anywhere, then 9 within 45 ms), so a quiet
+ * request that arrives after a wave waits for the next, up to one whole request (about 0.65 s), and
+ * its p99 under noise comes to about twice its service time with no noisy request ahead. The
+ * quietest runs here (load average 6-20) gave x1.91 (unloaded 639/699 ms, under noise 705/1332) and
+ * x1.77 (653/756 against 723/1337): under 2x by 5-12 %. On a loaded machine the stalls decide:
+ * x0.51, x1.74, x0.61, x1.57, x0.88, x1.69, x1.25 and x1.03, but x2.95 (700/1622 against 882/4782,
+ * heartbeats delayed by up to 2.2 s meanwhile), and three runs at load average 40-65 lost a node to
+ * stalls of up to 12 s (503) before any figure. A reliable bound needs the wait for a slot shorter
+ * than a request (a slot held back for a tenant below its share while others wait), not a better
+ * order.
+ *
+ * <p>The overload check asks the noisy tenant to complete at least twice the quiet one's requests
+ * meanwhile (with every slot busy it holds at least 8 of the 12, the quiet one at most its 4). It
+ * asked for three times, which held only while the quiet tenant waited for its slots: 595 against
+ * 600 in the x1.91 run.
  */
 @Disabled(
-    "Not reliable yet (issue 18): with slots-first fair queuing x0.73, x1.33 and x2.22 in three"
-        + " runs on 2 cores at load average 16-20 (quiet p99 2795 ms against 2x 1261); see the"
-        + " Javadoc")
+    "Not reliable yet (issue 18): with the cross-ingress turn x0.51-x1.91 in ten runs on 2 cores"
+        + " at load average 6-48, but x2.95 in one (quiet p99 4782 ms against 2x 1622, stalls);"
+        + " even on the quietest runs the margin is 5-12 %; see the Javadoc")
 class TenantFairnessIT {
 
   static final int QUIET_CLIENTS = 4;
@@ -148,7 +165,7 @@ class TenantFairnessIT {
             loaded.size());
         assertThat(noisyDuring)
             .as("the noisy tenant kept the cluster overloaded meanwhile")
-            .isGreaterThan(3 * loaded.size());
+            .isGreaterThanOrEqualTo(2 * loaded.size());
         assertThat(p99Loaded).isLessThanOrEqualTo(2 * p99Unloaded);
       } finally {
         pool.shutdownNow();

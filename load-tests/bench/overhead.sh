@@ -89,6 +89,9 @@ http {
   access_log off;
   client_body_temp_path $work/nginx;
   proxy_temp_path $work/nginx;
+  # Bodies stay in memory: nginx's workers cannot write this root-owned temporary directory, and a
+  # long conversation's body (hundreds of kilobytes) would otherwise fail with 500.
+  client_body_buffer_size 8m;
   upstream engine { server 127.0.0.1:$p_engine; keepalive 64; }
   server {
     listen 127.0.0.1:$p_nginx;
@@ -216,7 +219,7 @@ if [ -n "$conversations" ] && [ "$conversations" != none ]; then
   echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each after 30 unmeasured"
   "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
     --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
-    --sizes "$conversations" --turns 15
+    --nginx "http://127.0.0.1:$p_nginx" --sizes "$conversations" --turns 15
 fi 2>&1 | tee -a "$out/table.md"
 
 if [ "${KEEP:-0}" = 1 ]; then

@@ -1,7 +1,6 @@
 package io.kvrouter.ingress.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -45,11 +44,7 @@ public final class AnthropicRequests {
   private static final List<String> PLATFORM_ONLY =
       List.of("mcp_servers", "container", "context_management");
 
-  private final ObjectMapper mapper;
-
-  public AnthropicRequests(ObjectMapper mapper) {
-    this.mapper = mapper;
-  }
+  public AnthropicRequests() {}
 
   /** A {@code POST /v1/messages} body. */
   public InferenceRequest messages(ObjectNode body, String model, boolean stream) {

@@ -1,7 +1,6 @@
 package io.kvrouter.ingress.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Map;
@@ -37,9 +36,9 @@ public final class RequestValidator {
   private final AnthropicRequests anthropic;
   private final ResponsesRequests responses;
 
-  public RequestValidator(ObjectMapper mapper) {
-    this.anthropic = new AnthropicRequests(mapper);
-    this.responses = new ResponsesRequests(mapper);
+  public RequestValidator() {
+    this.anthropic = new AnthropicRequests();
+    this.responses = new ResponsesRequests();
   }
 
   /** Validates a parsed body for {@code endpoint}. */

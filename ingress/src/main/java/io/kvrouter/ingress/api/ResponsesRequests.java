@@ -1,7 +1,6 @@
 package io.kvrouter.ingress.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -32,11 +31,7 @@ public final class ResponsesRequests {
 
   private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
-  private final ObjectMapper mapper;
-
-  public ResponsesRequests(ObjectMapper mapper) {
-    this.mapper = mapper;
-  }
+  public ResponsesRequests() {}
 
   public InferenceRequest responses(ObjectNode body, String model, boolean stream) {
     int maxTokens = RequestValidator.maxTokens(body, "max_output_tokens", false);

@@ -31,7 +31,7 @@ final class PromptDecoder {
   PromptDecoder(
       ObjectMapper mapper, TokenizerRegistry tokenizers, Router router, String defaultModel) {
     this.reader = new BodyReader(mapper);
-    this.validator = new RequestValidator(mapper);
+    this.validator = new RequestValidator();
     this.tokenizers = tokenizers;
     this.router = router;
     this.defaultModel = defaultModel;

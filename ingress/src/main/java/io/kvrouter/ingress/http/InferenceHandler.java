@@ -72,7 +72,7 @@ public final class InferenceHandler {
     this.traffic = traffic;
     this.settings = settings;
     this.reader = new BodyReader(mapper);
-    this.validator = new RequestValidator(mapper);
+    this.validator = new RequestValidator();
     this.tokenizers = tokenizers;
     this.router = router;
     this.proxy = proxy;

@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class AnthropicRequestsTest {
 
   static final ObjectMapper JSON = new ObjectMapper();
-  final RequestValidator validator = new RequestValidator(JSON);
+  final RequestValidator validator = new RequestValidator();
 
   InferenceRequest messages(String json) throws Exception {
     return validator.validate(Endpoint.MESSAGES, JSON.readTree(json));

@@ -17,7 +17,7 @@ class EngineExchangeBodyTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Target TARGET = new Target("r0", "http://127.0.0.1:1", true);
   private final BodyReader reader = new BodyReader(JSON);
-  private final RequestValidator validator = new RequestValidator(JSON);
+  private final RequestValidator validator = new RequestValidator();
 
   private InferenceRequest request(Endpoint endpoint, String body) {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);

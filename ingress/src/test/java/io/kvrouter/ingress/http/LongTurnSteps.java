@@ -54,7 +54,7 @@ public final class LongTurnSteps {
     PromptEncoder encoder =
         new PromptEncoder(Runnable::run, new ChatPrefixCache(registry, 1 << 28));
     BodyReader reader = new BodyReader(JSON);
-    RequestValidator validator = new RequestValidator(JSON);
+    RequestValidator validator = new RequestValidator();
     BlockKeys keys = BlockKeys.of("kvrouter-demo", 16);
     Target target = new Target("r0", "http://127.0.0.1:1", true);
     SplittableRandom random = new SplittableRandom(42);

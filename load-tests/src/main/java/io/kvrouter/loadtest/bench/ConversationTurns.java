@@ -32,8 +32,9 @@ import java.util.Map;
  * Both paths get the same warm-up.
  *
  * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.ConversationTurns --engine
- * URL --ingress URL [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]}.
- * Prints one Markdown table row per size.
+ * URL --ingress URL [--nginx URL] [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model
+ * kvrouter-demo]}. With {@code --nginx}, a third conversation goes through a plain proxy in the
+ * same rotation, for what any proxy hop adds. Prints one Markdown table row per size.
  */
 public final class ConversationTurns {
 
@@ -54,42 +55,58 @@ public final class ConversationTurns {
     }
     if (!a.containsKey("--engine") || !a.containsKey("--ingress")) {
       System.err.println(
-          "usage: ConversationTurns --engine URL --ingress URL [--sizes 32768,131072]"
-              + " [--turns 15] [--warmup 30] [--model kvrouter-demo]");
+          "usage: ConversationTurns --engine URL --ingress URL [--nginx URL]"
+              + " [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]");
       System.exit(2);
     }
     ConversationTurns bench = new ConversationTurns(a.getOrDefault("--model", "kvrouter-demo"));
     int turns = Integer.parseInt(a.getOrDefault("--turns", "15"));
     int warmup = Integer.parseInt(a.getOrDefault("--warmup", "30"));
-    System.out.println(
-        "| conversation | next turn TTFT p50, engine directly | through the ingress | added |");
-    System.out.println("|---|---:|---:|---:|");
+    List<String> urls = new ArrayList<>(List.of(a.get("--engine"), a.get("--ingress")));
+    String nginx = a.get("--nginx");
+    if (nginx != null) {
+      urls.add(nginx);
+      System.out.println(
+          "| conversation | next turn TTFT p50, engine directly | through the ingress | added |"
+              + " through nginx | added |");
+      System.out.println("|---|---:|---:|---:|---:|---:|");
+    } else {
+      System.out.println(
+          "| conversation | next turn TTFT p50, engine directly | through the ingress | added |");
+      System.out.println("|---|---:|---:|---:|");
+    }
     for (String size : a.getOrDefault("--sizes", "32768,131072").split(",")) {
       int tokens = Integer.parseInt(size.trim());
-      bench.run(a.get("--engine"), a.get("--ingress"), tokens, warmup, tokens * 37L);
-      double[][] ttft =
-          bench.run(a.get("--engine"), a.get("--ingress"), tokens, turns, tokens * 31L);
+      bench.run(urls, tokens, warmup, tokens * 37L);
+      double[][] ttft = bench.run(urls, tokens, turns, tokens * 31L);
       double engine = median(ttft[0]);
-      double ingress = median(ttft[1]);
-      System.out.printf(
-          "| %,d tokens | %.1f ms | %.1f ms | %+.1f ms |%n",
-          tokens, engine, ingress, ingress - engine);
+      StringBuilder row =
+          new StringBuilder(String.format("| %,d tokens | %.1f ms", tokens, engine));
+      for (int u = 1; u < urls.size(); u++) {
+        double through = median(ttft[u]);
+        row.append(String.format(" | %.1f ms | %+.1f ms", through, through - engine));
+      }
+      System.out.println(row.append(" |"));
     }
   }
 
-  /** TTFT in ms of each measured turn: [0] engine, [1] ingress. */
-  private double[][] run(String engineUrl, String ingressUrl, int tokens, int turns, long seed)
+  /**
+   * TTFT in ms of each measured turn, per URL ([0] the engine): one conversation per URL, turns
+   * sent to each URL in turn so all see the same machine load.
+   */
+  private double[][] run(List<String> urls, int tokens, int turns, long seed)
       throws IOException, InterruptedException {
-    List<Map<String, Object>> engineChat = conversation(tokens, seed);
-    List<Map<String, Object>> ingressChat = conversation(tokens, seed + 1);
-    ttft(engineUrl, engineChat);
-    ttft(ingressUrl, ingressChat);
-    double[][] out = new double[2][turns];
+    List<List<Map<String, Object>>> chats = new ArrayList<>();
+    for (int u = 0; u < urls.size(); u++) {
+      chats.add(conversation(tokens, seed + u));
+      ttft(urls.get(u), chats.get(u));
+    }
+    double[][] out = new double[urls.size()][turns];
     for (int t = 0; t < turns; t++) {
-      grow(engineChat, seed + 100 + t);
-      grow(ingressChat, seed + 200 + t);
-      out[0][t] = ttft(engineUrl, engineChat);
-      out[1][t] = ttft(ingressUrl, ingressChat);
+      for (int u = 0; u < urls.size(); u++) {
+        grow(chats.get(u), seed + 100 * (u + 1) + t);
+        out[u][t] = ttft(urls.get(u), chats.get(u));
+      }
     }
     return out;
   }

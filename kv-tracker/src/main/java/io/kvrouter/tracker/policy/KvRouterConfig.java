@@ -38,6 +38,18 @@ import java.lang.reflect.RecordComponent;
  *     against 931 / 0.843, and 8 routers 5 ms apart (conversation, first 3,000 requests) 743 /
  *     0.262 against 1,089 / 0.261, as every router discounts the same less-written replica at once:
  *     not the default until it holds there; compare it as {@code kvrouter@workShare=1}
+ * @param stripe under {@code turns} and {@code unseen}: near-ties are found and ordered on the view
+ *     every router shares (this router's own reservations of the last propagation delay taken out,
+ *     {@link OwnUnseen}), and this router's m-th decision not yet seen by its peers takes position
+ *     {@code (turn + routers · m) mod ties}, so routers deciding at once stripe over the ties
+ *     instead of colliding; off: position {@code turn} on this router's own view (the former rule)
+ * @param tieByInFlight near-ties are ordered by fewest requests in flight first, then fewest tokens
+ *     recently written; off: by tokens written alone
+ * @param delayPriorMillis how long an own decision counts as unseen by the peers before any
+ *     propagation delay was observed (the first burst after start)
+ * @param unseenBand among several routers (ungated), the near-tie band is widened to this many
+ *     typical requests' compute time: a candidate that costs less more than the best than one peer
+ *     decision unseen there would add is as good under that uncertainty; 0 is off
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -50,7 +62,11 @@ public record KvRouterConfig(
     long rotationMillis,
     long horizonMillis,
     long maxDelayMillis,
-    double workShare) {
+    double workShare,
+    boolean stripe,
+    boolean tieByInFlight,
+    double delayPriorMillis,
+    double unseenBand) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -60,6 +76,9 @@ public record KvRouterConfig(
     if (chunkTokens < 1) {
       throw new IllegalArgumentException("chunkTokens must be >= 1");
     }
+    if (!(delayPriorMillis >= 0)) {
+      throw new IllegalArgumentException("delayPriorMillis must be >= 0, was " + delayPriorMillis);
+    }
     if (!CONCURRENCY.contains(concurrency)) {
       throw new IllegalArgumentException(
           "concurrency must be one of " + CONCURRENCY + ", was " + concurrency);
@@ -68,7 +87,8 @@ public record KvRouterConfig(
 
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
-    return new KvRouterConfig(8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0);
+    return new KvRouterConfig(
+        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, true, true, 5.0, 0.0);
   }
 
   /**
@@ -163,7 +183,11 @@ public record KvRouterConfig(
         rotationMillis,
         horizonMillis,
         maxDelayMillis,
-        workShare);
+        workShare,
+        stripe,
+        tieByInFlight,
+        delayPriorMillis,
+        unseenBand);
   }
 
   public KvRouterConfig withFitTiming(boolean on) {
@@ -178,6 +202,10 @@ public record KvRouterConfig(
         rotationMillis,
         horizonMillis,
         maxDelayMillis,
-        workShare);
+        workShare,
+        stripe,
+        tieByInFlight,
+        delayPriorMillis,
+        unseenBand);
   }
 }

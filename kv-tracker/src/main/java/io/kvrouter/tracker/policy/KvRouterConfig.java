@@ -88,7 +88,7 @@ public record KvRouterConfig(
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
-        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, true, true, 5.0, 0.0);
+        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, true, false, 5.0, 1.0);
   }
 
   /**

@@ -278,13 +278,21 @@ final class TtftPolicy implements Policy {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     boolean[] tie = new boolean[candidates.length];
     int count = nearTies(tieCost, own, blockSize, tie);
+    int routers = peers.routers(now);
+    if (striping && count <= routers) {
+      // No more ties than routers: the first decisions of the routers already cover every tie, and
+      // a stripe would stack this router's own next decisions on its first replica. Its own view
+      // keeps them apart.
+      striping = false;
+      count = nearTies(cost, own, blockSize, tie);
+    }
     if (count <= 1) {
       return ranked;
     }
-    int[] ties = sortedTies(candidates, tie, count, load, now, striping);
+    int[] ties = sortedTies(candidates, tie, count, load, now, striping, k.tieByInFlight());
     long position = peers.turn(now);
     if (striping) {
-      position += (long) peers.routers(now) * unseenOwn.count();
+      position += (long) routers * unseenOwn.count();
     }
     return Ranking.withFirst(ranked, ties[(int) (position % count)]);
   }
@@ -303,18 +311,24 @@ final class TtftPolicy implements Policy {
     if (count <= 1) {
       return ranked;
     }
-    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false)[0]);
+    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false, true)[0]);
   }
 
   /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
   private int[] sortedTies(
-      int[] candidates, boolean[] tie, int count, LoadView load, long now, boolean shared) {
+      int[] candidates,
+      boolean[] tie,
+      int count,
+      LoadView load,
+      long now,
+      boolean shared,
+      boolean byInFlight) {
     long[] keyed = new long[count];
     int[] ties = new int[count];
     for (int i = 0, j = 0; i < candidates.length; i++) {
       if (tie[i]) {
         ties[j] = candidates[i];
-        keyed[j] = tieKey(candidates[i], load, now, shared);
+        keyed[j] = tieKey(candidates[i], load, now, shared, byInFlight);
         j++;
       }
     }
@@ -333,11 +347,11 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * The order of near-ties every router shares: fewest requests in flight (every router sees the
-   * same reservations, {@link KvRouterConfig#tieByInFlight}), then fewest tokens recently written,
-   * then a hash of the replica id. {@code shared}: without this router's unseen reservations.
+   * The order of near-ties every router shares: fewest requests in flight ({@code byInFlight}:
+   * every router sees the same reservations), then fewest tokens recently written, then a hash of
+   * the replica id. {@code shared}: without this router's unseen reservations.
    */
-  private long tieKey(int replica, LoadView load, long now, boolean shared) {
+  private long tieKey(int replica, LoadView load, long now, boolean shared, boolean byInFlight) {
     long inFlight = load.inFlight(replica);
     double written = writes.at(replica, now);
     if (shared) {
@@ -345,7 +359,7 @@ final class TtftPolicy implements Policy {
       written -= unseenOwn.writtenOn(replica);
     }
     long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
-    long f = k.tieByInFlight() ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
+    long f = byInFlight ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
     return (f << 40) | (w << 10) | (mix(load.id(replica)) & 1023);
   }
 

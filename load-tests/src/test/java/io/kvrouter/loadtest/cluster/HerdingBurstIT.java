@@ -137,7 +137,9 @@ class HerdingBurstIT {
           ConfigFactory.parseString(
               "kvrouter.consistency = strict\nkvrouter.tracker.near-tie-randomisation = off"),
           "broadcast-no-ties",
-          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"));
+          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
+          "broadcast-no-stripe",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=false\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

@@ -50,13 +50,27 @@ import java.util.random.RandomGenerator;
  * PeerConcurrency}), takes its turn among the active routers, and before scoring places the peer
  * decisions due before its turn as phantom requests of the recent typical size, each on the replica
  * with the lowest predicted TTFT for it; near-ties are then resolved by turn as under {@code
- * turns}. Under {@code turns}, near-ties (within {@code max(tieMillis, tieRelative · best)}) go to
+ * turns}. Under {@code turns}, near-ties (within {@code max(tieMillis, tieRelative · best)}, and
+ * among several routers at least one typical request's compute, {@link KvRouterConfig#unseenBand}:
+ * a candidate worse by less than one unseen peer decision would add to the best is as good) go to
  * the candidate at the router's turn in an order every router shares (least recently written first,
- * by replica-id hash among equals), so routers on the same view pick different replicas. {@code
- * random} draws near-ties at random, {@code off} takes the first of equal candidates.
+ * by replica-id hash among equals), so routers on the same view pick different replicas. Striping
+ * ({@link KvRouterConfig#stripe}): the ties and their order come from the view every router shares
+ * (this router's reservations of the last propagation delay taken out, {@link OwnUnseen}), and this
+ * router's m-th decision its peers have not seen yet takes position {@code turn + routers · m}, so
+ * a burst through fewer routers than tied replicas lands on disjoint replicas; with no more ties
+ * than routers it falls back to the turn on the router's own view. {@code random} draws near-ties
+ * at random, {@code off} takes the first of equal candidates.
  *
- * <p>Cost: O(n · (phantoms + 1)) per decision over n candidates, plus the ranking's O(n log n);
- * phantoms are at most the expected concurrent peer decisions.
+ * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
+ * holds no more requests than the router saw there, so decisions on a replica are serialised across
+ * routers: the policy takes the near-tie with the fewest requests in flight, whatever its turn
+ * (long decodes make a replica running 4 and one running 2 predict the same first token).
+ *
+ * <p>Cost: O(n · (phantoms + 1 + unseen)) per decision over n candidates, plus the ranking's O(n
+ * log n); phantoms are at most the expected concurrent peer decisions, unseen the own decisions of
+ * the last propagation delay (a handful; at most {@value OwnUnseen#CAPACITY}). No per-decision
+ * allocation beyond the former rule's.
  */
 final class TtftPolicy implements Policy {
 

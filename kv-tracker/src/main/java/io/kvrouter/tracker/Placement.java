@@ -52,10 +52,7 @@ final class Placement {
   private final MatchResult match = new MatchResult();
 
   /** Own reservations held back from the peers until announced, as events awaiting their seq. */
-  private final Map<String, Held> unannounced = new HashMap<>();
-
-  /** An own reservation held back from the peers: its replica, and its event awaiting a seq. */
-  private record Held(int replica, LongFunction<Reserved> stamped) {}
+  private final Map<String, LongFunction<Reserved>> unannounced = new HashMap<>();
 
   Placement(
       TrackerConfig config,
@@ -139,7 +136,7 @@ final class Placement {
     if (announce) {
       reserved = sync.originate(stamped);
     } else {
-      unannounced.put(request.requestId(), new Held(chosen, stamped));
+      unannounced.put(request.requestId(), stamped);
     }
     ledger.reserve(
         config.ingressId(),
@@ -179,13 +176,7 @@ final class Placement {
         request.admission());
   }
 
-  /**
-   * The candidates in steered order. Their in-flight counts are what a strict gate checks against
-   * (it admits only if the replica holds no more): they leave out this router's reservations still
-   * held back for their gate ({@code chosen}'s new one among them), which the gates have not
-   * admitted. Counting one that its gate then turns away would let a peer's request through
-   * unnoticed: the replica would end with one more than this router saw.
-   */
+  /** The candidates in steered order; {@code chosen}'s own new reservation is not counted. */
   private List<Decision.Candidate> candidates(
       SteeringRule.Steered steered, RouteQuery query, int chosen) {
     int[] order = steered.order();
@@ -198,24 +189,12 @@ final class Placement {
               match.matched(r),
               match.gpu(r),
               cachedTokens(r, query),
-              ledger.inFlight(r) - held(r, chosen),
+              ledger.inFlight(r) - (r == chosen ? 1 : 0),
               steered.predicted()[i],
               steered.floor()[i],
               Decision.hitClass(match.fullAttentionMatched(r), match.matched(r))));
     }
     return out;
-  }
-
-  /** Own reservations on {@code replica} not admitted yet: held back, or the new one. */
-  private int held(int replica, int chosen) {
-    if (unannounced.isEmpty()) {
-      return replica == chosen ? 1 : 0;
-    }
-    int n = 0;
-    for (Held h : unannounced.values()) {
-      n += h.replica() == replica ? 1 : 0;
-    }
-    return n;
   }
 
   /**
@@ -371,7 +350,7 @@ final class Placement {
    * with the next seq, to broadcast, or null when there is none (announced, released or expired).
    */
   Reserved announce(String requestId) {
-    Held held = unannounced.remove(requestId);
-    return held == null ? null : sync.originate(held.stamped());
+    LongFunction<Reserved> stamped = unannounced.remove(requestId);
+    return stamped == null ? null : sync.originate(stamped);
   }
 }

@@ -43,7 +43,7 @@ import java.lang.reflect.RecordComponent;
  *     {@link OwnUnseen}), and this router's m-th decision not yet seen by its peers takes position
  *     {@code (turn + routers · m) mod ties}, so routers deciding at once stripe over the ties
  *     instead of colliding; off: position {@code turn} on this router's own view (the former rule)
- * @param tieByInFlight near-ties are ordered by fewest requests in flight first, then fewest tokens
+ * @param strictFirst near-ties are ordered by fewest requests in flight first, then fewest tokens
  *     recently written; off: by tokens written alone
  * @param delayPriorMillis how long an own decision counts as unseen by the peers before any
  *     propagation delay was observed (the first burst after start)
@@ -64,7 +64,7 @@ public record KvRouterConfig(
     long maxDelayMillis,
     double workShare,
     boolean stripe,
-    boolean tieByInFlight,
+    boolean strictFirst,
     double delayPriorMillis,
     double unseenBand) {
 
@@ -88,7 +88,7 @@ public record KvRouterConfig(
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
-        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, true, false, 5.0, 1.0);
+        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, true, true, 5.0, 1.0);
   }
 
   /**
@@ -185,7 +185,7 @@ public record KvRouterConfig(
         maxDelayMillis,
         workShare,
         stripe,
-        tieByInFlight,
+        strictFirst,
         delayPriorMillis,
         unseenBand);
   }
@@ -204,7 +204,7 @@ public record KvRouterConfig(
         maxDelayMillis,
         workShare,
         stripe,
-        tieByInFlight,
+        strictFirst,
         delayPriorMillis,
         unseenBand);
   }

@@ -195,8 +195,14 @@ final class PeerConcurrency {
   }
 
   private void forgetSilent(long nowMillis) {
-    if (lastHeard.values().removeIf(t -> t < nowMillis - horizonMillis)) {
-      orderStale = true;
+    if (lastHeard.isEmpty()) {
+      return; // a lone router: nothing to forget, nothing to allocate per decision
+    }
+    for (var it = lastHeard.values().iterator(); it.hasNext(); ) {
+      if (it.next() < nowMillis - horizonMillis) {
+        it.remove();
+        orderStale = true;
+      }
     }
   }
 

@@ -164,7 +164,10 @@ final class TtftPolicy implements Policy {
     double[] share = writes.shares(candidates, now, k.workShare());
     boolean striping = striping(query, now);
     extraBand =
-        k.unseenBand() > 0 && !query.gated() && peers.routers(now) > 1
+        k.unseenBand() > 0
+                && !query.gated()
+                && !"off".equals(k.concurrency())
+                && peers.routers(now) > 1
             ? k.unseenBand() * t.computeMillis(typicalTokens)
             : 0;
     if (sharedCost.length < n) {
@@ -203,7 +206,7 @@ final class TtftPolicy implements Policy {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
       case "random" -> nearTieAtRandom(candidates, cost, own, query.blockSize());
       default ->
-          query.gated()
+          query.gated() && k.strictFirst()
               ? leastLoadedTie(candidates, cost, own, query.blockSize(), load, now)
               : nearTieByTurn(
                   candidates,
@@ -303,7 +306,7 @@ final class TtftPolicy implements Policy {
     if (count <= 1) {
       return ranked;
     }
-    int[] ties = sortedTies(candidates, tie, count, load, now, striping, k.tieByInFlight());
+    int[] ties = sortedTies(candidates, tie, count, load, now, striping, false);
     long position = peers.turn(now);
     if (striping) {
       position += (long) routers * unseenOwn.count();
@@ -448,7 +451,10 @@ final class TtftPolicy implements Policy {
   @Override
   public void onReserved(String requestId, RouteQuery query, int replica) {
     peers.ownDecided(query.nowMillis());
-    unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
+    if (k.stripe() && !query.gated() && peers.routers(query.nowMillis()) > 1) {
+      // Only striping reads them, and only among several routers.
+      unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
+    }
     for (int i = 0; i < lastCandidates.length; i++) {
       if (lastCandidates[i] == replica) {
         double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 1);

@@ -150,7 +150,7 @@ class PoliciesTest {
                 d.maxDelayMillis(),
                 d.workShare(),
                 d.stripe(),
-                d.tieByInFlight(),
+                d.strictFirst(),
                 d.delayPriorMillis(),
                 d.unseenBand()));
     for (String bad :

@@ -219,9 +219,13 @@ class TtftPolicyTest {
   void simultaneousRouters_stripeOverTheSharedView_threePerReplica() {
     String[] routers = {"a", "b", "c", "d"};
     int[] total = new int[8];
+    KvRouterConfig striped = KvRouterConfig.defaults().with("stripe=true");
     for (int t = 0; t < routers.length; t++) {
       Fixture f = new Fixture(8);
-      TtftPolicy p = policy("turns", routers[t]);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(striped), new SplittableRandom(3));
+      p.bindRouter(routers[t]);
       for (String peer : routers) {
         p.onPeerHeard(peer, f.now - 500);
       }

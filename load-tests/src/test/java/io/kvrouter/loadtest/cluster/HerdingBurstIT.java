@@ -138,8 +138,8 @@ class HerdingBurstIT {
               "kvrouter.consistency = strict\nkvrouter.tracker.near-tie-randomisation = off"),
           "broadcast-no-ties",
           ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
-          "broadcast-no-stripe",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=false\""));
+          "broadcast-stripe",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

@@ -43,10 +43,13 @@ import java.lang.reflect.RecordComponent;
  *     the last propagation delay taken out, {@link OwnUnseen}), and this router's m-th decision not
  *     yet seen by its peers takes position {@code (turn + routers · m) mod ties}, so routers
  *     deciding at once stripe over the ties instead of colliding; otherwise, and off, position
- *     {@code turn} on this router's own view (the former rule). Measured in {@code HerdingBurstIT}
- *     (4 ingresses, 8 replicas, three bursts each, 1 Dec 2026, load average 20-27): max ÷ mean
- *     1.33, 1.33, 1.33 against 1.67, 1.33, 2.00 off. In the lab (8 replicas) the routers are never
- *     fewer than the ties at 8 or 16 routers, so it changes nothing there
+ *     {@code turn} on this router's own view (the former rule; the default). Measured in {@code
+ *     HerdingBurstIT} (4 ingresses, 8 replicas, 1 Dec 2026): max ÷ mean 3.00, 2.67, 1.67, 1.67,
+ *     2.00 on (load average 3-14) against 1.33, 1.67, 1.67, 1.33, 1.33 off (load average 7-13);
+ *     1.33, 1.33, 1.33 on against 1.67, 1.33, 2.00 off at load average 20-27. The routers' views of
+ *     which reservations the others have seen differ by more than one delay, so their stripes
+ *     overlap. In the lab (8 replicas) the routers are never fewer than the ties at 8 or 16
+ *     routers, so it changes nothing there
  * @param strictFirst strict mode (the decision is {@link RouteQuery#gated()}): of the near-ties,
  *     the first by fewest requests in flight, then fewest tokens recently written, whatever the
  *     router's turn; off: the turn rule as in broadcast. Broadcast never orders by requests in

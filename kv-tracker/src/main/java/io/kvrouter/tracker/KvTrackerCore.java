@@ -241,6 +241,15 @@ public final class KvTrackerCore {
     return sync.behind(mark);
   }
 
+  /**
+   * {@link #peerBehind(ReservationMark)}, telling the policy at {@code nowMillis} that the mark's
+   * origin is alive (so it counts that router before the first burst, not after).
+   */
+  public long peerBehind(ReservationMark mark, long nowMillis) {
+    policy.onPeerHeard(mark.ingressId(), nowMillis);
+    return sync.behind(mark);
+  }
+
   /** What a peer that expects {@code fromSeq} of this tracker's events next needs. */
   public ReservationReplay ownReplay(long fromSeq) {
     return sync.ownReplay(fromSeq);

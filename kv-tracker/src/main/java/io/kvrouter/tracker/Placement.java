@@ -95,7 +95,12 @@ final class Placement {
     long[] blockKeys = request.blockKeys();
     RouteQuery query =
         new RouteQuery(
-            blockKeys, blockKeys.length, request.promptTokens(), keys.blockSize(), nowMillis);
+            blockKeys,
+            blockKeys.length,
+            request.promptTokens(),
+            keys.blockSize(),
+            nowMillis,
+            !announce);
     index.match(blockKeys, blockKeys.length, match);
     index.applyWindows(blockKeys, keys.blockSize(), match);
     int[] policyRanked = policy.rank(query, candidates, match, ledger);

@@ -275,7 +275,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPeerMark(PeerMark m) {
-    long from = core.peerBehind(m.mark());
+    long from = core.peerBehind(m.mark(), clock.getAsLong());
     if (from != ReservationSync.NO_GAP) {
       reservationGapsOut.tell(new ReservationGap(m.mark().ingressId(), from));
     }

@@ -38,6 +38,32 @@ import java.lang.reflect.RecordComponent;
  *     against 931 / 0.843, and 8 routers 5 ms apart (conversation, first 3,000 requests) 743 /
  *     0.262 against 1,089 / 0.261, as every router discounts the same less-written replica at once:
  *     not the default until it holds there; compare it as {@code kvrouter@workShare=1}
+ * @param stripe under {@code turns} and {@code unseen}, when the near-ties outnumber the routers:
+ *     they are found and ordered on the view every router shares (this router's own reservations of
+ *     the last propagation delay taken out, {@link OwnUnseen}), and this router's m-th decision not
+ *     yet seen by its peers takes position {@code (turn + routers · m) mod ties}, so routers
+ *     deciding at once stripe over the ties instead of colliding; otherwise, and off, position
+ *     {@code turn} on this router's own view (the former rule; the default). Measured in {@code
+ *     HerdingBurstIT} (4 ingresses, 8 replicas, 1 Dec 2026): max ÷ mean 3.00, 2.67, 1.67, 1.67,
+ *     2.00 on (load average 3-14) against 1.33, 1.67, 1.67, 1.33, 1.33 off (load average 7-13);
+ *     1.33, 1.33, 1.33 on against 1.67, 1.33, 2.00 off at load average 20-27. The routers' views of
+ *     which reservations the others have seen differ by more than one delay, so their stripes
+ *     overlap. In the lab (8 replicas) the routers are never fewer than the ties at 8 or 16
+ *     routers, so it changes nothing there
+ * @param strictFirst strict mode (the decision is {@link RouteQuery#gated()}): of the near-ties,
+ *     the first by fewest requests in flight, then fewest tokens recently written, whatever the
+ *     router's turn; off: the turn rule as in broadcast. Broadcast never orders by requests in
+ *     flight: in the lab (conversation, 3,000 requests, 8 × 65,536 blocks, 5 ms, as recorded) that
+ *     gave 1 router 562 ms / hit 0.253 against 557 / 0.260
+ * @param delayPriorMillis how long an own decision counts as unseen by the peers before any
+ *     propagation delay was observed (the first burst after start); then the observed delay ({@link
+ *     PeerConcurrency#unseenWindowMillis}), which the lab's propagation delay sets alike
+ * @param unseenBand among several routers (ungated), the near-tie band is at least this many
+ *     typical requests' compute time: a candidate worse than the best by less than one unseen peer
+ *     decision would add there is as good under that uncertainty; 0 is off. Measured in the lab (as
+ *     above, p90 TTFT ms / hit at 8 and 16 routers): 0 743 / 0.262 and 765 / 0.264, 0.5 754 / 0.250
+ *     (8), 1 673 / 0.262 and 724 / 0.261, 2 683 / 0.258 and 748 / 0.259, 4 710 / 0.254 and 788 /
+ *     0.248; 1 router unchanged (557 / 0.260 recorded, 528 / 0.260 spread)
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -50,7 +76,11 @@ public record KvRouterConfig(
     long rotationMillis,
     long horizonMillis,
     long maxDelayMillis,
-    double workShare) {
+    double workShare,
+    boolean stripe,
+    boolean strictFirst,
+    double delayPriorMillis,
+    double unseenBand) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -60,6 +90,9 @@ public record KvRouterConfig(
     if (chunkTokens < 1) {
       throw new IllegalArgumentException("chunkTokens must be >= 1");
     }
+    if (!(delayPriorMillis >= 0)) {
+      throw new IllegalArgumentException("delayPriorMillis must be >= 0, was " + delayPriorMillis);
+    }
     if (!CONCURRENCY.contains(concurrency)) {
       throw new IllegalArgumentException(
           "concurrency must be one of " + CONCURRENCY + ", was " + concurrency);
@@ -68,7 +101,8 @@ public record KvRouterConfig(
 
   /** The defaults described above. */
   public static KvRouterConfig defaults() {
-    return new KvRouterConfig(8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0);
+    return new KvRouterConfig(
+        8192, true, 0.999, "turns", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0);
   }
 
   /**
@@ -163,7 +197,11 @@ public record KvRouterConfig(
         rotationMillis,
         horizonMillis,
         maxDelayMillis,
-        workShare);
+        workShare,
+        stripe,
+        strictFirst,
+        delayPriorMillis,
+        unseenBand);
   }
 
   public KvRouterConfig withFitTiming(boolean on) {
@@ -178,6 +216,10 @@ public record KvRouterConfig(
         rotationMillis,
         horizonMillis,
         maxDelayMillis,
-        workShare);
+        workShare,
+        stripe,
+        strictFirst,
+        delayPriorMillis,
+        unseenBand);
   }
 }

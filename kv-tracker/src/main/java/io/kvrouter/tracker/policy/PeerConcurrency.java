@@ -7,9 +7,9 @@ import java.util.Map;
 
 /**
  * What one router knows of the decisions its peers take at the same time as its own: how many
- * routers are active, this router's turn among them, the propagation delay between them, and how
- * many peer decisions typically fall within one delay of each of its own (those it cannot see and
- * that cannot see it).
+ * routers are active (heard from through their reservations or their periodic marks), this router's
+ * turn among them, the propagation delay between them, and how many peer decisions typically fall
+ * within one delay of each of its own (those it cannot see and that cannot see it).
  *
  * <p>Everything is learnt from the reservation plane: each peer reservation carries its origin and
  * the origin's clock at decision time ({@code issuedMillis}). The delay is the running mean of
@@ -77,6 +77,19 @@ final class PeerConcurrency {
     peerCount++;
   }
 
+  /**
+   * A peer's periodic mark arrived: it is active, reserving or not. Routers learn each other from
+   * marks before the first burst, when no reservation has travelled yet.
+   */
+  void peerHeard(String origin, long nowMillis) {
+    if (origin.equals(self)) {
+      return;
+    }
+    if (lastHeard.put(origin, nowMillis) == null) {
+      orderStale = true;
+    }
+  }
+
   /** This router took a decision at {@code nowMillis}. */
   void ownDecided(long nowMillis) {
     settle(nowMillis);
@@ -91,6 +104,14 @@ final class PeerConcurrency {
   /** The propagation delay between routers as observed, ms (0 before any peer was heard). */
   double delayMillis() {
     return delayKnown ? delayMillis : 0;
+  }
+
+  /**
+   * How long this router's own decisions stay unseen by its peers, ms: the observed delay, or
+   * {@code priorMillis} before any peer reservation was observed.
+   */
+  double unseenWindowMillis(double priorMillis) {
+    return delayKnown ? delayMillis : priorMillis;
   }
 
   /** Routers active now, this one included. */
@@ -174,8 +195,14 @@ final class PeerConcurrency {
   }
 
   private void forgetSilent(long nowMillis) {
-    if (lastHeard.values().removeIf(t -> t < nowMillis - horizonMillis)) {
-      orderStale = true;
+    if (lastHeard.isEmpty()) {
+      return; // a lone router: nothing to forget, nothing to allocate per decision
+    }
+    for (var it = lastHeard.values().iterator(); it.hasNext(); ) {
+      if (it.next() < nowMillis - horizonMillis) {
+        it.remove();
+        orderStale = true;
+      }
     }
   }
 

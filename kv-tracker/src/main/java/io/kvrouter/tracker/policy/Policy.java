@@ -72,6 +72,13 @@ public interface Policy {
       long issuedMillis,
       long nowMillis) {}
 
+  /**
+   * A peer router's periodic mark arrived at {@code nowMillis}: {@code origin} is alive, whether or
+   * not it has reserved anything yet (a policy that counts its peers knows them before the first
+   * burst).
+   */
+  default void onPeerHeard(String origin, long nowMillis) {}
+
   /** What the router may show this policy; kvrouter's own policy sees everything. */
   default Visibility visibility() {
     return Visibility.FULL;

@@ -9,9 +9,17 @@ package io.kvrouter.tracker.policy;
  * @param promptTokens prompt length in tokens (≥ {@code keyCount * blockSize})
  * @param blockSize tokens per block
  * @param nowMillis the decision time (tracker clock; virtual time in the lab)
+ * @param gated whether an admission gate checks the decision before it stands (strict mode): the
+ *     gate serialises decisions on a replica across routers, so the policy need not make concurrent
+ *     decisions diverge and should take the least loaded of equal candidates
  */
 public record RouteQuery(
-    long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis) {
+    long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis, boolean gated) {
+
+  /** An ungated query (broadcast mode). */
+  public RouteQuery(long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis) {
+    this(keys, keyCount, promptTokens, blockSize, nowMillis, false);
+  }
 
   public RouteQuery {
     if (keyCount < 0 || keyCount > keys.length) {

@@ -50,13 +50,27 @@ import java.util.random.RandomGenerator;
  * PeerConcurrency}), takes its turn among the active routers, and before scoring places the peer
  * decisions due before its turn as phantom requests of the recent typical size, each on the replica
  * with the lowest predicted TTFT for it; near-ties are then resolved by turn as under {@code
- * turns}. Under {@code turns}, near-ties (within {@code max(tieMillis, tieRelative · best)}) go to
+ * turns}. Under {@code turns}, near-ties (within {@code max(tieMillis, tieRelative · best)}, and
+ * among several routers at least one typical request's compute, {@link KvRouterConfig#unseenBand}:
+ * a candidate worse by less than one unseen peer decision would add to the best is as good) go to
  * the candidate at the router's turn in an order every router shares (least recently written first,
- * by replica-id hash among equals), so routers on the same view pick different replicas. {@code
- * random} draws near-ties at random, {@code off} takes the first of equal candidates.
+ * by replica-id hash among equals), so routers on the same view pick different replicas. Striping
+ * ({@link KvRouterConfig#stripe}): the ties and their order come from the view every router shares
+ * (this router's reservations of the last propagation delay taken out, {@link OwnUnseen}), and this
+ * router's m-th decision its peers have not seen yet takes position {@code turn + routers · m}, so
+ * a burst through fewer routers than tied replicas lands on disjoint replicas; with no more ties
+ * than routers it falls back to the turn on the router's own view. {@code random} draws near-ties
+ * at random, {@code off} takes the first of equal candidates.
  *
- * <p>Cost: O(n · (phantoms + 1)) per decision over n candidates, plus the ranking's O(n log n);
- * phantoms are at most the expected concurrent peer decisions.
+ * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
+ * holds no more requests than the router saw there, so decisions on a replica are serialised across
+ * routers: the policy takes the near-tie with the fewest requests in flight, whatever its turn
+ * (long decodes make a replica running 4 and one running 2 predict the same first token).
+ *
+ * <p>Cost: O(n · (phantoms + 1 + unseen)) per decision over n candidates, plus the ranking's O(n
+ * log n); phantoms are at most the expected concurrent peer decisions, unseen the own decisions of
+ * the last propagation delay (a handful; at most {@value OwnUnseen#CAPACITY}). No per-decision
+ * allocation beyond the former rule's.
  */
 final class TtftPolicy implements Policy {
 
@@ -80,11 +94,17 @@ final class TtftPolicy implements Policy {
         }
       };
   private final WritePressure writes = new WritePressure();
+  private final OwnUnseen unseenOwn = new OwnUnseen();
+  private double lastOwnTokens;
+  // The near-tie band's floor for the current decision (KvRouterConfig#unseenBand), ms.
+  private double extraBand;
   private double typicalTokens = 2048;
   private boolean typicalKnown;
   // Scratch of the last rank(), indexed like its candidates.
   private int[] lastCandidates = new int[0];
   private double[][] lastFeatures = new double[0][];
+  // Scratch: costs on the view every router shares (own unseen reservations taken out).
+  private double[] sharedCost = new double[0];
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
@@ -142,15 +162,29 @@ final class TtftPolicy implements Policy {
       lastFeatures = new double[n][EngineTiming.SIZE];
     }
     double[] share = writes.shares(candidates, now, k.workShare());
+    boolean striping = striping(query, now);
+    extraBand =
+        k.unseenBand() > 0
+                && !query.gated()
+                && !"off".equals(k.concurrency())
+                && peers.routers(now) > 1
+            ? k.unseenBand() * t.computeMillis(typicalTokens)
+            : 0;
+    if (sharedCost.length < n) {
+      sharedCost = new double[n];
+    }
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
       double ahead = load.prefillTokens(r) + unseen[i];
       own[i] = ownTokens(query, match, r);
       double reload = config.cpuLoadMillis(match, r, query.blockSize());
-      cost[i] =
-          ttft(t, ahead, own[i], load, r)
-              + reload
-              + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
+      double queued = ttft(t, ahead, own[i], load, r);
+      cost[i] = queued + reload + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
+      sharedCost[i] = cost[i];
+      double hidden = striping ? unseenOwn.prefillOn(r) : 0;
+      if (hidden > 0) {
+        sharedCost[i] += ttft(t, Math.max(0, ahead - hidden), own[i], load, r) - queued;
+      }
       EngineTiming.features(
           load.prefillTokens(r) + own[i],
           chunk(load, r),
@@ -164,19 +198,43 @@ final class TtftPolicy implements Policy {
       for (int i = 0; i < n; i++) {
         if (config.busy(load, candidates[i])) {
           cost[i] = Double.POSITIVE_INFINITY;
+          sharedCost[i] = Double.POSITIVE_INFINITY;
         }
       }
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
       case "random" -> nearTieAtRandom(candidates, cost, own, query.blockSize());
-      default -> nearTieByTurn(candidates, cost, own, query.blockSize(), load, now);
+      default ->
+          query.gated() && k.strictFirst()
+              ? leastLoadedTie(candidates, cost, own, query.blockSize(), load, now)
+              : nearTieByTurn(
+                  candidates,
+                  cost,
+                  striping ? sharedCost : cost,
+                  own,
+                  query.blockSize(),
+                  load,
+                  now,
+                  striping);
     };
+  }
+
+  /**
+   * Whether this decision stripes over the shared view ({@link KvRouterConfig#stripe}): ungated,
+   * among several routers. Forgets the own reservations the peers have seen by now.
+   */
+  private boolean striping(RouteQuery query, long now) {
+    if (!k.stripe() || query.gated() || "off".equals(k.concurrency())) {
+      return false;
+    }
+    unseenOwn.prune(now, peers.unseenWindowMillis(k.delayPriorMillis()));
+    return peers.routers(now) > 1;
   }
 
   /** The near-tie band above the best cost {@code best}, ms. */
   private double band(double best) {
-    return Math.max(k.tieMillis(), k.tieRelative() * best);
+    return Math.max(Math.max(k.tieMillis(), k.tieRelative() * best), extraBand);
   }
 
   /**
@@ -185,14 +243,14 @@ final class TtftPolicy implements Policy {
    */
   private int nearTies(double[] cost, double[] own, int blockSize, boolean[] out) {
     int bestAt = 0;
-    for (int i = 1; i < cost.length; i++) {
+    for (int i = 1; i < out.length; i++) {
       if (cost[i] < cost[bestAt]) {
         bestAt = i;
       }
     }
     double best = cost[bestAt];
     int count = 0;
-    for (int i = 0; i < cost.length; i++) {
+    for (int i = 0; i < out.length; i++) {
       out[i] = cost[i] <= best + band(best) && own[i] <= own[bestAt] + blockSize;
       count += out[i] ? 1 : 0;
     }
@@ -216,24 +274,78 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * Candidates by cost; of the near-ties, the first is the one at this router's turn in an order
-   * every router shares: fewest tokens recently written first (every router sees the same
-   * reservations, so the same pressure), then by replica-id hash.
+   * Candidates by cost; of the near-ties on {@code tieCost}, the first is the one at this router's
+   * position in an order every router shares ({@link #tieKey}). Striping: the ties and their order
+   * come from the view every router shares (this router's unseen reservations taken out, {@code
+   * tieCost} and {@link #tieKey}), and the position is {@code turn + routers · m} for this router's
+   * m-th decision its peers have not seen yet: routers on the same shared view take disjoint
+   * positions, and each one's successive decisions within a delay move on by the router count (4
+   * routers over 8 tied replicas: router t takes t, t+4, t, ...). Otherwise the position is the
+   * turn, on this router's own view.
    */
   private int[] nearTieByTurn(
+      int[] candidates,
+      double[] cost,
+      double[] tieCost,
+      double[] own,
+      int blockSize,
+      LoadView load,
+      long now,
+      boolean striping) {
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    boolean[] tie = new boolean[candidates.length];
+    int count = nearTies(tieCost, own, blockSize, tie);
+    int routers = peers.routers(now);
+    if (striping && count <= routers) {
+      // No more ties than routers: the first decisions of the routers already cover every tie, and
+      // a stripe would stack this router's own next decisions on its first replica. Its own view
+      // keeps them apart.
+      striping = false;
+      count = nearTies(cost, own, blockSize, tie);
+    }
+    if (count <= 1) {
+      return ranked;
+    }
+    int[] ties = sortedTies(candidates, tie, count, load, now, striping, false);
+    long position = peers.turn(now);
+    if (striping) {
+      position += (long) routers * unseenOwn.count();
+    }
+    return Ranking.withFirst(ranked, ties[(int) (position % count)]);
+  }
+
+  /**
+   * Strict mode: a gate admits the decision only if the replica holds no more requests than this
+   * router saw there, so decisions on a replica are serialised and each sees the earlier ones.
+   * Nothing to diverge from: of the near-ties, the first in the shared order ({@link #tieKey} on
+   * this router's own view: fewest in flight, so the least loaded of equal candidates).
+   */
+  private int[] leastLoadedTie(
       int[] candidates, double[] cost, double[] own, int blockSize, LoadView load, long now) {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-    boolean[] tie = new boolean[cost.length];
+    boolean[] tie = new boolean[candidates.length];
     int count = nearTies(cost, own, blockSize, tie);
     if (count <= 1) {
       return ranked;
     }
+    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false, true)[0]);
+  }
+
+  /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
+  private int[] sortedTies(
+      int[] candidates,
+      boolean[] tie,
+      int count,
+      LoadView load,
+      long now,
+      boolean shared,
+      boolean byInFlight) {
     long[] keyed = new long[count];
     int[] ties = new int[count];
     for (int i = 0, j = 0; i < candidates.length; i++) {
       if (tie[i]) {
         ties[j] = candidates[i];
-        keyed[j] = (long) writes.at(candidates[i], now) * 1024 + (mix(load.id(ties[j])) & 1023);
+        keyed[j] = tieKey(candidates[i], load, now, shared, byInFlight);
         j++;
       }
     }
@@ -248,7 +360,24 @@ final class TtftPolicy implements Policy {
         ties[b - 1] = tt;
       }
     }
-    return Ranking.withFirst(ranked, ties[peers.turn(now) % count]);
+    return ties;
+  }
+
+  /**
+   * The order of near-ties every router shares: fewest requests in flight ({@code byInFlight}:
+   * every router sees the same reservations), then fewest tokens recently written, then a hash of
+   * the replica id. {@code shared}: without this router's unseen reservations.
+   */
+  private long tieKey(int replica, LoadView load, long now, boolean shared, boolean byInFlight) {
+    long inFlight = load.inFlight(replica);
+    double written = writes.at(replica, now);
+    if (shared) {
+      inFlight -= unseenOwn.countOn(replica);
+      written -= unseenOwn.writtenOn(replica);
+    }
+    long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
+    long f = byInFlight ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
+    return (f << 40) | (w << 10) | (mix(load.id(replica)) & 1023);
   }
 
   /**
@@ -316,11 +445,16 @@ final class TtftPolicy implements Policy {
     double own = ownTokens(query, match, replica);
     learnTypical(own);
     writes.add(replica, own, query.nowMillis());
+    lastOwnTokens = own;
   }
 
   @Override
   public void onReserved(String requestId, RouteQuery query, int replica) {
     peers.ownDecided(query.nowMillis());
+    if (k.stripe() && !query.gated() && peers.routers(query.nowMillis()) > 1) {
+      // Only striping reads them, and only among several routers.
+      unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
+    }
     for (int i = 0; i < lastCandidates.length; i++) {
       if (lastCandidates[i] == replica) {
         double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 1);
@@ -333,6 +467,7 @@ final class TtftPolicy implements Policy {
 
   @Override
   public void onPrefillCompleted(String requestId, long nowMillis) {
+    unseenOwn.prefilled(requestId);
     double[] p = pending.remove(requestId);
     if (p == null || nowMillis < 0 || !k.fitTiming()) {
       return;
@@ -343,6 +478,17 @@ final class TtftPolicy implements Policy {
   @Override
   public void onReleased(String requestId, long nowMillis) {
     pending.remove(requestId);
+    unseenOwn.released(requestId);
+  }
+
+  @Override
+  public void onReplicaRemoved(int replica) {
+    unseenOwn.forgetReplica(replica);
+  }
+
+  @Override
+  public void onPeerHeard(String origin, long nowMillis) {
+    peers.peerHeard(origin, nowMillis);
   }
 
   @Override

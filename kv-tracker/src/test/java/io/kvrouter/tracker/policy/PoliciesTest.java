@@ -148,7 +148,11 @@ class PoliciesTest {
                 d.rotationMillis(),
                 d.horizonMillis(),
                 d.maxDelayMillis(),
-                d.workShare()));
+                d.workShare(),
+                d.stripe(),
+                d.strictFirst(),
+                d.delayPriorMillis(),
+                d.unseenBand()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -208,6 +208,61 @@ class TtftPolicyTest {
     assertThat(f.rank(fresh, PROMPT)[0]).isEqualTo(0);
   }
 
+  /**
+   * The herding burst in miniature: four routers that know each other (from their marks) but have
+   * seen none of each other's decisions each place six unique prompts at the same instant on eight
+   * idle replicas. Each sees only its own reservations; striping over the view they share gives
+   * every replica exactly three (router t takes positions t, t+4, t, ...), where each router's turn
+   * on its own view alone would not.
+   */
+  @Test
+  void simultaneousRouters_stripeOverTheSharedView_threePerReplica() {
+    String[] routers = {"a", "b", "c", "d"};
+    int[] total = new int[8];
+    KvRouterConfig striped = KvRouterConfig.defaults().with("stripe=true");
+    for (int t = 0; t < routers.length; t++) {
+      Fixture f = new Fixture(8);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(striped), new SplittableRandom(3));
+      p.bindRouter(routers[t]);
+      for (String peer : routers) {
+        p.onPeerHeard(peer, f.now - 500);
+      }
+      for (int i = 0; i < 6; i++) {
+        long[] prompt = Fixture.prompt(1_000_000L * (10 * t + i + 1), 12);
+        int chosen = f.route(p, prompt, routers[t] + i);
+        // The reservation queues its prefill in this router's ledger; the engines have not
+        // reported it running yet.
+        f.prefill[chosen] += prompt.length * Fixture.BS;
+        total[chosen]++;
+      }
+    }
+    assertThat(total).containsOnly(3);
+  }
+
+  /**
+   * Strict mode: the gate serialises decisions, so of the near-ties (long decodes: three running or
+   * two make no difference to the predicted TTFT) every router takes the one with the fewest
+   * requests in flight, whatever its turn.
+   */
+  @Test
+  void gatedDecision_takesTheNearTieWithFewestInFlight_whateverTheTurn() {
+    for (String router : new String[] {"a", "b", "c", "d"}) {
+      Fixture f = new Fixture(8);
+      java.util.Arrays.fill(f.inFlight, 3);
+      f.inFlight[5] = 2;
+      java.util.Arrays.fill(f.decode, 3 * 1_000);
+      TtftPolicy p = policy("turns", router);
+      for (String peer : new String[] {"a", "b", "c", "d"}) {
+        p.onPeerHeard(peer, f.now - 500);
+      }
+      RouteQuery gated = new RouteQuery(PROMPT, PROMPT.length, 4_096, Fixture.BS, f.now, true);
+      f.index.match(PROMPT, PROMPT.length, f.match);
+      assertThat(p.rank(gated, f.candidates(), f.match, f)[0]).as(router).isEqualTo(5);
+    }
+  }
+
   private static TtftPolicy workSharePolicy() {
     KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with("workShare=1");
     return new TtftPolicy(

@@ -212,17 +212,21 @@ public final class LabSimulation {
       boolean first,
       Set<String> rejected,
       int round) {
+    RouteRequest request =
+        new RouteRequest(
+            requestId,
+            LabConfig.MODEL,
+            routerKeys(index),
+            view.routerPromptLength(index),
+            rejected,
+            false,
+            view.steering(index, engines, dead));
+    // Strict mode holds the reservation back from the peers until its gate admits it, as the
+    // ingress does (TrackerRouter): one turned away never shows them load that was not placed.
     Decision d =
-        routers[router].selectAndReserve(
-            new RouteRequest(
-                requestId,
-                LabConfig.MODEL,
-                routerKeys(index),
-                view.routerPromptLength(index),
-                rejected,
-                false,
-                view.steering(index, engines, dead)),
-            now / 1000);
+        gates == null
+            ? routers[router].selectAndReserve(request, now / 1000)
+            : routers[router].selectAndReserveUnannounced(request, now / 1000);
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -296,6 +300,7 @@ public final class LabSimulation {
    */
   private void onGateReply(long now, boolean admitted, LabGates.Attempt a) {
     if (admitted && !dead[a.replica()]) {
+      network.broadcast(now, a.router(), routers[a.router()].announce(a.requestId()));
       dispatch(now, a.router(), a.index(), a.requestId(), a.first(), a.replica());
       return;
     }

@@ -25,18 +25,23 @@ import org.junit.jupiter.api.Test;
  * replicas. Once every request is running, the per-replica count of requests gives max ÷ mean (1.0
  * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
  * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
- * figures per mode ({@code -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties} picks
- * the modes).
+ * figures per mode ({@code
+ * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe} picks the
+ * modes).
  *
- * <p>The bounds come from repeated runs on the 2-core VM shared with other builds (load average
- * 40-47), on branch {@code planes} (strict mode announcing a reservation only once admitted):
- * broadcast 1.33, 1.33, 2.00, 1.33, 1.33 and strict 1.33, 1.00, 1.00, 1.33, 1.33 (five runs,
- * 20:19-20:28 UTC, 30 Nov 2026), strict with near-tie randomisation off 1.33, 1.00, 1.33, 1.00,
- * 1.33 (20:46-20:54 UTC); before that change, on main, one run gave broadcast 1.33 and strict 1.33,
- * and four earlier runs (bursts of 16 to 48) broadcast 1.17-1.67 and strict 1.00-1.33. So strict
- * mode is asserted to put at most one request more than the mean on any replica (4/3), and
- * broadcast at most twice the mean: both far from the issue's targets (1.0 strict, 1.15 broadcast
- * in 4 of 5 runs), which the figures printed here measure.
+ * <p>The bounds come from repeated runs. With the policy of 1 Dec 2026 (strict decisions take the
+ * near-tie with fewest requests in flight; among several routers the near-tie band is at least one
+ * typical request's compute; routers count each other from their marks), five bursts per mode on
+ * the 2-core VM shared with other builds (21:14-21:22 UTC, load average 7-13): broadcast 1.33,
+ * 1.67, 1.67, 1.33, 1.33 and strict 1.00, 1.00, 1.33, 1.00, 1.33. Striping over the shared view
+ * ({@code broadcast-stripe}, {@code kvrouter@stripe=true}) gave 3.00, 2.67, 1.67, 1.67, 2.00
+ * (21:03-21:11, load average 3-14) and 1.33, 1.33, 1.33 in three bursts at load average 20-27
+ * (20:36-20:45), so it is off by default. Before (commit a1408d8, quiet machine) broadcast gave
+ * 1.33 in all five bursts and strict 1.33, 1.33, 1.33, 1.00, 1.33; on branch {@code planes} at load
+ * average 40-47, broadcast 1.33-2.00 and strict 1.00-1.33. So strict mode is asserted to put at
+ * most one request more than the mean on any replica (4/3), and broadcast at most twice the mean:
+ * neither meets the issue's targets (1.0 strict, 1.15 broadcast in 4 of 5 runs), which the figures
+ * printed here measure.
  */
 class HerdingBurstIT {
 
@@ -137,7 +142,9 @@ class HerdingBurstIT {
           ConfigFactory.parseString(
               "kvrouter.consistency = strict\nkvrouter.tracker.near-tie-randomisation = off"),
           "broadcast-no-ties",
-          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"));
+          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
+          "broadcast-stripe",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

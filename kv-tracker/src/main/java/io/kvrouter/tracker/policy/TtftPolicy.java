@@ -67,6 +67,8 @@ import java.util.random.RandomGenerator;
  * routers: the policy takes the near-tie with the fewest requests in flight, whatever its turn
  * (long decodes make a replica running 4 and one running 2 predict the same first token).
  *
+ * <p>Near-ties are resolved by {@link NearTies}.
+ *
  * <p>Cost: O(n · (phantoms + 1 + unseen)) per decision over n candidates, plus the ranking's O(n
  * log n); phantoms are at most the expected concurrent peer decisions, unseen the own decisions of
  * the last propagation delay (a handful; at most {@value OwnUnseen#CAPACITY}). No per-decision
@@ -83,7 +85,6 @@ final class TtftPolicy implements Policy {
   private final String name;
   private final PolicyConfig config;
   private final KvRouterConfig k;
-  private final RandomGenerator random;
   private final TimingFit fit;
   private final PeerConcurrency peers;
   private final Map<String, double[]> pending =
@@ -95,9 +96,8 @@ final class TtftPolicy implements Policy {
       };
   private final WritePressure writes = new WritePressure();
   private final OwnUnseen unseenOwn = new OwnUnseen();
+  private final NearTies ties;
   private double lastOwnTokens;
-  // The near-tie band's floor for the current decision (KvRouterConfig#unseenBand), ms.
-  private double extraBand;
   private double typicalTokens = 2048;
   private boolean typicalKnown;
   // Scratch of the last rank(), indexed like its candidates.
@@ -114,9 +114,9 @@ final class TtftPolicy implements Policy {
     this.name = name;
     this.config = config;
     this.k = config.kvrouter();
-    this.random = random;
     this.fit = new TimingFit(EngineTiming.MOCKER, 0.5, k.fitForgetting(), 3.0);
     this.peers = new PeerConcurrency(k.horizonMillis(), k.rotationMillis(), k.maxDelayMillis());
+    this.ties = new NearTies(k, random, peers, writes, unseenOwn);
   }
 
   @Override
@@ -163,7 +163,7 @@ final class TtftPolicy implements Policy {
     }
     double[] share = writes.shares(candidates, now, k.workShare());
     boolean striping = striping(query, now);
-    extraBand =
+    double extraBand =
         k.unseenBand() > 0
                 && !query.gated()
                 && !"off".equals(k.concurrency())
@@ -204,11 +204,11 @@ final class TtftPolicy implements Policy {
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-      case "random" -> nearTieAtRandom(candidates, cost, own, query.blockSize());
+      case "random" -> ties.atRandom(candidates, cost, own, query.blockSize(), extraBand);
       default ->
           query.gated() && k.strictFirst()
-              ? leastLoadedTie(candidates, cost, own, query.blockSize(), load, now)
-              : nearTieByTurn(
+              ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
+              : ties.byTurn(
                   candidates,
                   cost,
                   striping ? sharedCost : cost,
@@ -216,7 +216,8 @@ final class TtftPolicy implements Policy {
                   query.blockSize(),
                   load,
                   now,
-                  striping);
+                  striping,
+                  extraBand);
     };
   }
 
@@ -230,154 +231,6 @@ final class TtftPolicy implements Policy {
     }
     unseenOwn.prune(now, peers.unseenWindowMillis(k.delayPriorMillis()));
     return peers.routers(now) > 1;
-  }
-
-  /** The near-tie band above the best cost {@code best}, ms. */
-  private double band(double best) {
-    return Math.max(Math.max(k.tieMillis(), k.tieRelative() * best), extraBand);
-  }
-
-  /**
-   * Marks the near-ties of the best candidate: cost within the band, and no more than one block
-   * less cached than the best (a turn never gives up cached tokens). Returns how many.
-   */
-  private int nearTies(double[] cost, double[] own, int blockSize, boolean[] out) {
-    int bestAt = 0;
-    for (int i = 1; i < out.length; i++) {
-      if (cost[i] < cost[bestAt]) {
-        bestAt = i;
-      }
-    }
-    double best = cost[bestAt];
-    int count = 0;
-    for (int i = 0; i < out.length; i++) {
-      out[i] = cost[i] <= best + band(best) && own[i] <= own[bestAt] + blockSize;
-      count += out[i] ? 1 : 0;
-    }
-    return count;
-  }
-
-  private int[] nearTieAtRandom(int[] candidates, double[] cost, double[] own, int blockSize) {
-    int[] ranked = Ranking.ascending(candidates, cost, random);
-    boolean[] tie = new boolean[cost.length];
-    int count = nearTies(cost, own, blockSize, tie);
-    if (count <= 1) {
-      return ranked;
-    }
-    int pick = random.nextInt(count);
-    for (int i = 0; i < candidates.length; i++) {
-      if (tie[i] && pick-- == 0) {
-        return Ranking.withFirst(ranked, candidates[i]);
-      }
-    }
-    return ranked;
-  }
-
-  /**
-   * Candidates by cost; of the near-ties on {@code tieCost}, the first is the one at this router's
-   * position in an order every router shares ({@link #tieKey}). Striping: the ties and their order
-   * come from the view every router shares (this router's unseen reservations taken out, {@code
-   * tieCost} and {@link #tieKey}), and the position is {@code turn + routers · m} for this router's
-   * m-th decision its peers have not seen yet: routers on the same shared view take disjoint
-   * positions, and each one's successive decisions within a delay move on by the router count (4
-   * routers over 8 tied replicas: router t takes t, t+4, t, ...). Otherwise the position is the
-   * turn, on this router's own view.
-   */
-  private int[] nearTieByTurn(
-      int[] candidates,
-      double[] cost,
-      double[] tieCost,
-      double[] own,
-      int blockSize,
-      LoadView load,
-      long now,
-      boolean striping) {
-    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-    boolean[] tie = new boolean[candidates.length];
-    int count = nearTies(tieCost, own, blockSize, tie);
-    int routers = peers.routers(now);
-    if (striping && count <= routers) {
-      // No more ties than routers: the first decisions of the routers already cover every tie, and
-      // a stripe would stack this router's own next decisions on its first replica. Its own view
-      // keeps them apart.
-      striping = false;
-      count = nearTies(cost, own, blockSize, tie);
-    }
-    if (count <= 1) {
-      return ranked;
-    }
-    int[] ties = sortedTies(candidates, tie, count, load, now, striping, false);
-    long position = peers.turn(now);
-    if (striping) {
-      position += (long) routers * unseenOwn.count();
-    }
-    return Ranking.withFirst(ranked, ties[(int) (position % count)]);
-  }
-
-  /**
-   * Strict mode: a gate admits the decision only if the replica holds no more requests than this
-   * router saw there, so decisions on a replica are serialised and each sees the earlier ones.
-   * Nothing to diverge from: of the near-ties, the first in the shared order ({@link #tieKey} on
-   * this router's own view: fewest in flight, so the least loaded of equal candidates).
-   */
-  private int[] leastLoadedTie(
-      int[] candidates, double[] cost, double[] own, int blockSize, LoadView load, long now) {
-    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-    boolean[] tie = new boolean[candidates.length];
-    int count = nearTies(cost, own, blockSize, tie);
-    if (count <= 1) {
-      return ranked;
-    }
-    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false, true)[0]);
-  }
-
-  /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
-  private int[] sortedTies(
-      int[] candidates,
-      boolean[] tie,
-      int count,
-      LoadView load,
-      long now,
-      boolean shared,
-      boolean byInFlight) {
-    long[] keyed = new long[count];
-    int[] ties = new int[count];
-    for (int i = 0, j = 0; i < candidates.length; i++) {
-      if (tie[i]) {
-        ties[j] = candidates[i];
-        keyed[j] = tieKey(candidates[i], load, now, shared, byInFlight);
-        j++;
-      }
-    }
-    // Insertion sort by the shared key: a handful of entries.
-    for (int a = 1; a < count; a++) {
-      for (int b = a; b > 0 && keyed[b] < keyed[b - 1]; b--) {
-        long kk = keyed[b];
-        keyed[b] = keyed[b - 1];
-        keyed[b - 1] = kk;
-        int tt = ties[b];
-        ties[b] = ties[b - 1];
-        ties[b - 1] = tt;
-      }
-    }
-    return ties;
-  }
-
-  /**
-   * The order of near-ties every router shares: fewest requests in flight ({@code byInFlight}:
-   * every router sees the same reservations), then fewest tokens recently written, then a hash of
-   * the replica id. {@code shared}: without this router's unseen reservations.
-   */
-  private long tieKey(int replica, LoadView load, long now, boolean shared, boolean byInFlight) {
-    long inFlight = load.inFlight(replica);
-    double written = writes.at(replica, now);
-    if (shared) {
-      inFlight -= unseenOwn.countOn(replica);
-      written -= unseenOwn.writtenOn(replica);
-    }
-    long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
-    long f = byInFlight ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
-    return (f << 40) | (w << 10) | (mix(load.id(replica)) & 1023);
   }
 
   /**
@@ -418,12 +271,6 @@ final class TtftPolicy implements Policy {
       ahead -= weight;
     }
     return unseen;
-  }
-
-  private static long mix(String id) {
-    long z = (id == null ? 0 : id.hashCode()) * 0xC2B2AE3D27D4EB4FL;
-    z = (z ^ (z >>> 29)) * 0x94D049BB133111EBL;
-    return z ^ (z >>> 32);
   }
 
   private void learnTypical(double tokens) {

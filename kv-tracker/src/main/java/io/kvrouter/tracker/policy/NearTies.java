@@ -1,0 +1,203 @@
+package io.kvrouter.tracker.policy;
+
+import io.kvrouter.tracker.ledger.LoadView;
+import java.util.random.RandomGenerator;
+
+/**
+ * How {@link TtftPolicy} resolves near-ties: candidates whose predicted TTFT lies within a band of
+ * the best and that give up no more than one cached block. Routers deciding at once on the same
+ * view would all take the same best replica; resolving near-ties differently per router, in an
+ * order every router shares, makes their decisions diverge. Three ways: by this router's turn
+ * (optionally striped over the view every router shares), at random, or (strict mode, where every
+ * decision sees the earlier ones) the least loaded.
+ *
+ * <p>The band: at least {@link KvRouterConfig#tieMillis} and {@link KvRouterConfig#tieRelative} of
+ * the best, and at least the caller's {@code extraBand} (one typical request's compute among
+ * several routers, {@link KvRouterConfig#unseenBand}).
+ *
+ * <p>Not thread-safe: owned by its policy, like the state it reads.
+ */
+final class NearTies {
+
+  private final KvRouterConfig k;
+  private final RandomGenerator random;
+  private final PeerConcurrency peers;
+  private final WritePressure writes;
+  private final OwnUnseen unseenOwn;
+
+  NearTies(
+      KvRouterConfig k,
+      RandomGenerator random,
+      PeerConcurrency peers,
+      WritePressure writes,
+      OwnUnseen unseenOwn) {
+    this.k = k;
+    this.random = random;
+    this.peers = peers;
+    this.writes = writes;
+    this.unseenOwn = unseenOwn;
+  }
+
+  /** The near-tie band above the best cost {@code best}, ms: at least {@code extraBand}. */
+  private double band(double best, double extraBand) {
+    return Math.max(Math.max(k.tieMillis(), k.tieRelative() * best), extraBand);
+  }
+
+  /**
+   * Marks the near-ties of the best candidate: cost within the band, and no more than one block
+   * less cached than the best (a turn never gives up cached tokens). Returns how many.
+   */
+  private int nearTies(
+      double[] cost, double[] own, int blockSize, double extraBand, boolean[] out) {
+    int bestAt = 0;
+    for (int i = 1; i < out.length; i++) {
+      if (cost[i] < cost[bestAt]) {
+        bestAt = i;
+      }
+    }
+    double best = cost[bestAt];
+    int count = 0;
+    for (int i = 0; i < out.length; i++) {
+      out[i] = cost[i] <= best + band(best, extraBand) && own[i] <= own[bestAt] + blockSize;
+      count += out[i] ? 1 : 0;
+    }
+    return count;
+  }
+
+  /** Candidates by cost; of the near-ties, one drawn at random comes first. */
+  int[] atRandom(int[] candidates, double[] cost, double[] own, int blockSize, double extraBand) {
+    int[] ranked = Ranking.ascending(candidates, cost, random);
+    boolean[] tie = new boolean[cost.length];
+    int count = nearTies(cost, own, blockSize, extraBand, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    int pick = random.nextInt(count);
+    for (int i = 0; i < candidates.length; i++) {
+      if (tie[i] && pick-- == 0) {
+        return Ranking.withFirst(ranked, candidates[i]);
+      }
+    }
+    return ranked;
+  }
+
+  /**
+   * Candidates by cost; of the near-ties on {@code tieCost}, the first is the one at this router's
+   * position in an order every router shares ({@link #tieKey}). Striping: the ties and their order
+   * come from the view every router shares (this router's unseen reservations taken out, {@code
+   * tieCost} and {@link #tieKey}), and the position is {@code turn + routers · m} for this router's
+   * m-th decision its peers have not seen yet: routers on the same shared view take disjoint
+   * positions, and each one's successive decisions within a delay move on by the router count (4
+   * routers over 8 tied replicas: router t takes t, t+4, t, ...). Otherwise the position is the
+   * turn, on this router's own view.
+   */
+  int[] byTurn(
+      int[] candidates,
+      double[] cost,
+      double[] tieCost,
+      double[] own,
+      int blockSize,
+      LoadView load,
+      long now,
+      boolean striping,
+      double extraBand) {
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    boolean[] tie = new boolean[candidates.length];
+    int count = nearTies(tieCost, own, blockSize, extraBand, tie);
+    int routers = peers.routers(now);
+    if (striping && count <= routers) {
+      // No more ties than routers: the first decisions of the routers already cover every tie, and
+      // a stripe would stack this router's own next decisions on its first replica. Its own view
+      // keeps them apart.
+      striping = false;
+      count = nearTies(cost, own, blockSize, extraBand, tie);
+    }
+    if (count <= 1) {
+      return ranked;
+    }
+    int[] ties = sortedTies(candidates, tie, count, load, now, striping, false);
+    long position = peers.turn(now);
+    if (striping) {
+      position += (long) routers * unseenOwn.count();
+    }
+    return Ranking.withFirst(ranked, ties[(int) (position % count)]);
+  }
+
+  /**
+   * Strict mode: a gate admits the decision only if the replica holds no more requests than this
+   * router saw there, so decisions on a replica are serialised and each sees the earlier ones.
+   * Nothing to diverge from: of the near-ties, the first in the shared order ({@link #tieKey} on
+   * this router's own view: fewest in flight, so the least loaded of equal candidates).
+   */
+  int[] leastLoaded(
+      int[] candidates,
+      double[] cost,
+      double[] own,
+      int blockSize,
+      LoadView load,
+      long now,
+      double extraBand) {
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    boolean[] tie = new boolean[candidates.length];
+    int count = nearTies(cost, own, blockSize, extraBand, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false, true)[0]);
+  }
+
+  /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
+  private int[] sortedTies(
+      int[] candidates,
+      boolean[] tie,
+      int count,
+      LoadView load,
+      long now,
+      boolean shared,
+      boolean byInFlight) {
+    long[] keyed = new long[count];
+    int[] ties = new int[count];
+    for (int i = 0, j = 0; i < candidates.length; i++) {
+      if (tie[i]) {
+        ties[j] = candidates[i];
+        keyed[j] = tieKey(candidates[i], load, now, shared, byInFlight);
+        j++;
+      }
+    }
+    // Insertion sort by the shared key: a handful of entries.
+    for (int a = 1; a < count; a++) {
+      for (int b = a; b > 0 && keyed[b] < keyed[b - 1]; b--) {
+        long kk = keyed[b];
+        keyed[b] = keyed[b - 1];
+        keyed[b - 1] = kk;
+        int tt = ties[b];
+        ties[b] = ties[b - 1];
+        ties[b - 1] = tt;
+      }
+    }
+    return ties;
+  }
+
+  /**
+   * The order of near-ties every router shares: fewest requests in flight ({@code byInFlight}:
+   * every router sees the same reservations), then fewest tokens recently written, then a hash of
+   * the replica id. {@code shared}: without this router's unseen reservations.
+   */
+  private long tieKey(int replica, LoadView load, long now, boolean shared, boolean byInFlight) {
+    long inFlight = load.inFlight(replica);
+    double written = writes.at(replica, now);
+    if (shared) {
+      inFlight -= unseenOwn.countOn(replica);
+      written -= unseenOwn.writtenOn(replica);
+    }
+    long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
+    long f = byInFlight ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
+    return (f << 40) | (w << 10) | (mix(load.id(replica)) & 1023);
+  }
+
+  private static long mix(String id) {
+    long z = (id == null ? 0 : id.hashCode()) * 0xC2B2AE3D27D4EB4FL;
+    z = (z ^ (z >>> 29)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 32);
+  }
+}

@@ -90,20 +90,20 @@ final class OwnUnseen {
 
   /** Prefill tokens of the unseen own reservations on {@code replica} not yet prefilled. */
   double prefillOn(int replica) {
-    double s = 0;
-    for (int k = 0; k < size; k++) {
-      int i = (head + k) % CAPACITY;
-      s += replicas[i] == replica ? prefill[i] : 0;
-    }
-    return s;
+    return sumOn(replica, prefill);
   }
 
   /** Tokens the unseen own reservations on {@code replica} wrote there. */
   double writtenOn(int replica) {
+    return sumOn(replica, written);
+  }
+
+  /** The sum of {@code values} over the unseen own reservations on {@code replica}. */
+  private double sumOn(int replica, double[] values) {
     double s = 0;
     for (int k = 0; k < size; k++) {
       int i = (head + k) % CAPACITY;
-      s += replicas[i] == replica ? written[i] : 0;
+      s += replicas[i] == replica ? values[i] : 0;
     }
     return s;
   }

@@ -132,7 +132,7 @@ final class DemoCommand implements Callable<Integer> {
         .addShutdownHook(
             new Thread(
                 () -> {
-                  cluster.closeInTurn();
+                  cluster.close();
                   stopped.countDown();
                 },
                 "kvrouter-demo-shutdown"));

@@ -23,6 +23,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -97,11 +98,11 @@ public final class DemoCluster implements AutoCloseable {
   }
 
   /**
-   * Nodes started here leave when their owner closes them ({@link #close}, {@link #closeInTurn}),
-   * not from JVM shutdown hooks. Several nodes share this JVM: from the hooks they would all leave
-   * at once, each node's remoting hook closing its connections as soon as that node is done, and
-   * the last to leave, with no one left to confirm its exit, would wait out its cluster-exiting
-   * timeout (10 s). Both Pekko hooks are off ({@code pekko.jvm-shutdown-hooks} covers remoting's).
+   * Nodes started here leave when their owner closes them ({@link #close}), not from JVM shutdown
+   * hooks. Several nodes share this JVM: from the hooks they would all leave at once, each node's
+   * remoting hook closing its connections as soon as that node is done, and the last to leave, with
+   * no one left to confirm its exit, would wait out its cluster-exiting timeout (10 s). Both Pekko
+   * hooks are off ({@code pekko.jvm-shutdown-hooks} covers remoting's).
    */
   static final Config SHUTDOWN_BY_OWNER =
       ConfigFactory.parseMap(
@@ -306,33 +307,32 @@ public final class DemoCluster implements AutoCloseable {
   }
 
   /**
-   * Stops every node at once. Quick, but nodes that all leave together leave no one to confirm the
-   * last ones' exit, which then may wait out their cluster-exiting timeout; {@link #closeInTurn}
-   * avoids that at the cost of a few seconds.
+   * Stops every node: the agent and every ingress but the seed together, then the seed, then the
+   * engines. The seed stays up to see the others leave, so none waits out its cluster-exiting
+   * timeout (10 s) for want of someone to confirm its exit; the seed, alone by then, leaves at
+   * once. The demo's nodes register no JVM shutdown hooks ({@link #SHUTDOWN_BY_OWNER}), so the
+   * demo's own hook calls this on SIGTERM.
    */
   @Override
   public void close() {
-    agentNode.terminate();
-    ingressNodes.forEach(ActorSystem::terminate);
-    agentNode.getWhenTerminated().toCompletableFuture().join();
-    for (ActorSystem<Void> s : ingressNodes) {
-      s.getWhenTerminated().toCompletableFuture().join();
-    }
+    List<ActorSystem<?>> others = new ArrayList<>();
+    others.add(agentNode);
+    others.addAll(ingressNodes.subList(1, ingressNodes.size()));
+    stopCluster(ingressNodes.get(0), others);
     closeEngines();
   }
 
   /**
-   * Stops the nodes one at a time, the agent first and the seed ingress last, each leaving while
-   * the others are still up to see it go, then the engines: the demo's clean exit on SIGTERM. The
-   * demo's nodes register no JVM shutdown hooks ({@link #SHUTDOWN_BY_OWNER}), so the demo's own
-   * hook calls this.
+   * Stops an in-process cluster: {@code others} leave together while {@code seed} is up to confirm
+   * their exit, then {@code seed} leaves alone. Stopping them all at once would leave the last ones
+   * with no one to confirm their exit, and each would wait out its cluster-exiting timeout (10 s).
+   * Nodes already stopped are fine.
    */
-  public void closeInTurn() {
-    terminate(agentNode);
-    for (int i = ingressNodes.size() - 1; i >= 0; i--) {
-      terminate(ingressNodes.get(i));
-    }
-    closeEngines();
+  public static void stopCluster(ActorSystem<?> seed, Collection<? extends ActorSystem<?>> others) {
+    others.forEach(ActorSystem::terminate);
+    others.forEach(node -> node.getWhenTerminated().toCompletableFuture().join());
+    seed.terminate();
+    seed.getWhenTerminated().toCompletableFuture().join();
   }
 
   private void closeEngines() {
@@ -341,11 +341,6 @@ public final class DemoCluster implements AutoCloseable {
       mismatched.close();
     }
     tokenizers.close();
-  }
-
-  private static void terminate(ActorSystem<Void> node) {
-    node.terminate();
-    node.getWhenTerminated().toCompletableFuture().join();
   }
 
   /** An ingress node running in this JVM, and the base URL its HTTP front bound. */

@@ -128,12 +128,13 @@ final class ClusterHarness implements AutoCloseable {
     return agents.get(prefix);
   }
 
+  /** Stops every node (the first ingress, the seed, last: see {@link DemoCluster#stopCluster}). */
   @Override
   public void close() {
-    agents.values().forEach(a -> a.system().terminate());
-    ingresses.forEach(i -> i.system().terminate());
-    agents.values().forEach(a -> a.system().getWhenTerminated().toCompletableFuture().join());
-    ingresses.forEach(i -> i.system().getWhenTerminated().toCompletableFuture().join());
+    List<ActorSystem<?>> others = new ArrayList<>();
+    agents.values().forEach(a -> others.add(a.system()));
+    ingresses.subList(1, ingresses.size()).forEach(i -> others.add(i.system()));
+    DemoCluster.stopCluster(ingresses.get(0).system(), others);
     agents.values().forEach(a -> a.fleet().close());
     tokenizers.close();
   }

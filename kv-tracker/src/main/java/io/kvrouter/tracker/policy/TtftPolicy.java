@@ -18,7 +18,8 @@ import java.util.random.RandomGenerator;
  * <pre>
  *   own_r    = max(1, promptTokens − bs · (gpu + 0.9·predicted + cpu + 0.25·disk blocks))
  *   load_r   = bs · cpu blocks · cpuLoadMicrosPerToken / 1000        (reloading the CPU-held blocks)
- *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
+ *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations),
+ *              less what r has had the time to compute of them (PrefillProgress)
  *            + unseen_r (below)
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
  *   share_r  = min(1, (written_r / mean written)^workShare)    (1 under the default workShare 0)
@@ -96,6 +97,7 @@ final class TtftPolicy implements Policy {
       };
   private final WritePressure writes = new WritePressure();
   private final OwnUnseen unseenOwn = new OwnUnseen();
+  private final PrefillProgress progress = new PrefillProgress();
   private final NearTies ties;
   private double lastOwnTokens;
   private double typicalTokens = 2048;
@@ -175,7 +177,7 @@ final class TtftPolicy implements Policy {
     }
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
-      double ahead = load.prefillTokens(r) + unseen[i];
+      double ahead = queuedPrefill(t, load, r, now) + unseen[i];
       own[i] = ownTokens(query, match, r);
       double reload = config.cpuLoadMillis(match, r, query.blockSize());
       double queued = ttft(t, ahead, own[i], load, r);
@@ -186,7 +188,7 @@ final class TtftPolicy implements Policy {
         sharedCost[i] += ttft(t, Math.max(0, ahead - hidden), own[i], load, r) - queued;
       }
       EngineTiming.features(
-          load.prefillTokens(r) + own[i],
+          ahead - unseen[i] + own[i],
           chunk(load, r),
           decoding(load, r),
           load.kvUsage(r),
@@ -219,6 +221,22 @@ final class TtftPolicy implements Policy {
                   striping,
                   extraBand);
     };
+  }
+
+  /**
+   * Prefill tokens queued on {@code r} still to compute: all of the view's ({@code
+   * LoadView#prefillTokens}), or under {@link KvRouterConfig#prefillProgress} what is left of them
+   * after the time the replica has spent on them ({@link PrefillProgress}), at the rate of full
+   * chunks.
+   */
+  private double queuedPrefill(EngineTiming t, LoadView load, int r, long now) {
+    long queued = load.prefillTokens(r);
+    if (!k.prefillProgress()) {
+      return queued;
+    }
+    double c = chunk(load, r);
+    double perMilli = c / Math.max(1e-3, ttft(t, 0, c, load, r));
+    return progress.remaining(r, queued, now, perMilli);
   }
 
   /**
@@ -298,14 +316,16 @@ final class TtftPolicy implements Policy {
   @Override
   public void onReserved(String requestId, RouteQuery query, int replica) {
     peers.ownDecided(query.nowMillis());
+    progress.reserved(replica, query.nowMillis());
     if (k.stripe() && !query.gated() && peers.routers(query.nowMillis()) > 1) {
       // Only striping reads them, and only among several routers.
       unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
     }
     for (int i = 0; i < lastCandidates.length; i++) {
       if (lastCandidates[i] == replica) {
-        double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 1);
+        double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 2);
         entry[EngineTiming.SIZE] = query.nowMillis();
+        entry[EngineTiming.SIZE + 1] = replica;
         pending.put(requestId, entry);
         return;
       }
@@ -316,7 +336,11 @@ final class TtftPolicy implements Policy {
   public void onPrefillCompleted(String requestId, long nowMillis) {
     unseenOwn.prefilled(requestId);
     double[] p = pending.remove(requestId);
-    if (p == null || nowMillis < 0 || !k.fitTiming()) {
+    if (p == null || nowMillis < 0) {
+      return;
+    }
+    progress.prefilled((int) p[EngineTiming.SIZE + 1], nowMillis);
+    if (!k.fitTiming()) {
       return;
     }
     fit.observe(p, nowMillis - p[EngineTiming.SIZE]);
@@ -331,6 +355,7 @@ final class TtftPolicy implements Policy {
   @Override
   public void onReplicaRemoved(int replica) {
     unseenOwn.forgetReplica(replica);
+    progress.forget(replica);
   }
 
   @Override
@@ -350,6 +375,7 @@ final class TtftPolicy implements Policy {
     learnTypical(prefillTokens);
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
       writes.add(replica, prefillTokens, nowMillis);
+      progress.reserved(replica, issuedMillis);
     }
   }
 }

@@ -152,7 +152,8 @@ class PoliciesTest {
                 d.stripe(),
                 d.strictFirst(),
                 d.delayPriorMillis(),
-                d.unseenBand()));
+                d.unseenBand(),
+                d.prefillProgress()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -64,6 +64,33 @@ class TtftPolicyTest {
     assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
   }
 
+  /**
+   * A 40,000-token prompt lands on replica 0, which holds this prompt: five passes of it ahead (≈
+   * 880 ms) lose to the cold replica 1 (≈ 155 ms). 700 ms later the engine, at about 48 tokens per
+   * ms, has about 6,400 tokens of it left, which win (as 6,000 do above); counting all 40,000 until
+   * its first token still sends the prompt away. When the load falls (that prompt done, a
+   * 30,000-token one next), the next one's progress starts from the moment the fall was seen.
+   */
+  @Test
+  void aPromptInProgress_weighsOnlyWhatIsLeftOfIt() {
+    for (boolean on : new boolean[] {true, false}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, PROMPT, 256, Tier.GPU);
+      PolicyConfig c =
+          PolicyConfig.defaults()
+              .withKvRouter(
+                  KvRouterConfig.defaults().withConcurrency("off").with("prefillProgress=" + on));
+      TtftPolicy p = new TtftPolicy("kvrouter", c, new SplittableRandom(3));
+      assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
+      f.prefill[0] = 40_000;
+      assertThat(f.rank(p, PROMPT)[0]).as("just placed, on=" + on).isEqualTo(1);
+      f.now += 700;
+      assertThat(f.rank(p, PROMPT)[0]).as("700 ms in, on=" + on).isEqualTo(on ? 0 : 1);
+      f.prefill[0] = 30_000;
+      assertThat(f.rank(p, PROMPT)[0]).as("the next one, on=" + on).isEqualTo(1);
+    }
+  }
+
   @Test
   void busyReplica_isRankedLast_evenWithTheWholePromptCached() {
     Fixture f = new Fixture(3);

@@ -9,7 +9,9 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
+import io.kvrouter.tracker.ledger.GateFloors;
 import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
@@ -88,7 +90,13 @@ final class Placement {
         return Decision.none(request.requestId());
       }
     }
-    if (request.admission() && allBusy(candidates)) {
+    GateFloors floors =
+        request.gateCounts().isEmpty()
+            ? null
+            : new GateFloors(
+                ledger, request.gateCounts(), replicas.ids()::indexOf, request.promptTokens());
+    LoadView load = floors == null ? ledger : floors;
+    if (request.admission() && allBusy(candidates, load)) {
       return Decision.busy(request.requestId());
     }
     BlockKeys keys = replicas.blockKeys(request.model());
@@ -103,10 +111,10 @@ final class Placement {
             !announce);
     index.match(blockKeys, blockKeys.length, match);
     index.applyWindows(blockKeys, keys.blockSize(), match);
-    int[] policyRanked = policy.rank(query, candidates, match, ledger);
-    SteeringRule.Steered steered = steer(request, query, policyRanked);
+    int[] policyRanked = policy.rank(query, candidates, match, load);
+    SteeringRule.Steered steered = steer(request, query, policyRanked, load);
     if (steered.sloMiss()) {
-      return Decision.sloMiss(request.requestId(), candidates(steered, query, -1));
+      return Decision.sloMiss(request.requestId(), candidates(steered, query, -1, floors));
     }
     int[] ranked = steered.order();
     int chosen = ranked[0];
@@ -155,12 +163,13 @@ final class Placement {
     return new Decision(
         request.requestId(),
         replicas.ids().idOf(chosen),
-        candidates(steered, query, chosen),
+        candidates(steered, query, chosen, floors),
         reserved);
   }
 
   /** The request's adapter, session affinity and TTFT target applied to the policy's ranking. */
-  private SteeringRule.Steered steer(RouteRequest request, RouteQuery query, int[] ranked) {
+  private SteeringRule.Steered steer(
+      RouteRequest request, RouteQuery query, int[] ranked, LoadView load) {
     String bound = request.steering().boundReplica();
     java.util.Set<String> holders = request.steering().adapterHolders();
     return SteeringRule.apply(
@@ -171,14 +180,17 @@ final class Placement {
         query.promptTokens(),
         query.blockSize(),
         match,
-        ledger,
-        r -> config.policyConfig().busy(ledger, r),
+        load,
+        r -> config.policyConfig().busy(load, r),
         request.admission());
   }
 
-  /** The candidates in steered order; {@code chosen}'s own new reservation is not counted. */
+  /**
+   * The candidates in steered order; {@code chosen}'s own new reservation is not counted, and a
+   * replica counts at least what its gate reported ({@code floors}, null for none).
+   */
   private List<Decision.Candidate> candidates(
-      SteeringRule.Steered steered, RouteQuery query, int chosen) {
+      SteeringRule.Steered steered, RouteQuery query, int chosen, GateFloors floors) {
     int[] order = steered.order();
     List<Decision.Candidate> out = new ArrayList<>(order.length);
     for (int i = 0; i < order.length; i++) {
@@ -189,7 +201,8 @@ final class Placement {
               match.matched(r),
               match.gpu(r),
               cachedTokens(r, query),
-              ledger.inFlight(r) - (r == chosen ? 1 : 0),
+              Math.max(
+                  ledger.inFlight(r) - (r == chosen ? 1 : 0), floors == null ? 0 : floors.floor(r)),
               steered.predicted()[i],
               steered.floor()[i],
               Decision.hitClass(match.fullAttentionMatched(r), match.matched(r))));
@@ -311,9 +324,9 @@ final class Placement {
         .toArray();
   }
 
-  private boolean allBusy(int[] candidates) {
+  private boolean allBusy(int[] candidates, LoadView load) {
     for (int c : candidates) {
-      if (!config.policyConfig().busy(ledger, c)) {
+      if (!config.policyConfig().busy(load, c)) {
         return false;
       }
     }

@@ -256,15 +256,33 @@ final class Placement {
    * or null if it was unknown.
    */
   Released released(String requestId, long nowMillis) {
-    if (ledger.release(config.ingressId(), requestId) == null) {
+    Reservation r = ledger.release(config.ingressId(), requestId);
+    if (r == null) {
       unannounced.remove(requestId);
       return null;
     }
     policy.onReleased(requestId, nowMillis);
     if (unannounced.remove(requestId) != null) {
-      return null; // given back before the peers heard of it
+      // Given back before the peers heard of it: the request never went there.
+      forgetPredicted(r, nowMillis);
+      return null;
     }
     return sync.originate(seq -> new Released(config.ingressId(), seq, requestId));
+  }
+
+  /**
+   * A reservation given back unannounced (strict mode: its gate turned it away) never reached its
+   * replica, so the blocks it predicted there end now: left to their TTL, they drew the request's
+   * next decision back to the replica that turned it away, as a cache hit (instrumented herding
+   * bursts, 1 Dec 2026: the retry's own phantom prefix outweighed every replica with fewer
+   * requests). Without a clock ({@code nowMillis} negative) they keep their TTL.
+   */
+  private void forgetPredicted(Reservation r, long nowMillis) {
+    if (nowMillis < 0 || !r.attached() || r.predictedKeys().length == 0) {
+      return;
+    }
+    index.retirePredicted(r.replica(), r.predictedKeys(), 0, r.predictedKeys().length, nowMillis);
+    index.expirePredicted(nowMillis);
   }
 
   /**

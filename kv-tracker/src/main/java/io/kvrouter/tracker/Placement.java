@@ -9,7 +9,9 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
+import io.kvrouter.tracker.ledger.GateFloors;
 import io.kvrouter.tracker.ledger.LoadLedger;
+import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
@@ -88,7 +90,13 @@ final class Placement {
         return Decision.none(request.requestId());
       }
     }
-    if (request.admission() && allBusy(candidates)) {
+    GateFloors floors =
+        request.gateCounts().isEmpty()
+            ? null
+            : new GateFloors(
+                ledger, request.gateCounts(), replicas.ids()::indexOf, request.promptTokens());
+    LoadView load = floors == null ? ledger : floors;
+    if (request.admission() && allBusy(candidates, load)) {
       return Decision.busy(request.requestId());
     }
     BlockKeys keys = replicas.blockKeys(request.model());
@@ -103,10 +111,10 @@ final class Placement {
             !announce);
     index.match(blockKeys, blockKeys.length, match);
     index.applyWindows(blockKeys, keys.blockSize(), match);
-    int[] policyRanked = policy.rank(query, candidates, match, ledger);
-    SteeringRule.Steered steered = steer(request, query, policyRanked);
+    int[] policyRanked = policy.rank(query, candidates, match, load);
+    SteeringRule.Steered steered = steer(request, query, policyRanked, load);
     if (steered.sloMiss()) {
-      return Decision.sloMiss(request.requestId(), candidates(steered, query, -1));
+      return Decision.sloMiss(request.requestId(), candidates(steered, query, -1, floors));
     }
     int[] ranked = steered.order();
     int chosen = ranked[0];
@@ -155,12 +163,13 @@ final class Placement {
     return new Decision(
         request.requestId(),
         replicas.ids().idOf(chosen),
-        candidates(steered, query, chosen),
+        candidates(steered, query, chosen, floors),
         reserved);
   }
 
   /** The request's adapter, session affinity and TTFT target applied to the policy's ranking. */
-  private SteeringRule.Steered steer(RouteRequest request, RouteQuery query, int[] ranked) {
+  private SteeringRule.Steered steer(
+      RouteRequest request, RouteQuery query, int[] ranked, LoadView load) {
     String bound = request.steering().boundReplica();
     java.util.Set<String> holders = request.steering().adapterHolders();
     return SteeringRule.apply(
@@ -171,14 +180,17 @@ final class Placement {
         query.promptTokens(),
         query.blockSize(),
         match,
-        ledger,
-        r -> config.policyConfig().busy(ledger, r),
+        load,
+        r -> config.policyConfig().busy(load, r),
         request.admission());
   }
 
-  /** The candidates in steered order; {@code chosen}'s own new reservation is not counted. */
+  /**
+   * The candidates in steered order; {@code chosen}'s own new reservation is not counted, and a
+   * replica counts at least what its gate reported ({@code floors}, null for none).
+   */
   private List<Decision.Candidate> candidates(
-      SteeringRule.Steered steered, RouteQuery query, int chosen) {
+      SteeringRule.Steered steered, RouteQuery query, int chosen, GateFloors floors) {
     int[] order = steered.order();
     List<Decision.Candidate> out = new ArrayList<>(order.length);
     for (int i = 0; i < order.length; i++) {
@@ -189,7 +201,8 @@ final class Placement {
               match.matched(r),
               match.gpu(r),
               cachedTokens(r, query),
-              ledger.inFlight(r) - (r == chosen ? 1 : 0),
+              Math.max(
+                  ledger.inFlight(r) - (r == chosen ? 1 : 0), floors == null ? 0 : floors.floor(r)),
               steered.predicted()[i],
               steered.floor()[i],
               Decision.hitClass(match.fullAttentionMatched(r), match.matched(r))));
@@ -243,15 +256,33 @@ final class Placement {
    * or null if it was unknown.
    */
   Released released(String requestId, long nowMillis) {
-    if (ledger.release(config.ingressId(), requestId) == null) {
+    Reservation r = ledger.release(config.ingressId(), requestId);
+    if (r == null) {
       unannounced.remove(requestId);
       return null;
     }
     policy.onReleased(requestId, nowMillis);
     if (unannounced.remove(requestId) != null) {
-      return null; // given back before the peers heard of it
+      // Given back before the peers heard of it: the request never went there.
+      forgetPredicted(r, nowMillis);
+      return null;
     }
     return sync.originate(seq -> new Released(config.ingressId(), seq, requestId));
+  }
+
+  /**
+   * A reservation given back unannounced (strict mode: its gate turned it away) never reached its
+   * replica, so the blocks it predicted there end now: left to their TTL, they drew the request's
+   * next decision back to the replica that turned it away, as a cache hit (instrumented herding
+   * bursts, 1 Dec 2026: the retry's own phantom prefix outweighed every replica with fewer
+   * requests). Without a clock ({@code nowMillis} negative) they keep their TTL.
+   */
+  private void forgetPredicted(Reservation r, long nowMillis) {
+    if (nowMillis < 0 || !r.attached() || r.predictedKeys().length == 0) {
+      return;
+    }
+    index.retirePredicted(r.replica(), r.predictedKeys(), 0, r.predictedKeys().length, nowMillis);
+    index.expirePredicted(nowMillis);
   }
 
   /**
@@ -311,9 +342,9 @@ final class Placement {
         .toArray();
   }
 
-  private boolean allBusy(int[] candidates) {
+  private boolean allBusy(int[] candidates, LoadView load) {
     for (int c : candidates) {
-      if (!config.policyConfig().busy(ledger, c)) {
+      if (!config.policyConfig().busy(load, c)) {
         return false;
       }
     }

@@ -1,6 +1,7 @@
 package io.kvrouter.tracker;
 
 import io.kvrouter.tracker.steering.Steering;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -16,6 +17,9 @@ import java.util.Set;
  * @param steering what the request asks on top of the policy (session affinity, a TTFT target),
  *     applied by {@link io.kvrouter.tracker.steering.SteeringRule}; {@link Steering#NONE} for
  *     nothing
+ * @param gateCounts strict mode: requests the admission gates of some replicas (by target id)
+ *     reported holding when they turned this request away; the decision counts at least that many
+ *     there ({@link io.kvrouter.tracker.ledger.GateFloors}). Empty otherwise.
  */
 public record RouteRequest(
     String requestId,
@@ -24,7 +28,8 @@ public record RouteRequest(
     int promptTokens,
     Set<String> excluded,
     boolean admission,
-    Steering steering) {
+    Steering steering,
+    Map<String, Integer> gateCounts) {
 
   public RouteRequest {
     Objects.requireNonNull(requestId, "requestId");
@@ -32,9 +37,22 @@ public record RouteRequest(
     Objects.requireNonNull(blockKeys, "blockKeys");
     excluded = Set.copyOf(excluded);
     steering = steering == null ? Steering.NONE : steering;
+    gateCounts = gateCounts == null ? Map.of() : Map.copyOf(gateCounts);
     if (promptTokens < 0) {
       throw new IllegalArgumentException("promptTokens must be >= 0");
     }
+  }
+
+  /** A request no gate turned away yet. */
+  public RouteRequest(
+      String requestId,
+      String model,
+      long[] blockKeys,
+      int promptTokens,
+      Set<String> excluded,
+      boolean admission,
+      Steering steering) {
+    this(requestId, model, blockKeys, promptTokens, excluded, admission, steering, Map.of());
   }
 
   /** A request that asks nothing beyond the policy. */
@@ -62,6 +80,7 @@ public record RouteRequest(
         && model.equals(r.model)
         && excluded.equals(r.excluded)
         && steering.equals(r.steering)
+        && gateCounts.equals(r.gateCounts)
         && java.util.Arrays.equals(blockKeys, r.blockKeys);
   }
 
@@ -83,6 +102,7 @@ public record RouteRequest(
         + promptTokens
         + (excluded.isEmpty() ? "" : ", excluded=" + excluded)
         + (steering == Steering.NONE ? "" : ", " + steering)
+        + (gateCounts.isEmpty() ? "" : ", gateCounts=" + gateCounts)
         + "]";
   }
 }

@@ -28,16 +28,15 @@ import org.apache.pekko.actor.typed.javadsl.AskPattern;
  *
  * <p>In strict mode ({@code gate} not null) each decision is also admitted by the chosen replica's
  * gate, which serialises decisions across every ingress: when another ingress got there first, the
- * reservation is given back and the tracker decides again without that replica; when every
- * candidate turned it away, it starts another round over all of them (by then it has seen more of
- * the other ingresses' reservations), and after {@value #GATE_ROUNDS} rounds its last candidate
- * admits it regardless. A reservation reaches the peers only once its gate admitted it: one turned
- * away would otherwise show them load that was never placed (they would then shun that replica and
- * crowd another, which its gate, seeing no fewer requests than they expected, would admit). The
- * rounds' state travels with the call as a {@link RouteAttempt} value, so a call that ends in busy
- * (429), no replica (503) or a failed ask leaves nothing behind; the only state kept between calls
- * is the gate each admitted reservation must leave ({@link GatedReservations}), dropped when it is
- * released.
+ * reservation is given back and the tracker decides again, counting on that replica the requests
+ * its gate reported ({@link RouteAttempt}); after {@value #GATE_ROUNDS} turn-aways per candidate
+ * the chosen gate admits it regardless. A reservation reaches the peers only once its gate admitted
+ * it: one turned away would otherwise show them load that was never placed (they would then shun
+ * that replica and crowd another, which its gate, seeing no fewer requests than they expected,
+ * would admit). The call's state travels with it as a {@link RouteAttempt} value, so a call that
+ * ends in busy (429), no replica (503) or a failed ask leaves nothing behind; the only state kept
+ * between calls is the gate each admitted reservation must leave ({@link GatedReservations}),
+ * dropped when it is released.
  *
  * <p>A request whose model names a LoRA adapter ({@link ReplicaDirectory#adapter}) is placed among
  * the replicas of the adapter's base model, with block keys that include the adapter (as vLLM keys
@@ -73,7 +72,7 @@ public final class TrackerRouter implements Router {
   /** Loads adapters where a decision spreads them; null when adapters go only to holders. */
   private final AdapterLoader loader;
 
-  /** Rounds over every candidate a request may be turned away in, before its last is forced. */
+  /** Turn-aways per candidate a request may meet before its gate admission is forced. */
   static final int GATE_ROUNDS = 3;
 
   /**
@@ -222,7 +221,8 @@ public final class TrackerRouter implements Router {
             query.tokenIds().length,
             excluded,
             true,
-            steering.steering(query, holders));
+            steering.steering(query, holders),
+            attempt.gateCounts());
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,
@@ -245,10 +245,10 @@ public final class TrackerRouter implements Router {
   private CompletionStage<RouteOutcome> outcome(
       RouteAttempt attempt, Decision decision, long start) {
     metrics.decision(System.nanoTime() - start);
-    String id = attempt.original().requestId();
-    String model = attempt.original().model();
+    String id = attempt.query().requestId();
+    String model = attempt.query().model();
     if (decision.sloMiss()) {
-      return CompletableFuture.completedFuture(sloMiss(attempt.original(), decision));
+      return CompletableFuture.completedFuture(sloMiss(attempt.query(), decision));
     }
     if (!decision.placed()) {
       return CompletableFuture.completedFuture(
@@ -272,8 +272,7 @@ public final class TrackerRouter implements Router {
     if (gates == null) {
       return CompletableFuture.completedFuture(routed);
     }
-    boolean last = decision.ranked().size() <= 1;
-    boolean force = attempt.forced(last, GATE_ROUNDS);
+    boolean force = attempt.forced(decision.ranked().size(), GATE_ROUNDS);
     int expected = force ? Integer.MAX_VALUE : decision.ranked().get(0).inFlight();
     return gates
         .admit(chosen, id, expected)
@@ -290,9 +289,9 @@ public final class TrackerRouter implements Router {
                 return CompletableFuture.<RouteOutcome>completedFuture(routed);
               }
               // Another ingress got there first: give the reservation back (the peers never saw
-              // it) and decide again.
+              // it) and decide again, counting what the gate holds.
               tracker.tell(new KvTracker.Release(id));
-              return attempt(attempt.turnedAway(chosen, last));
+              return attempt(attempt.turnedAway(chosen, admission.inFlight()));
             })
         .thenCompose(stage -> stage);
   }

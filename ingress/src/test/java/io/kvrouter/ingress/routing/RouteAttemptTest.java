@@ -2,13 +2,14 @@ package io.kvrouter.ingress.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * A call's progress through the gate rounds: a round's rejections are excluded until the last
- * candidate turns it away too, then a new round starts over all of them; a replica gone from the
- * directory stays excluded for the whole call; the last candidate is forced only after the rounds.
+ * A call's progress through strict mode's gates: a gate that turns it away stays a candidate,
+ * counted with what it reported (the highest report wins); a replica gone from the directory stays
+ * excluded for the whole call; the admission is forced only after the rounds' worth of turn-aways.
  */
 class RouteAttemptTest {
 
@@ -16,33 +17,36 @@ class RouteAttemptTest {
       new RouteQuery("q", "m", new int[] {1, 2, 3}, 8, Set.of("caller-excluded"));
 
   @Test
-  void rejectionsOfARound_areExcludedUntilTheLastCandidateTurnsItAway() {
+  void aGateThatTurnsTheRequestAway_staysACandidate_countedWithWhatItHolds() {
     RouteAttempt a = RouteAttempt.first(QUERY);
     assertThat(a.query()).isSameAs(QUERY);
-    RouteAttempt b = a.turnedAway("r1", false);
-    assertThat(b.query().excluded()).containsExactlyInAnyOrder("caller-excluded", "r1");
-    assertThat(b.round()).isZero();
-    RouteAttempt c = b.turnedAway("r2", true);
-    assertThat(c.round()).isEqualTo(1);
-    assertThat(c.rejected()).isEmpty();
-    assertThat(c.query().excluded()).containsExactly("caller-excluded");
+    assertThat(a.gateCounts()).isEmpty();
+    RouteAttempt b = a.turnedAway("r1", 2).turnedAway("r2", 1);
+    assertThat(b.query().excluded()).containsExactly("caller-excluded");
+    assertThat(b.gateCounts()).isEqualTo(Map.of("r1", 2, "r2", 1));
+    assertThat(b.turnedAway()).isEqualTo(2);
+    assertThat(b.turnedAway("r1", 3).gateCounts()).containsEntry("r1", 3);
+    assertThat(b.turnedAway("r1", 1).gateCounts())
+        .as("a late, lower report")
+        .containsEntry("r1", 2);
   }
 
   @Test
-  void aReplicaGoneFromTheDirectory_staysExcludedAcrossRounds() {
-    RouteAttempt a = RouteAttempt.first(QUERY).without("gone").turnedAway("r1", true);
+  void aReplicaGoneFromTheDirectory_staysExcluded_andTheCountsStay() {
+    RouteAttempt a = RouteAttempt.first(QUERY).turnedAway("r1", 1).without("gone");
     assertThat(a.query().excluded()).containsExactlyInAnyOrder("caller-excluded", "gone");
-    assertThat(a.original().requestId()).isEqualTo("q");
+    assertThat(a.query().requestId()).isEqualTo("q");
+    assertThat(a.gateCounts()).isEqualTo(Map.of("r1", 1));
   }
 
   @Test
-  void onlyTheLastCandidate_afterEveryRound_isForced() {
+  void forcedOnlyAfterTheRoundsWorthOfTurnAwaysPerCandidate() {
     RouteAttempt a = RouteAttempt.first(QUERY);
-    for (int round = 0; round < 3; round++) {
-      assertThat(a.forced(true, 3)).isFalse();
-      a = a.turnedAway("r1", true);
+    for (int i = 0; i < 3 * 2; i++) {
+      assertThat(a.forced(2, 3)).isFalse();
+      a = a.turnedAway("r" + (i % 2), i);
     }
-    assertThat(a.forced(true, 3)).isTrue();
-    assertThat(a.forced(false, 3)).isFalse();
+    assertThat(a.forced(2, 3)).isTrue();
+    assertThat(a.forced(3, 3)).isFalse();
   }
 }

@@ -29,27 +29,28 @@ import org.junit.jupiter.api.Test;
  * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe} picks the
  * modes).
  *
- * <p>The bounds come from repeated runs. With the policy of 1 Dec 2026 (strict decisions take the
- * near-tie with fewest requests in flight; among several routers the near-tie band is at least one
- * typical request's compute; routers count each other from their marks), five bursts per mode on
- * the 2-core VM shared with other builds (21:14-21:22 UTC, load average 7-13): broadcast 1.33,
- * 1.67, 1.67, 1.33, 1.33 and strict 1.00, 1.00, 1.33, 1.00, 1.33. Striping over the shared view
- * ({@code broadcast-stripe}, {@code kvrouter@stripe=true}) gave 3.00, 2.67, 1.67, 1.67, 2.00
- * (21:03-21:11, load average 3-14) and 1.33, 1.33, 1.33 in three bursts at load average 20-27
- * (20:36-20:45), so it is off by default. Before (commit a1408d8, quiet machine) broadcast gave
- * 1.33 in all five bursts and strict 1.33, 1.33, 1.33, 1.00, 1.33; on branch {@code planes} at load
- * average 40-47, broadcast 1.33-2.00 and strict 1.00-1.33. So strict mode is asserted to put at
- * most one request more than the mean on any replica (4/3), and broadcast at most twice the mean:
- * neither meets the issue's targets (1.0 strict, 1.15 broadcast in 4 of 5 runs), which the figures
- * printed here measure.
+ * <p>The bounds come from repeated runs. Since commits 7d532d1 and 566fa19 (strict mode: a gate
+ * that turns a request away is counted with what it holds instead of excluded for the round, and
+ * the turned-away reservation's predicted blocks end at once instead of drawing the retry back as a
+ * phantom cache hit), on the 2-core VM shared with other builds: strict 1.00 in all five bursts
+ * (23:57-00:01 UTC 2 Dec, load average 6 falling to 2), and again 1.00 in all five with broadcast
+ * 1.33, 1.67, 1.67, 1.67, 1.33 (00:02-00:10, load average 5 falling to 2). Before (1 Dec 2026,
+ * instrumented: every gate admission and refusal was exact, and every 4 came from one of those two
+ * causes): strict 1.33, 1.33, 1.33, 1.33, 1.00 (load average 9-13); broadcast 1.33, 1.67, 1.67,
+ * 1.33, 1.33 and strict 1.00, 1.00, 1.33, 1.00, 1.33 (21:14-21:22, load average 7-13). Striping
+ * over the shared view ({@code broadcast-stripe}, {@code kvrouter@stripe=true}) gave 3.00, 2.67,
+ * 1.67, 1.67, 2.00 (21:03-21:11, load average 3-14) and 1.33, 1.33, 1.33 in three bursts at load
+ * average 20-27 (20:36-20:45), so it is off by default. So strict mode is asserted to spread
+ * perfectly (the issue's 1.0), and broadcast at most twice the mean: it does not meet the issue's
+ * 1.15, which the figures printed here measure.
  */
 class HerdingBurstIT {
 
   static final int INGRESSES = 4;
   static final int REPLICAS = 8;
 
-  /** Bound on max ÷ mean in strict mode: 4 of a mean of 3 (the runs are in the class comment). */
-  static final double STRICT_BOUND = 4.0 / 3 + 1e-9;
+  /** Bound on max ÷ mean in strict mode: 3 of a mean of 3 (the runs are in the class comment). */
+  static final double STRICT_BOUND = 1.0 + 1e-9;
 
   /** Bound on max ÷ mean in broadcast mode: 6 of a mean of 3 (runs in the class comment). */
   static final double BROADCAST_BOUND = 2.0 + 1e-9;

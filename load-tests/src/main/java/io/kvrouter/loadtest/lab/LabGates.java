@@ -12,8 +12,11 @@ import java.util.Set;
  * one hop later. The lab's event loop carries each attempt as a {@link Attempt} value and calls
  * {@link #admit} when the attempt reaches the gate and {@link #leave} when its request ends; the
  * retry rules (another replica after a refusal, another round over all of them when every candidate
- * refused, the last candidate forced after {@value #ROUNDS} rounds) are the ingress's {@code
- * TrackerRouter}'s.
+ * refused, the last candidate forced after {@value #ROUNDS} rounds) are those the ingress's {@code
+ * TrackerRouter} had until 2 Dec 2026. The ingress now keeps a refusing replica as a candidate,
+ * counted with the requests its gate reported ({@code RouteAttempt#gateCounts}), and removes a
+ * refused reservation's predicted blocks at once; the lab does not model that yet, so its strict
+ * figures are those of the former rule.
  *
  * <p>Cost: O(1) per admit and leave plus the ledger's lease sweep. Not thread-safe.
  */

@@ -87,9 +87,9 @@ import org.junit.jupiter.api.Test;
  * noise 706/1298). The median under noise stayed close to the unloaded one, but the tail did not
  * move: the slowest quiet requests were those that found no held slot (a client's first request
  * under noise, a slot handed to its tenant's request already waiting at the other ingress, a hold
- * that lapsed) and waited for the next wave, as before. It cost a 100 ms priority inversion (a
- * hold ignores a more urgent request of another tenant) and 160 lines in the admission queue for
- * no measured gain. What would bound the tail is spare capacity kept back for a tenant below its
+ * that lapsed) and waited for the next wave, as before. It cost a 100 ms priority inversion (a hold
+ * ignores a more urgent request of another tenant) and 160 lines in the admission queue for no
+ * measured gain. What would bound the tail is spare capacity kept back for a tenant below its
  * share, or preemption; neither is built.
  *
  * <p>The overload check asks the noisy tenant to complete at least twice the quiet one's requests

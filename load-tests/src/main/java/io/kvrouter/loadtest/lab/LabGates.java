@@ -10,19 +10,17 @@ import java.util.Set;
  * Strict mode in the lab: one admission gate per replica, the ingress's own {@link GateLedger}
  * (what a {@code ReplicaGate} entity runs), reached one gate hop after the decision and answering
  * one hop later. The lab's event loop carries each attempt as a {@link Attempt} value and calls
- * {@link #admit} when the attempt reaches the gate and {@link #leave} when its request ends; the
- * retry rules (another replica after a refusal, another round over all of them when every candidate
- * refused, the last candidate forced after {@value #ROUNDS} rounds) are those the ingress's {@code
- * TrackerRouter} had until 2 Dec 2026. The ingress now keeps a refusing replica as a candidate,
- * counted with the requests its gate reported ({@code RouteAttempt#gateCounts}), and removes a
- * refused reservation's predicted blocks at once; the lab does not model that yet, so its strict
- * figures are those of the former rule.
+ * {@link #admit} when the attempt reaches the gate and {@link #leave} when its request ends. The
+ * retry rules are the ingress's {@code TrackerRouter}'s ({@code RouteAttempt}): a replica whose
+ * gate turned the request away stays a candidate, counted with the requests its gate reported
+ * ({@link io.kvrouter.tracker.RouteRequest#gateCounts}), and the gate admits regardless once the
+ * request was turned away {@value #ROUNDS} times per candidate.
  *
  * <p>Cost: O(1) per admit and leave plus the ledger's lease sweep. Not thread-safe.
  */
 final class LabGates {
 
-  /** Rounds over every candidate a request may be turned away in before its last is forced. */
+  /** Turn-aways per candidate a request may meet before its admission is forced. */
   static final int ROUNDS = 3;
 
   /** Leases of the lab's gates: long enough never to end before the request does. */
@@ -37,9 +35,10 @@ final class LabGates {
    * @param replica the replica it chose
    * @param expected the other requests the router saw there when it decided
    * @param first whether this is the request's first placement (not a retry after a kill)
-   * @param last whether the replica was the router's last candidate
-   * @param rejected replicas that turned it away in this round
-   * @param round rounds over every candidate so far
+   * @param excluded replica ids left out of the next decisions (admitted on a replica that died
+   *     meanwhile: the ingress, failing to reach it, tries elsewhere)
+   * @param gateCounts per replica id whose gate turned the request away, the requests it held
+   * @param turnedAway how many times a gate turned the request away
    */
   record Attempt(
       int index,
@@ -48,36 +47,34 @@ final class LabGates {
       int replica,
       int expected,
       boolean first,
-      boolean last,
-      Set<String> rejected,
-      int round) {
+      Set<String> excluded,
+      Map<String, Integer> gateCounts,
+      int turnedAway) {
 
-    /**
-     * The replicas to leave out when the router decides again after this attempt's gate turned it
-     * away: {@code replicaId} too, or none when it was the last candidate (another round starts).
-     */
-    Set<String> rejectedNext(String replicaId) {
-      if (last) {
-        return Set.of();
-      }
-      Set<String> more = new HashSet<>(rejected);
-      more.add(replicaId);
-      return more;
+    /** The gate counts for the next decision: {@code replicaId}'s gate held {@code held}. */
+    Map<String, Integer> gateCountsNext(String replicaId, int held) {
+      Map<String, Integer> counts = new HashMap<>(gateCounts);
+      counts.merge(replicaId, held, Math::max);
+      return Map.copyOf(counts);
     }
 
-    /** The round of the next decision: one more when this was the last candidate. */
-    int roundNext() {
-      return last ? round + 1 : round;
+    /** The exclusions for the next decision: {@code replicaId} too. */
+    Set<String> excludedNext(String replicaId) {
+      Set<String> more = new HashSet<>(excluded);
+      more.add(replicaId);
+      return Set.copyOf(more);
     }
   }
 
   private final Map<Integer, GateLedger> gates = new HashMap<>();
 
-  /** The attempt reached its replica's gate: admitted or not. */
-  boolean admit(Attempt a) {
-    return gates
-        .computeIfAbsent(a.replica(), r -> new GateLedger())
-        .admit(a.requestId(), a.expected(), LEASE_MILLIS, 0);
+  /**
+   * The attempt reached its replica's gate: {@code -1} when admitted, else the requests the gate
+   * holds (what its refusal reports).
+   */
+  int admit(Attempt a) {
+    GateLedger gate = gates.computeIfAbsent(a.replica(), r -> new GateLedger());
+    return gate.admit(a.requestId(), a.expected(), LEASE_MILLIS, 0) ? -1 : gate.inFlight();
   }
 
   /** The request admitted on {@code replica} ended. */
@@ -88,8 +85,8 @@ final class LabGates {
     }
   }
 
-  /** Whether the attempt, having been turned away, must be forced on its next candidate. */
-  static boolean forceNext(boolean lastCandidate, int round) {
-    return lastCandidate && round >= ROUNDS;
+  /** Whether an attempt turned away {@code turnedAway} times must be admitted regardless. */
+  static boolean forced(int turnedAway, int candidates) {
+    return turnedAway >= ROUNDS * Math.max(1, candidates);
   }
 }

@@ -161,7 +161,7 @@ public final class LabSimulation {
         case TICK -> onTick(e.time());
         case KILL -> onKill(e.time(), e.target());
         case GATE -> onGate(e.time(), (LabGates.Attempt) e.payload());
-        case GATE_REPLY -> onGateReply(e.time(), e.arg() == 1, (LabGates.Attempt) e.payload());
+        case GATE_REPLY -> onGateReply(e.time(), e.arg(), (LabGates.Attempt) e.payload());
         case GATE_LEAVE -> gates.leave(e.target(), (String) e.payload());
         default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
@@ -196,13 +196,13 @@ public final class LabSimulation {
 
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
-    decide(now, router, index, "q" + index, true, Set.of(), 0);
+    decide(now, router, index, "q" + index, true, Set.of(), Map.of(), 0);
   }
 
   /**
-   * Decides on {@code router}, leaving out the replicas in {@code rejected} (strict mode's gates
-   * turned the request away there this round), and dispatches the request, or in strict mode sends
-   * it to the chosen replica's gate first.
+   * Decides on {@code router} without the replicas in {@code excluded}, counting at least {@code
+   * gateCounts} requests on the replicas whose gates turned the request away (strict mode), and
+   * dispatches the request, or in strict mode sends it to the chosen replica's gate first.
    */
   private void decide(
       long now,
@@ -210,17 +210,19 @@ public final class LabSimulation {
       int index,
       String requestId,
       boolean first,
-      Set<String> rejected,
-      int round) {
+      Set<String> excluded,
+      Map<String, Integer> gateCounts,
+      int turnedAway) {
     RouteRequest request =
         new RouteRequest(
             requestId,
             LabConfig.MODEL,
             routerKeys(index),
             view.routerPromptLength(index),
-            rejected,
+            excluded,
             false,
-            view.steering(index, engines, dead));
+            view.steering(index, engines, dead),
+            gateCounts);
     // Strict mode holds the reservation back from the peers until its gate admits it, as the
     // ingress does (TrackerRouter): one turned away never shows them load that was not placed.
     Decision d =
@@ -237,16 +239,17 @@ public final class LabSimulation {
       dispatch(now, router, index, requestId, first, replica);
       return;
     }
-    boolean last = d.ranked().size() <= 1;
     int expected =
-        LabGates.forceNext(last, round) ? Integer.MAX_VALUE : d.ranked().get(0).inFlight();
+        LabGates.forced(turnedAway, d.ranked().size())
+            ? Integer.MAX_VALUE
+            : d.ranked().get(0).inFlight();
     push(
         now + gateHopMicros(),
         GATE,
         replica,
         0,
         new LabGates.Attempt(
-            index, requestId, router, replica, expected, first, last, rejected, round));
+            index, requestId, router, replica, expected, first, excluded, gateCounts, turnedAway));
   }
 
   /** The keys of request {@code index} as this policy's router sees them. */
@@ -290,26 +293,46 @@ public final class LabSimulation {
   }
 
   private void onGate(long now, LabGates.Attempt a) {
-    push(now + gateHopMicros(), GATE_REPLY, a.replica(), gates.admit(a) ? 1 : 0, a);
+    push(now + gateHopMicros(), GATE_REPLY, a.replica(), gates.admit(a), a);
   }
 
   /**
-   * The gate's answer reached the router: admitted, the request goes to the engine; turned away,
-   * the reservation is given back and the router decides again without that replica, or, when it
-   * was the last candidate, starts another round over all of them.
+   * The gate's answer reached the router ({@code held} is -1 when admitted, else the requests the
+   * gate held): admitted, the request goes to the engine; turned away, the reservation is given
+   * back and the router decides again, counting at least {@code held} requests on that replica.
    */
-  private void onGateReply(long now, boolean admitted, LabGates.Attempt a) {
+  private void onGateReply(long now, int held, LabGates.Attempt a) {
+    boolean admitted = held < 0;
     if (admitted && !dead[a.replica()]) {
       network.broadcast(now, a.router(), routers[a.router()].announce(a.requestId()));
       dispatch(now, a.router(), a.index(), a.requestId(), a.first(), a.replica());
       return;
     }
-    if (admitted) {
-      gates.leave(a.replica(), a.requestId());
-    }
+    String replicaId = engines[a.replica()].replicaId();
     network.broadcast(now, a.router(), routers[a.router()].released(a.requestId(), now / 1000));
-    Set<String> rejected = a.rejectedNext(engines[a.replica()].replicaId());
-    decide(now, a.router(), a.index(), a.requestId(), a.first(), rejected, a.roundNext());
+    if (admitted) {
+      // Admitted on a replica that died meanwhile: tried elsewhere.
+      gates.leave(a.replica(), a.requestId());
+      decide(
+          now,
+          a.router(),
+          a.index(),
+          a.requestId(),
+          a.first(),
+          a.excludedNext(replicaId),
+          a.gateCounts(),
+          a.turnedAway());
+      return;
+    }
+    decide(
+        now,
+        a.router(),
+        a.index(),
+        a.requestId(),
+        a.first(),
+        a.excluded(),
+        a.gateCountsNext(replicaId, held),
+        a.turnedAway() + 1);
   }
 
   private void startPass(long now, int replica) {
@@ -398,7 +421,7 @@ public final class LabSimulation {
       if (gates != null) {
         gates.leave(replica, s.requestId);
       }
-      decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), 0);
+      decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), Map.of(), 0);
     }
   }
 }

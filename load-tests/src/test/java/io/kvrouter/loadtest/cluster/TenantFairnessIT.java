@@ -90,7 +90,21 @@ import org.junit.jupiter.api.Test;
  * that lapsed) and waited for the next wave, as before. It cost a 100 ms priority inversion (a hold
  * ignores a more urgent request of another tenant) and 160 lines in the admission queue for no
  * measured gain. What would bound the tail is spare capacity kept back for a tenant below its
- * share, or preemption; neither is built.
+ * share, or preemption.
+ *
+ * <p>The spare was tried on 2 Dec 2026 and not kept either: while a tenant below its fair share of
+ * slots was active, another tenant's queued request was placed only if one slot stayed free after
+ * it. Runs on the otherwise idle 2-core machine (load average at start/end): x1.81 (1.9/1.9:
+ * unloaded 649/713 ms, under noise 706/1292), x1.57, x1.62, x1.71, x1.65, x1.68, x1.29 and x1.75
+ * (2.2/3.2: 656/702 against 721/1228); without the spare, in the same session, x1.87 (648/684
+ * against 721/1277) and x1.80 (663/717 against 744/1294); with 2 spare slots x1.79, but the noisy
+ * tenant then completed too little for the overload check (399 of 400). So on an idle machine the
+ * bound held in all ten runs with or without the spare, 6-10 % under 2x at worst; the spare lowered
+ * the tail by about a tenth and cost the noisy tenant a fifth of its completions (11.1-11.8/s
+ * against 14.0-14.5/s). Probably (not instrumented) the quiet requests of one wave end together,
+ * the noisy heads those releases wake fill the slots up to the spare before the quiet clients' next
+ * requests arrive, and only one of them finds it. The runs that broke the bound were those with
+ * whole-JVM stalls on a loaded machine; the margin on an idle one is too thin to run in the suite.
  *
  * <p>The overload check asks the noisy tenant to complete at least twice the quiet one's requests
  * meanwhile (with every slot busy it holds at least 8 of the 12, the quiet one at most its 4). It
@@ -98,9 +112,9 @@ import org.junit.jupiter.api.Test;
  * 600 in the x1.91 run.
  */
 @Disabled(
-    "Not reliable yet (issue 18): with the cross-ingress turn x0.51-x1.91 in ten runs on 2 cores"
-        + " at load average 6-48, but x2.95 in one (quiet p99 4782 ms against 2x 1622, stalls);"
-        + " even on the quietest runs the margin is 5-12 %; see the Javadoc")
+    "Not reliable enough for the suite (issue 18): on an idle 2-core machine x1.29-x1.87 in ten"
+        + " runs (6-10 % under the bound at worst), but loaded runs stalled beyond 2x (x2.95,"
+        + " x2.07); see the Javadoc")
 class TenantFairnessIT {
 
   static final int QUIET_CLIENTS = 4;

@@ -311,28 +311,19 @@ public final class LabSimulation {
     String replicaId = engines[a.replica()].replicaId();
     network.broadcast(now, a.router(), routers[a.router()].released(a.requestId(), now / 1000));
     if (admitted) {
-      // Admitted on a replica that died meanwhile: tried elsewhere.
       gates.leave(a.replica(), a.requestId());
-      decide(
-          now,
-          a.router(),
-          a.index(),
-          a.requestId(),
-          a.first(),
-          a.excludedNext(replicaId),
-          a.gateCounts(),
-          a.turnedAway());
-      return;
     }
+    // Admitted on a replica that died meanwhile: tried elsewhere. Turned away: tried again,
+    // counting what the gate held there.
     decide(
         now,
         a.router(),
         a.index(),
         a.requestId(),
         a.first(),
-        a.excluded(),
-        a.gateCountsNext(replicaId, held),
-        a.turnedAway() + 1);
+        admitted ? a.excludedNext(replicaId) : a.excluded(),
+        admitted ? a.gateCounts() : a.gateCountsNext(replicaId, held),
+        admitted ? a.turnedAway() : a.turnedAway() + 1);
   }
 
   private void startPass(long now, int replica) {

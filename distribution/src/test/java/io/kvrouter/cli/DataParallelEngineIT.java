@@ -200,7 +200,18 @@ class DataParallelEngineIT {
     Set<Integer> used = new HashSet<>(rankOf.values());
     assertThat(used).as("load spread over the ranks: %s", rankOf).hasSizeGreaterThanOrEqualTo(3);
 
-    // Every tracker has applied every rank's events: the repeats are routed on them.
+    // Every tracker has applied every rank's events for the first prompts (converged alone can
+    // hold before the last ones arrive): the repeats are routed on them.
+    Map<Integer, List<Integer>> promptTokensByRank = new HashMap<>();
+    for (int i = 0; i < n; i++) {
+      int promptTokens =
+          LoopbackHttp.JSON
+              .readTree(first.get(i).get().body())
+              .path("usage")
+              .path("prompt_tokens")
+              .asInt();
+      promptTokensByRank.computeIfAbsent(rankOf.get(i), r -> new ArrayList<>()).add(promptTokens);
+    }
     kit.createTestProbe()
         .awaitAssert(
             Duration.ofSeconds(30),
@@ -208,6 +219,18 @@ class DataParallelEngineIT {
             () -> {
               JsonNode view = LoopbackHttp.getJson(ingress + "/admin/consistency");
               assertThat(view.path("converged").asBoolean()).as(view.toPrettyString()).isTrue();
+              JsonNode replicas = LoopbackHttp.getJson(ingress + "/admin/replicas");
+              for (JsonNode r : replicas) {
+                int rank = r.path("dp_rank").asInt();
+                int blockSize = r.path("block_size").asInt();
+                int expected = 0;
+                for (int tokens : promptTokensByRank.getOrDefault(rank, List.of())) {
+                  expected += tokens / blockSize;
+                }
+                assertThat(r.path("blocks").asInt())
+                    .as("full prompt blocks known on rank %d: %s", rank, replicas)
+                    .isGreaterThanOrEqualTo(expected);
+              }
               return null;
             });
     for (int i = 0; i < n; i++) {

@@ -9,6 +9,7 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
+import io.kvrouter.tracker.ledger.BusyHeadroom;
 import io.kvrouter.tracker.ledger.GateFloors;
 import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.LoadView;
@@ -96,6 +97,9 @@ final class Placement {
             : new GateFloors(
                 ledger, request.gateCounts(), replicas.ids()::indexOf, request.promptTokens());
     LoadView load = floors == null ? ledger : floors;
+    if (request.busyHeadroom() > 0) {
+      load = new BusyHeadroom(load, request.busyHeadroom());
+    }
     if (request.admission() && allBusy(candidates, load)) {
       return Decision.busy(request.requestId());
     }

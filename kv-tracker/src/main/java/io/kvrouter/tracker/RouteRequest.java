@@ -20,6 +20,9 @@ import java.util.Set;
  * @param gateCounts strict mode: requests the admission gates of some replicas (by target id)
  *     reported holding when they turned this request away; the decision counts at least that many
  *     there ({@link io.kvrouter.tracker.ledger.GateFloors}). Empty otherwise.
+ * @param busyHeadroom with {@code admission}: reservations a replica may hold beyond its busy
+ *     threshold for this request ({@link io.kvrouter.tracker.ledger.BusyHeadroom}; the ingress
+ *     grants it to a tenant below its fair share); 0 for none
  */
 public record RouteRequest(
     String requestId,
@@ -29,7 +32,8 @@ public record RouteRequest(
     Set<String> excluded,
     boolean admission,
     Steering steering,
-    Map<String, Integer> gateCounts) {
+    Map<String, Integer> gateCounts,
+    int busyHeadroom) {
 
   public RouteRequest {
     Objects.requireNonNull(requestId, "requestId");
@@ -41,6 +45,22 @@ public record RouteRequest(
     if (promptTokens < 0) {
       throw new IllegalArgumentException("promptTokens must be >= 0");
     }
+    if (busyHeadroom < 0) {
+      throw new IllegalArgumentException("busyHeadroom must be >= 0");
+    }
+  }
+
+  /** A request without busy headroom. */
+  public RouteRequest(
+      String requestId,
+      String model,
+      long[] blockKeys,
+      int promptTokens,
+      Set<String> excluded,
+      boolean admission,
+      Steering steering,
+      Map<String, Integer> gateCounts) {
+    this(requestId, model, blockKeys, promptTokens, excluded, admission, steering, gateCounts, 0);
   }
 
   /** A request no gate turned away yet. */
@@ -76,6 +96,7 @@ public record RouteRequest(
     return o instanceof RouteRequest r
         && promptTokens == r.promptTokens
         && admission == r.admission
+        && busyHeadroom == r.busyHeadroom
         && requestId.equals(r.requestId)
         && model.equals(r.model)
         && excluded.equals(r.excluded)
@@ -103,6 +124,7 @@ public record RouteRequest(
         + (excluded.isEmpty() ? "" : ", excluded=" + excluded)
         + (steering == Steering.NONE ? "" : ", " + steering)
         + (gateCounts.isEmpty() ? "" : ", gateCounts=" + gateCounts)
+        + (busyHeadroom == 0 ? "" : ", busyHeadroom=" + busyHeadroom)
         + "]";
   }
 }

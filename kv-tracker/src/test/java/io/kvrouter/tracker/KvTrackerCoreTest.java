@@ -23,6 +23,14 @@ class KvTrackerCoreTest {
   static final String MODEL = "m";
   static final BlockKeys KEYS = BlockKeys.of(MODEL, 16);
 
+  /** A tracker of ingress "in-1" whose replicas are busy at {@code maxInFlight} reservations. */
+  static KvTrackerCore busyAt(int maxInFlight) {
+    TrackerConfig defaults = TrackerConfig.defaults("in-1");
+    return new KvTrackerCore(
+        defaults.withPolicyConfig(
+            defaults.policyConfig().withBusyThresholds(0.97, 64, maxInFlight)));
+  }
+
   static ReplicaInfo replica(String id, boolean kvEvents) {
     return new ReplicaInfo(
         id, 0, MODEL, "http://" + id, 16, List.of(Tier.GPU), "both", kvEvents, true);

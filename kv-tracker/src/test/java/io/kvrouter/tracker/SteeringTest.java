@@ -60,11 +60,7 @@ class SteeringTest {
 
   @Test
   void busyBoundReplica_isLeft_evenWithAHugeBonus() {
-    KvTrackerCore t =
-        new KvTrackerCore(
-            TrackerConfig.defaults("in-1")
-                .withPolicyConfig(
-                    TrackerConfig.defaults("in-1").policyConfig().withBusyThresholds(0.97, 64, 2)));
+    KvTrackerCore t = KvTrackerCoreTest.busyAt(2);
     t.replicaUp(replica("a", true));
     t.replicaUp(replica("b", true));
     Steering toB = new Steering("b", 1e9, 0, null);

@@ -17,9 +17,8 @@ import java.util.function.ToIntFunction;
  * <p>Where the ledger already counts as many or more, the ledger stands. Cost: O(1) per call plus
  * O(floors) to build. Not thread-safe: built per decision.
  */
-public final class GateFloors implements LoadView {
+public final class GateFloors extends ForwardingLoadView {
 
-  private final LoadView ledger;
   private final int[] floor;
   private final long promptTokens;
 
@@ -31,7 +30,7 @@ public final class GateFloors implements LoadView {
    */
   public GateFloors(
       LoadView ledger, Map<String, Integer> floors, ToIntFunction<String> index, int promptTokens) {
-    this.ledger = ledger;
+    super(ledger);
     this.promptTokens = promptTokens;
     int size = 0;
     int[] at = new int[floors.size()];
@@ -58,46 +57,21 @@ public final class GateFloors implements LoadView {
 
   /** Requests the gate reported on {@code replica} beyond what the ledger counts there. */
   public int missing(int replica) {
-    return replica < floor.length ? Math.max(0, floor[replica] - ledger.inFlight(replica)) : 0;
-  }
-
-  @Override
-  public String id(int replica) {
-    return ledger.id(replica);
+    return replica < floor.length ? Math.max(0, floor[replica] - inner.inFlight(replica)) : 0;
   }
 
   @Override
   public int inFlight(int replica) {
-    return ledger.inFlight(replica) + missing(replica);
+    return inner.inFlight(replica) + missing(replica);
   }
 
   @Override
   public long prefillTokens(int replica) {
-    return ledger.prefillTokens(replica) + missing(replica) * promptTokens;
-  }
-
-  @Override
-  public long decodeTokens(int replica) {
-    return ledger.decodeTokens(replica);
+    return inner.prefillTokens(replica) + missing(replica) * promptTokens;
   }
 
   @Override
   public long activeTokens(int replica) {
-    return ledger.activeTokens(replica) + missing(replica) * promptTokens;
-  }
-
-  @Override
-  public int waiting(int replica) {
-    return ledger.waiting(replica);
-  }
-
-  @Override
-  public int running(int replica) {
-    return ledger.running(replica);
-  }
-
-  @Override
-  public double kvUsage(int replica) {
-    return ledger.kvUsage(replica);
+    return inner.activeTokens(replica) + missing(replica) * promptTokens;
   }
 }

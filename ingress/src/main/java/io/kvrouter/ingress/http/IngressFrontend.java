@@ -62,8 +62,7 @@ public final class IngressFrontend {
             mapper,
             settings.proxy(),
             metrics,
-            traffic.settings().quantumTokens(),
-            traffic.settings().retryAfter(),
+            traffic.settings(),
             traffic.metrics(),
             traffic.peers(),
             traffic.heads());

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.ToIntFunction;
 
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
@@ -37,6 +38,10 @@ import java.util.function.Consumer;
  * them, and a more pressing request or a tenant further behind elsewhere would wait behind its
  * queue. The tenant order within this queue counts slots cluster-wide too ({@link
  * PeerQueues#running}).
+ *
+ * <p>A request whose tenant holds less than a waiting tenant's share of slots may go past a
+ * replica's busy threshold by the fair headroom ({@link #headroom}), and does not queue behind the
+ * waiters: it would be first in line, yet wait for a slot to free.
  *
  * <p>When the queue is full a newcomer displaces the {@link FairQueue#victim()} if it is more
  * pressing (a lower priority value), or of equal priority from a tenant holding fewer places: the
@@ -87,6 +92,7 @@ public final class AdmissionQueue {
   private final PeerQueues peers;
   private final Consumer<QueueState> heads;
   private final Executor afterRecheck;
+  private final int fairHeadroom;
 
   /** What {@code heads} was last told per model (absent: idle). */
   private final Map<String, QueueState> published = new HashMap<>();
@@ -123,6 +129,25 @@ public final class AdmissionQueue {
       long quantumTokens,
       PeerQueues peers,
       Consumer<QueueState> heads) {
+    this(capacity, maxWait, recheck, quantumTokens, peers, heads, 0);
+  }
+
+  /**
+   * @param fairHeadroom requests a replica may hold beyond its busy threshold for a tenant below
+   *     its fair share while another waits ({@link #headroom}); 0: none
+   */
+  public AdmissionQueue(
+      int capacity,
+      Duration maxWait,
+      Duration recheck,
+      long quantumTokens,
+      PeerQueues peers,
+      Consumer<QueueState> heads,
+      int fairHeadroom) {
+    if (fairHeadroom < 0) {
+      throw new IllegalArgumentException("fairHeadroom must be >= 0, was " + fairHeadroom);
+    }
+    this.fairHeadroom = fairHeadroom;
     this.peers = peers;
     this.heads = heads;
     if (capacity < 0) {
@@ -216,6 +241,39 @@ public final class AdmissionQueue {
   public synchronized boolean hasWaiters(String model) {
     FairQueue<Ticket> q = byModel.get(model);
     return q != null && !q.isEmpty();
+  }
+
+  /**
+   * How many requests a replica may hold beyond its busy threshold for a request of {@code tenant}
+   * (of {@code weight}) at {@code priority}: the fair headroom while another tenant waits for
+   * {@code model} at that priority, here or at another ingress, holding a larger slot share
+   * cluster-wide than this tenant would with the request placed, and nothing waits at a more
+   * pressing priority; otherwise 0. Fair order alone cannot bound such a tenant's wait: when every
+   * slot is taken it is first in line, yet waits for some request to end, up to a whole request's
+   * time when requests of one shape end together. With the headroom it runs at once beside them;
+   * the tenant holding more waits for the slots that free.
+   */
+  public synchronized int headroom(String model, int priority, String tenant, double weight) {
+    if (fairHeadroom == 0) {
+      return 0;
+    }
+    long now = System.nanoTime();
+    FairQueue<Ticket> q = byModel.get(model);
+    Integer first = q == null ? null : q.firstPriority();
+    if ((first != null && first < priority) || peers.morePressing(model, priority, now)) {
+      return 0;
+    }
+    double mine =
+        q == null ? (peers.running(model, tenant, now) + 1) / weight : q.share(tenant, weight, 1);
+    if (first != null && first == priority) {
+      for (Map.Entry<String, Double> w : q.firstTenants().entrySet()) {
+        if (!w.getKey().equals(tenant) && q.share(w.getKey(), w.getValue(), 0) > mine) {
+          return fairHeadroom;
+        }
+      }
+    }
+    ToIntFunction<String> here = q == null ? t -> 0 : q::running;
+    return peers.busierWaiting(model, priority, tenant, mine, here, now) ? fairHeadroom : 0;
   }
 
   /** True when it is {@code ticket}'s turn (it is first in its model's order). */

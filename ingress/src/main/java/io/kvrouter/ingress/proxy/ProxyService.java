@@ -16,6 +16,7 @@ import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.QueueState;
 import io.kvrouter.ingress.traffic.RequestTraffic;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
+import io.kvrouter.ingress.traffic.TrafficSettings;
 import io.kvrouter.protocol.ReplicaInfo;
 import java.time.Duration;
 import java.util.HashSet;
@@ -65,8 +66,8 @@ public final class ProxyService {
   private final Disaggregation disaggregation;
 
   /**
-   * @param quantumTokens the fair queue's credit per round for a tenant of weight 1
-   * @param retryAfter the {@code Retry-After} of a 429 from the router queue
+   * @param queueSettings the router queue's fair-queuing quantum, fair headroom and {@code
+   *     Retry-After}
    * @param peers what the other ingresses' router queues wait with
    * @param heads told what this ingress's router queue waits with
    */
@@ -76,8 +77,7 @@ public final class ProxyService {
       ObjectMapper mapper,
       ProxySettings settings,
       ProxyListener listener,
-      long quantumTokens,
-      Duration retryAfter,
+      TrafficSettings queueSettings,
       TrafficMetrics traffic,
       PeerQueues peers,
       Consumer<QueueState> heads) {
@@ -86,9 +86,10 @@ public final class ProxyService {
             settings.queueCapacity(),
             settings.queueMaxWait(),
             settings.queueRecheck(),
-            quantumTokens,
+            queueSettings.quantumTokens(),
             peers,
-            heads);
+            heads,
+            queueSettings.fairHeadroom());
     this.router = new SignallingRouter(router, admission);
     traffic.queueWaiting(admission, AdmissionQueue::size);
     this.engine =
@@ -103,7 +104,7 @@ public final class ProxyService {
     this.settings = settings;
     this.listener = listener;
     this.traffic = traffic;
-    this.retryAfterSeconds = (int) Math.max(1, retryAfter.toSeconds());
+    this.retryAfterSeconds = (int) Math.max(1, queueSettings.retryAfter().toSeconds());
     this.disaggregation =
         new Disaggregation(
             Http.get(system),
@@ -170,8 +171,12 @@ public final class ProxyService {
                       + lastFailure)));
     }
     InferenceRequest request = job.request();
-    if (job.waiting() == null && admission.hasWaiters(request.model())) {
-      // No overtaking: while requests of this model wait, a newcomer takes its place behind them.
+    RequestTraffic t = job.traffic();
+    int headroom =
+        admission.headroom(request.model(), t.priority(), t.tenant().id(), t.tenant().weight());
+    if (job.waiting() == null && headroom == 0 && admission.hasWaiters(request.model())) {
+      // No overtaking: while requests of this model wait, a newcomer takes its place behind them
+      // (unless its tenant is below its fair share: it would be first in line anyway).
       return queue(job, attempt, excluded, lastFailure, "requests are waiting for a replica");
     }
     double target = job.traffic().ttftTargetMillis();
@@ -187,7 +192,8 @@ public final class ProxyService {
                 request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
             .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0)
             .withCacheSalt(cacheSalt(request))
-            .withImages(PromptTokens.images(request));
+            .withImages(PromptTokens.images(request))
+            .withBusyHeadroom(headroom);
     RequestTrace.Phase decide =
         job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
     return router

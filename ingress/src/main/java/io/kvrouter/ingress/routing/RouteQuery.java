@@ -24,6 +24,9 @@ import java.util.function.Consumer;
  *     unsalted one), or null; it enters the router's block keys the same way
  * @param images a chat's images in prompt order ({@link MediaPrompt}): each enters the keys of the
  *     blocks its placeholder tokens overlap, as in the engine's hash; empty for none
+ * @param busyHeadroom requests a replica may hold beyond its busy threshold for this one (its
+ *     tenant is below its fair share while others wait: {@code AdmissionQueue#headroom}); 0 for
+ *     none
  */
 public record RouteQuery(
     String requestId,
@@ -38,7 +41,8 @@ public record RouteQuery(
     double ttftTargetMillis,
     Pool pool,
     String cacheSalt,
-    List<MediaPrompt.Image> images) {
+    List<MediaPrompt.Image> images,
+    int busyHeadroom) {
 
   /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
   public enum Pool {
@@ -77,7 +81,8 @@ public record RouteQuery(
         0,
         Pool.SERVE,
         null,
-        List.of());
+        List.of(),
+        0);
   }
 
   /** A query with no session key, pin or required API. */
@@ -116,6 +121,11 @@ public record RouteQuery(
     return with(b -> b.images = list);
   }
 
+  /** The same query allowed {@code requests} beyond a replica's busy threshold (0: none). */
+  public RouteQuery withBusyHeadroom(int requests) {
+    return with(b -> b.busyHeadroom = requests);
+  }
+
   /** Returns a copy with {@code change} applied to the builder of its components. */
   private RouteQuery with(Consumer<Builder> change) {
     Builder b = new Builder(this);
@@ -132,6 +142,7 @@ public record RouteQuery(
     private Pool pool;
     private String cacheSalt;
     private List<MediaPrompt.Image> images;
+    private int busyHeadroom;
 
     private Builder(RouteQuery q) {
       this.q = q;
@@ -141,6 +152,7 @@ public record RouteQuery(
       pool = q.pool;
       cacheSalt = q.cacheSalt;
       images = q.images;
+      busyHeadroom = q.busyHeadroom;
     }
 
     private RouteQuery build() {
@@ -157,7 +169,8 @@ public record RouteQuery(
           ttftTargetMillis,
           pool,
           cacheSalt,
-          images);
+          images,
+          busyHeadroom);
     }
   }
 }

@@ -222,7 +222,8 @@ public final class TrackerRouter implements Router {
             excluded,
             true,
             steering.steering(query, holders),
-            attempt.gateCounts());
+            attempt.gateCounts(),
+            query.busyHeadroom());
     long start = System.nanoTime();
     return AskPattern.<KvTracker.Command, Decision>ask(
             tracker,

@@ -166,6 +166,11 @@ public final class FairQueue<T> {
     return everywhere(e.tenant) / e.weight;
   }
 
+  /** {@code tenant}'s slot share with {@code extra} more requests running, at {@code weight}. */
+  public double share(String tenant, double weight, int extra) {
+    return (everywhere(tenant) + extra) / weight;
+  }
+
   /** Requests of {@code tenant} running here and elsewhere: what its slot share counts. */
   private int everywhere(String tenant) {
     return running.getOrDefault(tenant, 0) + elsewhere.applyAsInt(tenant);

@@ -134,6 +134,49 @@ public final class PeerQueues {
     return false;
   }
 
+  /** True when some peer waits for {@code model} with a more pressing priority than {@code p}. */
+  public synchronized boolean morePressing(String model, int p, long nowNanos) {
+    for (Map<String, Heard> models : byIngress.values()) {
+      Heard h = models.get(model);
+      if (h != null && h.priority() != null && h.expiresNanos() > nowNanos && h.priority() < p) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * True when some peer waits for {@code model} at {@code priority} with a tenant other than {@code
+   * tenant} whose slot share is above {@code share}.
+   *
+   * @param here requests each tenant runs at this ingress
+   */
+  public synchronized boolean busierWaiting(
+      String model,
+      int priority,
+      String tenant,
+      double share,
+      ToIntFunction<String> here,
+      long nowNanos) {
+    for (Map<String, Heard> models : byIngress.values()) {
+      Heard h = models.get(model);
+      if (h == null || h.priority() == null || h.expiresNanos() <= nowNanos) {
+        continue;
+      }
+      if (h.priority() == priority) {
+        for (Map.Entry<String, Double> w : h.waiting().entrySet()) {
+          String other = w.getKey();
+          if (!other.equals(tenant)
+              && (here.applyAsInt(other) + running(model, other, nowNanos)) / w.getValue()
+                  > share) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
   /** Calls {@code listener} whenever a peer releases a reservation ({@link #freed}). */
   public void onFreed(Runnable listener) {
     if (this != NONE) {

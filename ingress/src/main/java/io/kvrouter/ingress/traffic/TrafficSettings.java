@@ -15,6 +15,8 @@ import java.util.Locale;
  * @param defaultPriority priority of requests that state none and whose tenant sets none
  * @param sessions session affinity
  * @param quantumTokens fair-queuing credit per round for a tenant of weight 1
+ * @param fairHeadroom requests a replica may hold beyond its busy threshold for a tenant below its
+ *     fair share while another tenant waits
  * @param retryAfter the {@code Retry-After} of a 429 from the router queue
  * @param peerHeadsRefresh how often this ingress tells the others what its queue waits with
  * @param peerHeadsTtl how long what another ingress told counts without being told again
@@ -31,6 +33,7 @@ public record TrafficSettings(
     int defaultPriority,
     Sessions sessions,
     long quantumTokens,
+    int fairHeadroom,
     Duration retryAfter,
     Duration peerHeadsRefresh,
     Duration peerHeadsTtl,
@@ -108,6 +111,7 @@ public record TrafficSettings(
             s.getDuration("write-timeout"),
             s.getDuration("lookup-timeout")),
         c.getLong("queue.quantum-tokens"),
+        c.getInt("queue.fair-headroom"),
         c.getDuration("queue.retry-after"),
         c.getDuration("queue.peer-heads-refresh"),
         c.getDuration("queue.peer-heads-ttl"),

@@ -43,6 +43,19 @@ import org.junit.jupiter.api.Test;
  * average 20-27 (20:36-20:45), so it is off by default. So strict mode is asserted to spread
  * perfectly (the issue's 1.0), and broadcast at most twice the mean: it does not meet the issue's
  * 1.15, which the figures printed here measure.
+ *
+ * <p>Tried on 2 Dec 2026 and not kept: each router taking the near-tie with the fewest requests in
+ * flight on its own view, equals resolved by the replicas' hash order rotated to start at {@code
+ * turn × replicas ÷ routers}, which spreads 4 routers × 6 simultaneous blind decisions exactly 3
+ * per replica (a unit model of it did). Here it gave 1.00, 1.67, 1.33, then 1.33, 1.33, 1.33, then
+ * (waiting 2.5 s after readiness so that every router had heard every other's reservation mark)
+ * 1.00, 1.33, 1.67, 1.33; broadcast beside it 1.33, 1.67, 1.33. Logged decisions showed why: the
+ * burst is not simultaneous here. Its 24 decisions spread over about 220 ms (one ingress placed
+ * five before another placed its first), and a peer's reservation reached the others 50-170 ms
+ * after it was made (four ingresses and two agents in one JVM on 2 cores), so each router decides
+ * on a view holding some of the others' choices and not others. Within the first second after
+ * readiness, a router may also not have heard one peer's reservation mark yet (one run: a router
+ * counted 3 routers and took the turn another held), so two routers share a turn.
  */
 class HerdingBurstIT {
 

@@ -204,12 +204,7 @@ class DataParallelEngineIT {
     // hold before the last ones arrive): the repeats are routed on them.
     Map<Integer, List<Integer>> promptTokensByRank = new HashMap<>();
     for (int i = 0; i < n; i++) {
-      int promptTokens =
-          LoopbackHttp.JSON
-              .readTree(first.get(i).get().body())
-              .path("usage")
-              .path("prompt_tokens")
-              .asInt();
+      int promptTokens = promptTokens(first.get(i).get());
       promptTokensByRank.computeIfAbsent(rankOf.get(i), r -> new ArrayList<>()).add(promptTokens);
     }
     kit.createTestProbe()
@@ -259,16 +254,16 @@ class DataParallelEngineIT {
     }
     Map<Integer, Integer> out = new HashMap<>();
     for (int i = 0; i < answers.size(); i++) {
-      int length =
-          LoopbackHttp.JSON
-              .readTree(answers.get(i).get().body())
-              .path("usage")
-              .path("prompt_tokens")
-              .asInt();
+      int length = promptTokens(answers.get(i).get());
       assertThat(rankByLength).containsKey(length);
       out.put(i, rankByLength.get(length));
     }
     return out;
+  }
+
+  /** The prompt tokens an answer's usage reports. */
+  private static int promptTokens(HttpResponse<String> answer) throws Exception {
+    return LoopbackHttp.JSON.readTree(answer.body()).path("usage").path("prompt_tokens").asInt();
   }
 
   private static JsonNode lastLogged(String engine) throws Exception {

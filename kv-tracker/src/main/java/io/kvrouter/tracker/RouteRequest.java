@@ -50,19 +50,6 @@ public record RouteRequest(
     }
   }
 
-  /** A request without busy headroom. */
-  public RouteRequest(
-      String requestId,
-      String model,
-      long[] blockKeys,
-      int promptTokens,
-      Set<String> excluded,
-      boolean admission,
-      Steering steering,
-      Map<String, Integer> gateCounts) {
-    this(requestId, model, blockKeys, promptTokens, excluded, admission, steering, gateCounts, 0);
-  }
-
   /** A request no gate turned away yet. */
   public RouteRequest(
       String requestId,
@@ -72,7 +59,7 @@ public record RouteRequest(
       Set<String> excluded,
       boolean admission,
       Steering steering) {
-    this(requestId, model, blockKeys, promptTokens, excluded, admission, steering, Map.of());
+    this(requestId, model, blockKeys, promptTokens, excluded, admission, steering, Map.of(), 0);
   }
 
   /** A request that asks nothing beyond the policy. */

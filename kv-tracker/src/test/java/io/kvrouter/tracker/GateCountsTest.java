@@ -22,7 +22,7 @@ class GateCountsTest {
 
   static RouteRequest request(String id, Map<String, Integer> gateCounts) {
     return new RouteRequest(
-        id, MODEL, KEYS.keys(tokens(64, 7)), 64, Set.of(), true, Steering.NONE, gateCounts);
+        id, MODEL, KEYS.keys(tokens(64, 7)), 64, Set.of(), true, Steering.NONE, gateCounts, 0);
   }
 
   static int inFlight(Decision d, String replica) {
@@ -85,11 +85,11 @@ class GateCountsTest {
 
   static RouteRequest request2(String id) {
     return new RouteRequest(
-        id, MODEL, KEYS.keys(tokens(64, 8)), 64, Set.of(), true, Steering.NONE, Map.of());
+        id, MODEL, KEYS.keys(tokens(64, 8)), 64, Set.of(), true, Steering.NONE, Map.of(), 0);
   }
 
   static RouteRequest request3(String id, Map<String, Integer> gateCounts) {
     return new RouteRequest(
-        id, MODEL, KEYS.keys(tokens(64, 9)), 64, Set.of(), true, Steering.NONE, gateCounts);
+        id, MODEL, KEYS.keys(tokens(64, 9)), 64, Set.of(), true, Steering.NONE, gateCounts, 0);
   }
 }

@@ -114,25 +114,13 @@ public final class AdmissionQueue {
    * @param quantumTokens tokens credited to a tenant of weight 1 per fair-queuing round
    */
   public AdmissionQueue(int capacity, Duration maxWait, Duration recheck, long quantumTokens) {
-    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, state -> {});
+    this(capacity, maxWait, recheck, quantumTokens, PeerQueues.NONE, state -> {}, 0);
   }
 
   /**
    * @param peers what the other ingresses wait with and run; their releases wake this queue
    * @param heads told what this queue holds for a model whenever it changes, to tell the other
    *     ingresses (under the lock: must not block)
-   */
-  public AdmissionQueue(
-      int capacity,
-      Duration maxWait,
-      Duration recheck,
-      long quantumTokens,
-      PeerQueues peers,
-      Consumer<QueueState> heads) {
-    this(capacity, maxWait, recheck, quantumTokens, peers, heads, 0);
-  }
-
-  /**
    * @param fairHeadroom requests a replica may hold beyond its busy threshold for a tenant below
    *     its fair share while another waits ({@link #headroom}); 0: none
    */
@@ -260,6 +248,9 @@ public final class AdmissionQueue {
     long now = System.nanoTime();
     FairQueue<Ticket> q = byModel.get(model);
     Integer first = q == null ? null : q.firstPriority();
+    if (first == null && !peers.waiting(model, now)) {
+      return 0; // nobody waits for the model anywhere: the usual case, and nothing to overtake
+    }
     if ((first != null && first < priority) || peers.morePressing(model, priority, now)) {
       return 0;
     }

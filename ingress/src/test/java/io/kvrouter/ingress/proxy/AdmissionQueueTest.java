@@ -157,7 +157,8 @@ class AdmissionQueueTest {
             Duration.ofMinutes(10),
             100,
             peers,
-            state -> told.add(state.model() + "=" + state.priority()));
+            state -> told.add(state.model() + "=" + state.priority()),
+            0);
     Ticket low = q.enter("m", 10, "t", 10, 1);
     q.enter("m", 3, "t", 10, 1);
     assertThat(told)
@@ -224,7 +225,7 @@ class AdmissionQueueTest {
   /** A queue hearing {@code peers}, telling what it holds into {@code told}. */
   static AdmissionQueue queue(PeerQueues peers, List<QueueState> told) {
     return new AdmissionQueue(
-        10, Duration.ofMinutes(1), Duration.ofMinutes(10), 100, peers, told::add);
+        10, Duration.ofMinutes(1), Duration.ofMinutes(10), 100, peers, told::add, 0);
   }
 
   @Test

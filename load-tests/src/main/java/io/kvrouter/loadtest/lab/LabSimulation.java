@@ -222,7 +222,8 @@ public final class LabSimulation {
             excluded,
             false,
             view.steering(index, engines, dead),
-            gateCounts);
+            gateCounts,
+            0);
     // Strict mode holds the reservation back from the peers until its gate admits it, as the
     // ingress does (TrackerRouter): one turned away never shows them load that was not placed.
     Decision d =

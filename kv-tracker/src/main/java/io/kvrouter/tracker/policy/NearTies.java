@@ -1,6 +1,8 @@
 package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.ledger.LoadView;
+import java.util.Arrays;
+import java.util.function.IntUnaryOperator;
 import java.util.random.RandomGenerator;
 
 /**
@@ -121,6 +123,64 @@ final class NearTies {
       position += (long) routers * unseenOwn.count();
     }
     return Ranking.withFirst(ranked, ties[(int) (position % count)]);
+  }
+
+  /**
+   * Candidates by cost; of the near-ties on {@code tieCost}, the one holding the fewest of this
+   * router's own requests in flight ({@code ownInFlight}), equals in the hash order of all the
+   * candidates rotated to start at this router's share of it ({@code rank · candidates ÷ routers},
+   * {@link PeerConcurrency#rank}). Each router spreads its own load evenly, and routers walk the
+   * replicas from different starting points, so decisions taken blind of each other (4 routers, 6
+   * each, 8 tied replicas) land 3 per replica whatever their timing. {@code tieCost} is the cost
+   * without the peers' recent reservations ({@link PeerRecent}): ties found on each router's
+   * partial view of those would differ between routers and break the pattern. Positions count all
+   * candidates, not only the ties, so a router's starting point does not move as its ties change.
+   */
+  int[] byOwnLoad(
+      int[] candidates,
+      double[] cost,
+      double[] tieCost,
+      double[] own,
+      int blockSize,
+      LoadView load,
+      long now,
+      double extraBand,
+      IntUnaryOperator ownInFlight) {
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    boolean[] tie = new boolean[candidates.length];
+    int count = nearTies(tieCost, own, blockSize, extraBand, tie);
+    if (count <= 1) {
+      return ranked;
+    }
+    // Every candidate's place in the replicas' hash order: the same for every router, whichever of
+    // them are near-ties for this one right now.
+    int n = candidates.length;
+    long[] hash = new long[n];
+    for (int i = 0; i < n; i++) {
+      hash[i] = mix(load.id(candidates[i]));
+    }
+    long[] sorted = hash.clone();
+    Arrays.sort(sorted);
+    int routers = peers.routers(now);
+    long rank = peers.rank(now);
+    int start = routers > 1 ? (int) (rank * n / routers) : (int) Math.floorMod(rank, n);
+    int best = -1;
+    long bestKey = Long.MAX_VALUE;
+    for (int i = 0; i < n; i++) {
+      if (!tie[i]) {
+        continue;
+      }
+      // Ids are distinct, so their hashes are too but by a 2^-64 chance (equals share a place).
+      int position = Arrays.binarySearch(sorted, hash[i]);
+      long key =
+          ((long) Math.max(0, ownInFlight.applyAsInt(candidates[i])) << 32)
+              | Math.floorMod(position - start, n);
+      if (key < bestKey) {
+        bestKey = key;
+        best = candidates[i];
+      }
+    }
+    return Ranking.withFirst(ranked, best);
   }
 
   /**

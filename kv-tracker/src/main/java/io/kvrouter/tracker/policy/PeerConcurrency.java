@@ -45,6 +45,7 @@ final class PeerConcurrency {
   private int ownHead;
   private int ownSize;
   private double delayMillis;
+  private double delayHigh;
   private boolean delayKnown;
   private double concurrent;
 
@@ -72,6 +73,9 @@ final class PeerConcurrency {
     }
     double d = Math.max(0, Math.min(maxDelayMillis, nowMillis - issuedMillis));
     delayMillis = delayKnown ? 0.9 * delayMillis + 0.1 * d : d;
+    // A slowly decaying maximum: a late arrival sets it, then it relaxes towards the later ones
+    // (by 2 % of the gap each), so it covers the spread of delays and not only their mean.
+    delayHigh = !delayKnown || d > delayHigh ? d : delayHigh + 0.02 * (d - delayHigh);
     delayKnown = true;
     peerTimes[peerCount % RING] = issuedMillis;
     peerCount++;
@@ -104,6 +108,15 @@ final class PeerConcurrency {
   /** The propagation delay between routers as observed, ms (0 before any peer was heard). */
   double delayMillis() {
     return delayKnown ? delayMillis : 0;
+  }
+
+  /**
+   * The longest propagation delay seen lately, ms (a maximum that decays by 2 % of its gap to each
+   * newer observation), or {@code priorMillis} before any peer reservation was observed: a peer
+   * decision younger than this may have reached some routers and not others.
+   */
+  double lateDelayMillis(double priorMillis) {
+    return delayKnown ? delayHigh : priorMillis;
   }
 
   /**
@@ -142,6 +155,19 @@ final class PeerConcurrency {
       return (int) Math.floorMod(mix(self) + rotation, 1L << 16);
     }
     return (int) Math.floorMod(order.indexOf(self) + rotation, (long) k);
+  }
+
+  /**
+   * This router's place among the active routers in their shared hash order, in {@code [0,
+   * routers)}, without rotation: a partition every router agrees on once they have heard of each
+   * other. A router that knows no peer gets a place in {@code [0, 65536)} drawn from its id.
+   */
+  int rank(long nowMillis) {
+    turn(nowMillis); // refreshes the order
+    if (order.size() == 1) {
+      return (int) Math.floorMod(mix(self), 1L << 16);
+    }
+    return Math.max(0, order.indexOf(self));
   }
 
   /**

@@ -34,7 +34,8 @@ public final class Policies {
           "kvrouter_off",
           "kvrouter_random",
           "kvrouter_turns",
-          "kvrouter_unseen");
+          "kvrouter_unseen",
+          "kvrouter_own");
 
   /**
    * Prefix of a kvrouter variant with some of its parameters changed ({@link
@@ -92,7 +93,7 @@ public final class Policies {
     return switch (name) {
       case "kvrouter" -> new TtftPolicy("kvrouter", config, random);
       case "kvrouter_v1" -> new KvRouterV1Policy(config, random);
-      case "kvrouter_off", "kvrouter_random", "kvrouter_turns", "kvrouter_unseen" ->
+      case "kvrouter_off", "kvrouter_random", "kvrouter_turns", "kvrouter_unseen", "kvrouter_own" ->
           new TtftPolicy(
               name,
               config.withKvRouter(

@@ -61,7 +61,15 @@ import java.util.random.RandomGenerator;
  * router's m-th decision its peers have not seen yet takes position {@code turn + routers · m}, so
  * a burst through fewer routers than tied replicas lands on disjoint replicas; with no more ties
  * than routers it falls back to the turn on the router's own view. {@code random} draws near-ties
- * at random, {@code off} takes the first of equal candidates.
+ * at random, {@code off} takes the first of equal candidates. Under {@code own} (the default), a
+ * request no candidate holds any of (a burst of unique prompts: agent fan-out, batch jobs) goes,
+ * among its near-ties, to the one holding the fewest of this router's own requests in flight,
+ * equals in the replicas' hash order from this router's starting point ({@link
+ * NearTies#byOwnLoad}); the ties are found without the peers' reservations of the last {@link
+ * KvRouterConfig#blindMillis} ({@link PeerRecent}), which some routers hold and others not yet.
+ * Every router spreads its own decisions evenly from a different point, on a view they all share,
+ * so together they spread evenly however their reservations interleave. Requests with a cached
+ * prefix somewhere, and a lone router, resolve near-ties as under {@code turns}.
  *
  * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
  * holds no more requests than the router saw there, so decisions on a replica are serialised across
@@ -97,6 +105,8 @@ final class TtftPolicy implements Policy {
       };
   private final WritePressure writes = new WritePressure();
   private final OwnUnseen unseenOwn = new OwnUnseen();
+  private final OwnInFlight ownLoad = new OwnInFlight();
+  private final PeerRecent peerRecent = new PeerRecent();
   private final PrefillProgress progress = new PrefillProgress();
   private final NearTies ties;
   private double lastOwnTokens;
@@ -107,10 +117,14 @@ final class TtftPolicy implements Policy {
   private double[][] lastFeatures = new double[0][];
   // Scratch: costs on the view every router shares (own unseen reservations taken out).
   private double[] sharedCost = new double[0];
+  // Scratch: costs without the peers' reservations of the last few delays (concurrency "own").
+  private double[] blindCost = new double[0];
+  private double[] recentByReplica = new double[16];
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
-   *     kvrouter_off}, {@code kvrouter_random}, {@code kvrouter_turns}, {@code kvrouter_unseen})
+   *     kvrouter_off}, {@code kvrouter_random}, {@code kvrouter_turns}, {@code kvrouter_unseen},
+   *     {@code kvrouter_own})
    */
   TtftPolicy(String name, PolicyConfig config, RandomGenerator random) {
     this.name = name;
@@ -174,6 +188,11 @@ final class TtftPolicy implements Policy {
             : 0;
     if (sharedCost.length < n) {
       sharedCost = new double[n];
+      blindCost = new double[n];
+    }
+    long recentSince = blindSince(query, now);
+    if (recentSince != Long.MAX_VALUE) {
+      recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
     }
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
@@ -183,6 +202,12 @@ final class TtftPolicy implements Policy {
       double queued = ttft(t, ahead, own[i], load, r);
       cost[i] = queued + reload + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
       sharedCost[i] = cost[i];
+      blindCost[i] = cost[i];
+      double recent =
+          recentSince == Long.MAX_VALUE || r >= recentByReplica.length ? 0 : recentByReplica[r];
+      if (recent > 0) {
+        blindCost[i] += ttft(t, Math.max(0, ahead - recent), own[i], load, r) - queued;
+      }
       double hidden = striping ? unseenOwn.prefillOn(r) : 0;
       if (hidden > 0) {
         sharedCost[i] += ttft(t, Math.max(0, ahead - hidden), own[i], load, r) - queued;
@@ -201,12 +226,29 @@ final class TtftPolicy implements Policy {
         if (config.busy(load, candidates[i])) {
           cost[i] = Double.POSITIVE_INFINITY;
           sharedCost[i] = Double.POSITIVE_INFINITY;
+          blindCost[i] = Double.POSITIVE_INFINITY;
         }
       }
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
       case "random" -> ties.atRandom(candidates, cost, own, query.blockSize(), extraBand);
+      case "own" ->
+          query.gated() && k.strictFirst()
+              ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
+              : peers.routers(now) <= 1 || !cold(query, own, n)
+                  ? ties.byTurn(
+                      candidates, cost, cost, own, query.blockSize(), load, now, false, extraBand)
+                  : ties.byOwnLoad(
+                      candidates,
+                      cost,
+                      blindCost,
+                      own,
+                      query.blockSize(),
+                      load,
+                      now,
+                      extraBand,
+                      ownLoad::on);
       default ->
           query.gated() && k.strictFirst()
               ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
@@ -237,6 +279,31 @@ final class TtftPolicy implements Policy {
     double c = chunk(load, r);
     double perMilli = c / Math.max(1e-3, ttft(t, 0, c, load, r));
     return progress.remaining(r, queued, now, perMilli);
+  }
+
+  /** Whether no candidate holds any of the prompt: {@code own} is each one's uncached tokens. */
+  private static boolean cold(RouteQuery query, double[] own, int n) {
+    for (int i = 0; i < n; i++) {
+      if (own[i] < Math.max(1, query.promptTokens())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Under {@code own}, among several routers, ungated: peer reservations decided after the returned
+   * time are left out of the near-ties ({@link PeerRecent}): those of the last two observed
+   * propagation delays (the prior before any was observed). {@code Long.MAX_VALUE} otherwise: none
+   * left out.
+   */
+  private long blindSince(RouteQuery query, long now) {
+    if (!"own".equals(k.concurrency()) || query.gated() || peers.routers(now) <= 1) {
+      return Long.MAX_VALUE;
+    }
+    return now
+        - (long)
+            Math.ceil(Math.max(k.blindMillis(), 2 * peers.lateDelayMillis(k.delayPriorMillis())));
   }
 
   /**
@@ -317,6 +384,7 @@ final class TtftPolicy implements Policy {
   public void onReserved(String requestId, RouteQuery query, int replica) {
     peers.ownDecided(query.nowMillis());
     progress.reserved(replica, query.nowMillis());
+    ownLoad.reserved(requestId, replica);
     if (k.stripe() && !query.gated() && peers.routers(query.nowMillis()) > 1) {
       // Only striping reads them, and only among several routers.
       unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
@@ -350,11 +418,14 @@ final class TtftPolicy implements Policy {
   public void onReleased(String requestId, long nowMillis) {
     pending.remove(requestId);
     unseenOwn.released(requestId);
+    ownLoad.released(requestId);
   }
 
   @Override
   public void onReplicaRemoved(int replica) {
     unseenOwn.forgetReplica(replica);
+    ownLoad.forget(replica);
+    peerRecent.forget(replica);
     progress.forget(replica);
   }
 
@@ -376,6 +447,7 @@ final class TtftPolicy implements Policy {
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
       writes.add(replica, prefillTokens, nowMillis);
       progress.reserved(replica, issuedMillis);
+      peerRecent.add(replica, prefillTokens, issuedMillis);
     }
   }
 }

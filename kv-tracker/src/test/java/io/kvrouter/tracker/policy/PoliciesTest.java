@@ -153,7 +153,8 @@ class PoliciesTest {
                 d.strictFirst(),
                 d.delayPriorMillis(),
                 d.unseenBand(),
-                d.prefillProgress()));
+                d.prefillProgress(),
+                d.blindMillis()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

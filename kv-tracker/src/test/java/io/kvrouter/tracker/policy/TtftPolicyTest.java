@@ -269,6 +269,61 @@ class TtftPolicyTest {
   }
 
   /**
+   * Concurrency {@code own}: four routers place six unique prompts each on eight idle replicas,
+   * taking turns, and each decision reaches a random half of the other routers before their next
+   * one (the rest never in time), so every router decides on a different partial view of the
+   * others. Each spreads its own decisions from its own starting point, on near-ties found without
+   * the peers' recent reservations: every replica gets exactly three, in every draw of who heard
+   * what. Under the default turns the same draws stack four or more on some replica.
+   */
+  @Test
+  void ownLoad_routersOnPartialViewsOfEachOther_threePerReplica() {
+    for (long seed = 1; seed <= 20; seed++) {
+      assertThat(burstOnPartialViews("own", seed)).as("seed " + seed).containsOnly(3);
+    }
+    int worst = 0;
+    for (long seed = 1; seed <= 20; seed++) {
+      worst =
+          Math.max(
+              worst,
+              java.util.Arrays.stream(burstOnPartialViews("turns", seed)).max().orElseThrow());
+    }
+    assertThat(worst).as("turns, most on one replica over the draws").isGreaterThan(3);
+  }
+
+  private static int[] burstOnPartialViews(String concurrency, long seed) {
+    String[] routers = {"a", "b", "c", "d"};
+    SplittableRandom heard = new SplittableRandom(seed);
+    Fixture[] views = new Fixture[routers.length];
+    TtftPolicy[] policies = new TtftPolicy[routers.length];
+    for (int t = 0; t < routers.length; t++) {
+      views[t] = new Fixture(8);
+      policies[t] = policy(concurrency, routers[t]);
+      for (String peer : routers) {
+        policies[t].onPeerHeard(peer, views[t].now - 500);
+      }
+    }
+    int[] total = new int[8];
+    for (int i = 0; i < 6; i++) {
+      for (int t = 0; t < routers.length; t++) {
+        long[] prompt = Fixture.prompt(1_000_000L * (10 * t + i + 1), 12);
+        int chosen = views[t].route(policies[t], prompt, routers[t] + i);
+        long tokens = prompt.length * Fixture.BS;
+        views[t].prefill[chosen] += tokens;
+        total[chosen]++;
+        for (int u = 0; u < routers.length; u++) {
+          if (u != t && heard.nextBoolean()) {
+            views[u].prefill[chosen] += tokens;
+            policies[u].onPeerReserved(
+                routers[t], chosen, (int) tokens, (int) tokens, views[t].now, views[u].now);
+          }
+        }
+      }
+    }
+    return total;
+  }
+
+  /**
    * Strict mode: the gate serialises decisions, so of the near-ties (long decodes: three running or
    * two make no difference to the predicted TTFT) every router takes the one with the fewest
    * requests in flight, whatever its turn.

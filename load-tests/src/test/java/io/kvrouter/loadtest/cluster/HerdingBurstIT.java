@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
  * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
  * figures per mode ({@code
- * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe} picks the
- * modes).
+ * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns}
+ * picks the modes).
  *
  * <p>The bounds come from repeated runs. Since commits 7d532d1 and 566fa19 (strict mode: a gate
  * that turns a request away is counted with what it holds instead of excluded for the round, and
@@ -41,8 +41,8 @@ import org.junit.jupiter.api.Test;
  * over the shared view ({@code broadcast-stripe}, {@code kvrouter@stripe=true}) gave 3.00, 2.67,
  * 1.67, 1.67, 2.00 (21:03-21:11, load average 3-14) and 1.33, 1.33, 1.33 in three bursts at load
  * average 20-27 (20:36-20:45), so it is off by default. So strict mode is asserted to spread
- * perfectly (the issue's 1.0), and broadcast at most twice the mean: it does not meet the issue's
- * 1.15, which the figures printed here measure.
+ * perfectly (the issue's 1.0); broadcast was asserted at most twice the mean, as its tie rule then
+ * (turns, {@code broadcast-turns}) did not meet the issue's 1.15. The rule that does is below.
  *
  * <p>Tried on 2 Dec 2026 and not kept: each router taking the near-tie with the fewest requests in
  * flight on its own view, equals resolved by the replicas' hash order rotated to start at {@code
@@ -56,6 +56,22 @@ import org.junit.jupiter.api.Test;
  * on a view holding some of the others' choices and not others. Within the first second after
  * readiness, a router may also not have heard one peer's reservation mark yet (one run: a router
  * counted 3 routers and took the turn another held), so two routers share a turn.
+ *
+ * <p>Kept on 2 Dec 2026, the default since (concurrency {@code own}, {@code NearTies.byOwnLoad}): a
+ * request no replica holds any of goes, among its near-ties, to the one holding the fewest of this
+ * router's own requests, equals in the replicas' hash order from this router's starting point
+ * ({@code rank × replicas ÷ routers}, no rotation), and the near-ties are found without the peers'
+ * reservations of the last 100 ms ({@code blindMillis}), the ones some routers hold and others not
+ * yet. Logged decisions of the first tries showed why both halves matter: ties found on each
+ * router's partial view drop the replicas a peer's early reservation reached, and the position
+ * taken among a shrinking set of ties moves each router's starting point. Broadcast, with it: 1.00,
+ * 1.00, 1.00, 1.00, 1.00 (05:10-05:14 UTC, load average 3-5, as {@code broadcast-own}), then as the
+ * default 1.00, 1.33, 1.00, 1.00, 1.00 (05:19-05:23): the issue's 1.15 in 4 of 5 runs is met.
+ * Earlier steps: own-load order with positions among the ties only 1.33, 1.33, 1.33; positions
+ * among all candidates 1.00, 1.00, 1.33; ties blind to peers' last two mean delays only (a few ms
+ * here, against 50-170 ms late arrivals) 1.00, 1.33, 1.33, 1.33. One burst in ten still ends at
+ * 1.33, so the suite's single burst asserts 4 of a mean of 3 (turns gave 5 and 6), and the five-run
+ * figures are printed.
  */
 class HerdingBurstIT {
 
@@ -65,8 +81,11 @@ class HerdingBurstIT {
   /** Bound on max ÷ mean in strict mode: 3 of a mean of 3 (the runs are in the class comment). */
   static final double STRICT_BOUND = 1.0 + 1e-9;
 
-  /** Bound on max ÷ mean in broadcast mode: 6 of a mean of 3 (runs in the class comment). */
-  static final double BROADCAST_BOUND = 2.0 + 1e-9;
+  /**
+   * Bound on max ÷ mean of one burst in broadcast mode: 4 of a mean of 3 (nine of ten bursts were
+   * 1.00, one 1.33; runs in the class comment).
+   */
+  static final double BROADCAST_BOUND = 4.0 / 3.0 + 1e-9;
 
   record Spread(String mode, int burst, int[] perReplica, double maxOverMean) {}
 
@@ -158,7 +177,9 @@ class HerdingBurstIT {
           "broadcast-no-ties",
           ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
           "broadcast-stripe",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""));
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""),
+          "broadcast-turns",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@concurrency=turns\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

@@ -164,7 +164,9 @@ done
 # (at most 8 more rounds of 2,000 requests).
 jit_ticks() {
   for t in /proc/"$ingress_pid"/task/*; do
-    grep -q CompilerThre "$t/comm" 2>/dev/null && awk '{print $14 + $15}' "$t/stat" 2>/dev/null
+    if grep -q CompilerThre "$t/comm" 2>/dev/null; then
+      awk '{print $14 + $15}' "$t/stat" 2>/dev/null || true
+    fi
   done | awk '{ s += $1 } END { print s + 0 }'
 }
 for w in $(seq 1 "${WARMUP_ROUNDS:-8}"); do
@@ -172,7 +174,7 @@ for w in $(seq 1 "${WARMUP_ROUNDS:-8}"); do
   bench "warmup-ingress-$w" "http://127.0.0.1:$p_ingress" 2000 "$((100 + w))" "$work/warmup-ingress-$w"
   jit_ms="$(echo "scale=3; ($(jit_ticks) - $j0) * 1000 / $(getconf CLK_TCK) / 2000" | bc)"
   echo "ingress warm-up round $w: JIT compiler threads $jit_ms ms per request"
-  [ "$(echo "$jit_ms < 0.2" | bc)" = 1 ] && break
+  if [ "$(echo "$jit_ms < 0.2" | bc)" = 1 ]; then break; fi
 done
 
 declare -A cpu

@@ -22,12 +22,15 @@ final class PeerRecent {
   private final long[] issued = new long[CAPACITY];
   private int count;
 
-  /** A peer reserved {@code replica}, decided at {@code issuedMillis}. */
-  void add(int replica, double prefillTokens, long issuedMillis) {
+  /**
+   * A peer reserved {@code replica}, decided at {@code issuedMillis} on its clock and received at
+   * {@code nowMillis} on this one (a peer clock ahead of this one counts as the arrival time).
+   */
+  void add(int replica, double prefillTokens, long issuedMillis, long nowMillis) {
     int i = count % CAPACITY;
     replicas[i] = replica;
     prefill[i] = prefillTokens;
-    issued[i] = issuedMillis;
+    issued[i] = Math.min(issuedMillis, nowMillis);
     count++;
   }
 

@@ -447,7 +447,7 @@ final class TtftPolicy implements Policy {
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
       writes.add(replica, prefillTokens, nowMillis);
       progress.reserved(replica, issuedMillis);
-      peerRecent.add(replica, prefillTokens, issuedMillis);
+      peerRecent.add(replica, prefillTokens, issuedMillis, nowMillis);
     }
   }
 }

@@ -23,10 +23,11 @@ import java.lang.reflect.RecordComponent;
  *     prompts at once) max ÷ mean 1.00 in five bursts of five against 1.33-2.00; the lab's
  *     conversation trace (first 3,000 requests, 8 replicas × 65,536 blocks, 5 ms, as recorded) 557
  *     / 673 / 724 ms p90 at 1 / 8 / 16 routers either way, as its prompts all share a cached prefix
- *     somewhere. Applied to every request, not only cold ones, it gave 749 and 834 ms there: among
- *     cached candidates, the least recently written replica is the better tie. Measured in the lab
- *     (conversation trace, first 3,000 requests, 8 replicas × 65,536 blocks, 8 routers, 5 ms, as
- *     recorded): p90 TTFT off 1,475 ms, random 846, unseen 846, turns 780 (1 router: 554-562)
+ *     somewhere. Applied to every request, not only cold ones, it gave 749 and 834 ms there, and to
+ *     requests every candidate holds equally much of 730 and 754 ms: among cached candidates, the
+ *     least recently written replica is the better tie. Measured in the lab (conversation trace,
+ *     first 3,000 requests, 8 replicas × 65,536 blocks, 8 routers, 5 ms, as recorded): p90 TTFT off
+ *     1,475 ms, random 846, unseen 846, turns 780 (1 router: 554-562)
  * @param workWeight weight of the compute time the request's own uncached tokens take from the
  *     replica (and so from the requests after it) added to its predicted TTFT: 0 is purely myopic
  *     (recomputing a shared prefix elsewhere looks free when it is as fast as queueing behind it);

@@ -3,6 +3,7 @@ package io.kvrouter.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvrouter.testing.FreePorts;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -42,13 +43,9 @@ class BootstrapClusterIT {
   @Test
   void threeProcessesWithoutSeedNodes_findEachOtherThroughBootstrap_andRouteARequest()
       throws Exception {
-    int[] management = {
-      MultiProcessClusterIT.freePort(),
-      MultiProcessClusterIT.freePort(),
-      MultiProcessClusterIT.freePort()
-    };
-    int http1 = MultiProcessClusterIT.freePort();
-    int http2 = MultiProcessClusterIT.freePort();
+    int[] management = {FreePorts.one(), FreePorts.one(), FreePorts.one()};
+    int http1 = FreePorts.one();
+    int http2 = FreePorts.one();
     String ingress1 = "http://127.0.0.1:" + http1;
     String ingress2 = "http://127.0.0.1:" + http2;
 

@@ -1,5 +1,6 @@
 package io.kvrouter.cli;
 
+import io.kvrouter.testing.FreePorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -75,12 +76,8 @@ final class ChaosCluster implements AutoCloseable {
     String[] ingressHosts = {"127.0.0.2", "127.0.0.3"};
     String[] agentHosts = {"127.0.0.6", "127.0.0.7"};
     String engineHost = "127.0.0.4";
-    int[] ingressPorts = {
-      NodeProcesses.freePort(ingressHosts[0]), NodeProcesses.freePort(ingressHosts[1])
-    };
-    int[] agentPorts = {
-      NodeProcesses.freePort(agentHosts[0]), NodeProcesses.freePort(agentHosts[1])
-    };
+    int[] ingressPorts = {FreePorts.one(ingressHosts[0]), FreePorts.one(ingressHosts[1])};
+    int[] agentPorts = {FreePorts.one(agentHosts[0]), FreePorts.one(agentHosts[1])};
     String seeds =
         String.join(
             ",",
@@ -88,9 +85,9 @@ final class ChaosCluster implements AutoCloseable {
             "pekko://kvrouter@" + ingressHosts[1] + ":" + ingressPorts[1],
             "pekko://kvrouter@" + agentHosts[0] + ":" + agentPorts[0]);
     for (int i = 0; i < 2; i++) {
-      int http = NodeProcesses.freePort(engineHost);
-      String events = "tcp://" + engineHost + ":" + NodeProcesses.freePort(engineHost);
-      String replay = "tcp://" + engineHost + ":" + NodeProcesses.freePort(engineHost);
+      int http = FreePorts.one(engineHost);
+      String events = "tcp://" + engineHost + ":" + FreePorts.one(engineHost);
+      String replay = "tcp://" + engineHost + ":" + FreePorts.one(engineHost);
       engines.add(
           new Node(
               "engine-" + i,
@@ -139,7 +136,7 @@ final class ChaosCluster implements AutoCloseable {
                   MODEL)));
     }
     for (int i = 0; i < 2; i++) {
-      int http = NodeProcesses.freePort(ingressHosts[i]);
+      int http = FreePorts.one(ingressHosts[i]);
       ingresses.add(
           new Node(
               "ingress-" + i,

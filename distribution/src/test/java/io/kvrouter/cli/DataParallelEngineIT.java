@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.testing.FreePorts;
 import io.kvrouter.testing.LoopbackHttp;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,25 +62,6 @@ class DataParallelEngineIT {
     return out.toString();
   }
 
-  /** A base port with {@code n} consecutive free ports (free when probed). */
-  private static int freeRun(int n) throws Exception {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base = 20_000 + (int) (Math.random() * 30_000);
-      boolean free = true;
-      for (int p = base; p < base + n && free; p++) {
-        try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
-          s.setReuseAddress(true);
-        } catch (java.io.IOException taken) {
-          free = false;
-        }
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IllegalStateException("no run of " + n + " free ports");
-  }
-
   private static ObjectNode completion(int i) {
     ObjectNode body = LoopbackHttp.JSON.createObjectNode();
     body.put("model", "kvrouter-demo");
@@ -96,11 +77,11 @@ class DataParallelEngineIT {
   @Test
   void fourRanksBehindOnePort_promptsSpreadOverRanks_andRepeatsLandWhereTheyAreCached()
       throws Exception {
-    int zmq = freeRun(2 * RANKS);
-    int engineHttp = MultiProcessClusterIT.freePort();
-    int seedPort = MultiProcessClusterIT.freePort();
-    int agentPort = MultiProcessClusterIT.freePort();
-    int ingressHttp = MultiProcessClusterIT.freePort();
+    int zmq = FreePorts.run("127.0.0.1", 2 * RANKS);
+    int engineHttp = FreePorts.one();
+    int seedPort = FreePorts.one();
+    int agentPort = FreePorts.one();
+    int ingressHttp = FreePorts.one();
     String seed = "pekko://kvrouter@127.0.0.1:" + seedPort;
     String engine = "http://127.0.0.1:" + engineHttp;
     String pub = "tcp://127.0.0.1:" + zmq;

@@ -3,6 +3,7 @@ package io.kvrouter.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.kvrouter.testing.FreePorts;
 import io.kvrouter.testing.LoopbackHttp;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -51,12 +52,6 @@ class MultiProcessClusterIT {
     }
   }
 
-  static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   private Process start(String name, String... args) throws Exception {
     Path log = Files.createTempFile("kvrouter-" + name, ".log");
     logs.add(log);
@@ -97,7 +92,7 @@ class MultiProcessClusterIT {
   @Test
   void anIngressWhoseHttpPortIsTaken_exitsWithStatus1_namingTheCause() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getByName(I1))) {
-      int port = NodeProcesses.freePort(I1);
+      int port = FreePorts.one(I1);
       Process p =
           start(
               "ingress-taken",
@@ -125,11 +120,11 @@ class MultiProcessClusterIT {
   @Test
   void twoIngressProcessesAndAnAgent_survivorServesAfterSigkill_andTheViewConverges()
       throws Exception {
-    int seedPort = NodeProcesses.freePort(I1);
-    int secondPort = NodeProcesses.freePort(I2);
-    int agentPort = NodeProcesses.freePort(AGENT);
-    int http1 = NodeProcesses.freePort(I1);
-    int http2 = NodeProcesses.freePort(I2);
+    int seedPort = FreePorts.one(I1);
+    int secondPort = FreePorts.one(I2);
+    int agentPort = FreePorts.one(AGENT);
+    int http1 = FreePorts.one(I1);
+    int http2 = FreePorts.one(I2);
     String seed = "pekko://kvrouter@" + I1 + ":" + seedPort;
     start(
         "ingress-1",

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.loadtest.bench.BenchRequest;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import io.kvrouter.testing.FreePorts;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -46,15 +45,9 @@ final class NodeProcesses implements AutoCloseable {
     Files.writeString(config, extraConfig);
   }
 
-  static int freePort(String host) throws Exception {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-      return s.getLocalPort();
-    }
-  }
-
   /** Starts the agent, seed of the cluster, with {@code engines} simulated engines on its host. */
   Process agent(String host, int engines, double speedup) throws Exception {
-    int port = freePort(host);
+    int port = FreePorts.one(host);
     seed = "pekko://kvrouter@" + host + ":" + port;
     return start(
         "agent",
@@ -92,8 +85,8 @@ final class NodeProcesses implements AutoCloseable {
    * incarnation of that cluster address.
    */
   Ingress ingress(String host, int httpPort, int pekkoPort) throws Exception {
-    int http = httpPort == 0 ? freePort(host) : httpPort;
-    int pekko = pekkoPort == 0 ? freePort(host) : pekkoPort;
+    int http = httpPort == 0 ? FreePorts.one(host) : httpPort;
+    int pekko = pekkoPort == 0 ? FreePorts.one(host) : pekkoPort;
     Process p =
         start(
             "ingress-" + host,

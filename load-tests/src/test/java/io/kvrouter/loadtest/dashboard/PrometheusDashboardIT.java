@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.DemoCluster;
 import io.kvrouter.loadtest.demo.DemoOptions;
+import io.kvrouter.testing.FreePorts;
 import io.kvrouter.testing.LoopbackHttp;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -56,10 +56,7 @@ class PrometheusDashboardIT {
     Path dir = Files.createTempDirectory("kvrouter-prometheus");
     try (DemoCluster cluster = DemoCluster.start(options)) {
       cluster.awaitReady(Duration.ofSeconds(60));
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = FreePorts.one();
       Files.writeString(
           dir.resolve("prometheus.yml"),
           """

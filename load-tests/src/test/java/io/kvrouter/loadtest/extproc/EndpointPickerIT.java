@@ -28,8 +28,8 @@ import io.kvrouter.ingress.node.IngressGuardian;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.loadtest.bench.PseudoWords;
 import io.kvrouter.loadtest.demo.ModelSimTokenizer;
+import io.kvrouter.testing.FreePorts;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -72,10 +72,7 @@ class EndpointPickerIT {
   @Test
   void sharedPrefixWorkload_isPickedOntoTheReplicaHoldingThePrefix_likeTheHttpIngress()
       throws Exception {
-    int extprocPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      extprocPort = s.getLocalPort();
-    }
+    int extprocPort = FreePorts.one();
     TokenizerRegistry tokenizers = TokenizerRegistry.fromConfig(ConfigFactory.load());
     SimFleet fleet =
         SimFleet.start(

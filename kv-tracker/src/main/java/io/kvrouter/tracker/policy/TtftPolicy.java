@@ -190,14 +190,17 @@ final class TtftPolicy implements Policy {
       sharedCost = new double[n];
       blindCost = new double[n];
     }
-    long recentSince = blindSince(query, now);
+    for (int i = 0; i < n; i++) {
+      own[i] = ownTokens(query, match, candidates[i]);
+    }
+    boolean cold = cold(query, own, n);
+    long recentSince = cold ? blindSince(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
     }
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
       double ahead = queuedPrefill(t, load, r, now) + unseen[i];
-      own[i] = ownTokens(query, match, r);
       double reload = config.cpuLoadMillis(match, r, query.blockSize());
       double queued = ttft(t, ahead, own[i], load, r);
       cost[i] = queued + reload + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
@@ -236,7 +239,7 @@ final class TtftPolicy implements Policy {
       case "own" ->
           query.gated() && k.strictFirst()
               ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
-              : peers.routers(now) <= 1 || !cold(query, own, n)
+              : peers.routers(now) <= 1 || !cold
                   ? ties.byTurn(
                       candidates, cost, cost, own, query.blockSize(), load, now, false, extraBand)
                   : ties.byOwnLoad(
@@ -292,10 +295,10 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * Under {@code own}, among several routers, ungated: peer reservations decided after the returned
-   * time are left out of the near-ties ({@link PeerRecent}): those of the last two observed
-   * propagation delays (the prior before any was observed). {@code Long.MAX_VALUE} otherwise: none
-   * left out.
+   * Under {@code own}, among several routers, ungated (asked for cold requests only): peer
+   * reservations decided after the returned time are left out of the near-ties ({@link
+   * PeerRecent}): those of the last two observed propagation delays (the prior before any was
+   * observed). {@code Long.MAX_VALUE} otherwise: none left out.
    */
   private long blindSince(RouteQuery query, long now) {
     if (!"own".equals(k.concurrency()) || query.gated() || peers.routers(now) <= 1) {

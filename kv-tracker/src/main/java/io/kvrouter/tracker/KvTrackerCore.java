@@ -158,6 +158,15 @@ public final class KvTrackerCore {
 
   // ---------------------------------------------------------------- decisions
 
+  /**
+   * How long a broadcast-mode decision on {@code request} should wait before {@link
+   * #selectAndReserve} (the policy's {@code holdMillis}: among several routers, long prompts are
+   * decided after the short ones of the same instant), ms; 0: decide now.
+   */
+  public long holdMillis(RouteRequest request, long nowMillis) {
+    return placement.holdMillis(request, nowMillis);
+  }
+
   /** Matches, ranks, picks, reserves and predicts in one step. */
   public Decision selectAndReserve(RouteRequest request, long nowMillis) {
     return placement.selectAndReserve(request, nowMillis, true);

@@ -6,7 +6,6 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
-import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.BusyHeadroom;
@@ -81,15 +80,9 @@ final class Placement {
    *     none, and {@link #announce} makes it later (or a release drops it unseen)
    */
   Decision selectAndReserve(RouteRequest request, long nowMillis, boolean announce) {
-    int[] candidates = replicas.candidates(request.model());
+    int[] candidates = candidates(request);
     if (candidates == null) {
       return Decision.none(request.requestId());
-    }
-    if (!request.excluded().isEmpty()) {
-      candidates = without(candidates, request.excluded());
-      if (candidates.length == 0) {
-        return Decision.none(request.requestId());
-      }
     }
     GateFloors floors =
         request.gateCounts().isEmpty()
@@ -103,18 +96,8 @@ final class Placement {
     if (request.admission() && allBusy(candidates, load)) {
       return Decision.busy(request.requestId());
     }
-    BlockKeys keys = replicas.blockKeys(request.model());
     long[] blockKeys = request.blockKeys();
-    RouteQuery query =
-        new RouteQuery(
-            blockKeys,
-            blockKeys.length,
-            request.promptTokens(),
-            keys.blockSize(),
-            nowMillis,
-            !announce);
-    index.match(blockKeys, blockKeys.length, match);
-    index.applyWindows(blockKeys, keys.blockSize(), match);
+    RouteQuery query = matched(request, nowMillis, !announce);
     int[] policyRanked = policy.rank(query, candidates, match, load);
     SteeringRule.Steered steered = steer(request, query, policyRanked, load);
     if (steered.sloMiss()) {
@@ -169,6 +152,38 @@ final class Placement {
         replicas.ids().idOf(chosen),
         candidates(steered, query, chosen, floors),
         reserved);
+  }
+
+  /**
+   * How long an ungated decision on {@code request} should wait ({@link Policy#holdMillis}), ms; 0
+   * when it has no candidate.
+   */
+  long holdMillis(RouteRequest request, long nowMillis) {
+    int[] candidates = candidates(request);
+    if (candidates == null) {
+      return 0;
+    }
+    return policy.holdMillis(matched(request, nowMillis, false), candidates, match);
+  }
+
+  /** The request as the policy sees it; {@code match} now holds its prefix match. */
+  private RouteQuery matched(RouteRequest request, long nowMillis, boolean gated) {
+    long[] blockKeys = request.blockKeys();
+    int blockSize = replicas.blockKeys(request.model()).blockSize();
+    index.match(blockKeys, blockKeys.length, match);
+    index.applyWindows(blockKeys, blockSize, match);
+    return new RouteQuery(
+        blockKeys, blockKeys.length, request.promptTokens(), blockSize, nowMillis, gated);
+  }
+
+  /** The model's replicas without the request's excluded ones; null when none is left. */
+  private int[] candidates(RouteRequest request) {
+    int[] candidates = replicas.candidates(request.model());
+    if (candidates == null || request.excluded().isEmpty()) {
+      return candidates;
+    }
+    candidates = without(candidates, request.excluded());
+    return candidates.length == 0 ? null : candidates;
   }
 
   /** The request's adapter, session affinity and TTFT target applied to the policy's ranking. */

@@ -24,7 +24,9 @@ import java.util.function.ToLongFunction;
  *
  * <ul>
  *   <li>{@code kvrouter_requests_total{model,status}}: answered requests by HTTP status
- *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram)
+ *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram), including the
+ *       wait a long prompt takes before its decision among several routers (the kvrouter policy's
+ *       {@code holdFromMillis})
  *   <li>{@code kvrouter_prompt_tokens_total}, {@code kvrouter_predicted_cached_tokens_total},
  *       {@code kvrouter_engine_cached_tokens_total}: token counts of routed requests
  *   <li>{@code kvrouter_prediction_error_tokens{replica}}: |predicted − engine-reported| cached
@@ -83,7 +85,8 @@ public final class IngressMetrics implements ProxyListener {
     accuracy = PredictionAccuracy.of(registry, accuracySettings);
     decision =
         Timer.builder("kvrouter.decision")
-            .description("Select-and-reserve latency")
+            .description(
+                "Select-and-reserve latency, with the wait of long prompts among several routers")
             .publishPercentileHistogram()
             .minimumExpectedValue(Duration.ofNanos(1_000))
             .maximumExpectedValue(Duration.ofSeconds(1))

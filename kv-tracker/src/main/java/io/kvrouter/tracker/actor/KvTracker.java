@@ -56,6 +56,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
           GetOwnMark,
           DebugDiverge,
           SelectAndReserve,
+          Held,
           Announce,
           PrefillDone,
           Release,
@@ -106,6 +107,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     }
   }
 
+  /** A broadcast-mode placement whose wait the policy asked for is over: decide it now. */
+  record Held(SelectAndReserve placement) implements Command {}
+
   /** A reservation held back by {@code SelectAndReserve(..., false)} stands: broadcast it. */
   public record Announce(String requestId) implements Command {}
 
@@ -147,6 +151,10 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private final KvTrackerCore core;
+  // Placements waiting for their hold to end, by request id: a Release meanwhile (the asker gave
+  // up)
+  // drops one before it reserves anything.
+  private final java.util.Map<String, SelectAndReserve> holding = new java.util.HashMap<>();
   private final LongSupplier clock;
   private final ActorRef<ReservationEvent> reservationsOut;
   private final ActorRef<GapDetected> gapsOut;
@@ -231,6 +239,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(DebugDiverge.class, this::onDebugDiverge)
         .onMessage(GetOwnMark.class, this::onGetOwnMark)
         .onMessage(SelectAndReserve.class, this::onSelectAndReserve)
+        .onMessage(Held.class, this::onHeld)
         .onMessage(PrefillDone.class, this::onPrefillDone)
         .onMessage(Release.class, this::onRelease)
         .onMessage(Announce.class, this::onAnnounce)
@@ -303,7 +312,27 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     return this;
   }
 
+  /**
+   * A broadcast-mode placement waits first when the policy asks ({@link KvTrackerCore#holdMillis}:
+   * long prompts among several routers), a timer away; meanwhile the tracker goes on with other
+   * messages, and the decision is taken on the state the wait brought.
+   */
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
+    long hold = m.announce() ? core.holdMillis(m.request(), clock.getAsLong()) : 0;
+    if (hold > 0 && holding.putIfAbsent(m.request().requestId(), m) == null) {
+      getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), new Held(m));
+      return this;
+    }
+    return decide(m);
+  }
+
+  private Behavior<Command> onHeld(Held m) {
+    return holding.remove(m.placement().request().requestId(), m.placement())
+        ? decide(m.placement())
+        : this;
+  }
+
+  private Behavior<Command> decide(SelectAndReserve m) {
     Decision decision =
         m.announce()
             ? core.selectAndReserve(m.request(), clock.getAsLong())
@@ -332,6 +361,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onRelease(Release m) {
+    if (holding.remove(m.requestId()) != null) {
+      return this; // still waiting for its decision: nothing reserved yet
+    }
     Released event = core.released(m.requestId(), clock.getAsLong());
     if (event != null) {
       reservationsOut.tell(event);

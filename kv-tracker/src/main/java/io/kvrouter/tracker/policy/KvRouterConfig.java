@@ -88,6 +88,17 @@ import java.lang.reflect.RecordComponent;
  * @param blindMillis under {@code own}: the peers' reservations decided within the last this many
  *     milliseconds (or two late propagation delays, {@link PeerConcurrency#lateDelayMillis}, if
  *     longer) are left out of the near-ties, as some routers have them and others not yet
+ * @param holdFromMillis among several routers, ungated: a request whose uncached prefill takes at
+ *     least this long on its best replica waits before it is decided ({@link DecisionHold}), so
+ *     that the smaller requests other routers place at the same instant reach this router first and
+ *     it does not queue behind them, nor they behind it unseen; 0 is off
+ * @param holdClasses size classes that wait: a request taking {@code holdFromMillis × 2^(c-1)} or
+ *     more (up to {@code c = holdClasses}) waits {@code c} steps, so each class sees the smaller
+ *     ones' decisions
+ * @param holdStep one step of the wait, in late propagation delays ({@link
+ *     PeerConcurrency#lateDelayMillis}): above 1, so that a smaller class's reservation has arrived
+ * @param holdMaxMillis the longest wait, whatever the observed delay (clock skew between hosts
+ *     inflates it); well under the ingress's tracker ask timeout
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -106,7 +117,11 @@ public record KvRouterConfig(
     double delayPriorMillis,
     double unseenBand,
     boolean prefillProgress,
-    double blindMillis) {
+    double blindMillis,
+    double holdFromMillis,
+    int holdClasses,
+    double holdStep,
+    double holdMaxMillis) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -119,6 +134,17 @@ public record KvRouterConfig(
     if (!(delayPriorMillis >= 0)) {
       throw new IllegalArgumentException("delayPriorMillis must be >= 0, was " + delayPriorMillis);
     }
+    if (!(holdFromMillis >= 0) || holdClasses < 0 || !(holdStep >= 0) || !(holdMaxMillis >= 0)) {
+      throw new IllegalArgumentException(
+          "holdFromMillis, holdClasses, holdStep and holdMaxMillis must be >= 0, were "
+              + holdFromMillis
+              + ", "
+              + holdClasses
+              + ", "
+              + holdStep
+              + ", "
+              + holdMaxMillis);
+    }
     if (!CONCURRENCY.contains(concurrency)) {
       throw new IllegalArgumentException(
           "concurrency must be one of " + CONCURRENCY + ", was " + concurrency);
@@ -129,7 +155,7 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0);
+        false, 100.0, 400.0, 3, 1.2, 100.0);
   }
 
   /**
@@ -213,44 +239,10 @@ public record KvRouterConfig(
   }
 
   public KvRouterConfig withConcurrency(String mode) {
-    return new KvRouterConfig(
-        chunkTokens,
-        fitTiming,
-        fitForgetting,
-        mode,
-        workWeight,
-        tieMillis,
-        tieRelative,
-        rotationMillis,
-        horizonMillis,
-        maxDelayMillis,
-        workShare,
-        stripe,
-        strictFirst,
-        delayPriorMillis,
-        unseenBand,
-        prefillProgress,
-        blindMillis);
+    return with("concurrency=" + mode);
   }
 
   public KvRouterConfig withFitTiming(boolean on) {
-    return new KvRouterConfig(
-        chunkTokens,
-        on,
-        fitForgetting,
-        concurrency,
-        workWeight,
-        tieMillis,
-        tieRelative,
-        rotationMillis,
-        horizonMillis,
-        maxDelayMillis,
-        workShare,
-        stripe,
-        strictFirst,
-        delayPriorMillis,
-        unseenBand,
-        prefillProgress,
-        blindMillis);
+    return with("fitTiming=" + on);
   }
 }

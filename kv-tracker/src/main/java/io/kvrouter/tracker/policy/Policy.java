@@ -79,6 +79,14 @@ public interface Policy {
    */
   default void onPeerHeard(String origin, long nowMillis) {}
 
+  /**
+   * How long the router should wait before deciding {@code query} (ungated), ms; 0, the default:
+   * decide now. The router asks once, then decides after the wait on the state of that moment.
+   */
+  default long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
+    return 0;
+  }
+
   /** What the router may show this policy; kvrouter's own policy sees everything. */
   default Visibility visibility() {
     return Visibility.FULL;

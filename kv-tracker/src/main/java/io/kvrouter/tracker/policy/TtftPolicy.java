@@ -269,6 +269,32 @@ final class TtftPolicy implements Policy {
   }
 
   /**
+   * Among several routers, ungated: a request whose uncached prefill is long waits a few
+   * propagation delays before it is decided, longer the longer it is ({@link DecisionHold}).
+   */
+  @Override
+  public long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
+    long now = query.nowMillis();
+    if (k.holdFromMillis() <= 0
+        || query.gated()
+        || "off".equals(k.concurrency())
+        || peers.routers(now) <= 1) {
+      return 0;
+    }
+    double least = Double.POSITIVE_INFINITY;
+    for (int r : candidates) {
+      least = Math.min(least, ownTokens(query, match, r));
+    }
+    return DecisionHold.millis(
+        fit.current().computeMillis(least),
+        k.holdFromMillis(),
+        k.holdClasses(),
+        k.holdStep(),
+        peers.lateDelayMillis(k.delayPriorMillis()),
+        k.holdMaxMillis());
+  }
+
+  /**
    * Prefill tokens queued on {@code r} still to compute: all of the view's ({@code
    * LoadView#prefillTokens}), or under {@link KvRouterConfig#prefillProgress} what is left of them
    * after the time the replica has spent on them ({@link PrefillProgress}), at the rate of full

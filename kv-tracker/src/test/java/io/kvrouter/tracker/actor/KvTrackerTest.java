@@ -77,6 +77,15 @@ class KvTrackerTest {
     return t;
   }
 
+  /** Tokens sharing no block with {@link #tokens}. */
+  private static int[] otherTokens(int n) {
+    int[] t = new int[n];
+    for (int i = 0; i < n; i++) {
+      t[i] = 11 * i + 5;
+    }
+    return t;
+  }
+
   private TrackerDigests digests() {
     TestProbe<TrackerDigests> probe = kit.createTestProbe();
     tracker.tell(new KvTracker.GetDigests(probe.getRef()));
@@ -114,6 +123,63 @@ class KvTrackerTest {
     tracker.tell(new KvTracker.Release("q1"));
     assertThat(reservations.receiveMessage()).isInstanceOf(Released.class);
     assertThat(digests().origins()).isEmpty();
+  }
+
+  /**
+   * Another router is known (its reservation, 5 ms on the way): a 60k-token prompt, about 2.4 s of
+   * prefill, waits three steps of 1.2 delays (18 ms) before its decision; a shorter one sent after
+   * it (8k tokens, about 150 ms) is decided at once meanwhile, and the long one, decided on the
+   * state after the wait, avoids the shorter one's replica.
+   */
+  @Test
+  void aLongPrompt_amongSeveralRouters_isDecidedAfterItsHold_andShortOnesGoOnMeanwhile() {
+    TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
+    TestProbe<Decision> shortReply = kit.createTestProbe();
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("short", "m", KEYS.keys(otherTokens(8_000)), 8_000),
+            shortReply.getRef()));
+    String shortOne = shortReply.receiveMessage().chosen();
+
+    manualTime.expectNoMessageFor(Duration.ofMillis(17), longReply);
+    manualTime.timePasses(Duration.ofMillis(1));
+    assertThat(longReply.receiveMessage().chosen()).isNotEqualTo(shortOne);
+  }
+
+  /**
+   * Another router is known (its reservation arrived after 5 ms); a 60k-token prompt is asked for:
+   * returns where its decision will come.
+   */
+  private TestProbe<Decision> aLongPromptAmongTwoRouters() {
+    tracker.tell(
+        new KvTracker.ApplyReservation(
+            new Reserved(
+                "in-2",
+                0,
+                "p1",
+                "a",
+                10,
+                10,
+                BlocksStored.ROOT,
+                new long[0],
+                60_000,
+                now.get() - 5)));
+    TestProbe<Decision> longReply = kit.createTestProbe();
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("long", "m", KEYS.keys(tokens(60_000)), 60_000), longReply.getRef()));
+    return longReply;
+  }
+
+  /**
+   * The asker gave up during the hold (its ask timed out, the client left): nothing is reserved.
+   */
+  @Test
+  void aReleaseDuringTheHold_dropsThePlacement_beforeItReservesAnything() {
+    TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
+    tracker.tell(new KvTracker.Release("long"));
+    manualTime.expectNoMessageFor(Duration.ofMillis(50), longReply, reservations);
+    assertThat(digests().origins()).doesNotContainKey("in-1");
   }
 
   @Test

@@ -154,7 +154,11 @@ class PoliciesTest {
                 d.delayPriorMillis(),
                 d.unseenBand(),
                 d.prefillProgress(),
-                d.blindMillis()));
+                d.blindMillis(),
+                d.holdFromMillis(),
+                d.holdClasses(),
+                d.holdStep(),
+                d.holdMaxMillis()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

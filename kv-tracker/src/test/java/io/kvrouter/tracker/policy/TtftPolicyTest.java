@@ -242,6 +242,35 @@ class TtftPolicyTest {
    * every replica exactly three (router t takes positions t, t+4, t, ...), where each router's turn
    * on its own view alone would not.
    */
+  /**
+   * A 32k-token prompt no replica holds takes about a second to prefill: among several routers it
+   * waits two steps of the prior delay before it is decided; held on one replica it is short, and
+   * decides at once, as it does alone, gated, or below the smallest class.
+   */
+  @Test
+  void longUncachedPrompts_waitBeforeTheirDecision_amongSeveralRoutersOnly() {
+    long[] giant = Fixture.prompt(7_000_000L, 2048);
+    Fixture f = new Fixture(4);
+    TtftPolicy p = policy("own", "a");
+    assertThat(hold(p, f, giant, false)).as("alone").isZero();
+    p.onPeerHeard("b", f.now - 500);
+    KvRouterConfig k = KvRouterConfig.defaults();
+    double compute = EngineTiming.MOCKER.computeMillis(2048 * Fixture.BS);
+    assertThat(compute).isBetween(2 * k.holdFromMillis(), 4 * k.holdFromMillis());
+    assertThat(hold(p, f, giant, false)).isEqualTo((long) Math.ceil(2 * 1.2 * 5.0));
+    assertThat(hold(p, f, giant, true)).as("gated").isZero();
+    assertThat(hold(p, f, PROMPT, false)).as("4,096 tokens").isZero();
+    f.cache(2, giant, 2000, Tier.GPU);
+    assertThat(hold(p, f, giant, false)).as("cached on replica 2").isZero();
+  }
+
+  private static long hold(TtftPolicy p, Fixture f, long[] keys, boolean gated) {
+    RouteQuery q =
+        new RouteQuery(keys, keys.length, keys.length * Fixture.BS, Fixture.BS, f.now, gated);
+    f.index.match(keys, keys.length, f.match);
+    return p.holdMillis(q, f.candidates(), f.match);
+  }
+
   @Test
   void simultaneousRouters_stripeOverTheSharedView_threePerReplica() {
     String[] routers = {"a", "b", "c", "d"};

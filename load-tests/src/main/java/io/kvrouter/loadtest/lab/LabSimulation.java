@@ -62,6 +62,7 @@ public final class LabSimulation {
   private static final int GATE = 5;
   private static final int GATE_REPLY = 6;
   private static final int GATE_LEAVE = 7;
+  private static final int HELD = 8;
 
   private final Workload workload;
   private final PromptKeys keys;
@@ -163,6 +164,8 @@ public final class LabSimulation {
         case GATE -> onGate(e.time(), (LabGates.Attempt) e.payload());
         case GATE_REPLY -> onGateReply(e.time(), e.arg(), (LabGates.Attempt) e.payload());
         case GATE_LEAVE -> gates.leave(e.target(), (String) e.payload());
+        case HELD ->
+            decide(e.time(), e.target(), e.arg(), "q" + e.arg(), true, Set.of(), Map.of(), 0);
         default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
     }
@@ -194,9 +197,37 @@ public final class LabSimulation {
 
   // ------------------------------------------------------------------ arrivals and decisions
 
+  /**
+   * A request reaches its router: decided now, or in broadcast mode after the wait the policy asks
+   * for ({@code KvTrackerCore#holdMillis}), as the ingress's tracker does.
+   */
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
+    long hold =
+        gates == null
+            ? routers[router].holdMillis(
+                request(index, "q" + index, Set.of(), Map.of()), now / 1000)
+            : 0;
+    if (hold > 0) {
+      push(now + hold * 1000, HELD, router, index, null);
+      return;
+    }
     decide(now, router, index, "q" + index, true, Set.of(), Map.of(), 0);
+  }
+
+  /** What {@code router} is asked to place for request {@code index}. */
+  private RouteRequest request(
+      int index, String requestId, Set<String> excluded, Map<String, Integer> gateCounts) {
+    return new RouteRequest(
+        requestId,
+        LabConfig.MODEL,
+        routerKeys(index),
+        view.routerPromptLength(index),
+        excluded,
+        false,
+        view.steering(index, engines, dead),
+        gateCounts,
+        0);
   }
 
   /**
@@ -213,17 +244,7 @@ public final class LabSimulation {
       Set<String> excluded,
       Map<String, Integer> gateCounts,
       int turnedAway) {
-    RouteRequest request =
-        new RouteRequest(
-            requestId,
-            LabConfig.MODEL,
-            routerKeys(index),
-            view.routerPromptLength(index),
-            excluded,
-            false,
-            view.steering(index, engines, dead),
-            gateCounts,
-            0);
+    RouteRequest request = request(index, requestId, excluded, gateCounts);
     // Strict mode holds the reservation back from the peers until its gate admits it, as the
     // ingress does (TrackerRouter): one turned away never shows them load that was not placed.
     Decision d =

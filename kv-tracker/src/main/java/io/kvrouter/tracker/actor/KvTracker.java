@@ -151,9 +151,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private final KvTrackerCore core;
-  // Placements waiting for their hold to end, by request id: a Release meanwhile (the asker gave
-  // up)
-  // drops one before it reserves anything.
+  // Placements waiting for their hold to end, by request id. A Release meanwhile (the asker gave
+  // up) drops one before it reserves anything.
   private final java.util.Map<String, SelectAndReserve> holding = new java.util.HashMap<>();
   private final LongSupplier clock;
   private final ActorRef<ReservationEvent> reservationsOut;

@@ -14,12 +14,30 @@ import java.util.List;
  * @param busy true when nothing was chosen because every candidate is over its busy threshold, or
  *     because none is predicted to meet the request's TTFT target (only for requests asking for
  *     admission; see {@link #sloMiss()})
+ * @param heldMillis how long the tracker held the request before deciding it (the policy's wait for
+ *     long prompts among several routers); 0 when decided at once
  */
 public record Decision(
-    String requestId, String chosen, List<Candidate> ranked, Reserved reserved, boolean busy) {
+    String requestId,
+    String chosen,
+    List<Candidate> ranked,
+    Reserved reserved,
+    boolean busy,
+    long heldMillis) {
 
   public Decision {
     ranked = List.copyOf(ranked);
+  }
+
+  /** Decided at once. */
+  public Decision(
+      String requestId, String chosen, List<Candidate> ranked, Reserved reserved, boolean busy) {
+    this(requestId, chosen, ranked, reserved, busy, 0);
+  }
+
+  /** The same decision, taken after the request was held {@code millis}. */
+  public Decision heldFor(long millis) {
+    return new Decision(requestId, chosen, ranked, reserved, busy, millis);
   }
 
   /** A decision that is not a busy refusal. */

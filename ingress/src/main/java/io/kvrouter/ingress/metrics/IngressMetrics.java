@@ -24,9 +24,11 @@ import java.util.function.ToLongFunction;
  *
  * <ul>
  *   <li>{@code kvrouter_requests_total{model,status}}: answered requests by HTTP status
- *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram), including the
- *       wait a long prompt takes before its decision among several routers (the kvrouter policy's
- *       {@code holdFromMillis})
+ *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram), without the wait
+ *       below
+ *   <li>{@code kvrouter_decision_hold_seconds}: how long long prompts waited before their decision
+ *       among several routers (the kvrouter policy's {@code holdFromMillis}; histogram, held
+ *       decisions only)
  *   <li>{@code kvrouter_prompt_tokens_total}, {@code kvrouter_predicted_cached_tokens_total},
  *       {@code kvrouter_engine_cached_tokens_total}: token counts of routed requests
  *   <li>{@code kvrouter_prediction_error_tokens{replica}}: |predicted − engine-reported| cached
@@ -60,6 +62,7 @@ public final class IngressMetrics implements ProxyListener {
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Timer decision;
+  private final Timer decisionHold;
   private final Counter promptTokens;
   private final Counter predictedCached;
   private final Counter engineCached;
@@ -85,10 +88,16 @@ public final class IngressMetrics implements ProxyListener {
     accuracy = PredictionAccuracy.of(registry, accuracySettings);
     decision =
         Timer.builder("kvrouter.decision")
-            .description(
-                "Select-and-reserve latency, with the wait of long prompts among several routers")
+            .description("Select-and-reserve latency, without the wait of held long prompts")
             .publishPercentileHistogram()
             .minimumExpectedValue(Duration.ofNanos(1_000))
+            .maximumExpectedValue(Duration.ofSeconds(1))
+            .register(registry);
+    decisionHold =
+        Timer.builder("kvrouter.decision.hold")
+            .description("Wait of long prompts before their decision among several routers")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
             .maximumExpectedValue(Duration.ofSeconds(1))
             .register(registry);
     promptTokens =
@@ -274,8 +283,15 @@ public final class IngressMetrics implements ProxyListener {
     return registry;
   }
 
-  public void decision(long nanos) {
-    decision.record(Duration.ofNanos(nanos));
+  /**
+   * One decision: {@code nanos} from ask to reply, of which the tracker held the request {@code
+   * heldMillis} (recorded apart; 0 for none).
+   */
+  public void decision(long nanos, long heldMillis) {
+    decision.record(Duration.ofNanos(Math.max(0, nanos - heldMillis * 1_000_000)));
+    if (heldMillis > 0) {
+      decisionHold.record(Duration.ofMillis(heldMillis));
+    }
   }
 
   public void request(String model, int status) {

@@ -245,7 +245,7 @@ public final class TrackerRouter implements Router {
 
   private CompletionStage<RouteOutcome> outcome(
       RouteAttempt attempt, Decision decision, long start) {
-    metrics.decision(System.nanoTime() - start);
+    metrics.decision(System.nanoTime() - start, decision.heldMillis());
     String id = attempt.query().requestId();
     String model = attempt.query().model();
     if (decision.sloMiss()) {

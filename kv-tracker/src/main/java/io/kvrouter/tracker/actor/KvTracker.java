@@ -108,7 +108,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   /** A broadcast-mode placement whose wait the policy asked for is over: decide it now. */
-  record Held(SelectAndReserve placement) implements Command {}
+  record Held(SelectAndReserve placement, long heldMillis) implements Command {}
 
   /** A reservation held back by {@code SelectAndReserve(..., false)} stands: broadcast it. */
   public record Announce(String requestId) implements Command {}
@@ -319,24 +319,24 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
     long hold = m.announce() ? core.holdMillis(m.request(), clock.getAsLong()) : 0;
     if (hold > 0 && holding.putIfAbsent(m.request().requestId(), m) == null) {
-      getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), new Held(m));
+      getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), new Held(m, hold));
       return this;
     }
-    return decide(m);
+    return decide(m, 0);
   }
 
   private Behavior<Command> onHeld(Held m) {
     return holding.remove(m.placement().request().requestId(), m.placement())
-        ? decide(m.placement())
+        ? decide(m.placement(), m.heldMillis())
         : this;
   }
 
-  private Behavior<Command> decide(SelectAndReserve m) {
+  private Behavior<Command> decide(SelectAndReserve m, long heldMillis) {
     Decision decision =
         m.announce()
             ? core.selectAndReserve(m.request(), clock.getAsLong())
             : core.selectAndReserveUnannounced(m.request(), clock.getAsLong());
-    m.replyTo().tell(decision);
+    m.replyTo().tell(heldMillis > 0 ? decision.heldFor(heldMillis) : decision);
     if (decision.reserved() != null) {
       reservationsOut.tell(decision.reserved());
     }

@@ -143,7 +143,9 @@ class KvTrackerTest {
 
     manualTime.expectNoMessageFor(Duration.ofMillis(17), longReply);
     manualTime.timePasses(Duration.ofMillis(1));
-    assertThat(longReply.receiveMessage().chosen()).isNotEqualTo(shortOne);
+    Decision held = longReply.receiveMessage();
+    assertThat(held.chosen()).isNotEqualTo(shortOne);
+    assertThat(held.heldMillis()).isEqualTo(18);
   }
 
   /**

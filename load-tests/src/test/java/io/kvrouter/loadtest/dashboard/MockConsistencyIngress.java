@@ -87,7 +87,7 @@ final class MockConsistencyIngress extends AllDirectives implements AutoCloseabl
             () ->
                 get(
                     () -> {
-                      metrics.decision(200_000);
+                      metrics.decision(200_000, 0);
                       metrics.answered("m", "sim-" + (seq.get() % 4), 1000, 512, 512);
                       return complete(
                           HttpResponse.create()

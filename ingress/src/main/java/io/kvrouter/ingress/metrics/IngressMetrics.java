@@ -87,19 +87,15 @@ public final class IngressMetrics implements ProxyListener {
   public IngressMetrics(AccuracySettings accuracySettings) {
     accuracy = PredictionAccuracy.of(registry, accuracySettings);
     decision =
-        Timer.builder("kvrouter.decision")
-            .description("Select-and-reserve latency, without the wait of held long prompts")
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofNanos(1_000))
-            .maximumExpectedValue(Duration.ofSeconds(1))
-            .register(registry);
+        upToASecond(
+            "kvrouter.decision",
+            "Select-and-reserve latency, without the wait of held long prompts",
+            Duration.ofNanos(1_000));
     decisionHold =
-        Timer.builder("kvrouter.decision.hold")
-            .description("Wait of long prompts before their decision among several routers")
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(1))
-            .register(registry);
+        upToASecond(
+            "kvrouter.decision.hold",
+            "Wait of long prompts before their decision among several routers",
+            Duration.ofMillis(1));
     promptTokens =
         Counter.builder("kvrouter.prompt.tokens")
             .description("Prompt tokens routed")
@@ -281,6 +277,16 @@ public final class IngressMetrics implements ProxyListener {
   /** The underlying registry, for components that add their own meters. */
   public PrometheusMeterRegistry registry() {
     return registry;
+  }
+
+  /** A timer with a percentile histogram from {@code least} to one second. */
+  private Timer upToASecond(String name, String description, Duration least) {
+    return Timer.builder(name)
+        .description(description)
+        .publishPercentileHistogram()
+        .minimumExpectedValue(least)
+        .maximumExpectedValue(Duration.ofSeconds(1))
+        .register(registry);
   }
 
   /**

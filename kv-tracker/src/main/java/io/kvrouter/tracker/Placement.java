@@ -163,17 +163,34 @@ final class Placement {
     if (candidates == null) {
       return 0;
     }
-    return policy.holdMillis(matched(request, nowMillis, false), candidates, match);
+    RouteQuery query = query(request, nowMillis, false);
+    if (!policy.mayHold(query)) {
+      return 0; // most requests: no second prefix match
+    }
+    return policy.holdMillis(matched(query), candidates, match);
   }
 
   /** The request as the policy sees it; {@code match} now holds its prefix match. */
   private RouteQuery matched(RouteRequest request, long nowMillis, boolean gated) {
+    return matched(query(request, nowMillis, gated));
+  }
+
+  /** {@code query}, its prefix match now in {@code match}. */
+  private RouteQuery matched(RouteQuery query) {
+    index.match(query.keys(), query.keyCount(), match);
+    index.applyWindows(query.keys(), query.blockSize(), match);
+    return query;
+  }
+
+  private RouteQuery query(RouteRequest request, long nowMillis, boolean gated) {
     long[] blockKeys = request.blockKeys();
-    int blockSize = replicas.blockKeys(request.model()).blockSize();
-    index.match(blockKeys, blockKeys.length, match);
-    index.applyWindows(blockKeys, blockSize, match);
     return new RouteQuery(
-        blockKeys, blockKeys.length, request.promptTokens(), blockSize, nowMillis, gated);
+        blockKeys,
+        blockKeys.length,
+        request.promptTokens(),
+        replicas.blockKeys(request.model()).blockSize(),
+        nowMillis,
+        gated);
   }
 
   /** The model's replicas without the request's excluded ones; null when none is left. */

@@ -87,6 +87,14 @@ public interface Policy {
     return 0;
   }
 
+  /**
+   * Whether {@link #holdMillis} can be above 0 for {@code query} whatever the prompt's cached
+   * prefix: false spares the router matching the prompt for it (a lone router, a short prompt).
+   */
+  default boolean mayHold(RouteQuery query) {
+    return false;
+  }
+
   /** What the router may show this policy; kvrouter's own policy sees everything. */
   default Visibility visibility() {
     return Visibility.FULL;

@@ -180,10 +180,7 @@ final class TtftPolicy implements Policy {
     double[] share = writes.shares(candidates, now, k.workShare());
     boolean striping = striping(query, now);
     double extraBand =
-        k.unseenBand() > 0
-                && !query.gated()
-                && !"off".equals(k.concurrency())
-                && peers.routers(now) > 1
+        k.unseenBand() > 0 && amongPeers(query)
             ? k.unseenBand() * t.computeMillis(typicalTokens)
             : 0;
     if (sharedCost.length < n) {
@@ -274,11 +271,7 @@ final class TtftPolicy implements Policy {
    */
   @Override
   public long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
-    long now = query.nowMillis();
-    if (k.holdFromMillis() <= 0
-        || query.gated()
-        || "off".equals(k.concurrency())
-        || peers.routers(now) <= 1) {
+    if (!mayHold(query)) {
       return 0;
     }
     double least = Double.POSITIVE_INFINITY;
@@ -310,6 +303,22 @@ final class TtftPolicy implements Policy {
     return progress.remaining(r, queued, now, perMilli);
   }
 
+  /** Only a prompt that would wait uncached can wait: its cached prefix only shortens it. */
+  @Override
+  public boolean mayHold(RouteQuery query) {
+    return k.holdFromMillis() > 0
+        && amongPeers(query)
+        && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.holdFromMillis();
+  }
+
+  /**
+   * Whether the decision is taken among several routers that cannot see it at once: ungated, with
+   * peers heard from, concurrency not {@code off}.
+   */
+  private boolean amongPeers(RouteQuery query) {
+    return !query.gated() && !"off".equals(k.concurrency()) && peers.routers(query.nowMillis()) > 1;
+  }
+
   /** Whether no candidate holds any of the prompt: {@code own} is each one's uncached tokens. */
   private static boolean cold(RouteQuery query, double[] own, int n) {
     for (int i = 0; i < n; i++) {
@@ -327,7 +336,7 @@ final class TtftPolicy implements Policy {
    * observed). {@code Long.MAX_VALUE} otherwise: none left out.
    */
   private long blindSince(RouteQuery query, long now) {
-    if (!"own".equals(k.concurrency()) || query.gated() || peers.routers(now) <= 1) {
+    if (!"own".equals(k.concurrency()) || !amongPeers(query)) {
       return Long.MAX_VALUE;
     }
     return now

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # What does the ingress add over a plain reverse proxy? Starts, on loopback and in separate
 # processes, one simulated vLLM engine (timing model sped up, so the engine itself costs almost
-# nothing), its replica agent, one kvrouter ingress and nginx (plain proxy_pass with keep-alive, no
-# buffering), warms each path up, then runs the same open-loop bench against the engine directly,
-# through nginx and through the ingress, and prints TTFT and the proxy's CPU per request (process
-# CPU time from /proc divided by requests). Then the long-conversation check: the next turn of a
-# 32k- and a 128k-token chat through the ingress versus the engine directly.
+# nothing), its replica agent, one kvrouter ingress, nginx (plain proxy_pass with keep-alive, no
+# buffering), a bare Pekko HTTP proxy (BarePekkoProxy: the ingress's HTTP layer and settings, none
+# of its work) and a bare Netty relay (NettyRelayProxy: what another HTTP layer would cost), warms
+# each path up, then runs the same open-loop bench against the engine directly and through each
+# proxy, and prints TTFT and each proxy's CPU per request (process CPU time from /proc divided by
+# requests). Then the long-conversation check: the next turn of a 32k- and a 128k-token chat
+# through the ingress and each plain proxy versus the engine directly.
 #
 # Usage, from anywhere:  load-tests/bench/overhead.sh [--rate 100] [--requests 2000]
 #   [--max-tokens 16] [--rounds 1] [--conversations 32768,131072|none] [--out DIR]
-# Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), WARMUP_ROUNDS (most extra ingress
-# warm-up rounds, 8), PROFILE=1 records the measured
-# ingress runs with JFR (ingress-<round>.jfr in the output directory), KEEP=1 keeps the
+# Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), PEKKO_JAVA_OPTS (of the bare Pekko
+# proxy), WARMUP_ROUNDS (most extra warm-up rounds of each JVM proxy, 8), PROFILE=1 records the
+# measured ingress runs with JFR (ingress-<round>.jfr in the output directory), KEEP=1 keeps the
 # processes running at the end (the script prints their ports).
 # Figures are ratios within one run: run it on a quiet machine.
 set -euo pipefail
@@ -51,9 +53,9 @@ cleanup() {
 trap cleanup EXIT
 
 # Free loopback ports, chosen by the kernel.
-read -r p_engine p_zmq p_replay p_ingress p_icluster p_acluster p_nginx < <(python3 - <<'PY'
+read -r p_engine p_zmq p_replay p_ingress p_icluster p_acluster p_nginx p_pekko p_netty < <(python3 - <<'PY'
 import socket
-socks = [socket.socket() for _ in range(7)]
+socks = [socket.socket() for _ in range(9)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 for s in socks: s.close()
@@ -65,7 +67,7 @@ cat > "$work/ingress.conf" <<CONF
 kvrouter.models.kvrouter-demo.max-model-len = $max_len
 CONF
 
-echo "engine :$p_engine  ingress :$p_ingress  nginx :$p_nginx  (logs in $work)"
+echo "engine :$p_engine  ingress :$p_ingress  nginx :$p_nginx  pekko :$p_pekko  netty :$p_netty  (logs in $work)"
 "${java_run[@]}" -jar "$jar" sim-engine --port "$p_engine" --speedup 1000 --num-blocks 65536 \
   --kv-events "tcp://127.0.0.1:$p_zmq" --replay "tcp://127.0.0.1:$p_replay" \
   >"$work/engine.log" 2>&1 &
@@ -79,6 +81,12 @@ pids+=($!); ingress_pid=$!
   --engine-url "http://127.0.0.1:$p_engine" --kv-events "tcp://127.0.0.1:$p_zmq" \
   --replay "tcp://127.0.0.1:$p_replay" >"$work/agent.log" 2>&1 &
 pids+=($!)
+"${java_run[@]}" ${PEKKO_JAVA_OPTS:-} -cp "$jar" io.kvrouter.loadtest.bench.BarePekkoProxy --port "$p_pekko" \
+  --upstream "http://127.0.0.1:$p_engine" >"$work/pekko.log" 2>&1 &
+pids+=($!); pekko_pid=$!
+"${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.NettyRelayProxy --port "$p_netty" \
+  --upstream "http://127.0.0.1:$p_engine" >"$work/netty.log" 2>&1 &
+pids+=($!); netty_pid=$!
 
 mkdir -p "$work/nginx"
 cat > "$work/nginx.conf" <<CONF
@@ -117,6 +125,8 @@ wait_for() { # url seconds
 }
 wait_for "http://127.0.0.1:$p_engine/v1/models" 90
 wait_for "http://127.0.0.1:$p_nginx/v1/models" 30
+wait_for "http://127.0.0.1:$p_pekko/v1/models" 60
+wait_for "http://127.0.0.1:$p_netty/v1/models" 60
 wait_for "http://127.0.0.1:$p_ingress/ready" 300
 until curl -sf "http://127.0.0.1:$p_ingress/v1/models" | grep -q kvrouter-demo; do sleep 0.5; done
 
@@ -153,6 +163,7 @@ bench() { # label url requests seed out
 # Warm-up: JIT-compile every path (unmeasured; the JVM's compiler threads still show in the
 # per-thread breakdown when this was not enough).
 for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
+         "pekko http://127.0.0.1:$p_pekko" "netty http://127.0.0.1:$p_netty" \
          "ingress http://127.0.0.1:$p_ingress"; do
   set -- $t
   bench "warmup-$1" "$2" 1500 99 "$work/warmup-$1"
@@ -161,49 +172,58 @@ done
 # client, streams, the tracker); code run once per request reaches C2 only after several thousand
 # requests, and until then runs in slower profiled tiers while the compiler threads take more CPU
 # than the request itself. So warm it up until its compiler threads take under 0.2 ms per request
-# (at most 8 more rounds of 2,000 requests).
-jit_ticks() {
-  for t in /proc/"$ingress_pid"/task/*; do
+# (at most 8 more rounds of 2,000 requests). The bare Pekko and Netty proxies get the same.
+jit_ticks() { # pid
+  for t in /proc/"$1"/task/*; do
     if grep -q CompilerThre "$t/comm" 2>/dev/null; then
       awk '{print $14 + $15}' "$t/stat" 2>/dev/null || true
     fi
   done | awk '{ s += $1 } END { print s + 0 }'
 }
-for w in $(seq 1 "${WARMUP_ROUNDS:-8}"); do
-  j0="$(jit_ticks)"
-  bench "warmup-ingress-$w" "http://127.0.0.1:$p_ingress" 2000 "$((100 + w))" "$work/warmup-ingress-$w"
-  jit_ms="$(echo "scale=3; ($(jit_ticks) - $j0) * 1000 / $(getconf CLK_TCK) / 2000" | bc)"
-  echo "ingress warm-up round $w: JIT compiler threads $jit_ms ms per request"
-  if [ "$(echo "$jit_ms < 0.2" | bc)" = 1 ]; then break; fi
+for t in "ingress $ingress_pid http://127.0.0.1:$p_ingress" "pekko $pekko_pid http://127.0.0.1:$p_pekko" \
+         "netty $netty_pid http://127.0.0.1:$p_netty"; do
+  set -- $t
+  for w in $(seq 1 "${WARMUP_ROUNDS:-8}"); do
+    j0="$(jit_ticks "$2")"
+    bench "warmup-$1-$w" "$3" 2000 "$((100 + w))" "$work/warmup-$1-$w"
+    jit_ms="$(echo "scale=3; ($(jit_ticks "$2") - $j0) * 1000 / $(getconf CLK_TCK) / 2000" | bc)"
+    echo "$1 warm-up round $w: JIT compiler threads $jit_ms ms per request"
+    if [ "$(echo "$jit_ms < 0.2" | bc)" = 1 ]; then break; fi
+  done
 done
 
 declare -A cpu
 for round in $(seq 1 "$rounds"); do
   for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
+           "pekko http://127.0.0.1:$p_pekko" "netty http://127.0.0.1:$p_netty" \
            "ingress http://127.0.0.1:$p_ingress"; do
     set -- $t
     case "$1" in
       nginx) procs="$(nginx_pids)" ;;
+      pekko) procs="$pekko_pid" ;;
+      netty) procs="$netty_pid" ;;
       ingress) procs="$ingress_pid" ;;
       *) procs="$engine_pid" ;;
     esac
+    jvm=""   # the JVM proxies get a per-thread breakdown and their JIT share taken out
+    case "$1" in ingress|pekko|netty) jvm="$procs" ;; esac
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
       jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
     fi
-    [ "$1" = ingress ] && thread_ticks "$ingress_pid" >"$work/threads-before"
-    [ "$1" = ingress ] && switches_before="$(ctx_switches "$ingress_pid")"
+    [ -n "$jvm" ] && thread_ticks "$jvm" >"$work/threads-before"
+    [ -n "$jvm" ] && switches_before="$(ctx_switches "$jvm")"
     before="$(cpu_of $procs)"
     bench "$1" "$2" "$requests" "$round" "$out/$1-$round"
     after="$(cpu_of $procs)"
-    if [ "$1" = ingress ]; then
-      thread_ticks "$ingress_pid" >"$work/threads-after"
-      # Per-thread-group CPU ms per request of the ingress, largest first.
+    if [ -n "$jvm" ]; then
+      thread_ticks "$jvm" >"$work/threads-after"
+      # Per-thread-group CPU ms per request, largest first.
       join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$work/threads-before" "$work/threads-after" |
         awk -F'\t' -v r="$requests" -v tck="$(getconf CLK_TCK)" \
           '{ d = ($3 - $2) * 1000 / tck / r; if (d > 0) printf "%8.3f ms/request  %s\n", d, $1 }' |
-        sort -rn >"$out/ingress-threads-$round.txt"
-      echo "$(( ($(ctx_switches "$ingress_pid") - switches_before) / requests )) context switches/request (all threads)" \
-        >>"$out/ingress-threads-$round.txt"
+        sort -rn >"$out/$1-threads-$round.txt"
+      echo "$(( ($(ctx_switches "$jvm") - switches_before) / requests )) context switches/request (all threads)" \
+        >>"$out/$1-threads-$round.txt"
     fi
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
       jcmd "$ingress_pid" JFR.stop name=hot >/dev/null
@@ -211,8 +231,8 @@ for round in $(seq 1 "$rounds"); do
     # Per request that reached the proxy (a saturated proxy makes the bench drop some).
     sent="$(jq -r '.counts.sent' "$out/$1-$round/results.json")"
     cpu["$1-$round"]="$(echo "scale=4; ($after - $before) * 1000 / $sent" | bc)"
-    if [ "$1" = ingress ]; then
-      # The JIT compiler's share (C1/C2 threads): what a long-running ingress no longer pays.
+    if [ -n "$jvm" ]; then
+      # The JIT compiler's share (C1/C2 threads): what a long-running JVM no longer pays.
       jit="$(join -t $'\t' "$work/threads-before" "$work/threads-after" |
         awk -F'\t' -v tck="$(getconf CLK_TCK)" '$1 ~ /CompilerThre/ { d += $3 - $2 }
           END { printf "%.6f", d / tck }')"
@@ -225,10 +245,10 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
 {
   echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) on $(nproc) cores; $rounds round(s) of $requests requests at $rate req/s"
   echo
-  echo "| round | path | sent / ok | TTFT p50 ms | TTFT p99 ms | CPU per request ms (proxy process; ingress also without JIT compiler threads) |"
+  echo "| round | path | sent / ok | TTFT p50 ms | TTFT p99 ms | CPU per request ms (proxy process; JVM proxies also without JIT compiler threads) |"
   echo "|---|---|---:|---:|---:|---:|"
   for round in $(seq 1 "$rounds"); do
-    for label in engine nginx ingress; do
+    for label in engine nginx pekko netty ingress; do
       d="$out/$label-$round"
       c="${cpu[$label-$round]}"
       [ "$label" = engine ] && c="($c engine)"
@@ -238,9 +258,12 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
     done
   done
   echo
-  echo "ingress CPU per request by thread group (round 1): $out/ingress-threads-1.txt"
-  head -8 "$out/ingress-threads-1.txt"
-  tail -1 "$out/ingress-threads-1.txt"
+  for label in pekko netty ingress; do
+    echo
+    echo "$label CPU per request by thread group (round 1): $out/$label-threads-1.txt"
+    grep -v 'context switches' "$out/$label-threads-1.txt" | head -8
+    tail -1 "$out/$label-threads-1.txt"
+  done
 } | tee "$out/table.md"
 
 if [ -n "$conversations" ] && [ "$conversations" != none ]; then
@@ -248,7 +271,8 @@ if [ -n "$conversations" ] && [ "$conversations" != none ]; then
   echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each after 30 unmeasured"
   "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
     --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
-    --nginx "http://127.0.0.1:$p_nginx" --sizes "$conversations" --turns 15
+    --proxies "nginx=http://127.0.0.1:$p_nginx,pekko=http://127.0.0.1:$p_pekko,netty=http://127.0.0.1:$p_netty" \
+    --sizes "$conversations" --turns 15
 fi 2>&1 | tee -a "$out/table.md"
 
 if [ "${KEEP:-0}" = 1 ]; then

@@ -32,9 +32,10 @@ import java.util.Map;
  * Both paths get the same warm-up.
  *
  * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.ConversationTurns --engine
- * URL --ingress URL [--nginx URL] [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model
- * kvrouter-demo]}. With {@code --nginx}, a third conversation goes through a plain proxy in the
- * same rotation, for what any proxy hop adds. Prints one Markdown table row per size.
+ * URL --ingress URL [--proxies nginx=URL,pekko=URL] [--sizes 32768,131072] [--turns 15] [--warmup
+ * 30] [--model kvrouter-demo]}. Each of {@code --proxies} gets one more conversation in the same
+ * rotation, for what a plain proxy hop adds (nginx, the bare Pekko HTTP and Netty relays). Prints
+ * one Markdown table row per size.
  */
 public final class ConversationTurns {
 
@@ -49,32 +50,34 @@ public final class ConversationTurns {
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> a = new java.util.HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      a.put(args[i], args[i + 1]);
-    }
-    if (!a.containsKey("--engine") || !a.containsKey("--ingress")) {
-      System.err.println(
-          "usage: ConversationTurns --engine URL --ingress URL [--nginx URL]"
-              + " [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]");
-      System.exit(2);
-    }
+    Map<String, String> a =
+        OptionPairs.parse(
+            args,
+            "ConversationTurns --engine URL --ingress URL [--proxies name=URL,...]"
+                + " [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]",
+            "--engine",
+            "--ingress");
     ConversationTurns bench = new ConversationTurns(a.getOrDefault("--model", "kvrouter-demo"));
     int turns = Integer.parseInt(a.getOrDefault("--turns", "15"));
     int warmup = Integer.parseInt(a.getOrDefault("--warmup", "30"));
     List<String> urls = new ArrayList<>(List.of(a.get("--engine"), a.get("--ingress")));
-    String nginx = a.get("--nginx");
-    if (nginx != null) {
-      urls.add(nginx);
-      System.out.println(
-          "| conversation | next turn TTFT p50, engine directly | through the ingress | added |"
-              + " through nginx | added |");
-      System.out.println("|---|---:|---:|---:|---:|---:|");
-    } else {
-      System.out.println(
-          "| conversation | next turn TTFT p50, engine directly | through the ingress | added |");
-      System.out.println("|---|---:|---:|---:|");
+    StringBuilder header =
+        new StringBuilder(
+            "| conversation | next turn TTFT p50, engine directly | through the ingress | added |");
+    StringBuilder rule = new StringBuilder("|---|---:|---:|---:|");
+    String proxies = a.getOrDefault("--proxies", "");
+    for (String proxy : proxies.isBlank() ? new String[0] : proxies.split(",")) {
+      int eq = proxy.indexOf('=');
+      if (eq <= 0) {
+        System.err.println("--proxies takes name=URL[,name=URL...], not " + proxy);
+        System.exit(2);
+      }
+      urls.add(proxy.substring(eq + 1).trim());
+      header.append(" through ").append(proxy, 0, eq).append(" | added |");
+      rule.append("---:|---:|");
     }
+    System.out.println(header);
+    System.out.println(rule);
     for (String size : a.getOrDefault("--sizes", "32768,131072").split(",")) {
       int tokens = Integer.parseInt(size.trim());
       bench.run(urls, tokens, warmup, tokens * 37L);

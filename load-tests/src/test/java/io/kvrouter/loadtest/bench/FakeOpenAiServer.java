@@ -86,6 +86,11 @@ final class FakeOpenAiServer implements AutoCloseable {
     return received.get();
   }
 
+  /** Generations streamed to their end (the usage chunk sent). */
+  long completed() {
+    return successes.get() - 7;
+  }
+
   List<String> bodies() {
     return bodies;
   }

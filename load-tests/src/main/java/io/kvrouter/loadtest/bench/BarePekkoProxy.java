@@ -1,0 +1,85 @@
+package io.kvrouter.loadtest.bench;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.ActorSystem;
+import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.HttpRequest;
+import org.apache.pekko.http.javadsl.model.HttpResponse;
+import org.apache.pekko.http.javadsl.model.Uri;
+import org.apache.pekko.japi.function.Function;
+
+/**
+ * The floor of the ingress's HTTP layer: a reverse proxy in Pekko HTTP that does nothing but relay,
+ * with the ingress's own Pekko HTTP settings ({@code kvrouter/node.conf}: the client pool's sizes,
+ * {@code TCP_NODELAY}) and none of its work (no JSON, no tokenizing, no tracker, no cluster, no
+ * metrics). Each request is re-sent to the upstream through the host connection pool as a fresh
+ * request with the same method, path, query and entity (streamed both ways, as the ingress relays a
+ * stream), and the upstream's response is returned as it came.
+ *
+ * <p>{@code load-tests/bench/overhead.sh} runs the same bench through it beside nginx and the
+ * ingress: what the ingress costs above this proxy is its own work; what this proxy costs above
+ * nginx is Pekko HTTP's.
+ *
+ * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.BarePekkoProxy --port P
+ * --upstream http://127.0.0.1:E [--host 127.0.0.1]}.
+ */
+public final class BarePekkoProxy implements AutoCloseable {
+
+  private final ActorSystem system;
+
+  private BarePekkoProxy(ActorSystem system) {
+    this.system = system;
+  }
+
+  public static void main(String[] args) {
+    Map<String, String> a =
+        OptionPairs.parse(
+            args,
+            "BarePekkoProxy --port P --upstream http://127.0.0.1:E [--host 127.0.0.1]",
+            "--port",
+            "--upstream");
+    String host = a.getOrDefault("--host", "127.0.0.1");
+    int port = Integer.parseInt(a.get("--port"));
+    String upstream = a.get("--upstream");
+    start(host, port, upstream);
+    System.out.println("bare Pekko HTTP proxy on " + host + ":" + port + " -> " + upstream);
+  }
+
+  /** Binds the proxy on {@code host:port}, relaying to {@code upstream} (a base URL). */
+  public static BarePekkoProxy start(String host, int port, String upstream) {
+    String base = upstream.replaceAll("/+$", "");
+    Config config =
+        ConfigFactory.parseString("pekko.actor.provider = local\npekko.loglevel = WARNING")
+            .withFallback(ConfigFactory.parseResources("kvrouter/node.conf"))
+            .withFallback(ConfigFactory.load())
+            .resolve();
+    ActorSystem system = ActorSystem.create("bare-proxy", config);
+    Http http = Http.get(system);
+    Function<HttpRequest, CompletionStage<HttpResponse>> relay =
+        request -> {
+          String query = request.getUri().rawQueryString().map(q -> "?" + q).orElse("");
+          HttpRequest out =
+              HttpRequest.create()
+                  .withMethod(request.method())
+                  .withUri(Uri.create(base + request.getUri().path() + query))
+                  .withEntity(request.entity());
+          return http.singleRequest(out);
+        };
+    try {
+      http.newServerAt(host, port).bind(relay).toCompletableFuture().join();
+    } catch (RuntimeException e) {
+      system.terminate();
+      throw e;
+    }
+    return new BarePekkoProxy(system);
+  }
+
+  @Override
+  public void close() {
+    system.terminate();
+    system.getWhenTerminated().toCompletableFuture().join();
+  }
+}

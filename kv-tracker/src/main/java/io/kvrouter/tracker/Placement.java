@@ -190,7 +190,8 @@ final class Placement {
         request.promptTokens(),
         replicas.blockKeys(request.model()).blockSize(),
         nowMillis,
-        gated);
+        gated,
+        request.steering().opensSession());
   }
 
   /** The model's replicas without the request's excluded ones; null when none is left. */

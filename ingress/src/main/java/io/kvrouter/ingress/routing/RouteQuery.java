@@ -27,6 +27,8 @@ import java.util.function.Consumer;
  * @param busyHeadroom requests a replica may hold beyond its busy threshold for this one (its
  *     tenant is below its fair share while others wait: {@code AdmissionQueue#headroom}); 0 for
  *     none
+ * @param opensSession whether the query opens its session: it has a session key that no replica is
+ *     bound to yet ({@code SessionRouter}), so the session's later turns will follow this decision
  */
 public record RouteQuery(
     String requestId,
@@ -42,7 +44,8 @@ public record RouteQuery(
     Pool pool,
     String cacheSalt,
     List<MediaPrompt.Image> images,
-    int busyHeadroom) {
+    int busyHeadroom,
+    boolean opensSession) {
 
   /** The replicas a query may choose among, by their role ({@code ReplicaInfo.role}). */
   public enum Pool {
@@ -82,7 +85,8 @@ public record RouteQuery(
         Pool.SERVE,
         null,
         List.of(),
-        0);
+        0,
+        false);
   }
 
   /** A query with no session key, pin or required API. */
@@ -99,6 +103,11 @@ public record RouteQuery(
   /** The same query preferring {@code replica}, the session's (null: none). */
   public RouteQuery withBoundReplica(String replica) {
     return with(b -> b.boundReplica = replica);
+  }
+
+  /** The same query opening its session, or not. */
+  public RouteQuery withOpensSession(boolean opens) {
+    return with(b -> b.opensSession = opens);
   }
 
   /** The same query with {@code millis} left of its TTFT target (0: none). */
@@ -143,6 +152,7 @@ public record RouteQuery(
     private String cacheSalt;
     private List<MediaPrompt.Image> images;
     private int busyHeadroom;
+    private boolean opensSession;
 
     private Builder(RouteQuery q) {
       this.q = q;
@@ -153,6 +163,7 @@ public record RouteQuery(
       cacheSalt = q.cacheSalt;
       images = q.images;
       busyHeadroom = q.busyHeadroom;
+      opensSession = q.opensSession;
     }
 
     private RouteQuery build() {
@@ -170,7 +181,8 @@ public record RouteQuery(
           pool,
           cacheSalt,
           images,
-          busyHeadroom);
+          busyHeadroom,
+          opensSession);
     }
   }
 }

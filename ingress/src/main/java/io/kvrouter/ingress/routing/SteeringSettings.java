@@ -30,7 +30,7 @@ public record SteeringSettings(
    */
   Steering steering(RouteQuery query, Set<String> adapterHolders) {
     if (query.boundReplica() == null && predictor == null && adapterHolders == null) {
-      return Steering.NONE;
+      return query.opensSession() ? Steering.OPENS_SESSION : Steering.NONE;
     }
     return new Steering(
         query.boundReplica(),
@@ -38,6 +38,7 @@ public record SteeringSettings(
         query.ttftTargetMillis(),
         predictor,
         adapterHolders,
-        adapterLoadPenaltyTokens);
+        adapterLoadPenaltyTokens,
+        query.opensSession());
   }
 }

@@ -12,8 +12,10 @@ import java.util.function.LongSupplier;
  * ({@link RouteQuery#sessionKey()}, per model), asks the wrapped router with it as the bound
  * replica (the tracker gives it an affinity bonus unless it is busy, gone, or beaten by more than
  * the bonus), and records where the request went: a new session is bound, a session that moved is
- * rebound, and a binding in use is refreshed once older than {@code refreshAfterMillis}. Queries
- * without a session key pass straight through.
+ * rebound, and a binding in use is refreshed once older than {@code refreshAfterMillis}. A query
+ * whose session has no binding yet is marked as opening it ({@link RouteQuery#opensSession()}): its
+ * later turns follow it, which the policy may weigh. Queries without a session key pass straight
+ * through.
  */
 public final class SessionRouter implements Router {
 
@@ -53,7 +55,9 @@ public final class SessionRouter implements Router {
             binding ->
                 delegate
                     .selectAndReserve(
-                        query.withBoundReplica(binding == null ? null : binding.replica()))
+                        query
+                            .withBoundReplica(binding == null ? null : binding.replica())
+                            .withOpensSession(binding == null))
                     .thenApply(
                         outcome -> {
                           if (outcome instanceof RouteOutcome.Routed routed) {

@@ -12,9 +12,23 @@ package io.kvrouter.tracker.policy;
  * @param gated whether an admission gate checks the decision before it stands (strict mode): the
  *     gate serialises decisions on a replica across routers, so the policy need not make concurrent
  *     decisions diverge and should take the least loaded of equal candidates
+ * @param opensSession whether the request opens a session: it carries a session key that no replica
+ *     is bound to yet, so its later turns will follow it ({@link KvRouterConfig#sessionShare})
  */
 public record RouteQuery(
-    long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis, boolean gated) {
+    long[] keys,
+    int keyCount,
+    int promptTokens,
+    int blockSize,
+    long nowMillis,
+    boolean gated,
+    boolean opensSession) {
+
+  /** A query that opens no session. */
+  public RouteQuery(
+      long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis, boolean gated) {
+    this(keys, keyCount, promptTokens, blockSize, nowMillis, gated, false);
+  }
 
   /** An ungated query (broadcast mode). */
   public RouteQuery(long[] keys, int keyCount, int promptTokens, int blockSize, long nowMillis) {

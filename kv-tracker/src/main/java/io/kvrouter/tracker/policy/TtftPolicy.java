@@ -22,7 +22,8 @@ import java.util.random.RandomGenerator;
  *              less what r has had the time to compute of them (PrefillProgress)
  *            + unseen_r (below)
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
- *   share_r  = min(1, (written_r / mean written)^workShare)    (1 under the default workShare 0)
+ *   share_r  = min(1, (written_r / mean written)^e)   e = sessionShare for a request opening a
+ *              session with a cached prefix somewhere, else workShare (1 under workShare's default 0)
  *   cost_r   = ttft_r + workWeight · share_r · (timing.computeMillis(own_r) + load_r)
  * </pre>
  *
@@ -177,7 +178,6 @@ final class TtftPolicy implements Policy {
     if (lastFeatures.length < n) {
       lastFeatures = new double[n][EngineTiming.SIZE];
     }
-    double[] share = writes.shares(candidates, now, k.workShare());
     boolean striping = striping(query, now);
     double extraBand =
         k.unseenBand() > 0 && amongPeers(query)
@@ -191,6 +191,7 @@ final class TtftPolicy implements Policy {
       own[i] = ownTokens(query, match, candidates[i]);
     }
     boolean cold = cold(query, own, n);
+    double[] share = writes.shares(candidates, now, shareExponent(query, cold));
     long recentSince = cold ? blindSince(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
@@ -317,6 +318,16 @@ final class TtftPolicy implements Policy {
    */
   private boolean amongPeers(RouteQuery query) {
     return !query.gated() && !"off".equals(k.concurrency()) && peers.routers(query.nowMillis()) > 1;
+  }
+
+  /**
+   * The exponent of the replicas' write shares that scales this request's work term: {@link
+   * KvRouterConfig#sessionShare} for a request that opens a session and finds part of its prompt
+   * cached (its later turns will follow it wherever it goes), else {@link
+   * KvRouterConfig#workShare}.
+   */
+  private double shareExponent(RouteQuery query, boolean cold) {
+    return query.opensSession() && !cold ? k.sessionShare() : k.workShare();
   }
 
   /** Whether no candidate holds any of the prompt: {@code own} is each one's uncached tokens. */

@@ -19,6 +19,9 @@ import java.util.Set;
  *     null when the request names no adapter
  * @param adapterLoadPenaltyTokens what loading the adapter on a replica that lacks it costs, in
  *     prompt-token equivalents of work (see {@link SteeringRule})
+ * @param opensSession whether the request opens a session (a session key no replica is bound to
+ *     yet): the policy may weigh the later turns that will follow it ({@code
+ *     KvRouterConfig#sessionShare})
  */
 public record Steering(
     String boundReplica,
@@ -26,10 +29,14 @@ public record Steering(
     double ttftTargetMillis,
     TtftPredictor predictor,
     Set<String> adapterHolders,
-    double adapterLoadPenaltyTokens) {
+    double adapterLoadPenaltyTokens,
+    boolean opensSession) {
 
   /** Nothing asked. */
   public static final Steering NONE = new Steering(null, 0, 0, null);
+
+  /** Nothing asked but that the request opens a session. */
+  public static final Steering OPENS_SESSION = new Steering(null, 0, 0, null, null, 0, true);
 
   public Steering {
     if (affinityBonusTokens < 0 || ttftTargetMillis < 0 || adapterLoadPenaltyTokens < 0) {
@@ -39,7 +46,25 @@ public record Steering(
     adapterHolders = adapterHolders == null ? null : Set.copyOf(adapterHolders);
   }
 
-  /** A request naming no LoRA adapter. */
+  /** A request that opens no session. */
+  public Steering(
+      String boundReplica,
+      double affinityBonusTokens,
+      double ttftTargetMillis,
+      TtftPredictor predictor,
+      Set<String> adapterHolders,
+      double adapterLoadPenaltyTokens) {
+    this(
+        boundReplica,
+        affinityBonusTokens,
+        ttftTargetMillis,
+        predictor,
+        adapterHolders,
+        adapterLoadPenaltyTokens,
+        false);
+  }
+
+  /** A request naming no LoRA adapter and opening no session. */
   public Steering(
       String boundReplica,
       double affinityBonusTokens,

@@ -158,7 +158,8 @@ class PoliciesTest {
                 d.holdFromMillis(),
                 d.holdClasses(),
                 d.holdStep(),
-                d.holdMaxMillis()));
+                d.holdMaxMillis(),
+                d.sessionShare()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

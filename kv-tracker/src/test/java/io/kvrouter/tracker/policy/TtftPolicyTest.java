@@ -236,6 +236,57 @@ class TtftPolicyTest {
   }
 
   /**
+   * The same load as {@link #workShare_discountsTheWorkTermOfAReplicaWrittenLessThanTheMean}, under
+   * the defaults (workShare off, sessionShare 1): a request that opens a session and finds its
+   * prefix cached on replica 0 is charged its work by the replicas' write shares, so it goes to the
+   * unwritten replica 1, where its later turns will not queue behind everyone else's; the same
+   * request continuing a session, or opening one with a prompt nothing holds, is ranked as before.
+   */
+  @Test
+  void sessionOpening_withASharedPrefix_isChargedByWriteShare_othersAsBefore() {
+    Fixture f = new Fixture(2);
+    f.cache(0, PROMPT, 256, Tier.GPU);
+    TtftPolicy p = policy("off", "a");
+    for (int i = 0; i < 4; i++) {
+      f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
+    }
+    f.prefill[0] = 6_000;
+    assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing").isEqualTo(0);
+    assertThat(rankOpening(p, f, PROMPT, true)[0]).as("opening").isEqualTo(1);
+    // A prompt nothing holds: replica 0 (written, idle) beats replica 1 (unwritten, 1,500 tokens
+    // queued) by its empty queue; the write share would reverse that, but an opening that follows
+    // no cache has no later turns drawn to a cache, so it is ranked as any request.
+    Fixture g = new Fixture(2);
+    TtftPolicy q = policy("off", "a");
+    for (int i = 0; i < 4; i++) {
+      g.running(q, "r" + i, Fixture.prompt(100 + i, 256), 0);
+    }
+    g.prefill[1] = 1_500;
+    long[] cold = Fixture.prompt(9_000_000L, 256);
+    assertThat(rankOpening(q, g, cold, false)[0]).as("cold, continuing").isEqualTo(0);
+    assertThat(rankOpening(q, g, cold, true)[0]).as("cold, opening").isEqualTo(0);
+    TtftPolicy off =
+        new TtftPolicy(
+            "kvrouter",
+            PolicyConfig.defaults()
+                .withKvRouter(
+                    KvRouterConfig.defaults().withConcurrency("off").with("sessionShare=0")),
+            new SplittableRandom(3));
+    for (int i = 0; i < 4; i++) {
+      f.running(off, "o" + i, Fixture.prompt(200 + i, 256), 0);
+    }
+    assertThat(rankOpening(off, f, PROMPT, true)[0]).as("sessionShare 0").isEqualTo(0);
+  }
+
+  private static int[] rankOpening(TtftPolicy p, Fixture f, long[] keys, boolean opens) {
+    RouteQuery q =
+        new RouteQuery(
+            keys, keys.length, keys.length * Fixture.BS, Fixture.BS, f.now, false, opens);
+    f.index.match(keys, keys.length, f.match);
+    return p.rank(q, f.candidates(), f.match, f);
+  }
+
+  /**
    * The herding burst in miniature: four routers that know each other (from their marks) but have
    * seen none of each other's decisions each place six unique prompts at the same instant on eight
    * idle replicas. Each sees only its own reservations; striping over the view they share gives

@@ -22,14 +22,25 @@ import java.util.Set;
  * runs on the engine with its image-keyed blocks ({@link PromptKeys}); its router gets those keys,
  * or the keys and length of its text alone when the policy does not see images.
  *
- * <p>Cost: O(1) per request but {@link #steering}, O(replicas). Immutable; reads the engines.
+ * <p>Sessions: the first request of each of the workload's sessions (in arrival order) opens it, as
+ * a session key the ingress's session directory has no binding for yet; kvrouter's policies are
+ * told so ({@link Steering#opensSession}).
+ *
+ * <p>Cost: O(1) per request but {@link #steering}, O(replicas). Immutable once built (the openers
+ * are never changed); reads the engines.
  *
  * @param withImages whether the policy's routers key an image's blocks with it ({@link
  *     #seesImages})
- * @param steersAdapters whether requests naming an adapter get the ingress's adapter steering
+ * @param steersAdapters whether requests get the ingress's steering: their adapter's holders, and
+ *     whether they open a session
+ * @param openers the indexes of the requests that open a session
  */
 record LabRequestView(
-    Workload workload, PromptKeys keys, boolean withImages, boolean steersAdapters) {
+    Workload workload,
+    PromptKeys keys,
+    boolean withImages,
+    boolean steersAdapters,
+    java.util.BitSet openers) {
 
   /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
   static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
@@ -40,7 +51,21 @@ record LabRequestView(
    * @param policy the policy's base name (without a variant such as strict mode)
    */
   static LabRequestView of(Workload workload, PromptKeys keys, String policy) {
-    return new LabRequestView(workload, keys, seesImages(policy), policy.startsWith("kvrouter"));
+    return new LabRequestView(
+        workload, keys, seesImages(policy), policy.startsWith("kvrouter"), openers(workload));
+  }
+
+  /** The first request of each session, in arrival order. */
+  static java.util.BitSet openers(Workload workload) {
+    java.util.BitSet out = new java.util.BitSet(workload.size());
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < workload.size(); i++) {
+      String session = workload.get(i).session();
+      if (session != null && !session.isEmpty() && seen.add(session)) {
+        out.set(i);
+      }
+    }
+    return out;
   }
 
   /**
@@ -82,13 +107,17 @@ record LabRequestView(
   }
 
   /**
-   * The adapter steering of request {@code index}: for kvrouter's policies, when it names one, the
-   * live engines that hold its adapter now.
+   * The steering of request {@code index}, for kvrouter's policies: when it names an adapter, the
+   * live engines that hold it now; whether it opens a session.
    */
   Steering steering(int index, LabEngine[] engines, boolean[] dead) {
-    String adapter = keys.adapter(index);
-    if (adapter == null || !steersAdapters) {
+    if (!steersAdapters) {
       return Steering.NONE;
+    }
+    boolean opens = openers.get(index);
+    String adapter = keys.adapter(index);
+    if (adapter == null) {
+      return opens ? Steering.OPENS_SESSION : Steering.NONE;
     }
     Set<String> holders = new HashSet<>();
     for (LabEngine e : engines) {
@@ -96,6 +125,6 @@ record LabRequestView(
         holders.add(e.replicaId());
       }
     }
-    return new Steering(null, 0, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS);
+    return new Steering(null, 0, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS, opens);
   }
 }

@@ -1,0 +1,91 @@
+package io.kvrouter.ingress.traffic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.ingress.routing.RouteOutcome;
+import io.kvrouter.ingress.routing.RouteQuery;
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.routing.Target;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A session's first request is marked as opening it (no replica bound yet); its later requests go
+ * with their binding and open nothing; requests without a session key are left alone.
+ */
+class SessionRouterTest {
+
+  @Test
+  void firstRequestOfASession_opensIt_laterOnesGoWithTheirBinding() {
+    Recording inner = new Recording();
+    SessionRouter router =
+        new SessionRouter(
+            inner, new MapStore(), 60_000, () -> 0L, new TrafficMetrics(new SimpleMeterRegistry()));
+
+    router.selectAndReserve(query("q1", "chat-1")).toCompletableFuture().join();
+    router.selectAndReserve(query("q2", "chat-1")).toCompletableFuture().join();
+    router.selectAndReserve(query("q3", null)).toCompletableFuture().join();
+
+    assertThat(inner.seen).extracting(RouteQuery::opensSession).containsExactly(true, false, false);
+    assertThat(inner.seen).extracting(RouteQuery::boundReplica).containsExactly(null, "r0", null);
+  }
+
+  private static RouteQuery query(String id, String session) {
+    return new RouteQuery(id, "m", new int[] {1, 2, 3}, 8, Set.of(), session, null, null);
+  }
+
+  /** Routes everything to r0 and keeps the queries it was asked. */
+  private static final class Recording implements Router {
+    final List<RouteQuery> seen = new ArrayList<>();
+
+    @Override
+    public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+      seen.add(query);
+      return CompletableFuture.completedFuture(
+          new RouteOutcome.Routed(
+              query.requestId(), new Target("r0", "http://127.0.0.1:1", true), 0, 0));
+    }
+
+    @Override
+    public void prefillCompleted(String reservationId) {}
+
+    @Override
+    public void released(String reservationId) {}
+
+    @Override
+    public Set<String> servedModels() {
+      return Set.of("m");
+    }
+
+    @Override
+    public String baseModel(String model) {
+      return model;
+    }
+
+    @Override
+    public boolean disaggregated(String model) {
+      return false;
+    }
+  }
+
+  private static final class MapStore implements SessionStore {
+    final Map<String, SessionBinding> bindings = new ConcurrentHashMap<>();
+
+    @Override
+    public CompletionStage<SessionBinding> lookup(String session) {
+      return CompletableFuture.completedFuture(bindings.get(session));
+    }
+
+    @Override
+    public void bind(String session, String replica) {
+      bindings.put(session, new SessionBinding(replica, 0));
+    }
+  }
+}

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class AdapterSteeringTest {
 
   private static Steering adapterOn(Set<String> holders, double penalty) {
-    return new Steering(null, 0, 0, null, holders, penalty);
+    return new Steering(null, 0, 0, null, holders, penalty, false);
   }
 
   private static RouteRequest request(String id, int salt, int tokens, Steering steering) {

@@ -46,31 +46,13 @@ public record Steering(
     adapterHolders = adapterHolders == null ? null : Set.copyOf(adapterHolders);
   }
 
-  /** A request that opens no session. */
-  public Steering(
-      String boundReplica,
-      double affinityBonusTokens,
-      double ttftTargetMillis,
-      TtftPredictor predictor,
-      Set<String> adapterHolders,
-      double adapterLoadPenaltyTokens) {
-    this(
-        boundReplica,
-        affinityBonusTokens,
-        ttftTargetMillis,
-        predictor,
-        adapterHolders,
-        adapterLoadPenaltyTokens,
-        false);
-  }
-
   /** A request naming no LoRA adapter and opening no session. */
   public Steering(
       String boundReplica,
       double affinityBonusTokens,
       double ttftTargetMillis,
       TtftPredictor predictor) {
-    this(boundReplica, affinityBonusTokens, ttftTargetMillis, predictor, null, 0);
+    this(boundReplica, affinityBonusTokens, ttftTargetMillis, predictor, null, 0, false);
   }
 
   /** True when the request names a LoRA adapter (its holders are known, perhaps none). */

@@ -12,9 +12,11 @@
 # Usage, from anywhere:  load-tests/bench/overhead.sh [--rate 100] [--requests 2000]
 #   [--max-tokens 16] [--rounds 1] [--conversations 32768,131072|none] [--out DIR]
 # Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), PEKKO_JAVA_OPTS (of the bare Pekko
-# proxy), WARMUP_ROUNDS (most extra warm-up rounds of each JVM proxy, 8), PROFILE=1 records the
-# measured ingress runs with JFR (ingress-<round>.jfr in the output directory), KEEP=1 keeps the
-# processes running at the end (the script prints their ports).
+# proxy), PEKKO_CLIENT=netty (the bare Pekko proxy's upstream requests through a Netty client,
+# NettyUpstreamClient, instead of Pekko HTTP's connection pool), WARMUP_ROUNDS (most extra warm-up
+# rounds of each JVM proxy, 8), PROFILE=1 records the measured ingress runs with JFR
+# (ingress-<round>.jfr in the output directory), KEEP=1 keeps the processes running at the end (the
+# script prints their ports).
 # Figures are ratios within one run: run it on a quiet machine.
 set -euo pipefail
 
@@ -82,6 +84,7 @@ pids+=($!); ingress_pid=$!
   --replay "tcp://127.0.0.1:$p_replay" >"$work/agent.log" 2>&1 &
 pids+=($!)
 "${java_run[@]}" ${PEKKO_JAVA_OPTS:-} -cp "$jar" io.kvrouter.loadtest.bench.BarePekkoProxy --port "$p_pekko" \
+  --client "${PEKKO_CLIENT:-pekko}" \
   --upstream "http://127.0.0.1:$p_engine" >"$work/pekko.log" 2>&1 &
 pids+=($!); pekko_pid=$!
 "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.NettyRelayProxy --port "$p_netty" \

@@ -2,14 +2,17 @@ package io.kvrouter.loadtest.bench;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.http.javadsl.Http;
+import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpRequest;
 import org.apache.pekko.http.javadsl.model.HttpResponse;
 import org.apache.pekko.http.javadsl.model.Uri;
 import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.stream.Materializer;
 
 /**
  * The floor of the ingress's HTTP layer: a reverse proxy in Pekko HTTP that does nothing but relay,
@@ -38,18 +41,27 @@ public final class BarePekkoProxy implements AutoCloseable {
     Map<String, String> a =
         OptionPairs.parse(
             args,
-            "BarePekkoProxy --port P --upstream http://127.0.0.1:E [--host 127.0.0.1]",
+            "BarePekkoProxy --port P --upstream http://127.0.0.1:E [--host 127.0.0.1]"
+                + " [--client pekko|netty]",
             "--port",
             "--upstream");
     String host = a.getOrDefault("--host", "127.0.0.1");
     int port = Integer.parseInt(a.get("--port"));
     String upstream = a.get("--upstream");
-    start(host, port, upstream);
+    start(host, port, upstream, "netty".equals(a.get("--client")));
     System.out.println("bare Pekko HTTP proxy on " + host + ":" + port + " -> " + upstream);
   }
 
   /** Binds the proxy on {@code host:port}, relaying to {@code upstream} (a base URL). */
   public static BarePekkoProxy start(String host, int port, String upstream) {
+    return start(host, port, upstream, false);
+  }
+
+  /**
+   * The same; with {@code nettyClient} the upstream requests go through a {@link
+   * NettyUpstreamClient} (one event loop) instead of Pekko HTTP's host connection pool.
+   */
+  public static BarePekkoProxy start(String host, int port, String upstream, boolean nettyClient) {
     String base = upstream.replaceAll("/+$", "");
     Config config =
         ConfigFactory.parseString("pekko.actor.provider = local\npekko.loglevel = WARNING")
@@ -68,6 +80,29 @@ public final class BarePekkoProxy implements AutoCloseable {
                   .withEntity(request.entity());
           return http.singleRequest(out);
         };
+    if (nettyClient) {
+      Materializer materializer = Materializer.matFromSystem(system);
+      NettyUpstreamClient client = new NettyUpstreamClient(URI.create(base), 1, materializer);
+      system.registerOnTermination(client::close);
+      relay =
+          request -> {
+            String query = request.getUri().rawQueryString().map(q -> "?" + q).orElse("");
+            String type =
+                request.entity().getContentType().equals(ContentTypes.NO_CONTENT_TYPE)
+                    ? null
+                    : request.entity().getContentType().toString();
+            return request
+                .entity()
+                .toStrict(10_000, materializer)
+                .thenCompose(
+                    strict ->
+                        client.send(
+                            request.method().value(),
+                            request.getUri().path() + query,
+                            type,
+                            strict.getData().toArray()));
+          };
+    }
     try {
       http.newServerAt(host, port).bind(relay).toCompletableFuture().join();
     } catch (RuntimeException e) {

@@ -49,6 +49,19 @@ class BareProxiesTest {
     }
   }
 
+  @Test
+  void barePekkoProxyWithANettyClient_relaysTheRequestAndStreamsTheAnswerChunkByChunk()
+      throws Exception {
+    try (FakeOpenAiServer upstream =
+        new FakeOpenAiServer(FakeOpenAiServer.Mode.STREAM, 4, 300, 1)) {
+      int port = FreePorts.one();
+      try (BarePekkoProxy proxy =
+          BarePekkoProxy.start("127.0.0.1", port, upstream.base().toString(), true)) {
+        relaysAndStreams(upstream, port);
+      }
+    }
+  }
+
   private static void relaysAndStreams(FakeOpenAiServer upstream, int port) throws Exception {
     HttpClient client = HttpClient.newHttpClient();
     HttpResponse<InputStream> response =

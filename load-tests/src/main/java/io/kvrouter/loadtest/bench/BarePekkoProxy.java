@@ -27,7 +27,8 @@ import org.apache.pekko.stream.Materializer;
  * nginx is Pekko HTTP's.
  *
  * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.BarePekkoProxy --port P
- * --upstream http://127.0.0.1:E [--host 127.0.0.1]}.
+ * --upstream http://127.0.0.1:E [--host 127.0.0.1] [--client pekko|netty]}: {@code netty} sends the
+ * upstream requests through a {@link NettyUpstreamClient} instead.
  */
 public final class BarePekkoProxy implements AutoCloseable {
 
@@ -48,7 +49,12 @@ public final class BarePekkoProxy implements AutoCloseable {
     String host = a.getOrDefault("--host", "127.0.0.1");
     int port = Integer.parseInt(a.get("--port"));
     String upstream = a.get("--upstream");
-    start(host, port, upstream, "netty".equals(a.get("--client")));
+    String client = a.getOrDefault("--client", "pekko");
+    if (!client.equals("pekko") && !client.equals("netty")) {
+      System.err.println("--client must be pekko or netty, was " + client);
+      System.exit(2);
+    }
+    start(host, port, upstream, client.equals("netty"));
     System.out.println("bare Pekko HTTP proxy on " + host + ":" + port + " -> " + upstream);
   }
 
@@ -72,11 +78,10 @@ public final class BarePekkoProxy implements AutoCloseable {
     Http http = Http.get(system);
     Function<HttpRequest, CompletionStage<HttpResponse>> relay =
         request -> {
-          String query = request.getUri().rawQueryString().map(q -> "?" + q).orElse("");
           HttpRequest out =
               HttpRequest.create()
                   .withMethod(request.method())
-                  .withUri(Uri.create(base + request.getUri().path() + query))
+                  .withUri(Uri.create(base + pathAndQuery(request)))
                   .withEntity(request.entity());
           return http.singleRequest(out);
         };
@@ -86,7 +91,6 @@ public final class BarePekkoProxy implements AutoCloseable {
       system.registerOnTermination(client::close);
       relay =
           request -> {
-            String query = request.getUri().rawQueryString().map(q -> "?" + q).orElse("");
             String type =
                 request.entity().getContentType().equals(ContentTypes.NO_CONTENT_TYPE)
                     ? null
@@ -98,7 +102,7 @@ public final class BarePekkoProxy implements AutoCloseable {
                     strict ->
                         client.send(
                             request.method().value(),
-                            request.getUri().path() + query,
+                            pathAndQuery(request),
                             type,
                             strict.getData().toArray()));
           };
@@ -110,6 +114,10 @@ public final class BarePekkoProxy implements AutoCloseable {
       throw e;
     }
     return new BarePekkoProxy(system);
+  }
+
+  private static String pathAndQuery(HttpRequest request) {
+    return request.getUri().path() + request.getUri().rawQueryString().map(q -> "?" + q).orElse("");
   }
 
   @Override

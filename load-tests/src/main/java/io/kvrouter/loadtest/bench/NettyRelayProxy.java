@@ -1,6 +1,5 @@
 package io.kvrouter.loadtest.bench;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -14,8 +13,6 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -114,18 +111,7 @@ public final class NettyRelayProxy implements AutoCloseable {
     public void channelActive(ChannelHandlerContext ctx) {
       Channel front = ctx.channel();
       ChannelFuture connect =
-          new Bootstrap()
-              .group(front.eventLoop())
-              .channel(NioSocketChannel.class)
-              .option(ChannelOption.TCP_NODELAY, true)
-              .handler(
-                  new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                      ch.pipeline().addLast(new HttpClientCodec(), new Backend(front));
-                    }
-                  })
-              .connect(upstream.getHost(), upstream.getPort());
+          NettyUpstreamClient.connectHttp(front.eventLoop(), upstream, () -> new Backend(front));
       backend = connect.channel();
       connect.addListener(
           (ChannelFutureListener)

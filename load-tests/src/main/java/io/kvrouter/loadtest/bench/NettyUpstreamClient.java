@@ -4,7 +4,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -28,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentType;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
@@ -90,18 +93,7 @@ final class NettyUpstreamClient implements AutoCloseable {
         return response;
       }
     }
-    new Bootstrap()
-        .group(group)
-        .channel(NioSocketChannel.class)
-        .option(ChannelOption.TCP_NODELAY, true)
-        .handler(
-            new ChannelInitializer<SocketChannel>() {
-              @Override
-              protected void initChannel(SocketChannel ch) {
-                ch.pipeline().addLast(new HttpClientCodec(), new Exchange());
-              }
-            })
-        .connect(upstream.getHost(), upstream.getPort())
+    connectHttp(group, upstream, Exchange::new)
         .addListener(
             (ChannelFutureListener)
                 f -> {
@@ -113,6 +105,27 @@ final class NettyUpstreamClient implements AutoCloseable {
                   }
                 });
     return response;
+  }
+
+  /**
+   * Opens an HTTP/1.1 client connection to {@code upstream} on {@code loop} ({@code TCP_NODELAY}),
+   * its responses handed to a new {@code handler} after the codec: the connection both bench relays
+   * open upstream.
+   */
+  static ChannelFuture connectHttp(
+      EventLoopGroup loop, URI upstream, Supplier<? extends ChannelHandler> handler) {
+    return new Bootstrap()
+        .group(loop)
+        .channel(NioSocketChannel.class)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .handler(
+            new ChannelInitializer<SocketChannel>() {
+              @Override
+              protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast(new HttpClientCodec(), handler.get());
+              }
+            })
+        .connect(upstream.getHost(), upstream.getPort());
   }
 
   private void start(

@@ -320,12 +320,18 @@ final class LabEngine {
     return true;
   }
 
+  /**
+   * Puts {@code n} of {@code s}'s tokens in the pass and caches the blocks they fill at once, as
+   * vLLM v1 does when it allocates them ({@code SimEngineCore}): a request admitted later in the
+   * same pass hits them.
+   */
   private void add(LabSequence s, int n, int k) {
     if (k == counts.length) {
       counts = Arrays.copyOf(counts, k * 2);
     }
     scheduled.add(s);
     counts[k] = n;
+    tiers.registerThrough(s, s.numComputed + n);
   }
 
   /**

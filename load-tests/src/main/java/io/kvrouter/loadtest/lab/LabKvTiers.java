@@ -154,7 +154,16 @@ final class LabKvTiers {
    * run, and offloads them to the CPU tier.
    */
   void register(LabSequence s) {
-    int computedBlocks = Math.min(s.numComputed / blockSize, s.keys.length);
+    registerThrough(s, s.numComputed);
+  }
+
+  /**
+   * Registers {@code s}'s full blocks up to {@code tokens} tokens not registered yet, as {@link
+   * #register}: at scheduling, for the tokens the pass is about to compute, as vLLM v1 caches
+   * blocks when it allocates them ({@code SimEngineCore}).
+   */
+  void registerThrough(LabSequence s, int tokens) {
+    int computedBlocks = Math.min(tokens / blockSize, s.keys.length);
     int runStart = -1;
     for (int i = s.numRegistered; i <= computedBlocks; i++) {
       boolean fresh = i < computedBlocks && s.held[i] == 0 && cache.register(s.keys[i]);

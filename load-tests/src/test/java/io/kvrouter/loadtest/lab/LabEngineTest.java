@@ -31,6 +31,11 @@ class LabEngineTest {
   private record Outcome(int cached, long firstToken, long finish) {}
 
   private static Workload workload() {
+    return workload("6");
+  }
+
+  /** Six groups of eight prompts sharing a 1,024-token system prompt, at {@code qps}. */
+  private static Workload workload(String qps) {
     return Workloads.byName(
         "sglang-gsp",
         Map.of(
@@ -45,7 +50,7 @@ class LabEngineTest {
             "outputTokens",
             "40",
             "qps",
-            "6"),
+            qps),
         3);
   }
 
@@ -167,6 +172,36 @@ class LabEngineTest {
     assertThat(labE2e).isCloseTo(simE2e, within(0.02 * simE2e));
     assertThat(close).isGreaterThanOrEqualTo(w.size() * 9 / 10);
     assertThat(hits).isPositive();
+  }
+
+  /**
+   * All 48 at once: the first passes admit several prompts of one group together, and the later
+   * ones hit the blocks the first is computing in that pass (vLLM v1 caches blocks when it
+   * schedules them), in the lab engine as in the sim.
+   */
+  @Test
+  void burst_sameCachedTokensAsTheSimEngine_includingHitsWithinOnePass() {
+    Workload w = workload("inf");
+    Map<Integer, Outcome> sim = sim(w, 50_000);
+    Map<Integer, Outcome> lab = lab(w, 50_000);
+    assertThat(lab).hasSameSizeAs(sim).hasSize(w.size());
+    long firstPassHits = 0;
+    for (int i = 0; i < w.size(); i++) {
+      assertThat(lab.get(i).cached()).as("cached tokens of %d", i).isEqualTo(sim.get(i).cached());
+      assertThat(lab.get(i).firstToken())
+          .as("first token of %d", i)
+          .isEqualTo(sim.get(i).firstToken());
+      if (sim.get(i).firstToken() == firstTokenOfFirstPass(sim) && sim.get(i).cached() > 0) {
+        firstPassHits++;
+      }
+    }
+    assertThat(firstPassHits)
+        .as("requests hitting a prompt computed in the same pass")
+        .isPositive();
+  }
+
+  private static long firstTokenOfFirstPass(Map<Integer, Outcome> outcomes) {
+    return outcomes.values().stream().mapToLong(Outcome::firstToken).min().orElseThrow();
   }
 
   @Test

@@ -47,11 +47,14 @@ import java.util.Map;
  *       as vLLM always computes the last prompt token), counted as computed and recorded as {@code
  *       cachedPromptTokens}; the prefix-cache counters add the prompt length to queries and the
  *       cached tokens to hits; a request whose blocks do not fit waits (head of line);
+ *   <li>as each request is scheduled, the full blocks its tokens of this pass fill get their hashes
+ *       registered (announced by BlockStored at the pass's end), as vLLM v1 caches blocks when it
+ *       allocates them, so a request admitted later in the same pass hits them;
  *   <li>the pass takes {@code timing.passMicros(uncached tokens computed, decoding requests,
  *       referenced blocks, capacity)};
- *   <li>every request whose tokens are all computed samples one synthetic token; full computed
- *       blocks get their hashes registered (BlockStored); finished requests release their blocks
- *       (the tail block first, so it is evicted first).
+ *   <li>every request whose tokens are all computed samples one synthetic token; full blocks of
+ *       generated tokens get their hashes registered; finished requests release their blocks (the
+ *       tail block first, so it is evicted first).
  * </ol>
  *
  * <p>Not thread-safe: one thread owns a core. Cost per pass: O(running requests + blocks
@@ -212,8 +215,7 @@ public final class SimEngineCore {
       if (!fits) {
         break;
       }
-      scheduled.add(seq);
-      counts.add(n);
+      schedule(seq, n, scheduled, counts);
       budget -= n;
       i++;
     }
@@ -253,8 +255,7 @@ public final class SimEngineCore {
         throw new IllegalStateException("block accounting broken for " + seq.id());
       }
       running.add(seq);
-      scheduled.add(seq);
-      counts.add(n);
+      schedule(seq, n, scheduled, counts);
       budget -= n;
     }
 
@@ -315,6 +316,20 @@ public final class SimEngineCore {
     }
     listener.onEvents(cleared, nowMicros);
     return true;
+  }
+
+  /**
+   * Puts {@code n} of {@code seq}'s tokens in the pass and caches the blocks they fill at once, as
+   * vLLM v1 does when it allocates them ({@code KVCacheManager.allocate_slots} caches up to {@code
+   * min(computed + new tokens, request.num_tokens)} before the forward pass, vllm-project/vllm
+   * {@code vllm/v1/core/kv_cache_manager.py}): a request admitted later in the same pass finds them
+   * as prefix hits, since each layer writes the batch's keys and values before attending.
+   */
+  private void schedule(SimSequence seq, int n, List<SimSequence> scheduled, List<Integer> counts) {
+    scheduled.add(seq);
+    counts.add(n);
+    seq.extendHashes(hasher, config.blockSize());
+    tiers.registerThrough(seq, seq.numComputed + n);
   }
 
   private void preempt(SimSequence seq) {

@@ -117,7 +117,20 @@ final class SimKvTiers {
    * be extended first), and frees the window group's blocks that left its window.
    */
   void registerComputed(SimSequence seq) {
-    int computedBlocks = Math.min(seq.numComputed / blockSize, seq.numHashes);
+    registerThrough(seq, seq.numComputed);
+    if (window != null) {
+      window.slide(seq.id(), seq.hashes, seq.numComputed);
+    }
+  }
+
+  /**
+   * Registers {@code seq}'s full blocks up to {@code tokens} tokens not registered yet in every
+   * tier (its hashes must be extended first): at scheduling, for the tokens the pass is about to
+   * compute, as vLLM v1 caches a request's blocks when it allocates them ({@link
+   * SimEngineCore#step}).
+   */
+  void registerThrough(SimSequence seq, int tokens) {
+    int computedBlocks = Math.min(tokens / blockSize, seq.numHashes);
     if (computedBlocks > seq.numRegistered) {
       gpu.cacheRun(
           seq.blockIds,
@@ -140,9 +153,6 @@ final class SimKvTiers {
       }
       cpu.offload(seq.hashes, seq.numRegistered, computedBlocks, blockSize);
       seq.numRegistered = computedBlocks;
-    }
-    if (window != null) {
-      window.slide(seq.id(), seq.hashes, seq.numComputed);
     }
   }
 

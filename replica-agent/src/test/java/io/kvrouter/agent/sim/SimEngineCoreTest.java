@@ -58,6 +58,33 @@ class SimEngineCoreTest {
     assertThat(core.prefixCacheHits()).isEqualTo(48);
   }
 
+  /**
+   * vLLM v1 caches a request's full blocks when it schedules them, before the forward pass ({@code
+   * KVCacheManager.allocate_slots}), so a request admitted later in the same pass hits them: the
+   * second of two identical prompts arriving together computes only its last block, the pass is
+   * charged the first prompt's 40 tokens and the second's 8, and the blocks are announced once.
+   */
+  @Test
+  void samePromptInOnePass_secondHitsTheBlocksTheFirstIsComputing() {
+    SimEngineCore core = new SimEngineCore(config(64, 8, 8192));
+    List<EngineEvent> events = new ArrayList<>();
+    core.setKvEventListener((batch, end) -> events.addAll(batch));
+    core.submit(SimRequest.of("a", prompt(40, 100), 1), 0);
+    core.submit(SimRequest.of("b", prompt(40, 100), 1), 0);
+    StepResult pass = core.step(0);
+    assertThat(pass.emissions())
+        .extracting(Emission::cachedPromptTokens)
+        .containsExactlyInAnyOrder(0, 32);
+    assertThat(pass.endMicros()).isEqualTo(1000 + 10L * (40 + 8) + 100L * 0);
+    assertThat(core.prefixCacheHits()).isEqualTo(32);
+    long stored =
+        events.stream()
+            .filter(e -> e instanceof EngineEvent.BlockStored)
+            .mapToLong(e -> ((EngineEvent.BlockStored) e).blockHashes().length)
+            .sum();
+    assertThat(stored).isEqualTo(2);
+  }
+
   @Test
   void differentPrefix_misses() {
     SimEngineCore core = new SimEngineCore(config(64, 8, 8192));

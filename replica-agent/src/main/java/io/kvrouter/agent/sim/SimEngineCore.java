@@ -323,7 +323,10 @@ public final class SimEngineCore {
    * vLLM v1 does when it allocates them ({@code KVCacheManager.allocate_slots} caches up to {@code
    * min(computed + new tokens, request.num_tokens)} before the forward pass, vllm-project/vllm
    * {@code vllm/v1/core/kv_cache_manager.py}): a request admitted later in the same pass finds them
-   * as prefix hits, since each layer writes the batch's keys and values before attending.
+   * as prefix hits, since each attention layer writes the batch's keys and values before attending.
+   * vLLM turned such same-step hits off for Mamba layers only (PR #29387, merged November 2025,
+   * whose state needs the earlier tokens computed first); a proposal to defer them for attention
+   * too (PR #38715) was closed unmerged.
    */
   private void schedule(SimSequence seq, int n, List<SimSequence> scheduled, List<Integer> counts) {
     scheduled.add(seq);

@@ -32,7 +32,9 @@ import java.lang.reflect.RecordComponent;
  *     replica (and so from the requests after it) added to its predicted TTFT: 0 is purely myopic
  *     (recomputing a shared prefix elsewhere looks free when it is as fast as queueing behind it);
  *     1 (the default) led 0 and 2 in the lab: sglang-gsp p90 895 ms / hit 0.853 against 1,235 /
- *     0.800 at 0, conversation (3,000 requests) 557 / 0.260 against 561 / 0.241
+ *     0.800 at 0, conversation (3,000 requests) 557 / 0.260 against 561 / 0.241; with the engines
+ *     caching blocks when they schedule them (as vLLM, 2 Dec 2026) sglang-gsp 710 / 0.882 at 1 and
+ *     2 against 930 / 0.840 at 0
  * @param tieMillis predicted TTFTs within this many milliseconds of the best are near-ties
  * @param tieRelative predicted TTFTs within this fraction of the best are near-ties
  * @param rotationMillis routers' turns rotate this often (their shared clock)
@@ -111,9 +113,10 @@ import java.lang.reflect.RecordComponent;
  *     requests keep {@code workShare}. 0 is off. Measured in the lab (8 replicas × 65,536 blocks, 1
  *     router, 2 Dec 2026; p90 TTFT ms / hit, off against 1): multi-turn-chat 41 / 0.841 against 37
  *     / 0.839 (load max/mean 8.0 against 3.5: off sends every session to the replica holding the
- *     shared system prompt); sglang-gsp 895 / 0.853 and llmd-b2b 56 / 0.983 unchanged, as each of
- *     their groups opens with a prompt nothing holds yet (applied to those too, sglang-gsp gave 931
- *     / 0.849); workloads without sessions (the Mooncake traces) unchanged
+ *     shared system prompt); sglang-gsp 895 / 0.853 (710 / 0.882 with the engines caching blocks
+ *     when they schedule them, either way) and llmd-b2b 56 / 0.983 unchanged, as each of their
+ *     groups opens with a prompt nothing holds yet (applied to those too, sglang-gsp gave 931 /
+ *     0.849); workloads without sessions (the Mooncake traces) unchanged
  */
 public record KvRouterConfig(
     int chunkTokens,

@@ -18,12 +18,13 @@ import java.util.random.RandomGenerator;
  *   P(x)       = x · (1 + x / prefillQuadraticTokens)
  * </pre>
  *
- * The tier credits are Dynamo's (host 0.75, disk 0.25; {@code shared/specs/peer-policies.md}); the
- * quadratic prefill term is the shape of the Dynamo mocker's prefill time model (same spec), so a
- * long uncached prompt costs more than its length. A replica is <em>busy</em> when its reported KV
- * usage reaches {@code busyKvUsage}, its reported queue reaches {@code busyWaiting}, or its
- * reservations reach {@code maxInFlight}; busy replicas are ranked after all others (and used only
- * if every replica is busy).
+ * The tier credits are Dynamo's (host 0.75, disk 0.25: {@code KvRouterConfig}'s defaults in
+ * ai-dynamo/dynamo {@code lib/kv-router}, see {@link DynamoKvPolicy}); the quadratic prefill term
+ * is the shape of the Dynamo mocker's prefill time model (ai-dynamo/dynamo {@code lib/mocker}, as
+ * {@code MockerTimingModel}), so a long uncached prompt costs more than its length. A replica is
+ * <em>busy</em> when its reported KV usage reaches {@code busyKvUsage}, its reported queue reaches
+ * {@code busyWaiting}, or its reservations reach {@code maxInFlight}; busy replicas are ranked
+ * after all others (and used only if every replica is busy).
  *
  * <p>Near-ties: every non-busy candidate with cost within {@code max(tieAbsoluteTokens, tieRelative
  * · best)} of the best is eligible, and one is drawn with probability proportional to {@code

@@ -335,8 +335,8 @@ final class LabEngine {
   }
 
   /**
-   * Completes the pass that ends now: tokens, registrations, releases, milestones. Returns the
-   * pass's KV-event batch, or null when it produced none.
+   * Completes the pass that ends now: tokens, releases, milestones. Returns the pass's KV-event
+   * batch, or null when it produced none.
    */
   KvEventBatch completePass() {
     long end = clock.end();
@@ -365,7 +365,6 @@ final class LabEngine {
             finished.add(s);
           }
         }
-        tiers.register(s);
       }
     }
     scheduled.clear();

@@ -25,10 +25,15 @@ class LabKvTiersTest {
     return s;
   }
 
+  /** Registers what {@code s} has computed, as a pass that scheduled those tokens does. */
+  private static void registerComputed(LabKvTiers tiers, LabSequence s) {
+    tiers.registerThrough(s, s.numComputed);
+  }
+
   @Test
   void computedBlocks_areAnnouncedGpuFirst_thenOffloaded_inGapFreeBatches() {
     LabKvTiers tiers = new LabKvTiers("r0", 16, 8, 8);
-    tiers.register(computed(tiers));
+    registerComputed(tiers, computed(tiers));
     KvEventBatch first = tiers.drainBatch();
     assertThat(first.seq()).isZero();
     assertThat(first.events()).hasSize(2);
@@ -43,7 +48,8 @@ class LabKvTiersTest {
     assertThat(cpu.tier()).isEqualTo(Tier.CPU);
     assertThat(cpu.blockKeys()).containsExactly(KEYS);
     assertThat(tiers.drainBatch()).as("nothing new").isNull();
-    tiers.register(computed(tiers)); // the same blocks again: cached already, nothing to announce
+    registerComputed(
+        tiers, computed(tiers)); // the same blocks again: cached already, nothing to announce
     assertThat(tiers.drainBatch()).isNull();
   }
 
@@ -51,7 +57,7 @@ class LabKvTiersTest {
   void releasedBlocks_stayCachedForTheNextRequest() {
     LabKvTiers tiers = new LabKvTiers("r0", 16, 8, 0);
     LabSequence a = computed(tiers);
-    tiers.register(a);
+    registerComputed(tiers, a);
     tiers.release(a);
     assertThat(a.numBlocks).isZero();
     assertThat(tiers.cache().usedBlocks()).isZero();
@@ -81,7 +87,7 @@ class LabKvTiersTest {
   @Test
   void droppedEvents_neverReachABatch() {
     LabKvTiers tiers = new LabKvTiers("r0", 16, 8, 8);
-    tiers.register(computed(tiers));
+    registerComputed(tiers, computed(tiers));
     tiers.dropEvents();
     assertThat(tiers.drainBatch()).isNull();
   }

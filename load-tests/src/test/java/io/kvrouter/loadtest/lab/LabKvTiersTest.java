@@ -48,8 +48,8 @@ class LabKvTiersTest {
     assertThat(cpu.tier()).isEqualTo(Tier.CPU);
     assertThat(cpu.blockKeys()).containsExactly(KEYS);
     assertThat(tiers.drainBatch()).as("nothing new").isNull();
-    registerComputed(
-        tiers, computed(tiers)); // the same blocks again: cached already, nothing to announce
+    // The same blocks again: cached already, nothing to announce.
+    registerComputed(tiers, computed(tiers));
     assertThat(tiers.drainBatch()).isNull();
   }
 

@@ -162,7 +162,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 trackerSettings.tickInterval(),
                 ctx.messageAdapter(ReservationEvent.class, Outgoing::new),
                 ctx.messageAdapter(GapDetected.class, EventGap::new),
-                ctx.messageAdapter(ReservationGap.class, ReservationGapFound::new)),
+                ctx.messageAdapter(ReservationGap.class, ReservationGapFound::new),
+                true),
             "tracker");
     ReplicaDirectory directory = new ReplicaDirectory();
     int salt = ingressId.hashCode();

@@ -158,6 +158,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   private final ActorRef<ReservationEvent> reservationsOut;
   private final ActorRef<GapDetected> gapsOut;
   private final ActorRef<ReservationGap> reservationGapsOut;
+  // Holds end on the JDK timer, to the millisecond ({@link HoldTimer}); otherwise on the actor
+  // system's scheduler (its tick; a test's manual time).
+  private final boolean preciseHolds;
 
   /** Where the CPU spent applying peers' and agents' messages is counted, by plane. */
   private final WireTraffic traffic;
@@ -168,9 +171,11 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       LongSupplier clock,
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut,
-      ActorRef<ReservationGap> reservationGapsOut) {
+      ActorRef<ReservationGap> reservationGapsOut,
+      boolean preciseHolds) {
     super(context);
     this.reservationGapsOut = reservationGapsOut;
+    this.preciseHolds = preciseHolds;
     this.core = core;
     this.clock = clock;
     this.reservationsOut = reservationsOut;
@@ -198,11 +203,15 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
                 tickInterval,
                 reservationsOut,
                 gapsOut,
-                context.getSystem().ignoreRef()));
+                context.getSystem().ignoreRef(),
+                false));
   }
 
   /**
    * @param reservationGapsOut receives every detected gap in a peer's reservation events
+   * @param preciseHolds whether a placement's hold ends on a JDK timer to the millisecond ({@link
+   *     HoldTimer}, production) rather than on the actor system's scheduler, which rounds it up to
+   *     its 10 ms tick (and which a test's manual time drives)
    */
   public static Behavior<Command> create(
       TrackerConfig config,
@@ -210,7 +219,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       Duration tickInterval,
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut,
-      ActorRef<ReservationGap> reservationGapsOut) {
+      ActorRef<ReservationGap> reservationGapsOut,
+      boolean preciseHolds) {
     return Behaviors.setup(
         context ->
             Behaviors.withTimers(
@@ -222,7 +232,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
                       clock,
                       reservationsOut,
                       gapsOut,
-                      reservationGapsOut);
+                      reservationGapsOut,
+                      preciseHolds);
                 }));
   }
 
@@ -313,13 +324,19 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   /**
    * A broadcast-mode placement waits first when the policy asks ({@link KvTrackerCore#holdMillis}:
-   * long prompts among several routers), a timer away; meanwhile the tracker goes on with other
-   * messages, and the decision is taken on the state the wait brought.
+   * long prompts), a timer away ({@link HoldTimer} in production); meanwhile the tracker goes on
+   * with other messages, and the decision is taken on the state the wait brought.
    */
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
     long hold = m.announce() ? core.holdMillis(m.request(), clock.getAsLong()) : 0;
     if (hold > 0 && holding.putIfAbsent(m.request().requestId(), m) == null) {
-      getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), new Held(m, hold));
+      Held held = new Held(m, hold);
+      if (preciseHolds) {
+        ActorRef<Command> self = getContext().getSelf();
+        HoldTimer.after(hold, () -> self.tell(held));
+      } else {
+        getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), held);
+      }
       return this;
     }
     return decide(m, 0);

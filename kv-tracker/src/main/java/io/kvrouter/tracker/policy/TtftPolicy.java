@@ -268,7 +268,9 @@ final class TtftPolicy implements Policy {
 
   /**
    * Among several routers, ungated: a request whose uncached prefill is long waits a few
-   * propagation delays before it is decided, longer the longer it is ({@link DecisionHold}).
+   * propagation delays before it is decided, longer the longer it is ({@link DecisionHold}). A lone
+   * router, ungated, holds it {@link KvRouterConfig#soloHoldMillis} per size class instead, so the
+   * smaller requests that reached it in the same instant are decided first.
    */
   @Override
   public long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
@@ -279,12 +281,13 @@ final class TtftPolicy implements Policy {
     for (int r : candidates) {
       least = Math.min(least, ownTokens(query, match, r));
     }
+    boolean peered = amongPeers(query);
     return DecisionHold.millis(
         fit.current().computeMillis(least),
         k.holdFromMillis(),
         k.holdClasses(),
-        k.holdStep(),
-        peers.lateDelayMillis(k.delayPriorMillis()),
+        peered ? k.holdStep() : 1,
+        peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
         k.holdMaxMillis());
   }
 
@@ -308,8 +311,13 @@ final class TtftPolicy implements Policy {
   @Override
   public boolean mayHold(RouteQuery query) {
     return k.holdFromMillis() > 0
-        && amongPeers(query)
+        && (amongPeers(query) || alone(query) && k.soloHoldMillis() > 0)
         && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.holdFromMillis();
+  }
+
+  /** Whether the decision is ungated and this router has heard from no peer. */
+  private boolean alone(RouteQuery query) {
+    return !query.gated() && peers.routers(query.nowMillis()) <= 1;
   }
 
   /**

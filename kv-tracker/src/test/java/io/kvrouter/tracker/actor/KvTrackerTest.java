@@ -48,20 +48,28 @@ class KvTrackerTest {
     manualTime = ManualTime.get(kit.system());
     reservations = kit.createTestProbe();
     gaps = kit.createTestProbe();
-    tracker =
+    tracker = spawnTracker(false);
+  }
+
+  /** A tracker of {@code in-1} that knows replicas {@code a} and {@code b}. */
+  private ActorRef<KvTracker.Command> spawnTracker(boolean preciseHolds) {
+    ActorRef<KvTracker.Command> spawned =
         kit.spawn(
             KvTracker.create(
                 TrackerConfig.defaults("in-1"),
                 now::get,
                 TICK,
                 reservations.getRef(),
-                gaps.getRef()));
+                gaps.getRef(),
+                kit.system().ignoreRef(),
+                preciseHolds));
     for (String id : List.of("a", "b")) {
-      tracker.tell(
+      spawned.tell(
           new KvTracker.ReplicaUp(
               new ReplicaInfo(
                   id, 0, "m", "http://" + id, 16, List.of(Tier.GPU), "both", true, true)));
     }
+    return spawned;
   }
 
   @AfterEach
@@ -146,6 +154,19 @@ class KvTrackerTest {
     Decision held = longReply.receiveMessage();
     assertThat(held.chosen()).isNotEqualTo(shortOne);
     assertThat(held.heldMillis()).isEqualTo(18);
+  }
+
+  /**
+   * In production a hold ends on the JDK timer, not on the actor system's scheduler (whose 10 ms
+   * tick would stretch it): here the manual scheduler never moves, and the held decision still
+   * comes, after its 18 ms.
+   */
+  @Test
+  void preciseHolds_endOnTheirOwnTimer_notOnTheSchedulersTick() {
+    tracker = spawnTracker(true);
+    Decision held = aLongPromptAmongTwoRouters().receiveMessage(Duration.ofSeconds(5));
+    assertThat(held.heldMillis()).isEqualTo(18);
+    assertThat(held.reserved()).isNotNull();
   }
 
   /**

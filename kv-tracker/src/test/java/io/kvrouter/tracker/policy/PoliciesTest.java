@@ -159,7 +159,8 @@ class PoliciesTest {
                 d.holdClasses(),
                 d.holdStep(),
                 d.holdMaxMillis(),
-                d.sessionShare()));
+                d.sessionShare(),
+                d.soloHoldMillis()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

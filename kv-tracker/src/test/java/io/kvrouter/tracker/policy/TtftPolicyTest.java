@@ -295,19 +295,31 @@ class TtftPolicyTest {
    */
   /**
    * A 32k-token prompt no replica holds takes about a second to prefill: among several routers it
-   * waits two steps of the prior delay before it is decided; held on one replica it is short, and
-   * decides at once, as it does alone, gated, or below the smallest class.
+   * waits two steps of the prior delay before it is decided, alone two steps of {@code
+   * soloHoldMillis} (so the smaller requests of its instant go first); held on one replica it is
+   * short, and decides at once, as it does gated or below the smallest class.
    */
   @Test
-  void longUncachedPrompts_waitBeforeTheirDecision_amongSeveralRoutersOnly() {
+  void longUncachedPrompts_waitBeforeTheirDecision_delaysAmongRouters_millisecondsAlone() {
     long[] giant = Fixture.prompt(7_000_000L, 2048);
     Fixture f = new Fixture(4);
     TtftPolicy p = policy("own", "a");
-    assertThat(hold(p, f, giant, false)).as("alone").isZero();
-    p.onPeerHeard("b", f.now - 500);
     KvRouterConfig k = KvRouterConfig.defaults();
     double compute = EngineTiming.MOCKER.computeMillis(2048 * Fixture.BS);
     assertThat(compute).isBetween(2 * k.holdFromMillis(), 4 * k.holdFromMillis());
+    assertThat(hold(p, f, giant, false))
+        .as("alone")
+        .isEqualTo((long) Math.ceil(2 * k.soloHoldMillis()))
+        .isPositive();
+    assertThat(hold(p, f, giant, true)).as("alone, gated").isZero();
+    assertThat(hold(p, f, PROMPT, false)).as("alone, 4,096 tokens").isZero();
+    TtftPolicy noSolo =
+        new TtftPolicy(
+            "kvrouter",
+            PolicyConfig.defaults().withKvRouter(k.with("soloHoldMillis=0")),
+            new SplittableRandom(3));
+    assertThat(hold(noSolo, f, giant, false)).as("alone, soloHoldMillis 0").isZero();
+    p.onPeerHeard("b", f.now - 500);
     assertThat(hold(p, f, giant, false)).isEqualTo((long) Math.ceil(2 * 1.2 * 5.0));
     assertThat(hold(p, f, giant, true)).as("gated").isZero();
     assertThat(hold(p, f, PROMPT, false)).as("4,096 tokens").isZero();

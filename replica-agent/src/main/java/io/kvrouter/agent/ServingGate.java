@@ -12,7 +12,8 @@ package io.kvrouter.agent;
  *   <li>With a KV-event subscriber, the first failed check after a good one is an interruption:
  *       until the subscriber has settled it for a later check (blocks kept, or a new epoch) nothing
  *       is published and nothing registered. A scrape sent before the last failed check does not
- *       speak for the engine as it is now.
+ *       speak for the engine as it is now. A check answered after a later one was already taken (it
+ *       waited out the probe timeout on a stall) is ignored.
  *   <li>An engine restart (a new process) is probed again; a probe of a replaced process is
  *       ignored.
  *   <li>Before each registration the engine says which APIs ({@link EngineProbe#apis}) and LoRA
@@ -52,6 +53,7 @@ final class ServingGate {
   private int failures;
   private long tick;
   private long lastLossTick = -1;
+  private long newestAnswer = -1;
   private Alignment alignment = Alignment.UNCHECKED;
   private long probeGeneration;
   private boolean apisKnown;
@@ -81,8 +83,19 @@ final class ServingGate {
     return ++tick;
   }
 
-  /** Health check {@code checked} answered {@code ok}. */
+  /**
+   * Health check {@code checked} answered {@code ok}. An answer older than one already taken says
+   * nothing new and is ignored: checks go out every interval and each may wait up to the probe
+   * timeout, so a check stuck on a stall can time out after a later one came back healthy, and
+   * would otherwise interrupt an engine that has already answered since (withholding heartbeats
+   * until a replay proves it again). A restart after that later answer is still found: by the next
+   * check's process start time, a live seq that goes back, or the audit of a healthy heartbeat.
+   */
   Steps checked(long checked, boolean ok) {
+    if (checked <= newestAnswer) {
+      return Steps.NONE;
+    }
+    newestAnswer = checked;
     if (ok) {
       failures = 0;
       healthy = true;

@@ -97,6 +97,31 @@ class ServingGateTest {
     assertThat(approximate.checked(approximate.nextTick(), false).deregister()).isTrue();
   }
 
+  /**
+   * Checks overlap (one a second, each waiting up to the probe timeout): a check that timed out on
+   * a stall but came back after a later healthy one neither interrupts the engine nor counts
+   * towards deregistering it, and a healthy answer overtaken by a later failure does not clear that
+   * failure.
+   */
+  @Test
+  void anAnswerOvertakenByALaterCheck_isIgnored() {
+    serving();
+    long stuck = gate.nextTick();
+    long later = gate.nextTick();
+    assertThat(gate.checked(later, true)).isEqualTo(ServingGate.Steps.NONE);
+    assertThat(gate.checked(stuck, false)).isEqualTo(ServingGate.Steps.NONE);
+    assertThat(gate.mayPublish()).as("no interruption from a stale timeout").isTrue();
+
+    long slow = gate.nextTick();
+    long first = gate.nextTick();
+    assertThat(gate.checked(first, false).tellHealthLost()).isTrue();
+    assertThat(gate.checked(slow, true)).isEqualTo(ServingGate.Steps.NONE);
+    assertThat(gate.checked(gate.nextTick(), false).deregister()).isFalse();
+    assertThat(gate.checked(gate.nextTick(), false).deregister())
+        .as("three failures in a row: the stale success between them did not reset the count")
+        .isTrue();
+  }
+
   @Test
   void aDrainingNode_deregistersForGood() {
     serving();

@@ -22,6 +22,7 @@ import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.ledger.ReservationDigest;
+import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.sync.ReservationSync;
@@ -165,6 +166,26 @@ public final class KvTrackerCore {
    */
   public long holdMillis(RouteRequest request, long nowMillis) {
     return placement.holdMillis(request, nowMillis);
+  }
+
+  /** Whether the policy reads its peers' intents: the router then announces what it holds. */
+  public boolean readsIntents() {
+    return placement.readsIntents();
+  }
+
+  /** Peer {@code origin} will decide {@code request} at {@code decideAtMillis}. */
+  public void peerIntent(String origin, RouteRequest request, long decideAtMillis, long nowMillis) {
+    placement.peerIntent(origin, request, decideAtMillis, nowMillis);
+  }
+
+  /** Under intents: the timing model to share with the peers now, or null. */
+  public EngineTiming timingToShare() {
+    return placement.timingToShare();
+  }
+
+  /** Peer {@code origin}'s shared timing model arrived. */
+  public void peerTiming(String origin, EngineTiming timing, long nowMillis) {
+    placement.peerTiming(origin, timing, nowMillis);
   }
 
   /** Matches, ranks, picks, reserves and predicts in one step. */

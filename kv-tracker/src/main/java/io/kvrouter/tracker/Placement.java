@@ -13,6 +13,7 @@ import io.kvrouter.tracker.ledger.GateFloors;
 import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
+import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.policy.Visibility;
@@ -168,6 +169,38 @@ final class Placement {
       return 0; // most requests: no second prefix match
     }
     return policy.holdMillis(matched(query), candidates, match);
+  }
+
+  /** Whether the policy reads its peers' intents ({@link Policy#readsIntents}). */
+  boolean readsIntents() {
+    return policy.readsIntents();
+  }
+
+  /** A peer will decide {@code request} at {@code decideAtMillis}: the policy hears of it. */
+  void peerIntent(String origin, RouteRequest request, long decideAtMillis, long nowMillis) {
+    if (!policy.readsIntents()) {
+      return;
+    }
+    int[] candidates = candidates(request);
+    if (candidates == null) {
+      return;
+    }
+    RouteQuery query = matched(request, nowMillis, false);
+    policy.onPeerIntent(
+        new Policy.PeerIntent(origin, request.requestId(), decideAtMillis),
+        query,
+        candidates,
+        match);
+  }
+
+  /** The timing model the policy shares with its peers now, or null. */
+  EngineTiming timingToShare() {
+    return policy.timingToShare();
+  }
+
+  /** Peer {@code origin}'s shared timing model arrived. */
+  void peerTiming(String origin, EngineTiming timing, long nowMillis) {
+    policy.onPeerTiming(origin, timing, nowMillis);
   }
 
   /** The request as the policy sees it; {@code match} now holds its prefix match. */
@@ -359,6 +392,9 @@ final class Placement {
             r.promptTokens(),
             r.issuedMillis(),
             nowMillis);
+        if (policy.readsIntents()) {
+          policy.onPeerDecided(r.ingressId(), r.requestId(), nowMillis);
+        }
       }
       return true;
     }

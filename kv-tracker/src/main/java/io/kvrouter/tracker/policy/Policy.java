@@ -73,6 +73,45 @@ public interface Policy {
       long nowMillis) {}
 
   /**
+   * Whether this policy reads its peers' intents ({@link #onPeerIntent}): the router then tells its
+   * peers of each request it holds, as it arrives. False by default.
+   */
+  default boolean readsIntents() {
+    return false;
+  }
+
+  /**
+   * A peer router announced that it will decide a request at a given time ({@code intent}); {@code
+   * match} is this router's own prefix match of its prompt over {@code candidates}, {@code query}
+   * the prompt as this router sees it now. Called only when {@link #readsIntents}.
+   */
+  default void onPeerIntent(
+      PeerIntent intent, RouteQuery query, int[] candidates, MatchResult match) {}
+
+  /**
+   * What a peer router announced of a request it holds: it will decide {@code requestId} at {@code
+   * decideAtMillis}.
+   */
+  record PeerIntent(String origin, String requestId, long decideAtMillis) {}
+
+  /**
+   * A peer's reservation of {@code requestId} arrived at {@code nowMillis}: an intent of that name
+   * is decided. Called only when {@link #readsIntents}.
+   */
+  default void onPeerDecided(String origin, String requestId, long nowMillis) {}
+
+  /**
+   * Under intents: the timing model this router shares with its peers now, or null when it shares
+   * none (see {@link #onPeerTiming}).
+   */
+  default EngineTiming timingToShare() {
+    return null;
+  }
+
+  /** Peer {@code origin}'s shared timing model arrived at {@code nowMillis}. */
+  default void onPeerTiming(String origin, EngineTiming timing, long nowMillis) {}
+
+  /**
    * A peer router's periodic mark arrived at {@code nowMillis}: {@code origin} is alive, whether or
    * not it has reserved anything yet (a policy that counts its peers knows them before the first
    * burst).

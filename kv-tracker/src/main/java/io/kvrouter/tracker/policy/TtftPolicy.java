@@ -77,6 +77,17 @@ import java.util.random.RandomGenerator;
  * routers: the policy takes the near-tie with the fewest requests in flight, whatever its turn
  * (long decodes make a replica running 4 and one running 2 predict the same first token).
  *
+ * <p>Intents ({@link KvRouterConfig#intents}, off by default). Each router announces every request
+ * as it arrives, with the time it will decide it: one observed propagation delay later (or the long
+ * prompt's own wait, if longer). Before deciding, a router places the peers' requests due before
+ * its own ({@link PeerIntents}, in an order all routers share) as phantom prefill where each would
+ * cost least, and then decides its own; its peers place it alike. Every router decides with the
+ * timing model of the router whose id sorts first ({@link SharedTimings}), and takes, of the
+ * near-ties, the one with the least queued prefill ({@link PeerIntents#choose}), so that the
+ * placements of one request agree across routers whose views differ slightly. Intents apply only
+ * once a peer has announced one: routers that do not carry them never wait. This replaces the
+ * concurrency mode's tie rule for the decisions it covers.
+ *
  * <p>Near-ties are resolved by {@link NearTies}.
  *
  * <p>Cost: O(n · (phantoms + 1 + unseen)) per decision over n candidates, plus the ranking's O(n
@@ -121,6 +132,9 @@ final class TtftPolicy implements Policy {
   // Scratch: costs without the peers' reservations of the last few delays (concurrency "own").
   private double[] blindCost = new double[0];
   private double[] recentByReplica = new double[16];
+  private final PeerIntents intents = new PeerIntents();
+  private final SharedTimings sharedTimings = new SharedTimings();
+  private String routerId = "";
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
@@ -169,9 +183,32 @@ final class TtftPolicy implements Policy {
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
     int n = candidates.length;
-    EngineTiming t = fit.current();
     long now = query.nowMillis();
+    boolean intentsOn = intentsOn(query);
+    EngineTiming t = intentsOn ? sharedTimings.leader(routerId, fit.current(), now) : fit.current();
     double[] unseen = unseenLoad(t, candidates, load, now);
+    double[] prefill = intentsOn ? new double[n] : null;
+    if (intentsOn) {
+      for (int i = 0; i < n; i++) {
+        prefill[i] = queuedPrefill(t, load, candidates[i], now);
+      }
+      intents.place(
+          routerId,
+          now,
+          candidates,
+          prefill,
+          unseen,
+          (i, tokens) -> {
+            int r = candidates[i];
+            if (config.busy(load, r)) {
+              return Double.POSITIVE_INFINITY;
+            }
+            double ahead = prefill[i] + unseen[i];
+            return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
+          },
+          this::intentBand,
+          query.blockSize());
+    }
     double[] cost = new double[n];
     double[] own = new double[n];
     boolean anyFree = false;
@@ -231,6 +268,15 @@ final class TtftPolicy implements Policy {
         }
       }
     }
+    if (intentsOn) {
+      double[] ahead = new double[n];
+      for (int i = 0; i < n; i++) {
+        ahead[i] = prefill[i] + unseen[i];
+      }
+      int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, query.blockSize());
+      int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+      return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
+    }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
       case "random" -> ties.atRandom(candidates, cost, own, query.blockSize(), extraBand);
@@ -281,14 +327,19 @@ final class TtftPolicy implements Policy {
     for (int r : candidates) {
       least = Math.min(least, ownTokens(query, match, r));
     }
-    boolean peered = amongPeers(query);
-    return DecisionHold.millis(
-        fit.current().computeMillis(least),
-        k.holdFromMillis(),
-        k.holdClasses(),
-        peered ? k.holdStep() : 1,
-        peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
-        k.holdMaxMillis());
+    boolean peered = amongPeers(query) || intentsOn(query);
+    long hold =
+        DecisionHold.millis(
+            fit.current().computeMillis(least),
+            k.holdFromMillis(),
+            k.holdClasses(),
+            peered ? k.holdStep() : 1,
+            peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
+            k.holdMaxMillis());
+    if (intentsOn(query)) {
+      hold = Math.max(hold, (long) Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1);
+    }
+    return hold;
   }
 
   /**
@@ -310,9 +361,30 @@ final class TtftPolicy implements Policy {
   /** Only a prompt that would wait uncached can wait: its cached prefix only shortens it. */
   @Override
   public boolean mayHold(RouteQuery query) {
+    if (intentsOn(query)) {
+      return true;
+    }
     return k.holdFromMillis() > 0
         && (amongPeers(query) || alone(query) && k.soloHoldMillis() > 0)
         && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.holdFromMillis();
+  }
+
+  /** The near-tie band under intents: {@code tieMillis}, or {@code tieRelative} of the best. */
+  private double intentBand(double best) {
+    return Math.max(k.tieMillis(), k.tieRelative() * best);
+  }
+
+  /**
+   * Whether the decision is ungated, among several routers, under {@link KvRouterConfig#intents},
+   * and a peer announced an intent lately: routers whose ingress does not carry intents never wait
+   * for them.
+   */
+  private boolean intentsOn(RouteQuery query) {
+    long now = query.nowMillis();
+    return k.intents()
+        && !query.gated()
+        && peers.routers(now) > 1
+        && intents.heardSince(now - k.horizonMillis());
   }
 
   /** Whether the decision is ungated and this router has heard from no peer. */
@@ -425,6 +497,7 @@ final class TtftPolicy implements Policy {
 
   @Override
   public void bindRouter(String routerId) {
+    this.routerId = routerId;
     peers.bind(routerId);
   }
 
@@ -484,6 +557,42 @@ final class TtftPolicy implements Policy {
     ownLoad.forget(replica);
     peerRecent.forget(replica);
     progress.forget(replica);
+  }
+
+  @Override
+  public boolean readsIntents() {
+    return k.intents();
+  }
+
+  @Override
+  public void onPeerIntent(
+      PeerIntent intent, RouteQuery query, int[] candidates, MatchResult match) {
+    double[] own = new double[candidates.length];
+    for (int i = 0; i < candidates.length; i++) {
+      own[i] = ownTokens(query, match, candidates[i]);
+    }
+    intents.add(
+        intent.origin(),
+        intent.requestId(),
+        intent.decideAtMillis(),
+        candidates,
+        own,
+        query.nowMillis());
+  }
+
+  @Override
+  public EngineTiming timingToShare() {
+    return k.intents() ? fit.current() : null;
+  }
+
+  @Override
+  public void onPeerTiming(String origin, EngineTiming timing, long nowMillis) {
+    sharedTimings.heard(origin, timing, nowMillis, k.horizonMillis());
+  }
+
+  @Override
+  public void onPeerDecided(String origin, String requestId, long nowMillis) {
+    intents.decided(origin, requestId, nowMillis);
   }
 
   @Override

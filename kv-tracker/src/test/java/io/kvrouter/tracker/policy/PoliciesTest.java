@@ -160,7 +160,8 @@ class PoliciesTest {
                 d.holdStep(),
                 d.holdMaxMillis(),
                 d.sessionShare(),
-                d.soloHoldMillis()));
+                d.soloHoldMillis(),
+                d.intents()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

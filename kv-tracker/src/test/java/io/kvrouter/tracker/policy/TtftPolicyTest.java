@@ -416,6 +416,85 @@ class TtftPolicyTest {
   }
 
   /**
+   * Intents: four routers each take two unique prompts in the same instant on eight idle replicas,
+   * none seeing another's reservations in time, but each having heard every peer's intents. Every
+   * router places the intents due before its own decisions first, in the order they all share, so
+   * the eight land on eight replicas, as one router would place them. Without intents the same
+   * decisions (concurrency off) all stack on the first two replicas.
+   */
+  @Test
+  void intents_routersDecidingAtOnce_placeABurstAsOneRouterWould() {
+    assertThat(burstWithIntents(true)).containsOnly(1);
+    assertThat(burstWithIntents(false)).containsExactly(4, 4, 0, 0, 0, 0, 0, 0);
+  }
+
+  private static int[] burstWithIntents(boolean intents) {
+    String[] routers = {"a", "b", "c", "d"};
+    KvRouterConfig k = KvRouterConfig.defaults().with("concurrency=off@intents=" + intents);
+    Fixture[] views = new Fixture[routers.length];
+    TtftPolicy[] policies = new TtftPolicy[routers.length];
+    long[][][] prompts = new long[routers.length][2][];
+    for (int t = 0; t < routers.length; t++) {
+      views[t] = new Fixture(8);
+      policies[t] =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      policies[t].bindRouter(routers[t]);
+      for (String peer : routers) {
+        policies[t].onPeerHeard(peer, views[t].now - 500);
+      }
+      for (int i = 0; i < 2; i++) {
+        prompts[t][i] = Fixture.prompt(1_000_000L * (10 * t + i + 1), 12);
+      }
+    }
+    for (int t = 0; t < routers.length; t++) {
+      for (int u = 0; u < routers.length; u++) {
+        if (u == t) {
+          continue;
+        }
+        Fixture view = views[u];
+        for (int i = 0; i < 2; i++) {
+          RouteQuery q = view.query(prompts[t][i]);
+          view.index.match(prompts[t][i], prompts[t][i].length, view.match);
+          policies[u].onPeerIntent(
+              new Policy.PeerIntent(routers[t], routers[t] + i, view.now),
+              q,
+              view.candidates(),
+              view.match);
+        }
+      }
+    }
+    int[] total = new int[8];
+    for (int t = 0; t < routers.length; t++) {
+      if (intents) {
+        assertThat(hold(policies[t], views[t], prompts[t][0], false))
+            .as("held one prior delay and a millisecond")
+            .isEqualTo(6);
+      }
+      for (int i = 0; i < 2; i++) {
+        int chosen = views[t].route(policies[t], prompts[t][i], routers[t] + i);
+        views[t].prefill[chosen] += prompts[t][i].length * Fixture.BS;
+        total[chosen]++;
+      }
+    }
+    return total;
+  }
+
+  /** Intents on, but no peer announces any (an ingress that does not carry them): no wait. */
+  @Test
+  void intents_withoutAnyAnnounced_neverHold() {
+    Fixture f = new Fixture(4);
+    TtftPolicy p =
+        new TtftPolicy(
+            "kvrouter",
+            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with("intents=true")),
+            new SplittableRandom(3));
+    p.bindRouter("a");
+    p.onPeerHeard("b", f.now - 500);
+    assertThat(hold(p, f, PROMPT, false)).isZero();
+  }
+
+  /**
    * Strict mode: the gate serialises decisions, so of the near-ties (long decodes: three running or
    * two make no difference to the predicted TTFT) every router takes the one with the fewest
    * requests in flight, whatever its turn.

@@ -5,6 +5,8 @@ import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.tracker.KvTrackerCore;
+import io.kvrouter.tracker.RouteRequest;
+import io.kvrouter.tracker.policy.EngineTiming;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -90,12 +92,51 @@ final class LabNetwork {
     }
   }
 
+  /** What a router tells its peers of a request it holds: they decide around it. */
+  record Intent(String origin, RouteRequest request, long decideAtMillis) {}
+
+  /**
+   * Router {@code from}, whose policy reads intents, will decide {@code request} at {@code
+   * decideAtMillis}: its peers hear of it. The lab carries the request itself and each peer matches
+   * its prompt on its own index; a wire would carry the uncached tokens per replica instead.
+   */
+  void announce(long now, int from, RouteRequest request, long decideAtMillis) {
+    Intent intent = new Intent("ingress-" + from, request, decideAtMillis);
+    for (int r = 0; r < routers.length; r++) {
+      if (r != from) {
+        send(now, r, intent);
+      }
+    }
+  }
+
+  /** A router's timing model, shared with its peers under intents. */
+  record Timing(String origin, EngineTiming timing) {}
+
+  /** Router {@code from} shares its timing model with its peers, when its policy does. */
+  void shareTiming(long now, int from) {
+    EngineTiming timing = routers.length == 1 ? null : routers[from].timingToShare();
+    if (timing == null) {
+      return;
+    }
+    for (int r = 0; r < routers.length; r++) {
+      if (r != from) {
+        send(now, r, new Timing("ingress-" + from, timing));
+      }
+    }
+  }
+
   private void send(long now, int router, Object payload) {
     if (delayMicros == 0) {
       deliver(now, router, payload);
     } else {
       // Load reports keep no run going: a run ends when only ticks and what they send are left.
-      queue.push(now + delayMicros, DELIVER, router, 0, payload, !(payload instanceof ReplicaLoad));
+      queue.push(
+          now + delayMicros,
+          DELIVER,
+          router,
+          0,
+          payload,
+          !(payload instanceof ReplicaLoad || payload instanceof Timing));
     }
   }
 
@@ -110,6 +151,10 @@ final class LabNetwork {
       if (replica != null && !dead[replica]) {
         routers[router].apply(b);
       }
+    } else if (payload instanceof Timing t) {
+      routers[router].peerTiming(t.origin(), t.timing(), now / 1000);
+    } else if (payload instanceof Intent i) {
+      routers[router].peerIntent(i.origin(), i.request(), i.decideAtMillis(), now / 1000);
     } else {
       routers[router].applyReservation((ReservationEvent) payload, now / 1000);
     }

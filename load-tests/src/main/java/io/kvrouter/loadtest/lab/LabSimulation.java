@@ -199,7 +199,8 @@ public final class LabSimulation {
 
   /**
    * A request reaches its router: decided now, or in broadcast mode after the wait the policy asks
-   * for ({@code KvTrackerCore#holdMillis}), as the ingress's tracker does.
+   * for ({@code KvTrackerCore#holdMillis}), as the ingress's tracker does; when the policy reads
+   * intents, the router's peers hear of it first ({@link LabNetwork#announce}).
    */
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
@@ -208,6 +209,10 @@ public final class LabSimulation {
             ? routers[router].holdMillis(
                 request(index, "q" + index, Set.of(), Map.of()), now / 1000)
             : 0;
+    if (gates == null && routers.length > 1 && routers[router].readsIntents()) {
+      network.announce(
+          now, router, request(index, "q" + index, Set.of(), Map.of()), now / 1000 + hold);
+    }
     if (hold > 0) {
       push(now + hold * 1000, HELD, router, index, null);
       return;
@@ -407,6 +412,7 @@ public final class LabSimulation {
       for (ReservationEvent ended : routers[r].expire(now / 1000)) {
         network.broadcast(now, r, ended);
       }
+      network.shareTiming(now, r);
     }
     if (measures.sampleDue(now)) {
       measures.sampleLoad(now, engines);

@@ -187,28 +187,8 @@ final class TtftPolicy implements Policy {
     boolean intentsOn = intentsOn(query);
     EngineTiming t = intentsOn ? sharedTimings.leader(routerId, fit.current(), now) : fit.current();
     double[] unseen = unseenLoad(t, candidates, load, now);
-    double[] prefill = intentsOn ? new double[n] : null;
-    if (intentsOn) {
-      for (int i = 0; i < n; i++) {
-        prefill[i] = queuedPrefill(t, load, candidates[i], now);
-      }
-      intents.place(
-          routerId,
-          now,
-          candidates,
-          prefill,
-          unseen,
-          (i, tokens) -> {
-            int r = candidates[i];
-            if (config.busy(load, r)) {
-              return Double.POSITIVE_INFINITY;
-            }
-            double ahead = prefill[i] + unseen[i];
-            return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
-          },
-          this::intentBand,
-          query.blockSize());
-    }
+    double[] prefill =
+        intentsOn ? placeIntents(t, candidates, load, now, unseen, query.blockSize()) : null;
     double[] cost = new double[n];
     double[] own = new double[n];
     boolean anyFree = false;
@@ -269,13 +249,7 @@ final class TtftPolicy implements Policy {
       }
     }
     if (intentsOn) {
-      double[] ahead = new double[n];
-      for (int i = 0; i < n; i++) {
-        ahead[i] = prefill[i] + unseen[i];
-      }
-      int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, query.blockSize());
-      int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-      return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
+      return intentRanking(candidates, cost, own, prefill, unseen, query.blockSize());
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
@@ -310,6 +284,56 @@ final class TtftPolicy implements Policy {
                   striping,
                   extraBand);
     };
+  }
+
+  /**
+   * Under intents: places the peers' requests due before this decision as phantom prefill in {@code
+   * unseen} ({@link PeerIntents#place}); returns each candidate's queued prefill.
+   */
+  private double[] placeIntents(
+      EngineTiming t, int[] candidates, LoadView load, long now, double[] unseen, int blockSize) {
+    int n = candidates.length;
+    double[] prefill = new double[n];
+    for (int i = 0; i < n; i++) {
+      prefill[i] = queuedPrefill(t, load, candidates[i], now);
+    }
+    intents.place(
+        routerId,
+        now,
+        candidates,
+        prefill,
+        unseen,
+        (i, tokens) -> {
+          int r = candidates[i];
+          if (config.busy(load, r)) {
+            return Double.POSITIVE_INFINITY;
+          }
+          double ahead = prefill[i] + unseen[i];
+          return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
+        },
+        this::intentBand,
+        blockSize);
+    return prefill;
+  }
+
+  /**
+   * Under intents: the candidates by cost, the near-tie {@link PeerIntents#choose} picks first, as
+   * every router picks it.
+   */
+  private int[] intentRanking(
+      int[] candidates,
+      double[] cost,
+      double[] own,
+      double[] prefill,
+      double[] unseen,
+      int blockSize) {
+    double[] ahead = new double[candidates.length];
+    for (int i = 0; i < ahead.length; i++) {
+      ahead[i] = prefill[i] + unseen[i];
+    }
+    int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, blockSize);
+    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
+    return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
   }
 
   /**

@@ -130,15 +130,22 @@ import java.lang.reflect.RecordComponent;
  *     sglang-gsp unchanged. The hit rate gains on every window of the conversation trace; the p90
  *     moves both ways (first 3,000 requests 556 against 575, 9,000 510 against 507)
  * @param intents among several routers, ungated: every router announces each request as it arrives
- *     and decides it one observed propagation delay later; before deciding, it places the peers'
- *     requests due before its own as phantoms, and all decide with the first router's timing model,
- *     so the requests of one instant are placed as by one router (see {@link TtftPolicy}). Off by
- *     default: the ingress does not carry intents yet (the policy lab does). Measured in the lab
- *     (conversation trace, all 12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90
- *     TTFT ms / hit at 1 / 8 / 16 routers): as recorded 514 / 535 / 514 (hit 0.266 / 0.265 / 0.264)
- *     against 514 / 563 / 579 (0.266 / 0.274 / 0.273) off; spread 468 / 474 / 472 against 468 / 483
- *     / 484. Each router fitting its own timing model instead, 8 routers as recorded gave 609 ms:
- *     routers that predict differently place each other's requests differently
+ *     and decides it one observed propagation delay later ({@code intentsFromMillis}); before
+ *     deciding, it places the peers' requests due before its own as phantoms, and all decide with
+ *     the first router's timing model, so the requests of one instant are placed as by one router
+ *     (see {@link TtftPolicy}). Off by default: the ingress does not carry intents yet (the policy
+ *     lab does). Measured in the lab (conversation trace, all 12,031 requests, 8 replicas × 65,536
+ *     blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit at 1 / 8 / 16 routers): as recorded 514 / 500 /
+ *     498 (hit 0.266 / 0.269 / 0.268) against 514 / 563 / 579 (0.266 / 0.274 / 0.273) off; spread
+ *     468 / 476 / 476 against 468 / 483 / 484. Each router fitting its own timing model instead, 8
+ *     routers as recorded gave 609 ms (every request waiting): routers that predict differently
+ *     place each other's requests differently
+ * @param intentsFromMillis under intents, only a request whose uncached prefill takes at least this
+ *     long on every candidate waits the propagation delay; shorter ones are decided at once (still
+ *     after the peers' announced requests due before them, and announced to the peers). 50 ms: with
+ *     0 (every request waiting) 8 routers gave 535 ms p90 on the conversation trace as recorded
+ *     (against 500 at 50) and multi-turn-chat, whose TTFTs are tens of milliseconds, 44 ms (39 at
+ *     50, 38 without intents)
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -164,7 +171,8 @@ public record KvRouterConfig(
     double holdMaxMillis,
     double sessionShare,
     double soloHoldMillis,
-    boolean intents) {
+    boolean intents,
+    double intentsFromMillis) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -188,6 +196,10 @@ public record KvRouterConfig(
               + ", "
               + holdMaxMillis);
     }
+    if (!(intentsFromMillis >= 0)) {
+      throw new IllegalArgumentException(
+          "intentsFromMillis must be >= 0, was " + intentsFromMillis);
+    }
     if (!(soloHoldMillis >= 0)) {
       throw new IllegalArgumentException("soloHoldMillis must be >= 0, was " + soloHoldMillis);
     }
@@ -204,7 +216,7 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, false);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, false, 50.0);
   }
 
   /**

@@ -78,11 +78,12 @@ import java.util.random.RandomGenerator;
  * (long decodes make a replica running 4 and one running 2 predict the same first token).
  *
  * <p>Intents ({@link KvRouterConfig#intents}, off by default). Each router announces every request
- * as it arrives, with the time it will decide it: one observed propagation delay later (or the long
- * prompt's own wait, if longer). Before deciding, a router places the peers' requests due before
- * its own ({@link PeerIntents}, in an order all routers share) as phantom prefill where each would
- * cost least, and then decides its own; its peers place it alike. Every router decides with the
- * timing model of the router whose id sorts first ({@link SharedTimings}), and takes, of the
+ * as it arrives, with the time it will decide it: one observed propagation delay later when its
+ * uncached prefill takes {@link KvRouterConfig#intentsFromMillis} or more (or the long prompt's own
+ * wait, if longer), at once otherwise. Before deciding, a router places the peers' requests due
+ * before its own ({@link PeerIntents}, in an order all routers share) as phantom prefill where each
+ * would cost least, and then decides its own; its peers place it alike. Every router decides with
+ * the timing model of the router whose id sorts first ({@link SharedTimings}), and takes, of the
  * near-ties, the one with the least queued prefill ({@link PeerIntents#choose}), so that the
  * placements of one request agree across routers whose views differ slightly. Intents apply only
  * once a peer has announced one: routers that do not carry them never wait. This replaces the
@@ -360,7 +361,7 @@ final class TtftPolicy implements Policy {
             peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
-    if (intentsOn(query)) {
+    if (intentsOn(query) && fit.current().computeMillis(least) >= k.intentsFromMillis()) {
       hold = Math.max(hold, (long) Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1);
     }
     return hold;

@@ -161,7 +161,8 @@ class PoliciesTest {
                 d.holdMaxMillis(),
                 d.sessionShare(),
                 d.soloHoldMillis(),
-                d.intents()));
+                d.intents(),
+                d.intentsFromMillis()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

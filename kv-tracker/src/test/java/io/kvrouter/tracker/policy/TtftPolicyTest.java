@@ -419,8 +419,9 @@ class TtftPolicyTest {
    * Intents: four routers each take two unique prompts in the same instant on eight idle replicas,
    * none seeing another's reservations in time, but each having heard every peer's intents. Every
    * router places the intents due before its own decisions first, in the order they all share, so
-   * the eight land on eight replicas, as one router would place them. Without intents the same
-   * decisions (concurrency off) all stack on the first two replicas.
+   * the eight land on eight replicas, as one router would place them (these short prompts are
+   * decided at once; a longer one waits a propagation delay). Without intents the same decisions
+   * (concurrency off) all stack on the first two replicas.
    */
   @Test
   void intents_routersDecidingAtOnce_placeABurstAsOneRouterWould() {
@@ -468,7 +469,10 @@ class TtftPolicyTest {
     for (int t = 0; t < routers.length; t++) {
       if (intents) {
         assertThat(hold(policies[t], views[t], prompts[t][0], false))
-            .as("held one prior delay and a millisecond")
+            .as("192 tokens, below intentsFromMillis: decided at once")
+            .isZero();
+        assertThat(hold(policies[t], views[t], PROMPT, false))
+            .as("4,096 tokens: held one prior delay and a millisecond")
             .isEqualTo(6);
       }
       for (int i = 0; i < 2; i++) {

@@ -13,11 +13,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Four routers 5 ms apart, eight replicas. Four requests a few milliseconds apart let the routers
- * hear each other; a second later sixteen unique prompts reach them in the same instant, four per
- * router, none of them able to see another's reservations in time. With intents each router hears
- * the others' requests before it decides and places them first, so the burst spreads two per
- * replica; without them (concurrency off, to isolate the mechanism) the four routers make the same
- * four choices.
+ * hear each other; a second later sixteen unique 4,096-token prompts (about 90 ms of prefill each,
+ * enough to wait for the peers' announcements) reach them in the same instant, four per router,
+ * none of them able to see another's reservations in time. With intents each router hears the
+ * others' requests before it decides and places them first, so the burst spreads two per replica;
+ * without them (concurrency off, to isolate the mechanism) the four routers make the same four
+ * choices.
  */
 @org.junit.jupiter.api.Timeout(120)
 class IntentsLabTest {
@@ -30,7 +31,7 @@ class IntentsLabTest {
     List<WorkloadRequest> requests = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
       long arrival = i < 4 ? i * 10_000L : 1_000_000L;
-      PromptTokens prompt = PromptTokens.empty(e).extend(100 + i, 1_024);
+      PromptTokens prompt = PromptTokens.empty(e).extend(100 + i, 4_096);
       requests.add(new WorkloadRequest(i, arrival, "s" + i, 0, prompt, 16, null));
     }
     return Workload.of("warm-up-then-burst", 5, 0, requests);

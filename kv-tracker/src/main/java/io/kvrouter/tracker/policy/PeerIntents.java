@@ -66,6 +66,7 @@ final class PeerIntents {
 
   /** The reservation of {@code origin}'s request {@code id} arrived at {@code nowMillis}. */
   void decided(String origin, String id, long nowMillis) {
+    prune(nowMillis);
     String key = key(origin, id);
     Intent intent = byKey.remove(key);
     if (intent != null) {
@@ -78,6 +79,11 @@ final class PeerIntents {
   /** Whether a peer announced an intent at or after {@code sinceMillis}. */
   boolean heardSince(long sinceMillis) {
     return lastHeard >= sinceMillis;
+  }
+
+  /** Reservations remembered now that arrived before their intents. */
+  int remembered() {
+    return early.size();
   }
 
   /** Intents kept now. */

@@ -56,6 +56,16 @@ class PeerIntentsTest {
     assertThat(place(intents, "b", 106)).containsExactly(0, 0, 0);
   }
 
+  /** Reservations whose intents never come (a peer that announces none) are not kept forever. */
+  @Test
+  void reservationsWithoutIntents_areForgottenOnceStale() {
+    PeerIntents intents = new PeerIntents();
+    intents.decided("a", "a1", 100);
+    assertThat(intents.remembered()).isEqualTo(1);
+    intents.decided("a", "a2", 101 + PeerIntents.STALE_MILLIS);
+    assertThat(intents.remembered()).as("a1 forgotten, a2 remembered").isEqualTo(1);
+  }
+
   @Test
   void anUndecidedIntent_isDroppedOnceStale() {
     PeerIntents intents = new PeerIntents();

@@ -41,7 +41,7 @@ final class NearTies {
   }
 
   /** The near-tie band above the best cost {@code best}, ms: at least {@code extraBand}. */
-  private double band(double best, double extraBand) {
+  double band(double best, double extraBand) {
     return Math.max(Math.max(k.tieMillis(), k.tieRelative() * best), extraBand);
   }
 

@@ -111,12 +111,12 @@ final class PeerIntents {
     int n = candidates.length;
     double[] costs = new double[n];
     double[] ahead = new double[n];
+    double[] tokens = new double[n];
     for (Intent intent : order) {
       if (intent.decideAt() > nowMillis
           || intent.decideAt() == nowMillis && intent.origin().compareTo(self) >= 0) {
         return;
       }
-      double[] tokens = new double[n];
       for (int i = 0; i < n; i++) {
         tokens[i] = tokensOn(intent, candidates[i]);
         costs[i] = tokens[i] < 0 ? Double.POSITIVE_INFINITY : cost.of(i, tokens[i]);

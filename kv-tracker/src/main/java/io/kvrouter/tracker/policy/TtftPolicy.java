@@ -312,7 +312,7 @@ final class TtftPolicy implements Policy {
           double ahead = prefill[i] + unseen[i];
           return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
         },
-        this::intentBand,
+        best -> ties.band(best, 0),
         blockSize);
     return prefill;
   }
@@ -332,7 +332,7 @@ final class TtftPolicy implements Policy {
     for (int i = 0; i < ahead.length; i++) {
       ahead[i] = prefill[i] + unseen[i];
     }
-    int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, blockSize);
+    int chosen = PeerIntents.choose(cost, own, ahead, best -> ties.band(best, 0), blockSize);
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
   }
@@ -352,7 +352,8 @@ final class TtftPolicy implements Policy {
     for (int r : candidates) {
       least = Math.min(least, ownTokens(query, match, r));
     }
-    boolean peered = amongPeers(query) || intentsOn(query);
+    boolean intentsOn = intentsOn(query);
+    boolean peered = amongPeers(query) || intentsOn;
     long hold =
         DecisionHold.millis(
             fit.current().computeMillis(least),
@@ -361,7 +362,7 @@ final class TtftPolicy implements Policy {
             peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
-    if (intentsOn(query) && fit.current().computeMillis(least) >= k.intentsFromMillis()) {
+    if (intentsOn && fit.current().computeMillis(least) >= k.intentsFromMillis()) {
       hold = Math.max(hold, (long) Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1);
     }
     return hold;
@@ -392,11 +393,6 @@ final class TtftPolicy implements Policy {
     return k.holdFromMillis() > 0
         && (amongPeers(query) || alone(query) && k.soloHoldMillis() > 0)
         && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.holdFromMillis();
-  }
-
-  /** The near-tie band under intents: {@code tieMillis}, or {@code tieRelative} of the best. */
-  private double intentBand(double best) {
-    return Math.max(k.tieMillis(), k.tieRelative() * best);
   }
 
   /**

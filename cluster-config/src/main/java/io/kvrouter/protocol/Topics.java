@@ -41,6 +41,12 @@ public final class Topics {
   /** Trackers' {@link ReservationMark} heartbeats (their next reservation seq). */
   public static final String RESERVATION_MARKS = "kvrouter-reservation-marks";
 
+  /**
+   * {@link IntentMessage}s: routers' intents and shared timing models, unsequenced, published and
+   * read by ingresses whose policy reads intents.
+   */
+  public static final String INTENTS = "kvrouter-intents";
+
   private Topics() {}
 
   /** The topic actor of {@link #KV_EVENTS}, to spawn once per node that uses it. */
@@ -71,5 +77,10 @@ public final class Topics {
   /** The topic actor of {@link #RESERVATION_MARKS}. */
   public static Behavior<Topic.Command<ReservationMark>> reservationMarks() {
     return Topic.create(ReservationMark.class, RESERVATION_MARKS);
+  }
+
+  /** The topic actor of {@link #INTENTS}. */
+  public static Behavior<Topic.Command<IntentMessage>> intents() {
+    return Topic.create(IntentMessage.class, INTENTS);
   }
 }

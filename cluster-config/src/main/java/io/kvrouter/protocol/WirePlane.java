@@ -4,9 +4,9 @@ import java.util.Locale;
 
 /**
  * The plane a Kryo-serialized message belongs to, for counting the bytes each plane costs: the
- * reservation plane (ingress to ingress), the event plane (agents' KV event batches and their
- * replays and snapshots), load heartbeats, strict mode's admission gates, and the rest (admin
- * views).
+ * reservation plane (ingress to ingress, intents included), the event plane (agents' KV event
+ * batches and their replays and snapshots), load heartbeats, strict mode's admission gates, and the
+ * rest (admin views).
  */
 public enum WirePlane {
   RESERVATIONS,
@@ -21,7 +21,8 @@ public enum WirePlane {
         || message instanceof CompactReservationEvent
         || message instanceof ReservationMark
         || message instanceof ReservationReplay
-        || message instanceof ReplayReservations) {
+        || message instanceof ReplayReservations
+        || message instanceof IntentMessage) {
       return RESERVATIONS;
     }
     if (message instanceof KvEventBatch

@@ -10,6 +10,7 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
@@ -173,9 +174,18 @@ public final class KvTrackerCore {
     return placement.readsIntents();
   }
 
-  /** Peer {@code origin} will decide {@code request} at {@code decideAtMillis}. */
-  public void peerIntent(String origin, RouteRequest request, long decideAtMillis, long nowMillis) {
-    placement.peerIntent(origin, request, decideAtMillis, nowMillis);
+  /**
+   * What to tell the peers of {@code request}, held to be decided at {@code decideAtMillis}, when
+   * the policy reads intents: the prompt's uncached tokens where they are fewer than all of them
+   * (the origin left 0 for the reservation plane to stamp); null otherwise.
+   */
+  public RouteIntent intentOf(RouteRequest request, long decideAtMillis, long nowMillis) {
+    return placement.intentOf(request, decideAtMillis, nowMillis);
+  }
+
+  /** Peer {@code origin} will decide the request of {@code intent} at its decision time. */
+  public void peerIntent(String origin, RouteIntent intent, long nowMillis) {
+    placement.peerIntent(origin, intent, nowMillis);
   }
 
   /** Under intents: the timing model to share with the peers now, or null. */

@@ -6,6 +6,7 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.BusyHeadroom;
@@ -176,21 +177,65 @@ final class Placement {
     return policy.readsIntents();
   }
 
-  /** A peer will decide {@code request} at {@code decideAtMillis}: the policy hears of it. */
-  void peerIntent(String origin, RouteRequest request, long decideAtMillis, long nowMillis) {
+  /**
+   * What this router tells its peers of {@code request}, which it holds and will decide at {@code
+   * decideAtMillis}: the prompt's uncached tokens on each candidate that holds part of it, as the
+   * policy counts them; null when the policy reads no intents or the request has no candidate. The
+   * origin is left for the reservation plane to stamp.
+   */
+  RouteIntent intentOf(RouteRequest request, long decideAtMillis, long nowMillis) {
+    int[] candidates = policy.readsIntents() ? candidates(request) : null;
+    if (candidates == null) {
+      return null;
+    }
+    RouteQuery query = matched(request, nowMillis, false);
+    double whole = Math.max(1, request.promptTokens());
+    List<String> holders = new ArrayList<>();
+    List<Integer> tokens = new ArrayList<>();
+    for (int r : candidates) {
+      double uncached = policy.uncachedTokens(query, match, r);
+      if (uncached < whole) {
+        holders.add(replicas.ids().idOf(r));
+        tokens.add((int) Math.ceil(uncached));
+      }
+    }
+    return new RouteIntent(
+        0L,
+        decideAtMillis,
+        request.model(),
+        request.promptTokens(),
+        holders.toArray(String[]::new),
+        tokens.stream().mapToInt(Integer::intValue).toArray());
+  }
+
+  /**
+   * Peer {@code origin} will decide {@code intent}'s request: the policy hears of it, with the
+   * uncached tokens the peer counted on each candidate that serves the model here (all the prompt's
+   * tokens on a replica the peer did not list).
+   */
+  void peerIntent(String origin, RouteIntent intent, long nowMillis) {
     if (!policy.readsIntents()) {
       return;
     }
-    int[] candidates = candidates(request);
+    int[] candidates = replicas.candidates(intent.model());
     if (candidates == null) {
       return;
     }
-    RouteQuery query = matched(request, nowMillis, false);
+    double[] uncached = new double[candidates.length];
+    Arrays.fill(uncached, Math.max(1, intent.promptTokens()));
+    for (int j = 0; j < intent.replicaIds().length; j++) {
+      int r = replicas.ids().indexOf(intent.replicaIds()[j]);
+      for (int i = 0; i < candidates.length; i++) {
+        if (candidates[i] == r) {
+          uncached[i] = Math.max(1, intent.uncachedTokens()[j]);
+        }
+      }
+    }
     policy.onPeerIntent(
-        new Policy.PeerIntent(origin, request.requestId(), decideAtMillis),
-        query,
+        new Policy.PeerIntent(origin, intent.decideAtMillis(), intent.promptTokens()),
         candidates,
-        match);
+        uncached,
+        nowMillis);
   }
 
   /** The timing model the policy shares with its peers now, or null. */
@@ -393,7 +438,7 @@ final class Placement {
             r.issuedMillis(),
             nowMillis);
         if (policy.readsIntents()) {
-          policy.onPeerDecided(r.ingressId(), r.requestId(), nowMillis);
+          policy.onPeerDecided(r.ingressId(), r.promptTokens(), r.issuedMillis(), nowMillis);
         }
       }
       return true;

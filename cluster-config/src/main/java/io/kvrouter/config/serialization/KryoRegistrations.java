@@ -23,6 +23,8 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
@@ -123,6 +125,9 @@ public final class KryoRegistrations {
     t.put(CompactReserved.class, 1050);
     t.put(CompactPrefillCompleted.class, 1051);
     t.put(CompactReleased.class, 1052);
+
+    t.put(RouteIntent.class, 1060);
+    t.put(SharedTiming.class, 1061);
     return java.util.Collections.unmodifiableMap(t);
   }
 

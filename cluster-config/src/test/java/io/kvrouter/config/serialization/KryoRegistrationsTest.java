@@ -61,6 +61,8 @@ class KryoRegistrationsTest {
     expected.put("io.kvrouter.protocol.CompactReserved", 1050);
     expected.put("io.kvrouter.protocol.CompactPrefillCompleted", 1051);
     expected.put("io.kvrouter.protocol.CompactReleased", 1052);
+    expected.put("io.kvrouter.protocol.RouteIntent", 1060);
+    expected.put("io.kvrouter.protocol.SharedTiming", 1061);
 
     Map<String, Integer> actual = new LinkedHashMap<>();
     KryoRegistrations.builtIn().forEach((type, id) -> actual.put(type.getName(), id));

@@ -10,6 +10,8 @@ import io.kvrouter.protocol.CompactReserved;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.WirePlane;
 import java.util.SplittableRandom;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -94,6 +96,28 @@ class ReservationWireSizeTest {
         .isEqualTo(28 + 4 * 8);
     assertThat(size(new CompactPrefillCompleted(UID, SEQ + 3, 3))).isEqualTo(14);
     assertThat(size(new CompactReleased(UID, SEQ + 9, 9))).isEqualTo(14);
+  }
+
+  /** Prints the sizes of intents, for their Javadoc; asserts the bound it states. */
+  @Test
+  void intents_haveTheSizesTheirJavadocStates() {
+    int none =
+        size(new RouteIntent(UID, ISSUED, "kvrouter-demo", 4_096, new String[0], new int[0]));
+    int two =
+        size(
+            new RouteIntent(
+                UID,
+                ISSUED,
+                "kvrouter-demo",
+                4_096,
+                new String[] {"sim-0", "sim-1"},
+                new int[] {1_024, 3_000}));
+    int timing = size(new SharedTiming(UID, 16.5, 15.18, 4.21, 1.0));
+    System.out.printf(
+        "RouteIntent: %d bytes, %d with two holders; SharedTiming %d%n", none, two, timing);
+    assertThat(none).as("without holders").isEqualTo(21 + "kvrouter-demo".length());
+    assertThat(two - none).as("two holders of 5-character ids").isEqualTo(2 * 7);
+    assertThat(timing).isEqualTo(43);
   }
 
   @Test

@@ -30,6 +30,8 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.TenantQuotaCommand;
 import io.kvrouter.protocol.Tier;
@@ -153,6 +155,16 @@ class WireCompatibilityTest {
             1_700_000_001L));
     m.put("CompactPrefillCompleted", new CompactPrefillCompleted(0x7d3a_91c2_44e0_1b5fL, 10, 1));
     m.put("CompactReleased", new CompactReleased(0x7d3a_91c2_44e0_1b5fL, 11, 2));
+    m.put(
+        "RouteIntent",
+        new RouteIntent(
+            0x7d3a_91c2_44e0_1b5fL,
+            1_700_000_006L,
+            "kvrouter-demo",
+            4_096,
+            new String[] {"sim-1"},
+            new int[] {1_024}));
+    m.put("SharedTiming", new SharedTiming(0x7d3a_91c2_44e0_1b5fL, 16.5, 15.18, 4.21, 1.0));
     m.put("ReservationMark", new ReservationMark("pekko://kvrouter@10.0.0.1:25520", 12));
     m.put("Replayed", new Replayed("sim-0", 3, new KvEventBatch[] {batch}));
     m.put(

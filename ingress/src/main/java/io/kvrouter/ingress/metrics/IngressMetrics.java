@@ -67,6 +67,8 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter predictedCached;
   private final Counter engineCached;
   private final Counter retries;
+  private final Counter peerIntents;
+  private final Counter peerTimings;
   private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> convergedGauges = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> accurateGauges = new ConcurrentHashMap<>();
@@ -128,6 +130,10 @@ public final class IngressMetrics implements ProxyListener {
           .register(registry);
     }
     counter("kvrouter.digest.mismatches", "Tracker cells found diverged at equal watermarks");
+    peerIntents =
+        counter("kvrouter.peer.intents", "Peers' intents received (policies that read intents)");
+    peerTimings =
+        counter("kvrouter.peer.timings", "Peers' shared timing models received (under intents)");
     statsGauge(
         "kvrouter.index.blocks", "Distinct blocks in the prefix index", s -> s.indexBlocks());
     statsGauge(
@@ -217,6 +223,11 @@ public final class IngressMetrics implements ProxyListener {
             "kvrouter.reservation.propagation",
             "Time from a peer tracker's reservation to this tracker receiving it")
         .record(Duration.ofMillis(Math.max(0, millis)));
+  }
+
+  /** A peer's intent ({@code timing} false) or shared timing model reached this ingress. */
+  public void peerIntent(boolean timing) {
+    (timing ? peerTimings : peerIntents).increment();
   }
 
   /** This tracker found a gap in a replica's KV events or a peer's reservation events. */

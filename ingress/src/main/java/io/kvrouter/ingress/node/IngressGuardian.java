@@ -24,6 +24,7 @@ import io.kvrouter.ingress.traffic.SessionRouter;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.ingress.traffic.TrafficPlane;
 import io.kvrouter.ingress.traffic.TrafficSettings;
+import io.kvrouter.protocol.IntentMessage;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.TrackerRequest;
@@ -61,6 +62,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   /** The guardian's messages: what its children hand it. */
   public sealed interface Command
       permits Outgoing,
+          OutgoingIntent,
           EventGap,
           ReservationGapFound,
           Bound,
@@ -71,6 +73,9 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   /** The tracker made a reservation event: broadcast it. */
   record Outgoing(ReservationEvent event) implements Command {}
+
+  /** The tracker made an intent or a timing model to share: broadcast it. */
+  record OutgoingIntent(IntentMessage message) implements Command {}
 
   /** The tracker misses KV event batches. */
   record EventGap(GapDetected gap) implements Command {}
@@ -163,6 +168,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.messageAdapter(ReservationEvent.class, Outgoing::new),
                 ctx.messageAdapter(GapDetected.class, EventGap::new),
                 ctx.messageAdapter(ReservationGap.class, ReservationGapFound::new),
+                ctx.messageAdapter(IntentMessage.class, OutgoingIntent::new),
                 true),
             "tracker");
     ReplicaDirectory directory = new ReplicaDirectory();
@@ -251,6 +257,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Outgoing.class, this::onOutgoing)
+        .onMessage(OutgoingIntent.class, m -> send(new PeerSync.OutgoingIntent(m.message())))
         .onMessage(EventGap.class, this::onEventGap)
         .onMessage(ReservationGapFound.class, this::onReservationGap)
         .onMessage(Bound.class, this::onBound)
@@ -263,6 +270,11 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
 
   private Behavior<Command> onOutgoing(Outgoing m) {
     peerSync.tell(new PeerSync.Outgoing(m.event()));
+    return this;
+  }
+
+  private Behavior<Command> send(PeerSync.OutgoingIntent m) {
+    peerSync.tell(m);
     return this;
   }
 

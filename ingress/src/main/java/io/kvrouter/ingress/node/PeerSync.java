@@ -4,12 +4,15 @@ import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.protocol.CompactReservationEvent;
 import io.kvrouter.protocol.GetTrackerReport;
 import io.kvrouter.protocol.GetTrackerView;
+import io.kvrouter.protocol.IntentMessage;
 import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplayReservations;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.Topics;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerRequest;
@@ -49,6 +52,10 @@ import org.apache.pekko.cluster.typed.Cluster;
  * compact event names its origin by member uid, resolved here against the cluster membership; one
  * whose member this node does not see (yet, or any more: an old incarnation) is dropped, and the
  * origin's next mark shows the gap, which its replay fills.
+ *
+ * <p>Intents and shared timing models ({@link IntentMessage}, when the policy reads intents) go out
+ * stamped with this member's uid on their own topic, unsequenced; a peer's reach the tracker named
+ * by the peer's address, and one lost is not asked for again.
  */
 public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
@@ -58,12 +65,17 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   /** The tracker made an event: broadcast it. */
   public record Outgoing(ReservationEvent event) implements Internal {}
 
+  /** The tracker made an intent or a timing model to share: broadcast it, stamped. */
+  public record OutgoingIntent(IntentMessage message) implements Internal {}
+
   /** The tracker found a gap in a peer's events. */
   public record Gap(ReservationGap gap) implements Internal {}
 
   private record EventArrived(ReservationEvent event) implements Internal {}
 
   private record CompactArrived(CompactReservationEvent event) implements Internal {}
+
+  private record IntentArrived(IntentMessage message) implements Internal {}
 
   private record MarkArrived(ReservationMark mark) implements Internal {}
 
@@ -114,6 +126,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final Cluster cluster;
   private final long selfUid;
   private final ActorRef<Topic.Command<ReservationMark>> marks;
+  private final ActorRef<Topic.Command<IntentMessage>> intents;
   private final FaultInjector<ReservationEvent> faults;
 
   /** Run after a peer's release reached the tracker: the router queue may go on. */
@@ -191,6 +204,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     compactEvents.tell(
         Topic.subscribe(ctx.messageAdapter(CompactReservationEvent.class, CompactArrived::new)));
     marks.tell(Topic.subscribe(ctx.messageAdapter(ReservationMark.class, MarkArrived::new)));
+    this.intents = ctx.spawn(Topics.intents(), "intents-topic");
+    intents.tell(Topic.subscribe(ctx.messageAdapter(IntentMessage.class, IntentArrived::new)));
     ctx.getSystem()
         .receptionist()
         .tell(Receptionist.register(TrackerRequest.SERVICE_KEY, ctx.getSelf()));
@@ -215,6 +230,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
         .onMessage(Outgoing.class, this::onOutgoing)
         .onMessage(EventArrived.class, this::onEvent)
         .onMessage(CompactArrived.class, this::onCompact)
+        .onMessage(OutgoingIntent.class, this::onOutgoingIntent)
+        .onMessage(IntentArrived.class, this::onIntent)
         .onMessage(MarkArrived.class, this::onMark)
         .onMessage(OwnMark.class, this::onOwnMark)
         .onMessage(Gap.class, this::onGap)
@@ -266,17 +283,47 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   }
 
   private Behavior<TrackerRequest> onCompact(CompactArrived m) {
-    long uid = m.event().origin();
+    String origin = memberAddress(m.event().origin());
+    if (origin != null) {
+      onEvent(new EventArrived(ReservationCodec.decode(m.event(), origin)));
+    }
+    // else the topic's echo of an own event, or not a member this node sees (the origin's mark
+    // shows the gap)
+    return this;
+  }
+
+  /** The address of the member other than this node with cluster uid {@code uid}, or null. */
+  private String memberAddress(long uid) {
     if (uid == selfUid) {
-      return this; // the topic's echo of an own event
+      return null;
     }
     for (Member member : cluster.state().getMembers()) {
       if (member.uniqueAddress().longUid() == uid) {
-        String origin = member.address().toString();
-        return onEvent(new EventArrived(ReservationCodec.decode(m.event(), origin)));
+        return member.address().toString();
       }
     }
-    return this; // not a member this node sees: the origin's mark shows the gap
+    return null;
+  }
+
+  private Behavior<TrackerRequest> onOutgoingIntent(OutgoingIntent m) {
+    intents.tell(Topic.publish(m.message().from(selfUid)));
+    return this;
+  }
+
+  /** A peer's intent or timing model: to the tracker; a lost one is not asked for again. */
+  private Behavior<TrackerRequest> onIntent(IntentArrived m) {
+    String origin = memberAddress(m.message().origin());
+    if (origin == null) {
+      return this;
+    }
+    if (m.message() instanceof RouteIntent intent) {
+      metrics.peerIntent(false);
+      tracker.tell(new KvTracker.PeerIntent(origin, intent));
+    } else if (m.message() instanceof SharedTiming timing) {
+      metrics.peerIntent(true);
+      tracker.tell(new KvTracker.PeerTiming(origin, timing));
+    }
+    return this;
   }
 
   private Behavior<TrackerRequest> onOwnMark(OwnMark m) {

@@ -1,6 +1,7 @@
 package io.kvrouter.tracker.actor;
 
 import io.kvrouter.config.serialization.WireTraffic;
+import io.kvrouter.protocol.IntentMessage;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
@@ -11,6 +12,8 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.tracker.Decision;
@@ -20,6 +23,7 @@ import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.TrackerDigests;
 import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.feed.GapDetected;
+import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.sync.ReservationGap;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.time.Duration;
@@ -40,8 +44,9 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * <p>Outputs: every reservation event this node originates (Reserved, PrefillCompleted, Released)
  * goes to {@code reservationsOut} to be broadcast, every refused batch with a gap (or a heartbeat
  * showing the tracker behind) to {@code gapsOut} to trigger a replay, and every gap in a peer's
- * reservation events to {@code reservationGapsOut}. The core puts peers' events back in their
- * origin's order.
+ * reservation events to {@code reservationGapsOut}; when the policy reads intents, an intent for
+ * every request it holds, and its timing model every tick, to {@code intentsOut}. The core puts
+ * peers' events back in their origin's order.
  */
 public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
@@ -65,6 +70,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
           ReplicaDown,
           LoadReported,
           IngressLeft,
+          PeerIntent,
+          PeerTiming,
           GetDigests,
           GetLoads,
           Tick {}
@@ -134,6 +141,12 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** A peer ingress left the cluster: drop its reservations. */
   public record IngressLeft(String ingressId) implements Command {}
 
+  /** Peer {@code origin} (its ingress id) will decide the request of {@code intent}. */
+  public record PeerIntent(String origin, RouteIntent intent) implements Command {}
+
+  /** Peer {@code origin} (its ingress id) shared its timing model. */
+  public record PeerTiming(String origin, SharedTiming timing) implements Command {}
+
   /** Replies with the current digests. */
   public record GetDigests(ActorRef<TrackerDigests> replyTo) implements Command {}
 
@@ -158,6 +171,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   private final ActorRef<ReservationEvent> reservationsOut;
   private final ActorRef<GapDetected> gapsOut;
   private final ActorRef<ReservationGap> reservationGapsOut;
+  private final ActorRef<IntentMessage> intentsOut;
   // Holds end on the JDK timer, to the millisecond ({@link HoldTimer}); otherwise on the actor
   // system's scheduler (its tick; a test's manual time).
   private final boolean preciseHolds;
@@ -172,9 +186,11 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut,
       ActorRef<ReservationGap> reservationGapsOut,
+      ActorRef<IntentMessage> intentsOut,
       boolean preciseHolds) {
     super(context);
     this.reservationGapsOut = reservationGapsOut;
+    this.intentsOut = intentsOut;
     this.preciseHolds = preciseHolds;
     this.core = core;
     this.clock = clock;
@@ -204,11 +220,14 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
                 reservationsOut,
                 gapsOut,
                 context.getSystem().ignoreRef(),
+                context.getSystem().ignoreRef(),
                 false));
   }
 
   /**
    * @param reservationGapsOut receives every detected gap in a peer's reservation events
+   * @param intentsOut receives, when the policy reads intents, an intent for every request held
+   *     before its decision and, every tick, the timing model to share
    * @param preciseHolds whether a placement's hold ends on a JDK timer to the millisecond ({@link
    *     HoldTimer}, production) rather than on the actor system's scheduler, which rounds it up to
    *     its 10 ms tick (and which a test's manual time drives)
@@ -220,6 +239,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       ActorRef<ReservationEvent> reservationsOut,
       ActorRef<GapDetected> gapsOut,
       ActorRef<ReservationGap> reservationGapsOut,
+      ActorRef<IntentMessage> intentsOut,
       boolean preciseHolds) {
     return Behaviors.setup(
         context ->
@@ -233,6 +253,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
                       reservationsOut,
                       gapsOut,
                       reservationGapsOut,
+                      intentsOut,
                       preciseHolds);
                 }));
   }
@@ -258,6 +279,8 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
         .onMessage(ReplicaDown.class, this::onReplicaDown)
         .onMessage(LoadReported.class, this::onLoadReported)
         .onMessage(IngressLeft.class, this::onIngressLeft)
+        .onMessage(PeerIntent.class, this::onPeerIntent)
+        .onMessage(PeerTiming.class, this::onPeerTiming)
         .onMessage(GetDigests.class, this::onGetDigests)
         .onMessage(GetLoads.class, this::onGetLoads)
         .onMessageEquals(Tick.INSTANCE, this::onTick)
@@ -325,11 +348,17 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /**
    * A broadcast-mode placement waits first when the policy asks ({@link KvTrackerCore#holdMillis}:
    * long prompts), a timer away ({@link HoldTimer} in production); meanwhile the tracker goes on
-   * with other messages, and the decision is taken on the state the wait brought.
+   * with other messages, and the decision is taken on the state the wait brought. When the policy
+   * reads intents, the peers hear of the held request at once.
    */
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
-    long hold = m.announce() ? core.holdMillis(m.request(), clock.getAsLong()) : 0;
+    long now = clock.getAsLong();
+    long hold = m.announce() ? core.holdMillis(m.request(), now) : 0;
     if (hold > 0 && holding.putIfAbsent(m.request().requestId(), m) == null) {
+      RouteIntent intent = core.readsIntents() ? core.intentOf(m.request(), now + hold, now) : null;
+      if (intent != null) {
+        intentsOut.tell(intent);
+      }
       Held held = new Held(m, hold);
       if (preciseHolds) {
         ActorRef<Command> self = getContext().getSelf();
@@ -421,6 +450,22 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     return this;
   }
 
+  private Behavior<Command> onPeerIntent(PeerIntent m) {
+    long cpu = WireTraffic.threadCpuNanos();
+    core.peerIntent(m.origin(), m.intent(), clock.getAsLong());
+    applied(WirePlane.RESERVATIONS, cpu);
+    return this;
+  }
+
+  private Behavior<Command> onPeerTiming(PeerTiming m) {
+    SharedTiming t = m.timing();
+    core.peerTiming(
+        m.origin(),
+        new EngineTiming(t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale()),
+        clock.getAsLong());
+    return this;
+  }
+
   private Behavior<Command> onGetDigests(GetDigests m) {
     m.replyTo().tell(core.digests());
     return this;
@@ -433,6 +478,16 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onTick() {
     core.expire(clock.getAsLong()).forEach(reservationsOut::tell);
+    EngineTiming timing = core.timingToShare();
+    if (timing != null) {
+      intentsOut.tell(
+          new SharedTiming(
+              0L,
+              timing.passMillis(),
+              timing.perKiloToken(),
+              timing.quadratic(),
+              timing.decodeScale()));
+    }
     return this;
   }
 }

@@ -1,23 +1,28 @@
 package io.kvrouter.tracker.policy;
 
+import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeSet;
 
 /**
  * The requests peer routers announced and have not decided yet, as this router sees them: each with
- * the time its router will decide it and its uncached tokens on each candidate (this router's own
- * prefix match). Before deciding a request of its own, a router places the peers' requests due
- * before it, in an order every router shares (decision time, router id, request id), each where it
- * costs least, so that the requests of one instant are decided as one router would decide them.
+ * the time its router will decide it and its uncached tokens on each candidate (as its router saw
+ * them). Before deciding a request of its own, a router places the peers' requests due before it,
+ * in an order every router shares (decision time, router id, then the order the router announced
+ * them in), each where it costs least, so that the requests of one instant are decided as one
+ * router would decide them.
  *
  * <p>An intent leaves when its reservation arrives ({@link #decided}), or {@link #STALE_MILLIS}
  * after its decision time (its router failed, or the request ended without a decision). A
- * reservation that overtakes its intent is remembered for as long, so the late intent is not kept.
- * Plain Java; not thread-safe.
+ * reservation names no intent (the compact wire carries no request id), so it ends the earliest
+ * intent of its router with its prompt size whose decision time lies within {@link #MATCH_MILLIS}
+ * before the reservation's issue time (a held decision is taken when its timer fires, a little late
+ * under load, never early; {@link #CLOCK_SLACK_MILLIS} allows for rounding). A reservation that
+ * overtakes its intent is remembered for as long, so the late intent is not kept. Plain Java; not
+ * thread-safe.
  *
  * <p>Cost: O(log m) per intent added or decided; O(m · n · c) per placement over m intents due, n
  * candidates and c candidates per intent.
@@ -26,6 +31,12 @@ final class PeerIntents {
 
   /** An intent undecided this long after its decision time is dropped. */
   static final long STALE_MILLIS = 1000;
+
+  /** How long after its decision time a reservation may be issued and still end an intent. */
+  static final long MATCH_MILLIS = 50;
+
+  /** How long before its decision time a reservation may be issued and still end it. */
+  static final long CLOCK_SLACK_MILLIS = 1;
 
   /** Intents kept at most, and reservations remembered ahead of their intents. */
   static final int CAPACITY = 4096;
@@ -36,59 +47,102 @@ final class PeerIntents {
   }
 
   private record Intent(
-      String origin, String id, long decideAt, int[] replicas, double[] own, String key) {}
+      String origin, long decideAt, long n, int promptTokens, int[] replicas, double[] own) {}
+
+  /** A reservation that arrived before any intent it could end. */
+  private record Early(String key, long issued, long arrived) {}
 
   private final TreeSet<Intent> order =
       new TreeSet<>(
           Comparator.comparingLong(Intent::decideAt)
               .thenComparing(Intent::origin)
-              .thenComparing(Intent::id));
-  private final Map<String, Intent> byKey = new HashMap<>();
-  // Reservations that arrived before their intent, by key, with their arrival time.
-  private final LinkedHashMap<String, Long> early = new LinkedHashMap<>();
+              .thenComparingLong(Intent::n));
+  // Reservations that arrived before their intent: in arrival order, and by origin and size.
+  private final ArrayDeque<Early> early = new ArrayDeque<>();
+  private final Map<String, ArrayDeque<Early>> earlyByKey = new HashMap<>();
+  private long added;
   private long lastHeard = Long.MIN_VALUE;
 
-  /**
-   * Peer {@code origin} will decide {@code id} at {@code decideAt}; {@code own[j]} uncached tokens
-   * on {@code replicas[j]}.
-   */
-  void add(String origin, String id, long decideAt, int[] replicas, double[] own, long nowMillis) {
+  /** A peer that announces intents was heard from at {@code nowMillis}. */
+  void heard(long nowMillis) {
     lastHeard = Math.max(lastHeard, nowMillis);
+  }
+
+  /**
+   * Peer {@code origin} will decide a request of {@code promptTokens} at {@code decideAt}; {@code
+   * own[j]} uncached tokens on {@code replicas[j]}.
+   */
+  void add(
+      String origin,
+      long decideAt,
+      int promptTokens,
+      int[] replicas,
+      double[] own,
+      long nowMillis) {
+    heard(nowMillis);
     prune(nowMillis);
-    String key = key(origin, id);
-    if (early.remove(key) != null || byKey.containsKey(key) || byKey.size() >= CAPACITY) {
+    if (overtaken(origin, promptTokens, decideAt) || order.size() >= CAPACITY) {
       return;
     }
-    Intent intent = new Intent(origin, id, decideAt, replicas.clone(), own.clone(), key);
-    order.add(intent);
-    byKey.put(key, intent);
+    order.add(new Intent(origin, decideAt, added++, promptTokens, replicas.clone(), own.clone()));
   }
 
-  /** The reservation of {@code origin}'s request {@code id} arrived at {@code nowMillis}. */
-  void decided(String origin, String id, long nowMillis) {
+  /**
+   * A reservation of {@code origin}'s, for a prompt of {@code promptTokens}, issued at {@code
+   * issuedMillis} (its clock), arrived at {@code nowMillis}: it ends the intent it decided.
+   */
+  void decided(String origin, int promptTokens, long issuedMillis, long nowMillis) {
     prune(nowMillis);
-    String key = key(origin, id);
-    Intent intent = byKey.remove(key);
-    if (intent != null) {
-      order.remove(intent);
-    } else if (early.size() < CAPACITY) {
-      early.put(key, nowMillis);
+    Intent low = new Intent("", issuedMillis - MATCH_MILLIS, Long.MIN_VALUE, 0, null, null);
+    Intent high =
+        new Intent("", issuedMillis + CLOCK_SLACK_MILLIS + 1, Long.MIN_VALUE, 0, null, null);
+    for (Iterator<Intent> it = order.subSet(low, true, high, false).iterator(); it.hasNext(); ) {
+      Intent intent = it.next();
+      if (intent.origin().equals(origin) && intent.promptTokens() == promptTokens) {
+        it.remove();
+        return;
+      }
+    }
+    if (early.size() < CAPACITY) {
+      Early e = new Early(key(origin, promptTokens), issuedMillis, nowMillis);
+      early.add(e);
+      earlyByKey.computeIfAbsent(e.key(), k -> new ArrayDeque<>()).add(e);
     }
   }
 
-  /** Whether a peer announced an intent at or after {@code sinceMillis}. */
+  /** Whether a remembered reservation already decided this intent (and is now forgotten). */
+  private boolean overtaken(String origin, int promptTokens, long decideAt) {
+    ArrayDeque<Early> same = earlyByKey.get(key(origin, promptTokens));
+    if (same == null) {
+      return false;
+    }
+    for (Iterator<Early> it = same.iterator(); it.hasNext(); ) {
+      Early e = it.next();
+      if (decideAt >= e.issued() - MATCH_MILLIS && decideAt <= e.issued() + CLOCK_SLACK_MILLIS) {
+        it.remove();
+        early.remove(e);
+        if (same.isEmpty()) {
+          earlyByKey.remove(e.key());
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a peer announced an intent, or shared its timing, at or after {@code sinceMillis}. */
   boolean heardSince(long sinceMillis) {
     return lastHeard >= sinceMillis;
   }
 
-  /** Reservations remembered now that arrived before their intents. */
+  /** Reservations remembered now that arrived before any intent they could end. */
   int remembered() {
     return early.size();
   }
 
   /** Intents kept now. */
   int size() {
-    return byKey.size();
+    return order.size();
   }
 
   /**
@@ -164,8 +218,8 @@ final class PeerIntents {
     return best;
   }
 
-  private static String key(String origin, String id) {
-    return origin + '\u0000' + id;
+  private static String key(String origin, int promptTokens) {
+    return origin + '\u0000' + promptTokens;
   }
 
   /** The intent's uncached tokens on {@code replica}, or -1 when it is not its candidate. */
@@ -180,17 +234,16 @@ final class PeerIntents {
 
   private void prune(long nowMillis) {
     Iterator<Intent> it = order.iterator();
-    while (it.hasNext()) {
-      Intent intent = it.next();
-      if (intent.decideAt() >= nowMillis - STALE_MILLIS) {
-        break;
-      }
+    while (it.hasNext() && it.next().decideAt() < nowMillis - STALE_MILLIS) {
       it.remove();
-      byKey.remove(intent.key());
     }
-    Iterator<Long> arrived = early.values().iterator();
-    while (arrived.hasNext() && arrived.next() < nowMillis - STALE_MILLIS) {
-      arrived.remove();
+    while (!early.isEmpty() && early.peekFirst().arrived() < nowMillis - STALE_MILLIS) {
+      Early e = early.removeFirst();
+      ArrayDeque<Early> same = earlyByKey.get(e.key());
+      same.remove(e);
+      if (same.isEmpty()) {
+        earlyByKey.remove(e.key());
+      }
     }
   }
 }

@@ -81,24 +81,34 @@ public interface Policy {
   }
 
   /**
-   * A peer router announced that it will decide a request at a given time ({@code intent}); {@code
-   * match} is this router's own prefix match of its prompt over {@code candidates}, {@code query}
-   * the prompt as this router sees it now. Called only when {@link #readsIntents}.
+   * A peer router announced at {@code nowMillis} that it will decide a request at a given time
+   * ({@code intent}); {@code uncached[i]} is the prompt's uncached tokens on {@code candidates[i]}
+   * as the peer saw them. Called only when {@link #readsIntents}.
    */
   default void onPeerIntent(
-      PeerIntent intent, RouteQuery query, int[] candidates, MatchResult match) {}
+      PeerIntent intent, int[] candidates, double[] uncached, long nowMillis) {}
 
   /**
-   * What a peer router announced of a request it holds: it will decide {@code requestId} at {@code
-   * decideAtMillis}.
+   * What a peer router announced of a request it holds: it will decide a prompt of {@code
+   * promptTokens} at {@code decideAtMillis} (its clock).
    */
-  record PeerIntent(String origin, String requestId, long decideAtMillis) {}
+  record PeerIntent(String origin, long decideAtMillis, int promptTokens) {}
 
   /**
-   * A peer's reservation of {@code requestId} arrived at {@code nowMillis}: an intent of that name
-   * is decided. Called only when {@link #readsIntents}.
+   * The prompt's uncached tokens on {@code replica}, as this policy counts them (what an intent
+   * tells the peers); {@code match} holds the prompt's prefix match. By default the tokens past the
+   * matched blocks, at least 1.
    */
-  default void onPeerDecided(String origin, String requestId, long nowMillis) {}
+  default double uncachedTokens(RouteQuery query, MatchResult match, int replica) {
+    return Math.max(1, query.promptTokens() - (double) match.matched(replica) * query.blockSize());
+  }
+
+  /**
+   * A peer's reservation of a prompt of {@code promptTokens}, issued at {@code issuedMillis} (the
+   * peer's clock), arrived at {@code nowMillis}: it ends the intent it decided. Called only when
+   * {@link #readsIntents}.
+   */
+  default void onPeerDecided(String origin, int promptTokens, long issuedMillis, long nowMillis) {}
 
   /**
    * Under intents: the timing model this router shares with its peers now, or null when it shares

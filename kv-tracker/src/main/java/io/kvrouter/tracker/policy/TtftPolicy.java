@@ -397,8 +397,8 @@ final class TtftPolicy implements Policy {
 
   /**
    * Whether the decision is ungated, among several routers, under {@link KvRouterConfig#intents},
-   * and a peer announced an intent lately: routers whose ingress does not carry intents never wait
-   * for them.
+   * and a peer announced an intent or shared its timing lately: routers whose peers do not carry
+   * intents never wait for them.
    */
   private boolean intentsOn(RouteQuery query) {
     long now = query.nowMillis();
@@ -586,19 +586,19 @@ final class TtftPolicy implements Policy {
   }
 
   @Override
-  public void onPeerIntent(
-      PeerIntent intent, RouteQuery query, int[] candidates, MatchResult match) {
-    double[] own = new double[candidates.length];
-    for (int i = 0; i < candidates.length; i++) {
-      own[i] = ownTokens(query, match, candidates[i]);
-    }
+  public void onPeerIntent(PeerIntent intent, int[] candidates, double[] uncached, long nowMillis) {
     intents.add(
         intent.origin(),
-        intent.requestId(),
         intent.decideAtMillis(),
+        intent.promptTokens(),
         candidates,
-        own,
-        query.nowMillis());
+        uncached,
+        nowMillis);
+  }
+
+  @Override
+  public double uncachedTokens(RouteQuery query, MatchResult match, int replica) {
+    return ownTokens(query, match, replica);
   }
 
   @Override
@@ -609,11 +609,12 @@ final class TtftPolicy implements Policy {
   @Override
   public void onPeerTiming(String origin, EngineTiming timing, long nowMillis) {
     sharedTimings.heard(origin, timing, nowMillis, k.horizonMillis());
+    intents.heard(nowMillis);
   }
 
   @Override
-  public void onPeerDecided(String origin, String requestId, long nowMillis) {
-    intents.decided(origin, requestId, nowMillis);
+  public void onPeerDecided(String origin, int promptTokens, long issuedMillis, long nowMillis) {
+    intents.decided(origin, promptTokens, issuedMillis, nowMillis);
   }
 
   @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.IntentMessage;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
@@ -11,6 +12,8 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
+import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.protocol.keys.BlockKeys;
@@ -53,15 +56,21 @@ class KvTrackerTest {
 
   /** A tracker of {@code in-1} that knows replicas {@code a} and {@code b}. */
   private ActorRef<KvTracker.Command> spawnTracker(boolean preciseHolds) {
+    return spawnTracker(TrackerConfig.defaults("in-1"), kit.system().ignoreRef(), preciseHolds);
+  }
+
+  private ActorRef<KvTracker.Command> spawnTracker(
+      TrackerConfig config, ActorRef<IntentMessage> intentsOut, boolean preciseHolds) {
     ActorRef<KvTracker.Command> spawned =
         kit.spawn(
             KvTracker.create(
-                TrackerConfig.defaults("in-1"),
+                config,
                 now::get,
                 TICK,
                 reservations.getRef(),
                 gaps.getRef(),
                 kit.system().ignoreRef(),
+                intentsOut,
                 preciseHolds));
     for (String id : List.of("a", "b")) {
       spawned.tell(
@@ -94,15 +103,8 @@ class KvTrackerTest {
     return t;
   }
 
-  private TrackerDigests digests() {
-    TestProbe<TrackerDigests> probe = kit.createTestProbe();
-    tracker.tell(new KvTracker.GetDigests(probe.getRef()));
-    return probe.receiveMessage();
-  }
-
-  @Test
-  void selectAndReserve_repliesWithTheCachedReplica_andPublishesTheReservation() {
-    long[] prompt = KEYS.keys(tokens(128));
+  /** Replica b stores the first 4 blocks of {@code prompt}. */
+  private void storeFirstBlocksOnB(long[] prompt) {
     tracker.tell(
         new KvTracker.ApplyBatch(
             new KvEventBatch(
@@ -116,6 +118,35 @@ class KvTrackerTest {
                       java.util.Arrays.copyOf(prompt, 4),
                       Tier.GPU)
                 })));
+  }
+
+  /** Another router, in-2, is known: its reservation arrived, 5 ms after it made it. */
+  private void aPeerReservationArrived() {
+    tracker.tell(
+        new KvTracker.ApplyReservation(
+            new Reserved(
+                "in-2",
+                0,
+                "p1",
+                "a",
+                10,
+                10,
+                BlocksStored.ROOT,
+                new long[0],
+                60_000,
+                now.get() - 5)));
+  }
+
+  private TrackerDigests digests() {
+    TestProbe<TrackerDigests> probe = kit.createTestProbe();
+    tracker.tell(new KvTracker.GetDigests(probe.getRef()));
+    return probe.receiveMessage();
+  }
+
+  @Test
+  void selectAndReserve_repliesWithTheCachedReplica_andPublishesTheReservation() {
+    long[] prompt = KEYS.keys(tokens(128));
+    storeFirstBlocksOnB(prompt);
     TestProbe<Decision> reply = kit.createTestProbe();
     tracker.tell(
         new KvTracker.SelectAndReserve(new RouteRequest("q1", "m", prompt, 128), reply.getRef()));
@@ -174,24 +205,58 @@ class KvTrackerTest {
    * returns where its decision will come.
    */
   private TestProbe<Decision> aLongPromptAmongTwoRouters() {
-    tracker.tell(
-        new KvTracker.ApplyReservation(
-            new Reserved(
-                "in-2",
-                0,
-                "p1",
-                "a",
-                10,
-                10,
-                BlocksStored.ROOT,
-                new long[0],
-                60_000,
-                now.get() - 5)));
+    aPeerReservationArrived();
     TestProbe<Decision> longReply = kit.createTestProbe();
     tracker.tell(
         new KvTracker.SelectAndReserve(
             new RouteRequest("long", "m", KEYS.keys(tokens(60_000)), 60_000), longReply.getRef()));
     return longReply;
+  }
+
+  /**
+   * Under intents, a held request is announced as it is held, with its decision time and its
+   * uncached tokens on the replica holding a prefix of it (b, 4 blocks of 16); every tick shares
+   * the timing model. A peer's shared model is what turns intents on here.
+   */
+  @Test
+  void underIntents_aHeldRequestIsAnnounced_andTheTimingModelIsShared() {
+    TestProbe<IntentMessage> intents = kit.createTestProbe();
+    tracker =
+        spawnTracker(
+            TrackerConfig.defaults("in-1").withPolicy("kvrouter@intents=true"),
+            intents.getRef(),
+            false);
+    long[] prompt = KEYS.keys(tokens(4_096));
+    storeFirstBlocksOnB(prompt);
+    aPeerReservationArrived();
+    tracker.tell(new KvTracker.PeerTiming("in-2", new SharedTiming(0, 16.5, 15.2, 4.2, 1.0)));
+    TestProbe<Decision> reply = kit.createTestProbe();
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("long", "m", prompt, 4_096), reply.getRef()));
+
+    RouteIntent intent = (RouteIntent) intents.receiveMessage();
+    assertThat(intent.model()).isEqualTo("m");
+    assertThat(intent.promptTokens()).isEqualTo(4_096);
+    assertThat(intent.replicaIds()).containsExactly("b");
+    assertThat(intent.uncachedTokens()).containsExactly(4_096 - 64);
+    manualTime.timePasses(Duration.ofMillis(intent.decideAtMillis() - now.get()));
+    assertThat(reply.receiveMessage().heldMillis()).isEqualTo(intent.decideAtMillis() - now.get());
+
+    manualTime.timePasses(TICK);
+    assertThat(intents.receiveMessage()).isInstanceOf(SharedTiming.class);
+  }
+
+  /** Without intents nothing goes to the intents output: a held request is not announced. */
+  @Test
+  void withoutIntents_nothingIsAnnounced() {
+    TestProbe<IntentMessage> intents = kit.createTestProbe();
+    tracker = spawnTracker(TrackerConfig.defaults("in-1"), intents.getRef(), false);
+    TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
+    manualTime.timePasses(Duration.ofMillis(18));
+    assertThat(longReply.receiveMessage().heldMillis()).isEqualTo(18);
+    manualTime.timePasses(TICK);
+    intents.expectNoMessage(Duration.ofMillis(50));
   }
 
   /**

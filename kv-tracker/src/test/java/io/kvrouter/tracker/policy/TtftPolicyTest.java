@@ -457,11 +457,16 @@ class TtftPolicyTest {
         for (int i = 0; i < 2; i++) {
           RouteQuery q = view.query(prompts[t][i]);
           view.index.match(prompts[t][i], prompts[t][i].length, view.match);
+          int[] candidates = view.candidates();
+          double[] uncached = new double[candidates.length];
+          for (int c = 0; c < candidates.length; c++) {
+            uncached[c] = policies[u].uncachedTokens(q, view.match, candidates[c]);
+          }
           policies[u].onPeerIntent(
-              new Policy.PeerIntent(routers[t], routers[t] + i, view.now),
-              q,
-              view.candidates(),
-              view.match);
+              new Policy.PeerIntent(routers[t], view.now, q.promptTokens()),
+              candidates,
+              uncached,
+              view.now);
         }
       }
     }

@@ -4,8 +4,8 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.tracker.KvTrackerCore;
-import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.policy.EngineTiming;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -93,18 +93,18 @@ final class LabNetwork {
   }
 
   /** What a router tells its peers of a request it holds: they decide around it. */
-  record Intent(String origin, RouteRequest request, long decideAtMillis) {}
+  record Intent(String origin, RouteIntent intent) {}
 
   /**
-   * Router {@code from}, whose policy reads intents, will decide {@code request} at {@code
-   * decideAtMillis}: its peers hear of it. The lab carries the request itself and each peer matches
-   * its prompt on its own index; a wire would carry the uncached tokens per replica instead.
+   * Router {@code from}, whose policy reads intents, will decide a request it holds as {@code
+   * intent} says: its peers hear of it, as an ingress's reservation plane carries it (the uncached
+   * tokens per replica as the origin saw them).
    */
-  void announce(long now, int from, RouteRequest request, long decideAtMillis) {
-    Intent intent = new Intent("ingress-" + from, request, decideAtMillis);
+  void announce(long now, int from, RouteIntent intent) {
+    Intent announced = new Intent("ingress-" + from, intent);
     for (int r = 0; r < routers.length; r++) {
       if (r != from) {
-        send(now, r, intent);
+        send(now, r, announced);
       }
     }
   }
@@ -154,7 +154,7 @@ final class LabNetwork {
     } else if (payload instanceof Timing t) {
       routers[router].peerTiming(t.origin(), t.timing(), now / 1000);
     } else if (payload instanceof Intent i) {
-      routers[router].peerIntent(i.origin(), i.request(), i.decideAtMillis(), now / 1000);
+      routers[router].peerIntent(i.origin(), i.intent(), now / 1000);
     } else {
       routers[router].applyReservation((ReservationEvent) payload, now / 1000);
     }

@@ -5,6 +5,7 @@ import io.kvrouter.loadtest.workload.WorkloadRequest;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
@@ -200,7 +201,8 @@ public final class LabSimulation {
   /**
    * A request reaches its router: decided now, or in broadcast mode after the wait the policy asks
    * for ({@code KvTrackerCore#holdMillis}), as the ingress's tracker does; when the policy reads
-   * intents, the router's peers hear of it first ({@link LabNetwork#announce}).
+   * intents, the router's peers hear of a held one first ({@link LabNetwork#announce}), as an
+   * ingress's tracker tells them.
    */
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
@@ -209,9 +211,13 @@ public final class LabSimulation {
             ? routers[router].holdMillis(
                 request(index, "q" + index, Set.of(), Map.of()), now / 1000)
             : 0;
-    if (gates == null && routers.length > 1 && routers[router].readsIntents()) {
-      network.announce(
-          now, router, request(index, "q" + index, Set.of(), Map.of()), now / 1000 + hold);
+    if (hold > 0 && routers.length > 1 && routers[router].readsIntents()) {
+      RouteIntent intent =
+          routers[router].intentOf(
+              request(index, "q" + index, Set.of(), Map.of()), now / 1000 + hold, now / 1000);
+      if (intent != null) {
+        network.announce(now, router, intent);
+      }
     }
     if (hold > 0) {
       push(now + hold * 1000, HELD, router, index, null);

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
  * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
  * figures per mode ({@code
- * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns}
+ * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns,broadcast-intents}
  * picks the modes).
  *
  * <p>The bounds come from repeated runs. Since commits 7d532d1 and 566fa19 (strict mode: a gate
@@ -180,7 +180,9 @@ class HerdingBurstIT {
           "broadcast-stripe",
           ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""),
           "broadcast-turns",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@concurrency=turns\""));
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@concurrency=turns\""),
+          "broadcast-intents",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@intents=true\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

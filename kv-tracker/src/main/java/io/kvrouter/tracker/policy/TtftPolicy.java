@@ -77,17 +77,19 @@ import java.util.random.RandomGenerator;
  * routers: the policy takes the near-tie with the fewest requests in flight, whatever its turn
  * (long decodes make a replica running 4 and one running 2 predict the same first token).
  *
- * <p>Intents ({@link KvRouterConfig#intents}, off by default). Each router announces every request
- * as it arrives, with the time it will decide it: one observed propagation delay later when its
- * uncached prefill takes {@link KvRouterConfig#intentsFromMillis} or more (or the long prompt's own
- * wait, if longer), at once otherwise. Before deciding, a router places the peers' requests due
- * before its own ({@link PeerIntents}, in an order all routers share) as phantom prefill where each
- * would cost least, and then decides its own; its peers place it alike. Every router decides with
- * the timing model of the router whose id sorts first ({@link SharedTimings}), and takes, of the
- * near-ties, the one with the least queued prefill ({@link PeerIntents#choose}), so that the
- * placements of one request agree across routers whose views differ slightly. Intents apply only
- * once a peer has announced one: routers that do not carry them never wait. This replaces the
- * concurrency mode's tie rule for the decisions it covers.
+ * <p>Intents ({@link KvRouterConfig#intents}). A router holds a request whose uncached prefill
+ * takes {@link KvRouterConfig#intentsFromMillis} or more one observed propagation delay (or the
+ * long prompt's own wait, if longer; at most {@link KvRouterConfig#holdMaxMillis}), and announces
+ * it to its peers as it arrives, with the time it will decide it; shorter requests are decided at
+ * once, unannounced. Before deciding, a router places the peers' requests due before its own
+ * ({@link PeerIntents}, in an order all routers share) as phantom prefill where each would cost
+ * least, and then decides its own; its peers place an announced one alike. Every router decides
+ * with the timing model of the router whose id sorts first ({@link SharedTimings}), and takes, for
+ * an announced request, of the near-ties the one with the least queued prefill ({@link
+ * PeerIntents#choose}), so that the placements of one request agree across routers whose views
+ * differ slightly; an unannounced one keeps the concurrency mode's tie rule, which spreads what the
+ * peers cannot foresee. Intents apply only once a peer has announced one or shared its timing
+ * model: routers that do not carry them never wait.
  *
  * <p>Near-ties are resolved by {@link NearTies}.
  *
@@ -249,7 +251,7 @@ final class TtftPolicy implements Policy {
         }
       }
     }
-    if (intentsOn) {
+    if (intentsOn && announced(own, n)) {
       return intentRanking(candidates, cost, own, prefill, unseen, query.blockSize());
     }
     return switch (k.concurrency()) {
@@ -318,6 +320,24 @@ final class TtftPolicy implements Policy {
   }
 
   /**
+   * Under intents, whether a request whose least uncached prefill on any candidate is {@code
+   * leastTokens} is announced to the peers (and held): its prefill takes {@link
+   * KvRouterConfig#intentsFromMillis} or more.
+   */
+  private boolean announced(double leastTokens) {
+    return fit.current().computeMillis(leastTokens) >= k.intentsFromMillis();
+  }
+
+  /** {@link #announced(double)} of the least of the first {@code n} of {@code own}. */
+  private boolean announced(double[] own, int n) {
+    double least = Double.POSITIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      least = Math.min(least, own[i]);
+    }
+    return announced(least);
+  }
+
+  /**
    * Under intents: the candidates by cost, the near-tie {@link PeerIntents#choose} picks first, as
    * every router picks it.
    */
@@ -362,8 +382,9 @@ final class TtftPolicy implements Policy {
             peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
-    if (intentsOn && fit.current().computeMillis(least) >= k.intentsFromMillis()) {
-      hold = Math.max(hold, (long) Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1);
+    if (intentsOn && announced(least)) {
+      double wait = Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1;
+      hold = Math.max(hold, (long) Math.min(wait, k.holdMaxMillis()));
     }
     return hold;
   }

@@ -419,9 +419,9 @@ class TtftPolicyTest {
    * Intents: four routers each take two unique prompts in the same instant on eight idle replicas,
    * none seeing another's reservations in time, but each having heard every peer's intents. Every
    * router places the intents due before its own decisions first, in the order they all share, so
-   * the eight land on eight replicas, as one router would place them (these short prompts are
-   * decided at once; a longer one waits a propagation delay). Without intents the same decisions
-   * (concurrency off) all stack on the first two replicas.
+   * the eight land on eight replicas, as one router would place them (these prompts, 4,096 tokens,
+   * are announced and wait a propagation delay; a short one is decided at once). Without intents
+   * the same decisions (concurrency off) all stack on the first two replicas.
    */
   @Test
   void intents_routersDecidingAtOnce_placeABurstAsOneRouterWould() {
@@ -445,7 +445,7 @@ class TtftPolicyTest {
         policies[t].onPeerHeard(peer, views[t].now - 500);
       }
       for (int i = 0; i < 2; i++) {
-        prompts[t][i] = Fixture.prompt(1_000_000L * (10 * t + i + 1), 12);
+        prompts[t][i] = Fixture.prompt(1_000_000L * (10 * t + i + 1), 256);
       }
     }
     for (int t = 0; t < routers.length; t++) {
@@ -473,10 +473,10 @@ class TtftPolicyTest {
     int[] total = new int[8];
     for (int t = 0; t < routers.length; t++) {
       if (intents) {
-        assertThat(hold(policies[t], views[t], prompts[t][0], false))
+        assertThat(hold(policies[t], views[t], Fixture.prompt(7, 12), false))
             .as("192 tokens, below intentsFromMillis: decided at once")
             .isZero();
-        assertThat(hold(policies[t], views[t], PROMPT, false))
+        assertThat(hold(policies[t], views[t], prompts[t][0], false))
             .as("4,096 tokens: held one prior delay and a millisecond")
             .isEqualTo(6);
       }
@@ -487,6 +487,38 @@ class TtftPolicyTest {
       }
     }
     return total;
+  }
+
+  /**
+   * Under intents, a short request is not announced, so its peers cannot foresee it: it keeps the
+   * concurrency mode's tie rule (own load, from this router's starting point), which spreads the
+   * routers' blind decisions, rather than the least-queued rule of announced requests (which would
+   * send every router's first cold request to the first replica).
+   */
+  @Test
+  void intents_unannouncedRequests_keepTheConcurrencyTieRule() {
+    String[] routers = {"a", "b", "c", "d"};
+    for (String router : routers) {
+      int[] chosen = new int[2];
+      for (int on = 0; on < 2; on++) {
+        Fixture f = new Fixture(8);
+        TtftPolicy p =
+            new TtftPolicy(
+                "kvrouter",
+                PolicyConfig.defaults()
+                    .withKvRouter(KvRouterConfig.defaults().with("intents=" + (on == 1))),
+                new SplittableRandom(3));
+        p.bindRouter(router);
+        for (String peer : routers) {
+          p.onPeerHeard(peer, f.now - 500);
+          if (!peer.equals(router)) {
+            p.onPeerTiming(peer, EngineTiming.MOCKER, f.now - 500);
+          }
+        }
+        chosen[on] = f.route(p, Fixture.prompt(1_000L + router.hashCode(), 12));
+      }
+      assertThat(chosen[1]).as(router).isEqualTo(chosen[0]);
+    }
   }
 
   /** Intents on, but no peer announces any (an ingress that does not carry them): no wait. */

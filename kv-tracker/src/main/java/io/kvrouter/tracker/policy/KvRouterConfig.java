@@ -129,23 +129,27 @@ import java.lang.reflect.RecordComponent;
  *     cost), mooncake-synthetic 525 / 0.540 against 515 / 0.544; llmd-b2b, multi-turn-chat and
  *     sglang-gsp unchanged. The hit rate gains on every window of the conversation trace; the p90
  *     moves both ways (first 3,000 requests 556 against 575, 9,000 510 against 507)
- * @param intents among several routers, ungated: every router announces each request as it arrives
- *     and decides it one observed propagation delay later ({@code intentsFromMillis}); before
- *     deciding, it places the peers' requests due before its own as phantoms, and all decide with
- *     the first router's timing model, so the requests of one instant are placed as by one router
- *     (see {@link TtftPolicy}). Off by default: the ingress does not carry intents yet (the policy
- *     lab does). Measured in the lab (conversation trace, all 12,031 requests, 8 replicas × 65,536
- *     blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit at 1 / 8 / 16 routers): as recorded 514 / 500 /
- *     498 (hit 0.266 / 0.269 / 0.268) against 514 / 563 / 579 (0.266 / 0.274 / 0.273) off; spread
- *     468 / 476 / 476 against 468 / 483 / 484. Each router fitting its own timing model instead, 8
- *     routers as recorded gave 609 ms (every request waiting): routers that predict differently
- *     place each other's requests differently
+ * @param intents among several routers, ungated: every router announces each long request as it
+ *     arrives and decides it one observed propagation delay later ({@code intentsFromMillis});
+ *     before deciding, it places the peers' requests due before its own as phantoms, and all decide
+ *     with the first router's timing model, so the requests of one instant are placed as by one
+ *     router (see {@link TtftPolicy}). The ingress carries them since 3 Dec 2026 ({@code
+ *     RouteIntent} and {@code SharedTiming} on the intents topic); inert for a lone router. Off by
+ *     default: at 8 routers it wins on the conversation trace's bursts but loses on shared-prefix
+ *     workloads (mooncake-synthetic 542 ms / hit 0.529 against 534 / 0.549 off; multi-turn-chat 39
+ *     against 38 ms), because a phantom carries load but no predicted blocks. Measured in the lab
+ *     (conversation trace, all 12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90
+ *     TTFT ms / hit at 1 / 8 / 16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.269 / 0.268)
+ *     against 514 / 563 / 579 (0.266 / 0.274 / 0.273) off; spread 468 / 476 / 476 against 468 / 483
+ *     / 484. Each router fitting its own timing model instead, 8 routers as recorded gave 609 ms
+ *     (every request waiting): routers that predict differently place each other's requests
+ *     differently
  * @param intentsFromMillis under intents, only a request whose uncached prefill takes at least this
  *     long on every candidate waits the propagation delay; shorter ones are decided at once (still
- *     after the peers' announced requests due before them, and announced to the peers). 50 ms: with
- *     0 (every request waiting) 8 routers gave 535 ms p90 on the conversation trace as recorded
- *     (against 500 at 50) and multi-turn-chat, whose TTFTs are tens of milliseconds, 44 ms (39 at
- *     50, 38 without intents)
+ *     after the peers' announced requests due before them, but not announced themselves). 50 ms:
+ *     with 0 (every request waiting) 8 routers gave 535 ms p90 on the conversation trace as
+ *     recorded (against 500 at 50) and multi-turn-chat, whose TTFTs are tens of milliseconds, 44 ms
+ *     (39 at 50, 38 without intents)
  */
 public record KvRouterConfig(
     int chunkTokens,

@@ -26,7 +26,11 @@ public final class Policies {
           "llmd_precise",
           "preble_e2");
 
-  /** Baselines with a non-default setting, selectable by name but not run by default. */
+  /**
+   * Baselines with a non-default setting, selectable by name but not run by default. The {@code
+   * kvrouter_<concurrency>} ones are the default policy with that concurrency mode and without
+   * intents: each tie rule alone, as it was measured.
+   */
   private static final List<String> VARIANTS =
       List.of(
           DynamoKvPolicy.OVERLAP_2,
@@ -97,7 +101,10 @@ public final class Policies {
           new TtftPolicy(
               name,
               config.withKvRouter(
-                  config.kvrouter().withConcurrency(name.substring("kvrouter_".length()))),
+                  config
+                      .kvrouter()
+                      .withConcurrency(name.substring("kvrouter_".length()))
+                      .with("intents=false")),
               random);
       case "round_robin" -> new RoundRobinPolicy();
       case "random" -> new RandomPolicy(random);

@@ -124,7 +124,7 @@ public record PolicyConfig(
   /**
    * The same parameters with near-tie randomisation switched off: no tie band, and exact ties go to
    * the first candidate, so routers on the same state all pick the same replica (the herding
-   * baseline of the burst test); for {@code kvrouter}, concurrency {@code off}.
+   * baseline of the burst test); for {@code kvrouter}, concurrency {@code off} and no intents.
    */
   public PolicyConfig withoutNearTieRandomisation() {
     return with(
@@ -132,7 +132,7 @@ public record PolicyConfig(
           b.tieRelative = 0.0;
           b.tieAbsoluteTokens = 0.0;
           b.temperature = 0.0;
-          b.kvrouter = kvrouter.withConcurrency("off");
+          b.kvrouter = kvrouter.withConcurrency("off").with("intents=false");
         });
   }
 

@@ -251,7 +251,11 @@ class KvTrackerTest {
   @Test
   void withoutIntents_nothingIsAnnounced() {
     TestProbe<IntentMessage> intents = kit.createTestProbe();
-    tracker = spawnTracker(TrackerConfig.defaults("in-1"), intents.getRef(), false);
+    tracker =
+        spawnTracker(
+            TrackerConfig.defaults("in-1").withPolicy("kvrouter@intents=false"),
+            intents.getRef(),
+            false);
     TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
     manualTime.timePasses(Duration.ofMillis(18));
     assertThat(longReply.receiveMessage().heldMillis()).isEqualTo(18);

@@ -73,6 +73,13 @@ import org.junit.jupiter.api.Test;
  * 1.00, 1.33; ties blind to peers' last two mean delays only (a few ms here, against 50-170 ms late
  * arrivals) 1.00, 1.33, 1.33, 1.33. One burst in fifteen still ends at 1.33, so the suite's single
  * burst asserts 4 of a mean of 3 (turns gave 5 and 6), and the five-run figures are printed.
+ *
+ * <p>Intents (3 Dec 2026; {@code broadcast-intents}, {@code kvrouter@intents=true}, off by
+ * default). These prompts are short, so none is announced; what intents change for them is only the
+ * tie rule. With every decision under the announced requests' rule (least queued prefill) the burst
+ * herded: 1.33, 1.33, 1.67, 2.00, 1.33 (09:41-09:45 UTC, beside broadcast without intents at 1.00,
+ * 1.33, 1.33, 1.00, 1.00). Unannounced requests keep the own-load rule since, and gave 1.00 in all
+ * five bursts (09:57-10:02, beside 1.00, 1.00, 1.33, 1.00, 1.00 without intents).
  */
 class HerdingBurstIT {
 

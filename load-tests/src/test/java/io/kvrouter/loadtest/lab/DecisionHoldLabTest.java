@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * replicas, 5 ms between routers. Deciding at once, the long prompt lands before the short ones on
  * its replica, and those of them placed there wait its whole prefill, as no router could see it.
  * With the hold (the default), the long prompt is decided three steps later, after the short ones'
- * reservations arrived: none of them waits behind it.
+ * reservations arrived: none of them waits behind it. Deciding at once means without intents too,
+ * whose own wait would hold the long prompt a delay.
  */
 @org.junit.jupiter.api.Timeout(120)
 class DecisionHoldLabTest {
@@ -52,14 +53,14 @@ class DecisionHoldLabTest {
   void aLongPromptInABurst_isDecidedAfterTheShortOnes_whichNoLongerQueueBehindIt() {
     LabConfig config =
         LabConfig.defaults(2)
-            .withPolicies(List.of("kvrouter", "kvrouter@holdFromMillis=0"))
+            .withPolicies(List.of("kvrouter", "kvrouter@holdFromMillis=0@intents=false"))
             .withRouters(8, 5_000);
     LabResults r = PolicyLab.run(giantAmongSmallOnes(), config, 1, "t");
     double giantPrefill = EngineTiming.MOCKER.computeMillis(60_000);
-    for (String policy : List.of("kvrouter", "kvrouter@holdFromMillis=0")) {
+    for (String policy : List.of("kvrouter", "kvrouter@holdFromMillis=0@intents=false")) {
       assertThat(r.policy(policy).completed()).as(policy).isEqualTo(16);
     }
-    assertThat(slowestShortOne(r.policy("kvrouter@holdFromMillis=0")))
+    assertThat(slowestShortOne(r.policy("kvrouter@holdFromMillis=0@intents=false")))
         .as("at once")
         .isGreaterThan(giantPrefill / 2);
     assertThat(slowestShortOne(r.policy("kvrouter"))).as("held").isLessThan(giantPrefill / 10);

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class IntentsLabTest {
 
   private static final String WITH = "kvrouter@intents=true@concurrency=off";
-  private static final String WITHOUT = "kvrouter@concurrency=off";
+  private static final String WITHOUT = "kvrouter@intents=false@concurrency=off";
 
   private static Workload warmUpThenBurst() {
     TokenExpander e = new TokenExpander(5);

@@ -137,13 +137,13 @@ import java.lang.reflect.RecordComponent;
  *     RouteIntent} and {@code SharedTiming} on the intents topic); inert for a lone router. Off by
  *     default: at 8 routers it wins on the conversation trace's bursts but loses on shared-prefix
  *     workloads (mooncake-synthetic 542 ms / hit 0.529 against 534 / 0.549 off; multi-turn-chat 39
- *     against 38 ms), because a phantom carries load but no predicted blocks. Measured in the lab
- *     (conversation trace, all 12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90
- *     TTFT ms / hit at 1 / 8 / 16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.269 / 0.268)
- *     against 514 / 563 / 579 (0.266 / 0.274 / 0.273) off; spread 468 / 476 / 476 against 468 / 483
- *     / 484. Each router fitting its own timing model instead, 8 routers as recorded gave 609 ms
- *     (every request waiting): routers that predict differently place each other's requests
- *     differently
+ *     against 38 ms): the near-tie rule announced requests share costs the cache there (phantoms
+ *     alone do not, but lose the conversation trace's gain). Measured in the lab (conversation
+ *     trace, all 12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit
+ *     at 1 / 8 / 16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.269 / 0.268) against 514 /
+ *     563 / 579 (0.266 / 0.274 / 0.273) off; spread 468 / 476 / 476 against 468 / 483 / 484. Each
+ *     router fitting its own timing model instead, 8 routers as recorded gave 609 ms (every request
+ *     waiting): routers that predict differently place each other's requests differently
  * @param intentsFromMillis under intents, only a request whose uncached prefill takes at least this
  *     long on every candidate waits the propagation delay; shorter ones are decided at once (still
  *     after the peers' announced requests due before them, but not announced themselves). 50 ms:

@@ -11,6 +11,7 @@ import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
@@ -23,7 +24,6 @@ import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.ledger.ReservationDigest;
-import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.sync.ReservationSync;
@@ -189,12 +189,12 @@ public final class KvTrackerCore {
   }
 
   /** Under intents: the timing model to share with the peers now, or null. */
-  public EngineTiming timingToShare() {
+  public SharedTiming timingToShare() {
     return placement.timingToShare();
   }
 
   /** Peer {@code origin}'s shared timing model arrived. */
-  public void peerTiming(String origin, EngineTiming timing, long nowMillis) {
+  public void peerTiming(String origin, SharedTiming timing, long nowMillis) {
     placement.peerTiming(origin, timing, nowMillis);
   }
 

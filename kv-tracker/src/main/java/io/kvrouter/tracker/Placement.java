@@ -7,6 +7,7 @@ import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.BusyHeadroom;
@@ -190,13 +191,14 @@ final class Placement {
     }
     RouteQuery query = matched(request, nowMillis, false);
     double whole = Math.max(1, request.promptTokens());
-    List<String> holders = new ArrayList<>();
-    List<Integer> tokens = new ArrayList<>();
+    String[] holders = new String[candidates.length];
+    int[] tokens = new int[candidates.length];
+    int n = 0;
     for (int r : candidates) {
       double uncached = policy.uncachedTokens(query, match, r);
       if (uncached < whole) {
-        holders.add(replicas.ids().idOf(r));
-        tokens.add((int) Math.ceil(uncached));
+        holders[n] = replicas.ids().idOf(r);
+        tokens[n++] = (int) Math.ceil(uncached);
       }
     }
     return new RouteIntent(
@@ -204,8 +206,8 @@ final class Placement {
         decideAtMillis,
         request.model(),
         request.promptTokens(),
-        holders.toArray(String[]::new),
-        tokens.stream().mapToInt(Integer::intValue).toArray());
+        Arrays.copyOf(holders, n),
+        Arrays.copyOf(tokens, n));
   }
 
   /**
@@ -238,14 +240,23 @@ final class Placement {
         nowMillis);
   }
 
-  /** The timing model the policy shares with its peers now, or null. */
-  EngineTiming timingToShare() {
-    return policy.timingToShare();
+  /**
+   * The timing model the policy shares with its peers now, in its wire form (the origin left for
+   * the reservation plane to stamp), or null.
+   */
+  SharedTiming timingToShare() {
+    EngineTiming t = policy.timingToShare();
+    return t == null
+        ? null
+        : new SharedTiming(0L, t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale());
   }
 
   /** Peer {@code origin}'s shared timing model arrived. */
-  void peerTiming(String origin, EngineTiming timing, long nowMillis) {
-    policy.onPeerTiming(origin, timing, nowMillis);
+  void peerTiming(String origin, SharedTiming t, long nowMillis) {
+    policy.onPeerTiming(
+        origin,
+        new EngineTiming(t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale()),
+        nowMillis);
   }
 
   /** The request as the policy sees it; {@code match} now holds its prefix match. */

@@ -23,7 +23,6 @@ import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.TrackerDigests;
 import io.kvrouter.tracker.feed.EventSequencer;
 import io.kvrouter.tracker.feed.GapDetected;
-import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.sync.ReservationGap;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.time.Duration;
@@ -458,11 +457,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onPeerTiming(PeerTiming m) {
-    SharedTiming t = m.timing();
-    core.peerTiming(
-        m.origin(),
-        new EngineTiming(t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale()),
-        clock.getAsLong());
+    core.peerTiming(m.origin(), m.timing(), clock.getAsLong());
     return this;
   }
 
@@ -478,15 +473,9 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onTick() {
     core.expire(clock.getAsLong()).forEach(reservationsOut::tell);
-    EngineTiming timing = core.timingToShare();
+    SharedTiming timing = core.timingToShare();
     if (timing != null) {
-      intentsOut.tell(
-          new SharedTiming(
-              0L,
-              timing.passMillis(),
-              timing.perKiloToken(),
-              timing.quadratic(),
-              timing.decodeScale()));
+      intentsOut.tell(timing);
     }
     return this;
   }

@@ -314,9 +314,14 @@ final class TtftPolicy implements Policy {
           double ahead = prefill[i] + unseen[i];
           return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
         },
-        best -> ties.band(best, 0),
+        this::intentBand,
         blockSize);
     return prefill;
+  }
+
+  /** The near-tie band above a best cost under intents: the tie band, without the unseen one. */
+  private double intentBand(double best) {
+    return ties.band(best, 0);
   }
 
   /**
@@ -352,7 +357,7 @@ final class TtftPolicy implements Policy {
     for (int i = 0; i < ahead.length; i++) {
       ahead[i] = prefill[i] + unseen[i];
     }
-    int chosen = PeerIntents.choose(cost, own, ahead, best -> ties.band(best, 0), blockSize);
+    int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, blockSize);
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
   }

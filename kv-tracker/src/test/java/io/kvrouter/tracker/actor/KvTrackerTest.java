@@ -137,6 +137,14 @@ class KvTrackerTest {
                 now.get() - 5)));
   }
 
+  /** Spawns the tracker with {@code policy}; returns the probe that receives its intents. */
+  private TestProbe<IntentMessage> intentsOf(String policy) {
+    TestProbe<IntentMessage> intents = kit.createTestProbe();
+    tracker =
+        spawnTracker(TrackerConfig.defaults("in-1").withPolicy(policy), intents.getRef(), false);
+    return intents;
+  }
+
   private TrackerDigests digests() {
     TestProbe<TrackerDigests> probe = kit.createTestProbe();
     tracker.tell(new KvTracker.GetDigests(probe.getRef()));
@@ -220,12 +228,7 @@ class KvTrackerTest {
    */
   @Test
   void underIntents_aHeldRequestIsAnnounced_andTheTimingModelIsShared() {
-    TestProbe<IntentMessage> intents = kit.createTestProbe();
-    tracker =
-        spawnTracker(
-            TrackerConfig.defaults("in-1").withPolicy("kvrouter@intents=true"),
-            intents.getRef(),
-            false);
+    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents=true");
     long[] prompt = KEYS.keys(tokens(4_096));
     storeFirstBlocksOnB(prompt);
     aPeerReservationArrived();
@@ -250,12 +253,7 @@ class KvTrackerTest {
   /** Without intents nothing goes to the intents output: a held request is not announced. */
   @Test
   void withoutIntents_nothingIsAnnounced() {
-    TestProbe<IntentMessage> intents = kit.createTestProbe();
-    tracker =
-        spawnTracker(
-            TrackerConfig.defaults("in-1").withPolicy("kvrouter@intents=false"),
-            intents.getRef(),
-            false);
+    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents=false");
     TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
     manualTime.timePasses(Duration.ofMillis(18));
     assertThat(longReply.receiveMessage().heldMillis()).isEqualTo(18);

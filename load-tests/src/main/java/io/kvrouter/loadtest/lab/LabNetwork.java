@@ -5,8 +5,8 @@ import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.RouteIntent;
+import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.tracker.KvTrackerCore;
-import io.kvrouter.tracker.policy.EngineTiming;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -110,11 +110,11 @@ final class LabNetwork {
   }
 
   /** A router's timing model, shared with its peers under intents. */
-  record Timing(String origin, EngineTiming timing) {}
+  record Timing(String origin, SharedTiming timing) {}
 
   /** Router {@code from} shares its timing model with its peers, when its policy does. */
   void shareTiming(long now, int from) {
-    EngineTiming timing = routers.length == 1 ? null : routers[from].timingToShare();
+    SharedTiming timing = routers.length == 1 ? null : routers[from].timingToShare();
     if (timing == null) {
       return;
     }

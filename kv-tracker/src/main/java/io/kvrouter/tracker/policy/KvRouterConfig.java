@@ -134,15 +134,15 @@ import java.lang.reflect.RecordComponent;
  *     before deciding, it places the peers' requests due before its own as phantoms, and all decide
  *     with the first router's timing model, so the requests of one instant are placed as by one
  *     router (see {@link TtftPolicy}). The ingress carries them since 3 Dec 2026 ({@code
- *     RouteIntent} and {@code SharedTiming} on the intents topic); inert for a lone router. Off by
- *     default: at 8 routers it wins on the conversation trace's bursts but loses on shared-prefix
- *     workloads (mooncake-synthetic 542 ms / hit 0.529 against 534 / 0.549 off; multi-turn-chat 39
- *     against 38 ms): the near-tie rule announced requests share costs the cache there (phantoms
- *     alone do not, but lose the conversation trace's gain). Measured in the lab (conversation
- *     trace, all 12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit
- *     at 1 / 8 / 16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.269 / 0.268) against 514 /
- *     563 / 579 (0.266 / 0.274 / 0.273) off; spread 468 / 476 / 476 against 468 / 483 / 484. Each
- *     router fitting its own timing model instead, 8 routers as recorded gave 609 ms (every request
+ *     RouteIntent} and {@code SharedTiming} on the intents topic); inert for a lone router. On by
+ *     default since 3 Dec 2026, once the near-tie rule announced requests share spread exact ties
+ *     ({@link PeerIntents#order}): before, they all went to the first replica and at 8 routers
+ *     mooncake-synthetic lost hit rate (542 ms / 0.529 against 534 / 0.549 off, load max/mean
+ *     2.09); with the spread 530 / 0.541 (1.11). Measured in the lab (conversation trace, all
+ *     12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit at 1 / 8 /
+ *     16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.269 / 0.268) against 514 / 563 / 579
+ *     (0.266 / 0.274 / 0.273) off; spread 468 / 476 / 476 against 468 / 483 / 484. Each router
+ *     fitting its own timing model instead, 8 routers as recorded gave 609 ms (every request
  *     waiting): routers that predict differently place each other's requests differently
  * @param intentsFromMillis under intents, only a request whose uncached prefill takes at least this
  *     long on every candidate waits the propagation delay; shorter ones are decided at once (still
@@ -220,7 +220,7 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, false, 50.0);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0);
   }
 
   /**

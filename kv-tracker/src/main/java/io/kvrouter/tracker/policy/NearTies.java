@@ -256,7 +256,12 @@ final class NearTies {
   }
 
   private static long mix(String id) {
-    long z = (id == null ? 0 : id.hashCode()) * 0xC2B2AE3D27D4EB4FL;
+    return mix(0, id);
+  }
+
+  /** A well-spread hash of replica {@code id}, different for each {@code seed}. */
+  static long mix(long seed, String id) {
+    long z = (seed ^ (id == null ? 0 : id.hashCode())) * 0xC2B2AE3D27D4EB4FL;
     z = (z ^ (z >>> 29)) * 0x94D049BB133111EBL;
     return z ^ (z >>> 32);
   }

@@ -252,7 +252,7 @@ final class TtftPolicy implements Policy {
       }
     }
     if (intentsOn && announced(own, n)) {
-      return intentRanking(candidates, cost, own, prefill, unseen, query.blockSize());
+      return intentRanking(query, candidates, load, cost, own, prefill, unseen);
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
@@ -304,6 +304,7 @@ final class TtftPolicy implements Policy {
         routerId,
         now,
         candidates,
+        ids(candidates, load),
         prefill,
         unseen,
         (i, tokens) -> {
@@ -344,22 +345,34 @@ final class TtftPolicy implements Policy {
 
   /**
    * Under intents: the candidates by cost, the near-tie {@link PeerIntents#choose} picks first, as
-   * every router picks it.
+   * every router picks it (its peers know this request by this router's id and its prompt size).
    */
   private int[] intentRanking(
+      RouteQuery query,
       int[] candidates,
+      LoadView load,
       double[] cost,
       double[] own,
       double[] prefill,
-      double[] unseen,
-      int blockSize) {
-    double[] ahead = new double[candidates.length];
-    for (int i = 0; i < ahead.length; i++) {
+      double[] unseen) {
+    int n = candidates.length;
+    double[] ahead = new double[n];
+    for (int i = 0; i < n; i++) {
       ahead[i] = prefill[i] + unseen[i];
     }
-    int chosen = PeerIntents.choose(cost, own, ahead, this::intentBand, blockSize);
+    long[] order = PeerIntents.order(routerId, query.promptTokens(), ids(candidates, load));
+    int chosen = PeerIntents.choose(cost, own, ahead, order, this::intentBand, query.blockSize());
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
+  }
+
+  /** The replica ids of {@code candidates}, which every router names alike. */
+  private static String[] ids(int[] candidates, LoadView load) {
+    String[] ids = new String[candidates.length];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = load.id(candidates[i]);
+    }
+    return ids;
   }
 
   /**

@@ -8,13 +8,19 @@ class PeerIntentsTest {
 
   private static final int[] REPLICAS = {0, 1, 2};
 
-  /** Each phantom lands on the candidate with the least phantom load so far, ties to the first. */
+  private static final String[] IDS = {"r0", "r1", "r2"};
+
+  /**
+   * Each phantom lands on the candidate with the least phantom load so far; of equals, the first by
+   * the intent's own order (so the tests read sorted loads where several candidates tie).
+   */
   private static double[] place(PeerIntents intents, String self, long now) {
     double[] phantom = new double[REPLICAS.length];
     intents.place(
         self,
         now,
         REPLICAS,
+        IDS,
         new double[REPLICAS.length],
         phantom,
         (i, t) -> phantom[i] + t,
@@ -31,10 +37,10 @@ class PeerIntentsTest {
     intents.add("a", 106, 700, REPLICAS, new double[] {700, 700, 700}, 96);
     // Router b at 100: a's intent of 100 comes first, c's of the same instant after b's turn, a's
     // second later still.
-    assertThat(place(intents, "b", 100)).containsExactly(100, 0, 0);
+    assertThat(sorted(place(intents, "b", 100))).containsExactly(0, 0, 100);
     // Router d at 100: a's then c's, each where it costs least.
-    assertThat(place(intents, "d", 100)).containsExactly(100, 300, 0);
-    assertThat(place(intents, "d", 106)).containsExactly(100, 300, 700);
+    assertThat(sorted(place(intents, "d", 100))).containsExactly(0, 100, 300);
+    assertThat(sorted(place(intents, "d", 106))).containsExactly(100, 300, 700);
   }
 
   @Test
@@ -58,7 +64,7 @@ class PeerIntentsTest {
     intents.add("a", 300, 4096, REPLICAS, new double[] {80, 80, 80}, 95);
     intents.decided("a", 4096, 103, 104);
     assertThat(intents.size()).isEqualTo(3);
-    assertThat(place(intents, "z", 104)).containsExactly(20, 40, 0);
+    assertThat(sorted(place(intents, "z", 104))).containsExactly(0, 20, 40);
     // Too late for any intent of a at 4096 tokens: remembered, in case its intent is on its way.
     intents.decided("a", 4096, 100 + PeerIntents.MATCH_MILLIS + 1, 160);
     assertThat(intents.size()).isEqualTo(3);
@@ -91,7 +97,8 @@ class PeerIntentsTest {
   void anUndecidedIntent_isDroppedOnceStale() {
     PeerIntents intents = new PeerIntents();
     intents.add("a", 100, 10, REPLICAS, new double[] {10, 10, 10}, 95);
-    assertThat(place(intents, "b", 100 + PeerIntents.STALE_MILLIS)).containsExactly(10, 0, 0);
+    assertThat(sorted(place(intents, "b", 100 + PeerIntents.STALE_MILLIS)))
+        .containsExactly(0, 0, 10);
     assertThat(place(intents, "b", 101 + PeerIntents.STALE_MILLIS)).containsExactly(0, 0, 0);
     assertThat(intents.size()).isZero();
     assertThat(intents.heardSince(95)).isTrue();
@@ -108,9 +115,11 @@ class PeerIntentsTest {
   void choose_takesTheLeastQueuedNearTie_neverGivingUpACachedBlock() {
     PeerIntents.Band twoMillis = best -> 2;
     double[] queued = {900, 100, 0, 500};
+    long[] order = new long[4];
     // 1 and 3 are near-ties of 0; 2 is not (3 ms above).
     assertThat(
-            PeerIntents.choose(new double[] {50, 51, 53, 52}, new double[4], queued, twoMillis, 16))
+            PeerIntents.choose(
+                new double[] {50, 51, 53, 52}, new double[4], queued, order, twoMillis, 16))
         .isEqualTo(1);
     // 1 computes two blocks more than 0: it is no near-tie; 3 computes one more and is.
     assertThat(
@@ -118,11 +127,48 @@ class PeerIntentsTest {
                 new double[] {50, 51, 53, 52},
                 new double[] {64, 96, 64, 80},
                 queued,
+                order,
                 twoMillis,
                 16))
         .isEqualTo(3);
     double inf = Double.POSITIVE_INFINITY;
-    assertThat(PeerIntents.choose(new double[] {inf, inf}, new double[2], queued, twoMillis, 16))
+    assertThat(
+            PeerIntents.choose(
+                new double[] {inf, inf}, new double[2], queued, order, twoMillis, 16))
         .isEqualTo(-1);
+  }
+
+  /**
+   * Exact ties (a cold prompt, idle replicas) go where the request's own order puts them: the same
+   * replica on every router, however each router numbers the replicas, and not always the first, so
+   * a burst of them spreads.
+   */
+  @Test
+  void choose_spreadsExactTies_alikeOnEveryRouter() {
+    String[] ids = {"pod-a", "pod-b", "pod-c", "pod-d", "pod-e", "pod-f", "pod-g", "pod-h"};
+    String[] reversed = new String[ids.length];
+    for (int i = 0; i < ids.length; i++) {
+      reversed[i] = ids[ids.length - 1 - i];
+    }
+    double[] same = new double[ids.length];
+    java.util.Arrays.fill(same, 100);
+    java.util.Set<String> chosen = new java.util.HashSet<>();
+    for (int tokens = 4096; tokens < 4096 + 64; tokens++) {
+      int here =
+          PeerIntents.choose(
+              same, same, new double[8], PeerIntents.order("r1", tokens, ids), b -> 2, 16);
+      int there =
+          PeerIntents.choose(
+              same, same, new double[8], PeerIntents.order("r1", tokens, reversed), b -> 2, 16);
+      assertThat(reversed[there]).isEqualTo(ids[here]);
+      chosen.add(ids[here]);
+    }
+    assertThat(chosen).as("64 requests of different sizes over 8 idle replicas").hasSize(8);
+  }
+
+  private static double[] sorted(double[] loads) {
+    double[] copy = loads.clone();
+    java.util.Arrays.sort(copy);
+    return copy;
   }
 }

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
  * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
  * figures per mode ({@code
- * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns,broadcast-intents}
+ * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns,broadcast-no-intents}
  * picks the modes).
  *
  * <p>The bounds come from repeated runs. Since commits 7d532d1 and 566fa19 (strict mode: a gate
@@ -74,12 +74,13 @@ import org.junit.jupiter.api.Test;
  * arrivals) 1.00, 1.33, 1.33, 1.33. One burst in fifteen still ends at 1.33, so the suite's single
  * burst asserts 4 of a mean of 3 (turns gave 5 and 6), and the five-run figures are printed.
  *
- * <p>Intents (3 Dec 2026; {@code broadcast-intents}, {@code kvrouter@intents=true}, off by
- * default). These prompts are short, so none is announced; what intents change for them is only the
- * tie rule. With every decision under the announced requests' rule (least queued prefill) the burst
- * herded: 1.33, 1.33, 1.67, 2.00, 1.33 (09:41-09:45 UTC, beside broadcast without intents at 1.00,
- * 1.33, 1.33, 1.00, 1.00). Unannounced requests keep the own-load rule since, and gave 1.00 in all
- * five bursts (09:57-10:02, beside 1.00, 1.00, 1.33, 1.00, 1.00 without intents).
+ * <p>Intents (3 Dec 2026, on by default since; {@code broadcast-no-intents} runs without). These
+ * prompts are short, so none is announced; what intents change for them is only the tie rule. With
+ * every decision under the announced requests' rule (least queued prefill) the burst herded: 1.33,
+ * 1.33, 1.67, 2.00, 1.33 (09:41-09:45 UTC, beside broadcast without intents at 1.00, 1.33, 1.33,
+ * 1.00, 1.00). Unannounced requests keep the own-load rule since, and gave 1.00 in all five bursts
+ * (09:57-10:02, beside 1.00, 1.00, 1.33, 1.00, 1.00 without intents). As the default: broadcast
+ * 1.00, 1.00, 1.00, 1.33, 1.00 and strict 1.00 in all five (12:37-12:42, load average 4).
  */
 class HerdingBurstIT {
 
@@ -188,8 +189,8 @@ class HerdingBurstIT {
           ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""),
           "broadcast-turns",
           ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@concurrency=turns\""),
-          "broadcast-intents",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@intents=true\""));
+          "broadcast-no-intents",
+          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@intents=false\""));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

@@ -85,7 +85,8 @@ import java.util.random.RandomGenerator;
  * ({@link PeerIntents}, in an order all routers share) as phantom prefill where each would cost
  * least, and then decides its own; its peers place an announced one alike. Every router decides
  * with the timing model of the router whose id sorts first ({@link SharedTimings}), and takes, for
- * an announced request, of the near-ties the one with the least queued prefill ({@link
+ * an announced request, of the near-ties the one with the least queued prefill, then the least
+ * cost, then the first in an order of the replicas particular to the request ({@link
  * PeerIntents#choose}), so that the placements of one request agree across routers whose views
  * differ slightly; an unannounced one keeps the concurrency mode's tie rule, which spreads what the
  * peers cannot foresee. Intents apply only once a peer has announced one or shared its timing
@@ -650,6 +651,10 @@ final class TtftPolicy implements Policy {
   public void onPeerTiming(String origin, EngineTiming timing, long nowMillis) {
     sharedTimings.heard(origin, timing, nowMillis, k.horizonMillis());
     intents.heard(nowMillis);
+    // The peer is a live router too: intents need both, so one message turns them on, not one
+    // message and then the peer's next reservation mark (a long request between the two was
+    // decided at once, unannounced).
+    peers.peerHeard(origin, nowMillis);
   }
 
   @Override

@@ -536,6 +536,25 @@ class TtftPolicyTest {
   }
 
   /**
+   * A peer's timing model alone turns intents on: it tells both that the peer announces intents and
+   * that it is a live router, so a long request right after it is held, not decided unannounced
+   * while the peer's first reservation mark is on its way.
+   */
+  @Test
+  void intents_aPeersTimingAlone_turnsThemOn() {
+    Fixture f = new Fixture(4);
+    TtftPolicy p =
+        new TtftPolicy(
+            "kvrouter",
+            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with("intents=true")),
+            new SplittableRandom(3));
+    p.bindRouter("a");
+    assertThat(hold(p, f, PROMPT, false)).as("alone").isLessThanOrEqualTo(1);
+    p.onPeerTiming("b", EngineTiming.MOCKER, f.now - 500);
+    assertThat(hold(p, f, PROMPT, false)).isGreaterThan(1);
+  }
+
+  /**
    * Strict mode: the gate serialises decisions, so of the near-ties (long decodes: three running or
    * two make no difference to the predicted TTFT) every router takes the one with the fewest
    * requests in flight, whatever its turn.

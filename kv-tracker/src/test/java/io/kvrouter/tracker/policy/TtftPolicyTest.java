@@ -525,14 +525,19 @@ class TtftPolicyTest {
   @Test
   void intents_withoutAnyAnnounced_neverHold() {
     Fixture f = new Fixture(4);
+    TtftPolicy p = intentsPolicy("a");
+    p.onPeerHeard("b", f.now - 500);
+    assertThat(hold(p, f, PROMPT, false)).isZero();
+  }
+
+  private static TtftPolicy intentsPolicy(String router) {
     TtftPolicy p =
         new TtftPolicy(
             "kvrouter",
             PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with("intents=true")),
             new SplittableRandom(3));
-    p.bindRouter("a");
-    p.onPeerHeard("b", f.now - 500);
-    assertThat(hold(p, f, PROMPT, false)).isZero();
+    p.bindRouter(router);
+    return p;
   }
 
   /**
@@ -543,12 +548,7 @@ class TtftPolicyTest {
   @Test
   void intents_aPeersTimingAlone_turnsThemOn() {
     Fixture f = new Fixture(4);
-    TtftPolicy p =
-        new TtftPolicy(
-            "kvrouter",
-            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with("intents=true")),
-            new SplittableRandom(3));
-    p.bindRouter("a");
+    TtftPolicy p = intentsPolicy("a");
     assertThat(hold(p, f, PROMPT, false)).as("alone").isLessThanOrEqualTo(1);
     p.onPeerTiming("b", EngineTiming.MOCKER, f.now - 500);
     assertThat(hold(p, f, PROMPT, false)).isGreaterThan(1);

@@ -41,9 +41,20 @@ final class PeerIntents {
   /** Intents kept at most, and reservations remembered ahead of their intents. */
   static final int CAPACITY = 4096;
 
-  /** The cost of placing {@code tokens} uncached tokens on candidate {@code i} now. */
+  /**
+   * The cost of placing {@code tokens} uncached tokens on candidate {@code i} now, behind {@code
+   * ahead} tokens of queued prefill.
+   */
   interface Cost {
-    double of(int i, double tokens);
+    double of(int i, double tokens, double ahead);
+  }
+
+  /**
+   * This router's own prefill reserved on each candidate at or after {@code fromMillis}: decisions
+   * it took after the intents due then, which their routers could not foresee.
+   */
+  interface OwnSince {
+    double[] since(long fromMillis);
   }
 
   private record Intent(
@@ -150,7 +161,11 @@ final class PeerIntents {
    * at the same time from a router whose id sorts first), in order: each adds its uncached tokens
    * to {@code phantom} at the candidate {@link #choose} picks, the cost of each candidate and the
    * work queued there ({@code queued} plus the phantoms so far) seen after the phantoms placed
-   * before it.
+   * before it. This router's own reservations taken at or after an intent's decision time ({@code
+   * own}) are left out of its placement: in the order every router shares they come after it, and
+   * its router placed it without them (a router deciding several requests of one instant would
+   * otherwise push the peers' intents elsewhere with its own first decisions, and disagree with the
+   * peers that placed them).
    */
   void place(
       String self,
@@ -159,6 +174,7 @@ final class PeerIntents {
       String[] ids,
       double[] queued,
       double[] phantom,
+      OwnSince own,
       Cost cost,
       Band band,
       int blockSize) {
@@ -167,17 +183,21 @@ final class PeerIntents {
     double[] costs = new double[n];
     double[] ahead = new double[n];
     double[] tokens = new double[n];
+    double[] mine = null;
+    long mineSince = Long.MIN_VALUE;
     for (Intent intent : order) {
       if (intent.decideAt() > nowMillis
           || intent.decideAt() == nowMillis && intent.origin().compareTo(self) >= 0) {
         return;
       }
-      for (int i = 0; i < n; i++) {
-        tokens[i] = tokensOn(intent, candidates[i]);
-        costs[i] = tokens[i] < 0 ? Double.POSITIVE_INFINITY : cost.of(i, tokens[i]);
+      if (mine == null || mineSince != intent.decideAt()) {
+        mineSince = intent.decideAt();
+        mine = own.since(mineSince);
       }
       for (int i = 0; i < n; i++) {
-        ahead[i] = queued[i] + phantom[i];
+        ahead[i] = Math.max(0, queued[i] - mine[i]) + phantom[i];
+        tokens[i] = tokensOn(intent, candidates[i]);
+        costs[i] = tokens[i] < 0 ? Double.POSITIVE_INFINITY : cost.of(i, tokens[i], ahead[i]);
       }
       long[] keys = order(intent.origin(), intent.promptTokens(), ids);
       int best = choose(costs, tokens, ahead, keys, band, blockSize);

@@ -7,7 +7,8 @@ import java.util.Arrays;
  * or may not have received yet, so that two routers deciding at the same moment hold different
  * subsets of them. {@link NearTies#byOwnLoad} finds its near-ties without them, on a view every
  * router shares however their arrivals interleave, and leaves their balance to each router
- * spreading its own decisions.
+ * spreading its own decisions. Under intents a second instance holds this router's own recent
+ * reservations, which {@link PeerIntents#place} leaves out of the intents due before them.
  *
  * <p>A ring of the last {@value #CAPACITY} peer reservations (replica, prefill tokens, decision
  * time on the origin's clock). Cost: O(1) per reservation, O(kept) per decision. Not thread-safe:

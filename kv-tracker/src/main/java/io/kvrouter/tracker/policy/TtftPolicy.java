@@ -137,6 +137,9 @@ final class TtftPolicy implements Policy {
   private double[] blindCost = new double[0];
   private double[] recentByReplica = new double[16];
   private final PeerIntents intents = new PeerIntents();
+  // Under intents: this router's own recent reservations, left out of the intents due before them.
+  private final PeerRecent ownRecent = new PeerRecent();
+  private double[] ownByReplica = new double[16];
   private final SharedTimings sharedTimings = new SharedTimings();
   private String routerId = "";
 
@@ -308,17 +311,31 @@ final class TtftPolicy implements Policy {
         ids(candidates, load),
         prefill,
         unseen,
-        (i, tokens) -> {
+        since -> ownSince(candidates, since),
+        (i, tokens, ahead) -> {
           int r = candidates[i];
           if (config.busy(load, r)) {
             return Double.POSITIVE_INFINITY;
           }
-          double ahead = prefill[i] + unseen[i];
           return ttft(t, ahead, tokens, load, r) + k.workWeight() * t.computeMillis(tokens);
         },
         this::intentBand,
         blockSize);
     return prefill;
+  }
+
+  /**
+   * Under intents: this router's own prefill reserved on each of {@code candidates} at or after
+   * {@code fromMillis} ({@link PeerIntents.OwnSince}).
+   */
+  private double[] ownSince(int[] candidates, long fromMillis) {
+    ownByReplica = ownRecent.prefillSince(fromMillis - 1, ownByReplica);
+    double[] out = new double[candidates.length];
+    for (int i = 0; i < out.length; i++) {
+      int r = candidates[i];
+      out[i] = r < ownByReplica.length ? ownByReplica[r] : 0;
+    }
+    return out;
   }
 
   /** The near-tie band above a best cost under intents: the tie band, without the unseen one. */
@@ -577,6 +594,9 @@ final class TtftPolicy implements Policy {
     peers.ownDecided(query.nowMillis());
     progress.reserved(replica, query.nowMillis());
     ownLoad.reserved(requestId, replica);
+    if (k.intents()) {
+      ownRecent.add(replica, lastOwnTokens, query.nowMillis(), query.nowMillis());
+    }
     if (k.stripe() && !query.gated() && peers.routers(query.nowMillis()) > 1) {
       // Only striping reads them, and only among several routers.
       unseenOwn.add(requestId, replica, lastOwnTokens, lastOwnTokens, query.nowMillis());
@@ -618,6 +638,7 @@ final class TtftPolicy implements Policy {
     unseenOwn.forgetReplica(replica);
     ownLoad.forget(replica);
     peerRecent.forget(replica);
+    ownRecent.forget(replica);
     progress.forget(replica);
   }
 

@@ -15,18 +15,35 @@ class PeerIntentsTest {
    * the intent's own order (so the tests read sorted loads where several candidates tie).
    */
   private static double[] place(PeerIntents intents, String self, long now) {
+    return place(intents, self, now, new double[REPLICAS.length], since -> new double[3]);
+  }
+
+  /** The same on a view with {@code queued} prefill, {@code own} of it this router's. */
+  private static double[] place(
+      PeerIntents intents, String self, long now, double[] queued, PeerIntents.OwnSince own) {
     double[] phantom = new double[REPLICAS.length];
     intents.place(
-        self,
-        now,
-        REPLICAS,
-        IDS,
-        new double[REPLICAS.length],
-        phantom,
-        (i, t) -> phantom[i] + t,
-        b -> 0,
-        16);
+        self, now, REPLICAS, IDS, queued, phantom, own, (i, t, ahead) -> ahead + t, b -> 0, 16);
     return phantom;
+  }
+
+  /**
+   * A router deciding several requests of one instant: its own first decision, taken after a peer's
+   * intent due at that instant, does not move that intent. The peer placed it without it.
+   */
+  @Test
+  void ownReservationsAfterAnIntent_doNotMoveIt() {
+    PeerIntents intents = new PeerIntents();
+    intents.add("a", 100, 100, REPLICAS, new double[] {100, 100, 100}, 95);
+    double[] alone = place(intents, "b", 100);
+    int where = alone[0] > 0 ? 0 : alone[1] > 0 ? 1 : 2;
+    double[] queued = new double[3];
+    queued[where] = 100; // b's own reservation since, on the very replica a's intent goes to
+    double[] mine = queued.clone();
+    assertThat(place(intents, "b", 100, queued, since -> since <= 100 ? mine : new double[3]))
+        .containsExactly(alone);
+    // One b reserved before the intent's time counts: the intent goes elsewhere.
+    assertThat(place(intents, "b", 100, queued, since -> new double[3])[where]).isZero();
   }
 
   @Test

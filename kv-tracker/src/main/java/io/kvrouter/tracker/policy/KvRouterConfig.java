@@ -140,8 +140,8 @@ import java.lang.reflect.RecordComponent;
  *     mooncake-synthetic lost hit rate (542 ms / 0.529 against 534 / 0.549 off, load max/mean
  *     2.09); with the spread 530 / 0.541 (1.11). Measured in the lab (conversation trace, all
  *     12,031 requests, 8 replicas × 65,536 blocks, 5 ms, 3 Dec 2026; p90 TTFT ms / hit at 1 / 8 /
- *     16 routers): as recorded 514 / 500 / 498 (hit 0.266 / 0.271 / 0.271) against 514 / 563 / 579
- *     (0.266 / 0.274 / 0.273) off; spread 468 / 477 / 474 against 468 / 483 / 484. Each router
+ *     16 routers): as recorded 514 / 496 / 502 (hit 0.266 / 0.270 / 0.271) against 514 / 563 / 579
+ *     (0.266 / 0.274 / 0.273) off; spread 468 / 474 / 473 against 468 / 483 / 484. Each router
  *     fitting its own timing model instead, 8 routers as recorded gave 609 ms (every request
  *     waiting): routers that predict differently place each other's requests differently
  * @param intentsFromMillis under intents, only a request whose uncached prefill takes at least this

@@ -80,7 +80,8 @@ import org.junit.jupiter.api.Test;
  * 1.33, 1.67, 2.00, 1.33 (09:41-09:45 UTC, beside broadcast without intents at 1.00, 1.33, 1.33,
  * 1.00, 1.00). Unannounced requests keep the own-load rule since, and gave 1.00 in all five bursts
  * (09:57-10:02, beside 1.00, 1.00, 1.33, 1.00, 1.00 without intents). As the default: broadcast
- * 1.00, 1.00, 1.00, 1.33, 1.00 and strict 1.00 in all five (12:37-12:42, load average 4).
+ * 1.00, 1.00, 1.00, 1.33, 1.00 and strict 1.00 in all five (12:37-12:42, load average 4); on the
+ * final build of that day broadcast 1.00, 1.00, 1.00, 1.00, 1.33, strict 1.00 in all five.
  */
 class HerdingBurstIT {
 

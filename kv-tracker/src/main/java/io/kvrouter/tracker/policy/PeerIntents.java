@@ -25,7 +25,8 @@ import java.util.TreeSet;
  * thread-safe.
  *
  * <p>Cost: O(log m) per intent added or decided; O(m · n · c) per placement over m intents due, n
- * candidates and c candidates per intent.
+ * candidates and c candidates per intent, plus one {@link OwnSince} lookup per distinct decision
+ * time among them.
  */
 final class PeerIntents {
 

@@ -194,8 +194,11 @@ final class TtftPolicy implements Policy {
     boolean intentsOn = intentsOn(query);
     EngineTiming t = intentsOn ? sharedTimings.leader(routerId, fit.current(), now) : fit.current();
     double[] unseen = unseenLoad(t, candidates, load, now);
+    // Under intents, the replicas' ids once: the placement and this decision's order both read
+    // them.
+    String[] ids = intentsOn ? ids(candidates, load) : null;
     double[] prefill =
-        intentsOn ? placeIntents(t, candidates, load, now, unseen, query.blockSize()) : null;
+        intentsOn ? placeIntents(t, candidates, ids, load, now, unseen, query.blockSize()) : null;
     double[] cost = new double[n];
     double[] own = new double[n];
     boolean anyFree = false;
@@ -256,7 +259,7 @@ final class TtftPolicy implements Policy {
       }
     }
     if (intentsOn && announced(own, n)) {
-      return intentRanking(query, candidates, load, cost, own, prefill, unseen);
+      return intentRanking(query, candidates, ids, cost, own, prefill, unseen);
     }
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
@@ -298,7 +301,13 @@ final class TtftPolicy implements Policy {
    * unseen} ({@link PeerIntents#place}); returns each candidate's queued prefill.
    */
   private double[] placeIntents(
-      EngineTiming t, int[] candidates, LoadView load, long now, double[] unseen, int blockSize) {
+      EngineTiming t,
+      int[] candidates,
+      String[] ids,
+      LoadView load,
+      long now,
+      double[] unseen,
+      int blockSize) {
     int n = candidates.length;
     double[] prefill = new double[n];
     for (int i = 0; i < n; i++) {
@@ -308,7 +317,7 @@ final class TtftPolicy implements Policy {
         routerId,
         now,
         candidates,
-        ids(candidates, load),
+        ids,
         prefill,
         unseen,
         since -> ownSince(candidates, since),
@@ -368,7 +377,7 @@ final class TtftPolicy implements Policy {
   private int[] intentRanking(
       RouteQuery query,
       int[] candidates,
-      LoadView load,
+      String[] ids,
       double[] cost,
       double[] own,
       double[] prefill,
@@ -378,7 +387,7 @@ final class TtftPolicy implements Policy {
     for (int i = 0; i < n; i++) {
       ahead[i] = prefill[i] + unseen[i];
     }
-    long[] order = PeerIntents.order(routerId, query.promptTokens(), ids(candidates, load));
+    long[] order = PeerIntents.order(routerId, query.promptTokens(), ids);
     int chosen = PeerIntents.choose(cost, own, ahead, order, this::intentBand, query.blockSize());
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);

@@ -49,7 +49,7 @@ public final class LabReport {
       sb.append(
           String.format(
               Locale.ROOT,
-              "| %s | %.4f | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.3f | %d |%n",
+              "| %s | %.4f | %s | %.1f | %.1f | %.1f | %.0f | %.0f | %.3f | %.3f | %d |%n",
               p.policy(),
               p.hitRate(),
               p.blockHitRate() == null

@@ -150,6 +150,25 @@ import java.lang.reflect.RecordComponent;
  *     with 0 (every request waiting) 8 routers gave 535 ms p90 on the conversation trace as
  *     recorded (against 500 at 50) and multi-turn-chat, whose TTFTs are tens of milliseconds, 44 ms
  *     (39 at 50, 38 without intents)
+ * @param lagFromMillis a replica whose first tokens have lately arrived later than predicted by
+ *     more than this, on average over this router's requests, is charged the excess ({@link
+ *     ReplicaLag}): the timing model does not see a replica out of sequence slots, a slower GPU or
+ *     a noisy neighbour. 50 ms: ordinary prediction error changes no decision (with 0,
+ *     mooncake-synthetic's hit rate fell from 0.5438 to 0.5388). Measured in the lab (8 replicas ×
+ *     65,536 blocks, 1 router, 3 Dec 2026; see the README's "A replica slower than predicted"):
+ *     llmd-b2b at seed 3, where three replicas filled their 256 sequence slots, p90 / p99 TTFT 63.5
+ *     / 831 ms without, 60.8 / 244 with; every other workload and seed unchanged
+ * @param lagHalfLifeMillis the lag of a replica halves every this many milliseconds without a first
+ *     token from it, so one no longer sent anything is tried again; 0 turns the charge off
+ * @param soloColdByLoad under {@code own}, a lone router sends a prompt no replica holds any of to
+ *     a near-tie with the fewest requests in flight (by turn among those), rather than by turn
+ *     among all of them: the prefix it starts draws its follow-ups back, so where it lands sets
+ *     that replica's load for as long as they come. Measured in the lab (8 replicas × 65,536
+ *     blocks, 1 router, 3 Dec 2026, with {@code lagFromMillis} on; see the README's "Where a new
+ *     prefix starts"): llmd-b2b p90 TTFT over seeds 1-5 55.3 ms against 57.7 off (its 150 groups
+ *     start cold: 13 to 24 per replica off); conversation, multi-turn-chat and sglang-gsp
+ *     unchanged; mooncake-synthetic 502 ms / 0.5417 against 515 / 0.5438, within the spread of its
+ *     hit rate under small changes of the tie band (0.540-0.545 either way)
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -176,7 +195,10 @@ public record KvRouterConfig(
     double sessionShare,
     double soloHoldMillis,
     boolean intents,
-    double intentsFromMillis) {
+    double intentsFromMillis,
+    double lagFromMillis,
+    double lagHalfLifeMillis,
+    boolean soloColdByLoad) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -204,6 +226,13 @@ public record KvRouterConfig(
       throw new IllegalArgumentException(
           "intentsFromMillis must be >= 0, was " + intentsFromMillis);
     }
+    if (!(lagFromMillis >= 0) || !(lagHalfLifeMillis >= 0)) {
+      throw new IllegalArgumentException(
+          "lagFromMillis and lagHalfLifeMillis must be >= 0, were "
+              + lagFromMillis
+              + " and "
+              + lagHalfLifeMillis);
+    }
     if (!(soloHoldMillis >= 0)) {
       throw new IllegalArgumentException("soloHoldMillis must be >= 0, was " + soloHoldMillis);
     }
@@ -220,7 +249,7 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0, 50.0, 1000.0, true);
   }
 
   /**

@@ -117,7 +117,7 @@ final class NearTies {
     if (count <= 1) {
       return ranked;
     }
-    int[] ties = sortedTies(candidates, tie, count, load, now, striping, false);
+    int[] ties = sortedTies(candidates, tie, count, load, now, striping);
     long position = peers.turn(now);
     if (striping) {
       position += (long) routers * unseenOwn.count();
@@ -184,10 +184,15 @@ final class NearTies {
   }
 
   /**
-   * Strict mode: a gate admits the decision only if the replica holds no more requests than this
+   * Of the near-ties only those with the fewest requests in flight; of them the first in the shared
+   * order ({@link #tieKey}: fewest tokens recently written, then the id's hash), or with {@code
+   * byTurn} the one at this router's turn in it, as under {@link #byTurn}.
+   *
+   * <p>Strict mode: a gate admits the decision only if the replica holds no more requests than this
    * router saw there, so decisions on a replica are serialised and each sees the earlier ones.
-   * Nothing to diverge from: of the near-ties, the first in the shared order ({@link #tieKey} on
-   * this router's own view: fewest in flight, so the least loaded of equal candidates).
+   * Nothing to diverge from: the least loaded of equal candidates, the first. A lone router's
+   * prompt that nothing holds ({@link TtftPolicy}): by turn, so that routers that have not heard of
+   * each other yet still differ.
    */
   int[] leastLoaded(
       int[] candidates,
@@ -196,31 +201,39 @@ final class NearTies {
       int blockSize,
       LoadView load,
       long now,
-      double extraBand) {
+      double extraBand,
+      boolean byTurn) {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     boolean[] tie = new boolean[candidates.length];
     int count = nearTies(cost, own, blockSize, extraBand, tie);
     if (count <= 1) {
       return ranked;
     }
-    return Ranking.withFirst(ranked, sortedTies(candidates, tie, count, load, now, false, true)[0]);
+    int least = Integer.MAX_VALUE;
+    for (int i = 0; i < candidates.length; i++) {
+      if (tie[i]) {
+        least = Math.min(least, load.inFlight(candidates[i]));
+      }
+    }
+    for (int i = 0; i < candidates.length; i++) {
+      if (tie[i] && load.inFlight(candidates[i]) > least) {
+        tie[i] = false;
+        count--;
+      }
+    }
+    int[] ties = sortedTies(candidates, tie, count, load, now, false);
+    return Ranking.withFirst(ranked, ties[byTurn ? (int) (peers.turn(now) % count) : 0]);
   }
 
   /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
   private int[] sortedTies(
-      int[] candidates,
-      boolean[] tie,
-      int count,
-      LoadView load,
-      long now,
-      boolean shared,
-      boolean byInFlight) {
+      int[] candidates, boolean[] tie, int count, LoadView load, long now, boolean shared) {
     long[] keyed = new long[count];
     int[] ties = new int[count];
     for (int i = 0, j = 0; i < candidates.length; i++) {
       if (tie[i]) {
         ties[j] = candidates[i];
-        keyed[j] = tieKey(candidates[i], load, now, shared, byInFlight);
+        keyed[j] = tieKey(candidates[i], load, now, shared);
         j++;
       }
     }
@@ -239,20 +252,16 @@ final class NearTies {
   }
 
   /**
-   * The order of near-ties every router shares: fewest requests in flight ({@code byInFlight}:
-   * every router sees the same reservations), then fewest tokens recently written, then a hash of
-   * the replica id. {@code shared}: without this router's unseen reservations.
+   * The order of near-ties every router shares: fewest tokens recently written, then a hash of the
+   * replica id. {@code shared}: without this router's unseen reservations.
    */
-  private long tieKey(int replica, LoadView load, long now, boolean shared, boolean byInFlight) {
-    long inFlight = load.inFlight(replica);
+  private long tieKey(int replica, LoadView load, long now, boolean shared) {
     double written = writes.at(replica, now);
     if (shared) {
-      inFlight -= unseenOwn.countOn(replica);
       written -= unseenOwn.writtenOn(replica);
     }
     long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
-    long f = byInFlight ? Math.min((1L << 22) - 1, Math.max(0, inFlight)) : 0;
-    return (f << 40) | (w << 10) | (mix(load.id(replica)) & 1023);
+    return (w << 10) | (mix(load.id(replica)) & 1023);
   }
 
   private static long mix(String id) {

@@ -79,15 +79,6 @@ final class OwnUnseen {
     return c;
   }
 
-  /** Unseen own reservations on {@code replica}. */
-  int countOn(int replica) {
-    int c = 0;
-    for (int k = 0; k < size; k++) {
-      c += replicas[(head + k) % CAPACITY] == replica ? 1 : 0;
-    }
-    return c;
-  }
-
   /** Prefill tokens of the unseen own reservations on {@code replica} not yet prefilled. */
   double prefillOn(int replica) {
     return sumOn(replica, prefill);

@@ -24,11 +24,16 @@ import java.util.random.RandomGenerator;
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
  *   share_r  = min(1, (written_r / mean written)^e)   e = sessionShare for a request opening a
  *              session with a cached prefix somewhere, else workShare (1 under workShare's default 0)
- *   cost_r   = ttft_r + workWeight · share_r · (timing.computeMillis(own_r) + load_r)
+ *   lag_r    = max(0, mean (observed − predicted) first-token time on r − lagFromMillis)
+ *   cost_r   = ttft_r + workWeight · share_r · (timing.computeMillis(own_r) + load_r) + lag_r
  * </pre>
  *
- * A block the replica holds only in its CPU tier (vLLM's offloading connector) is neither free nor
- * recomputed: the engine loads it back, and the pass that admits the request takes the transfer
+ * {@code lag_r} ({@link ReplicaLag}) charges what the timing model cannot see: a replica out of
+ * sequence slots that holds new requests until running ones finish, a slower GPU. It is this
+ * router's own observation, so routers may differ on it; beyond ordinary prediction error it is 0.
+ *
+ * <p>A block the replica holds only in its CPU tier (vLLM's offloading connector) is neither free
+ * nor recomputed: the engine loads it back, and the pass that admits the request takes the transfer
  * longer ({@link PolicyConfig#cpuLoadMicrosPerToken}, by default 67 µs per 16-token block against
  * about 250 µs to compute it), which delays this request and the requests batched with it alike. So
  * the CPU copy of a prefix beats a cold replica and loses to the GPU copy, by what the transfer
@@ -69,8 +74,11 @@ import java.util.random.RandomGenerator;
  * NearTies#byOwnLoad}); the ties are found without the peers' reservations of the last {@link
  * KvRouterConfig#blindMillis} ({@link PeerRecent}), which some routers hold and others not yet.
  * Every router spreads its own decisions evenly from a different point, on a view they all share,
- * so together they spread evenly however their reservations interleave. Requests with a cached
- * prefix somewhere, and a lone router, resolve near-ties as under {@code turns}.
+ * so together they spread evenly however their reservations interleave. A lone router sends such a
+ * request ({@link KvRouterConfig#soloColdByLoad}) to a near-tie with the fewest requests in flight
+ * ({@link NearTies#leastLoaded}): the prefix it starts draws its follow-ups back, so where it lands
+ * sets the load that replica carries for as long as they come, which the first token's time alone
+ * does not see. Requests with a cached prefix somewhere resolve near-ties as under {@code turns}.
  *
  * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
  * holds no more requests than the router saw there, so decisions on a replica are serialised across
@@ -124,6 +132,7 @@ final class TtftPolicy implements Policy {
   private final OwnInFlight ownLoad = new OwnInFlight();
   private final PeerRecent peerRecent = new PeerRecent();
   private final PrefillProgress progress = new PrefillProgress();
+  private final ReplicaLag lag;
   private final NearTies ties;
   private double lastOwnTokens;
   private double typicalTokens = 2048;
@@ -153,6 +162,7 @@ final class TtftPolicy implements Policy {
     this.config = config;
     this.k = config.kvrouter();
     this.fit = new TimingFit(EngineTiming.MOCKER, 0.5, k.fitForgetting(), 3.0);
+    this.lag = new ReplicaLag(k.lagFromMillis(), k.lagHalfLifeMillis());
     this.peers = new PeerConcurrency(k.horizonMillis(), k.rotationMillis(), k.maxDelayMillis());
     this.ties = new NearTies(k, random, peers, writes, unseenOwn);
   }
@@ -228,7 +238,11 @@ final class TtftPolicy implements Policy {
       double ahead = queuedPrefill(t, load, r, now) + unseen[i];
       double reload = config.cpuLoadMillis(match, r, query.blockSize());
       double queued = ttft(t, ahead, own[i], load, r);
-      cost[i] = queued + reload + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload);
+      cost[i] =
+          queued
+              + reload
+              + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload)
+              + lag.charge(r, now);
       sharedCost[i] = cost[i];
       blindCost[i] = cost[i];
       double recent =
@@ -266,23 +280,36 @@ final class TtftPolicy implements Policy {
       case "random" -> ties.atRandom(candidates, cost, own, query.blockSize(), extraBand);
       case "own" ->
           query.gated() && k.strictFirst()
-              ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
-              : peers.routers(now) <= 1 || !cold
-                  ? ties.byTurn(
-                      candidates, cost, cost, own, query.blockSize(), load, now, false, extraBand)
-                  : ties.byOwnLoad(
-                      candidates,
-                      cost,
-                      blindCost,
-                      own,
-                      query.blockSize(),
-                      load,
-                      now,
-                      extraBand,
-                      ownLoad::on);
+              ? ties.leastLoaded(
+                  candidates, cost, own, query.blockSize(), load, now, extraBand, false)
+              : cold && alone(query) && k.soloColdByLoad()
+                  ? ties.leastLoaded(
+                      candidates, cost, own, query.blockSize(), load, now, extraBand, true)
+                  : peers.routers(now) <= 1 || !cold
+                      ? ties.byTurn(
+                          candidates,
+                          cost,
+                          cost,
+                          own,
+                          query.blockSize(),
+                          load,
+                          now,
+                          false,
+                          extraBand)
+                      : ties.byOwnLoad(
+                          candidates,
+                          cost,
+                          blindCost,
+                          own,
+                          query.blockSize(),
+                          load,
+                          now,
+                          extraBand,
+                          ownLoad::on);
       default ->
           query.gated() && k.strictFirst()
-              ? ties.leastLoaded(candidates, cost, own, query.blockSize(), load, now, extraBand)
+              ? ties.leastLoaded(
+                  candidates, cost, own, query.blockSize(), load, now, extraBand, false)
               : ties.byTurn(
                   candidates,
                   cost,
@@ -628,7 +655,9 @@ final class TtftPolicy implements Policy {
     if (p == null || nowMillis < 0) {
       return;
     }
-    progress.prefilled((int) p[EngineTiming.SIZE + 1], nowMillis);
+    int replica = (int) p[EngineTiming.SIZE + 1];
+    progress.prefilled(replica, nowMillis);
+    lag.observed(replica, nowMillis - p[EngineTiming.SIZE], fit.current().predict(p), nowMillis);
     if (!k.fitTiming()) {
       return;
     }
@@ -648,6 +677,7 @@ final class TtftPolicy implements Policy {
     ownLoad.forget(replica);
     peerRecent.forget(replica);
     ownRecent.forget(replica);
+    lag.forget(replica);
     progress.forget(replica);
   }
 

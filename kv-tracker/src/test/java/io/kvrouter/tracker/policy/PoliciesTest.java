@@ -162,7 +162,10 @@ class PoliciesTest {
                 d.sessionShare(),
                 d.soloHoldMillis(),
                 d.intents(),
-                d.intentsFromMillis()));
+                d.intentsFromMillis(),
+                d.lagFromMillis(),
+                d.lagHalfLifeMillis(),
+                d.soloColdByLoad()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -21,6 +21,13 @@ class TtftPolicyTest {
     return p;
   }
 
+  /** Concurrency off, with {@code settings} ({@link KvRouterConfig#with}). */
+  private static TtftPolicy offWith(String settings) {
+    KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with(settings);
+    return new TtftPolicy(
+        "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+  }
+
   @Test
   void kvrouter_isTheTtftPolicy_andTheOldOneStaysSelectable() {
     assertThat(Fixture.policy("kvrouter", 1)).isInstanceOf(TtftPolicy.class);
@@ -76,11 +83,7 @@ class TtftPolicyTest {
     for (boolean on : new boolean[] {true, false}) {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 256, Tier.GPU);
-      PolicyConfig c =
-          PolicyConfig.defaults()
-              .withKvRouter(
-                  KvRouterConfig.defaults().withConcurrency("off").with("prefillProgress=" + on));
-      TtftPolicy p = new TtftPolicy("kvrouter", c, new SplittableRandom(3));
+      TtftPolicy p = offWith("prefillProgress=" + on);
       assertThat(f.rank(p, PROMPT)[0]).isEqualTo(0);
       f.prefill[0] = 40_000;
       assertThat(f.rank(p, PROMPT)[0]).as("just placed, on=" + on).isEqualTo(1);
@@ -88,6 +91,63 @@ class TtftPolicyTest {
       assertThat(f.rank(p, PROMPT)[0]).as("700 ms in, on=" + on).isEqualTo(on ? 0 : 1);
       f.prefill[0] = 30_000;
       assertThat(f.rank(p, PROMPT)[0]).as("the next one, on=" + on).isEqualTo(1);
+    }
+  }
+
+  /**
+   * Replica 0 holds the whole prompt (≈ 16.5 ms predicted) but its first tokens come 420 ms after
+   * the decision, as on a replica out of sequence slots, which the timing model does not see: after
+   * a few of them the prompt goes to the cold replica 1 (≈ 155 ms) rather than wait there; with the
+   * charge off it never leaves. Once replica 0 has been quiet for five half-lives, it is tried
+   * again.
+   */
+  @Test
+  void aReplicaSlowerThanPredicted_isChargedItsLag_untilItFades() {
+    for (boolean on : new boolean[] {true, false}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, PROMPT, 256, Tier.GPU);
+      TtftPolicy p = offWith("fitTiming=false@lagHalfLifeMillis=" + (on ? 1000 : 0));
+      int slow = 0;
+      while (slow < 10 && f.rank(p, PROMPT)[0] == 0) {
+        String id = "q" + slow++;
+        assertThat(f.route(p, PROMPT, id)).isZero();
+        f.now += 420;
+        p.onPrefillCompleted(id, f.now);
+        p.onReleased(id, f.now);
+      }
+      if (on) {
+        assertThat(slow).as("first tokens 420 ms late before it leaves").isBetween(2, 4);
+        f.now += 5_000;
+        assertThat(f.rank(p, PROMPT)[0]).as("quiet for five half-lives").isZero();
+      } else {
+        assertThat(slow).as("without the charge").isEqualTo(10);
+      }
+    }
+  }
+
+  /**
+   * A lone router's prompt that nothing holds starts a prefix its follow-ups come back to: of equal
+   * candidates it goes to the one with the fewest requests in flight, even the one written to
+   * lately, which the tie order of cached requests (fewest tokens recently written) puts last; with
+   * {@code soloColdByLoad} off, that order.
+   */
+  @Test
+  void aLoneRoutersColdPrompt_goesToTheTieWithTheFewestInFlight() {
+    for (boolean on : new boolean[] {true, false}) {
+      Fixture f = new Fixture(4);
+      KvRouterConfig k = KvRouterConfig.defaults().with("soloColdByLoad=" + on);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      p.bindRouter("a");
+      f.running(p, "earlier", Fixture.prompt(99, 64), 1);
+      java.util.Arrays.fill(f.inFlight, 4);
+      f.inFlight[1] = 1;
+      if (on) {
+        assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
+      } else {
+        assertThat(f.rank(p, PROMPT)[0]).as("by turn, replica 1 last").isNotEqualTo(1);
+      }
     }
   }
 

@@ -1,0 +1,84 @@
+package io.kvrouter.tracker.policy;
+
+import java.util.Arrays;
+
+/**
+ * How much later than predicted each replica's first tokens have been arriving, and what a decision
+ * there is charged for it. The timing model predicts a first token from the prefill queued ahead
+ * and the replica's decode load; it does not see a replica that has run out of sequence slots
+ * ({@code max_num_seqs}) and holds new requests until running ones finish, nor a slower GPU or a
+ * noisy neighbour. Such a replica keeps looking cheapest to the requests that have their prefix
+ * there, however long they wait: in the lab (llmd-b2b, seed 3) three replicas ran 256 requests
+ * while another ran 52, and fully cached requests waited 200-900 ms for a slot.
+ *
+ * <p>Per replica this keeps a running mean of observed minus predicted first-token time over this
+ * router's own requests (weight {@value #ALPHA} for each new one), halved every {@code
+ * halfLifeMillis} without news, so a replica that is no longer sent anything is not shunned for
+ * long. A decision there is charged the part of that lag above {@code fromMillis}: ordinary
+ * prediction error, tens of milliseconds either way, changes no decision.
+ *
+ * <p>Cost: O(1) per call; the arrays grow with the largest replica index. Not thread-safe: owned by
+ * its policy.
+ */
+final class ReplicaLag {
+
+  /** Weight of a new first token in its replica's running lag. */
+  static final double ALPHA = 0.3;
+
+  private final double fromMillis;
+  private final double halfLifeMillis;
+  private double[] lag = new double[0];
+  private long[] at = new long[0];
+
+  /**
+   * @param fromMillis lag below this is not charged
+   * @param halfLifeMillis the lag halves every this many milliseconds without a first token from
+   *     the replica; 0 turns the charge off
+   */
+  ReplicaLag(double fromMillis, double halfLifeMillis) {
+    this.fromMillis = fromMillis;
+    this.halfLifeMillis = halfLifeMillis;
+  }
+
+  /**
+   * One of this router's requests got its first token on {@code replica} {@code observedMillis}
+   * after its decision, where {@code predictedMillis} had been predicted.
+   */
+  void observed(int replica, double observedMillis, double predictedMillis, long nowMillis) {
+    if (halfLifeMillis <= 0 || replica < 0) {
+      return;
+    }
+    grow(replica);
+    double old = current(replica, nowMillis);
+    lag[replica] = old + ALPHA * (observedMillis - predictedMillis - old);
+    at[replica] = nowMillis;
+  }
+
+  /** Milliseconds to add to a decision's cost on {@code replica} at {@code nowMillis}. */
+  double charge(int replica, long nowMillis) {
+    if (halfLifeMillis <= 0 || replica < 0 || replica >= lag.length) {
+      return 0;
+    }
+    return Math.max(0, current(replica, nowMillis) - fromMillis);
+  }
+
+  /** The replica left: forget its lag. */
+  void forget(int replica) {
+    if (replica >= 0 && replica < lag.length) {
+      lag[replica] = 0;
+    }
+  }
+
+  private double current(int replica, long nowMillis) {
+    double elapsed = Math.max(0, nowMillis - at[replica]);
+    return lag[replica] * Math.pow(0.5, elapsed / halfLifeMillis);
+  }
+
+  private void grow(int replica) {
+    if (replica >= lag.length) {
+      int n = Math.max(replica + 1, 2 * lag.length);
+      lag = Arrays.copyOf(lag, n);
+      at = Arrays.copyOf(at, n);
+    }
+  }
+}

@@ -155,9 +155,11 @@ import java.lang.reflect.RecordComponent;
  *     ReplicaLag}): the timing model does not see a replica out of sequence slots, a slower GPU or
  *     a noisy neighbour. 50 ms: ordinary prediction error changes no decision (with 0,
  *     mooncake-synthetic's hit rate fell from 0.5438 to 0.5388). Measured in the lab (8 replicas ×
- *     65,536 blocks, 1 router, 3 Dec 2026; see the README's "A replica slower than predicted"):
- *     llmd-b2b at seed 3, where three replicas filled their 256 sequence slots, p90 / p99 TTFT 63.5
- *     / 831 ms without, 60.8 / 244 with; every other workload and seed unchanged
+ *     65,536 blocks, 1 router, 3 Dec 2026, without {@code soloColdByLoad}; see the README's "Where
+ *     a new prefix starts, and a replica slower than predicted"): llmd-b2b at seed 3, where three
+ *     replicas filled their 256 sequence slots, p90 / p99 TTFT 63.5 / 831 ms without, 60.8 / 244
+ *     with, and at seed 5 57.8 / 206 against 57.5 / 158; seeds 1, 2 and 4, multi-turn-chat,
+ *     mooncake-synthetic, sglang-gsp and the conversation trace unchanged
  * @param lagHalfLifeMillis the lag of a replica halves every this many milliseconds without a first
  *     token from it, so one no longer sent anything is tried again; 0 turns the charge off
  * @param soloColdByLoad under {@code own}, a lone router sends a prompt no replica holds any of to

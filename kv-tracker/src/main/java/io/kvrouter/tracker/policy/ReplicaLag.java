@@ -56,8 +56,8 @@ final class ReplicaLag {
 
   /** Milliseconds to add to a decision's cost on {@code replica} at {@code nowMillis}. */
   double charge(int replica, long nowMillis) {
-    if (halfLifeMillis <= 0 || replica < 0 || replica >= lag.length) {
-      return 0;
+    if (halfLifeMillis <= 0 || replica < 0 || replica >= lag.length || lag[replica] <= fromMillis) {
+      return 0; // the lag only fades from its last value: no need to compute the fade
     }
     return Math.max(0, current(replica, nowMillis) - fromMillis);
   }

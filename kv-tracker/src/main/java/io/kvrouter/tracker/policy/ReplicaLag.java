@@ -12,10 +12,11 @@ import java.util.Arrays;
  * while another ran 52, and fully cached requests waited 200-900 ms for a slot.
  *
  * <p>Per replica this keeps a running mean of observed minus predicted first-token time over this
- * router's own requests (weight {@value #ALPHA} for each new one), halved every {@code
- * halfLifeMillis} without news, so a replica that is no longer sent anything is not shunned for
- * long. A decision there is charged the part of that lag above {@code fromMillis}: ordinary
- * prediction error, tens of milliseconds either way, changes no decision.
+ * router's own requests (the prediction the decision ranked by, a reload of CPU-held blocks
+ * included; weight {@value #ALPHA} for each new one), halved every {@code halfLifeMillis} without
+ * news, so a replica that is no longer sent anything is not shunned for long. A decision there is
+ * charged the part of that lag above {@code fromMillis}: ordinary prediction error, tens of
+ * milliseconds either way, changes no decision.
  *
  * <p>Cost: O(1) per call; the arrays grow with the largest replica index. Not thread-safe: owned by
  * its policy.

@@ -140,6 +140,8 @@ final class TtftPolicy implements Policy {
   // Scratch of the last rank(), indexed like its candidates.
   private int[] lastCandidates = new int[0];
   private double[][] lastFeatures = new double[0][];
+  // Scratch: the first-token time each candidate was predicted (for ReplicaLag).
+  private double[] lastPredicted = new double[0];
   // Scratch: costs on the view every router shares (own unseen reservations taken out).
   private double[] sharedCost = new double[0];
   // Scratch: costs without the peers' reservations of the last few delays (concurrency "own").
@@ -214,6 +216,7 @@ final class TtftPolicy implements Policy {
     boolean anyFree = false;
     if (lastFeatures.length < n) {
       lastFeatures = new double[n][EngineTiming.SIZE];
+      lastPredicted = new double[n];
     }
     boolean striping = striping(query, now);
     double extraBand =
@@ -243,6 +246,7 @@ final class TtftPolicy implements Policy {
               + reload
               + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload)
               + lag.charge(r, now);
+      lastPredicted[i] = queued + reload;
       sharedCost[i] = cost[i];
       blindCost[i] = cost[i];
       double recent =
@@ -639,9 +643,10 @@ final class TtftPolicy implements Policy {
     }
     for (int i = 0; i < lastCandidates.length; i++) {
       if (lastCandidates[i] == replica) {
-        double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 2);
+        double[] entry = Arrays.copyOf(lastFeatures[i], EngineTiming.SIZE + 3);
         entry[EngineTiming.SIZE] = query.nowMillis();
         entry[EngineTiming.SIZE + 1] = replica;
+        entry[EngineTiming.SIZE + 2] = lastPredicted[i];
         pending.put(requestId, entry);
         return;
       }
@@ -657,7 +662,7 @@ final class TtftPolicy implements Policy {
     }
     int replica = (int) p[EngineTiming.SIZE + 1];
     progress.prefilled(replica, nowMillis);
-    lag.observed(replica, nowMillis - p[EngineTiming.SIZE], fit.current().predict(p), nowMillis);
+    lag.observed(replica, nowMillis - p[EngineTiming.SIZE], p[EngineTiming.SIZE + 2], nowMillis);
     if (!k.fitTiming()) {
       return;
     }

@@ -1,7 +1,5 @@
 package io.kvrouter.tracker.policy;
 
-import java.util.Arrays;
-
 /**
  * How much later than predicted each replica's first tokens have been arriving, and what a decision
  * there is charged for it. The timing model predicts a first token from the prefill queued ahead
@@ -18,8 +16,7 @@ import java.util.Arrays;
  * charged the part of that lag above {@code fromMillis}: ordinary prediction error, tens of
  * milliseconds either way, changes no decision.
  *
- * <p>Cost: O(1) per call; the arrays grow with the largest replica index. Not thread-safe: owned by
- * its policy.
+ * <p>Cost: O(1) per call ({@link FadingValues}). Not thread-safe: owned by its policy.
  */
 final class ReplicaLag {
 
@@ -27,9 +24,7 @@ final class ReplicaLag {
   static final double ALPHA = 0.3;
 
   private final double fromMillis;
-  private final double halfLifeMillis;
-  private double[] lag = new double[0];
-  private long[] at = new long[0];
+  private final FadingValues lag;
 
   /**
    * @param fromMillis lag below this is not charged
@@ -38,7 +33,7 @@ final class ReplicaLag {
    */
   ReplicaLag(double fromMillis, double halfLifeMillis) {
     this.fromMillis = fromMillis;
-    this.halfLifeMillis = halfLifeMillis;
+    this.lag = halfLifeMillis > 0 ? new FadingValues(halfLifeMillis) : null;
   }
 
   /**
@@ -46,40 +41,25 @@ final class ReplicaLag {
    * after its decision, where {@code predictedMillis} had been predicted.
    */
   void observed(int replica, double observedMillis, double predictedMillis, long nowMillis) {
-    if (halfLifeMillis <= 0 || replica < 0) {
+    if (lag == null || replica < 0) {
       return;
     }
-    grow(replica);
-    double old = current(replica, nowMillis);
-    lag[replica] = old + ALPHA * (observedMillis - predictedMillis - old);
-    at[replica] = nowMillis;
+    double old = lag.at(replica, nowMillis);
+    lag.set(replica, old + ALPHA * (observedMillis - predictedMillis - old), nowMillis);
   }
 
   /** Milliseconds to add to a decision's cost on {@code replica} at {@code nowMillis}. */
   double charge(int replica, long nowMillis) {
-    if (halfLifeMillis <= 0 || replica < 0 || replica >= lag.length || lag[replica] <= fromMillis) {
+    if (lag == null || lag.last(replica) <= fromMillis) {
       return 0; // the lag only fades from its last value: no need to compute the fade
     }
-    return Math.max(0, current(replica, nowMillis) - fromMillis);
+    return Math.max(0, lag.at(replica, nowMillis) - fromMillis);
   }
 
   /** The replica left: forget its lag. */
   void forget(int replica) {
-    if (replica >= 0 && replica < lag.length) {
-      lag[replica] = 0;
-    }
-  }
-
-  private double current(int replica, long nowMillis) {
-    double elapsed = Math.max(0, nowMillis - at[replica]);
-    return lag[replica] * Math.pow(0.5, elapsed / halfLifeMillis);
-  }
-
-  private void grow(int replica) {
-    if (replica >= lag.length) {
-      int n = Math.max(replica + 1, 2 * lag.length);
-      lag = Arrays.copyOf(lag, n);
-      at = Arrays.copyOf(at, n);
+    if (lag != null) {
+      lag.forget(replica);
     }
   }
 }

@@ -16,27 +16,16 @@ final class WritePressure {
   /** Half-life of the recently written tokens. */
   static final long HALF_LIFE_MILLIS = 60_000;
 
-  private double[] tokens = new double[16];
-  private long[] at = new long[16];
+  private final FadingValues tokens = new FadingValues(HALF_LIFE_MILLIS);
 
   /** Tokens recently written to {@code replica}, decayed to {@code now}. */
   double at(int replica, long now) {
-    if (replica >= tokens.length) {
-      return 0;
-    }
-    long elapsed = Math.max(0, now - at[replica]);
-    return tokens[replica] * Math.pow(0.5, elapsed / (double) HALF_LIFE_MILLIS);
+    return tokens.at(replica, now);
   }
 
   /** Records {@code written} tokens written to {@code replica} at {@code now}. */
   void add(int replica, double written, long now) {
-    if (replica >= tokens.length) {
-      int n = Math.max(replica + 1, tokens.length * 2);
-      tokens = Arrays.copyOf(tokens, n);
-      at = Arrays.copyOf(at, n);
-    }
-    tokens[replica] = at(replica, now) + written;
-    at[replica] = now;
+    tokens.set(replica, tokens.at(replica, now) + written, now);
   }
 
   /**

@@ -1,5 +1,7 @@
 package io.kvrouter.tracker.policy;
 
+import java.util.Arrays;
+
 /**
  * How much later than predicted each replica's first tokens have been arriving, and what a decision
  * there is charged for it. The timing model predicts a first token from the prefill queued ahead
@@ -16,6 +18,13 @@ package io.kvrouter.tracker.policy;
  * charged the part of that lag above {@code fromMillis}: ordinary prediction error, tens of
  * milliseconds either way, changes no decision.
  *
+ * <p>The first {@code warmup} first tokens from each replica are not counted. A fresh engine, and a
+ * fresh router's connections to it, answer the first requests late for reasons that pass (JIT
+ * compilation, connection set-up, an engine's first batches): in one CI run a data-parallel
+ * engine's four ranks, two requests each, came back late by enough that the lag of one rank
+ * outweighed a cached prompt's saving there, and the prompt's repeat went to an idle rank without
+ * it.
+ *
  * <p>Cost: O(1) per call ({@link FadingValues}). Not thread-safe: owned by its policy.
  */
 final class ReplicaLag {
@@ -24,15 +33,19 @@ final class ReplicaLag {
   static final double ALPHA = 0.3;
 
   private final double fromMillis;
+  private final int warmup;
   private final FadingValues lag;
+  private int[] seen = new int[16];
 
   /**
    * @param fromMillis lag below this is not charged
    * @param halfLifeMillis the lag halves every this many milliseconds without a first token from
    *     the replica; 0 turns the charge off
+   * @param warmup this many first tokens from each replica are not counted
    */
-  ReplicaLag(double fromMillis, double halfLifeMillis) {
+  ReplicaLag(double fromMillis, double halfLifeMillis, int warmup) {
     this.fromMillis = fromMillis;
+    this.warmup = warmup;
     this.lag = halfLifeMillis > 0 ? new FadingValues(halfLifeMillis) : null;
   }
 
@@ -42,6 +55,13 @@ final class ReplicaLag {
    */
   void observed(int replica, double observedMillis, double predictedMillis, long nowMillis) {
     if (lag == null || replica < 0) {
+      return;
+    }
+    if (replica >= seen.length) {
+      seen = Arrays.copyOf(seen, Math.max(replica + 1, seen.length * 2));
+    }
+    if (seen[replica] < warmup) {
+      seen[replica]++;
       return;
     }
     double old = lag.at(replica, nowMillis);
@@ -60,6 +80,9 @@ final class ReplicaLag {
   void forget(int replica) {
     if (lag != null) {
       lag.forget(replica);
+    }
+    if (replica >= 0 && replica < seen.length) {
+      seen[replica] = 0;
     }
   }
 }

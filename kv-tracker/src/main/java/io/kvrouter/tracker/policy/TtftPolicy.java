@@ -164,7 +164,7 @@ final class TtftPolicy implements Policy {
     this.config = config;
     this.k = config.kvrouter();
     this.fit = new TimingFit(EngineTiming.MOCKER, 0.5, k.fitForgetting(), 3.0);
-    this.lag = new ReplicaLag(k.lagFromMillis(), k.lagHalfLifeMillis());
+    this.lag = new ReplicaLag(k.lagFromMillis(), k.lagHalfLifeMillis(), k.lagWarmup());
     this.peers = new PeerConcurrency(k.horizonMillis(), k.rotationMillis(), k.maxDelayMillis());
     this.ties = new NearTies(k, random, peers, writes, unseenOwn);
   }

@@ -165,6 +165,7 @@ class PoliciesTest {
                 d.intentsFromMillis(),
                 d.lagFromMillis(),
                 d.lagHalfLifeMillis(),
+                d.lagWarmup(),
                 d.soloColdByLoad()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {

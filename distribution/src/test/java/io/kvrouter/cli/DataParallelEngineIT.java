@@ -211,6 +211,9 @@ class DataParallelEngineIT {
                 assertThat(r.path("blocks").asInt())
                     .as("full prompt blocks known on rank %d: %s", rank, replicas)
                     .isGreaterThanOrEqualTo(expected);
+                // Two cold first tokens per rank are warm-up, not lag (one CI run charged them).
+                assertThat(r.path("lag_ms").isNumber()).as("lag_ms: %s", replicas).isTrue();
+                assertThat(r.path("lag_ms").asDouble()).as("lag on rank %d", rank).isZero();
                 for (String busy : List.of("in_flight", "running", "waiting")) {
                   assertThat(r.path(busy).asInt())
                       .as("%s on rank %d: %s", busy, rank, replicas)

@@ -409,6 +409,21 @@ public final class KvTrackerCore {
     return out;
   }
 
+  /**
+   * How much later than predicted this router's first tokens from every known replica have lately
+   * come, ms, by target id ({@link Policy#lagMillis}): this router's own observation, not shared.
+   */
+  public Map<String, Double> lags(long nowMillis) {
+    Map<String, Double> out = new HashMap<>();
+    for (int r = 0; r < ids.capacity(); r++) {
+      String id = ids.idOf(r);
+      if (id != null) {
+        out.put(id, policy.lagMillis(r, nowMillis));
+      }
+    }
+    return out;
+  }
+
   /** The ledger, read-only, for metrics and tests. */
   public LoadView load() {
     return ledger;

@@ -89,6 +89,34 @@ class KvTrackerCoreTest {
     assertThat(t.matchedBlocks(prompt)).containsEntry("b", 10);
   }
 
+  /**
+   * What operators read to see why a replica is passed over: how late this router's first tokens
+   * from each replica have come, once the replica's warm-up first tokens are past.
+   */
+  @Test
+  void lags_reportHowLateThisRoutersFirstTokensCame_afterEachReplicasWarmup() {
+    // Without the online fit, which would learn a constant lateness into its predictions.
+    KvTrackerCore t =
+        new KvTrackerCore(TrackerConfig.defaults("in-1").withPolicy("kvrouter@fitTiming=false"));
+    t.replicaUp(replica("a", true));
+    int warmup = io.kvrouter.tracker.policy.KvRouterConfig.defaults().lagWarmup();
+    long now = 0;
+    for (int i = 0; i <= warmup; i++) {
+      assertThat(t.lags(now)).as("warm-up, %d first tokens", i).containsEntry("a", 0.0);
+      long[] prompt = KEYS.keys(tokens(64, 100 + i));
+      Decision d = t.selectAndReserve(new RouteRequest("q" + i, MODEL, prompt, 64), now);
+      assertThat(d.chosen()).isEqualTo("a");
+      now += 1_000; // a first token about a second later than any prediction
+      t.prefillCompleted("q" + i, now);
+      t.released("q" + i);
+    }
+    assertThat(t.lags(now).get("a")).as("0.3 of about a second").isBetween(250.0, 300.0);
+    t.replicaUp(replica("b", true));
+    assertThat(t.lags(now)).containsEntry("b", 0.0);
+    t.replicaDown("a");
+    assertThat(t.lags(now)).containsOnlyKeys("b");
+  }
+
   @Test
   void noReplicaForTheModel_givesNoDecision() {
     KvTrackerCore t = tracker("in-1", "a");

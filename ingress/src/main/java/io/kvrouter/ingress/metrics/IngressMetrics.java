@@ -15,7 +15,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToLongFunction;
 
@@ -69,9 +69,10 @@ public final class IngressMetrics implements ProxyListener {
   private final Counter retries;
   private final Counter peerIntents;
   private final Counter peerTimings;
-  private final Map<String, AtomicInteger> inflightGauges = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> convergedGauges = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> accurateGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> inflightGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> lagGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> convergedGauges = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> accurateGauges = new ConcurrentHashMap<>();
   // Meters met on every request, looked up once (a builder per request allocates an id each time).
   private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
   private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
@@ -349,44 +350,64 @@ public final class IngressMetrics implements ProxyListener {
    * and accurate (they agree with the engine; null before any ingress has a sample).
    */
   public void replicaConsistency(String replica, boolean converged, Boolean accurate) {
-    replicaGauge(convergedGauges, "kvrouter.replica.converged", "converged", replica)
-        .set(converged ? 1 : 0);
-    replicaGauge(accurateGauges, "kvrouter.replica.accurate", "accurate", replica)
-        .set(accurate == null ? -1 : accurate ? 1 : 0);
+    setPerReplica(
+        convergedGauges,
+        "kvrouter.replica.converged",
+        "1 while the replica is converged in this node's last consistency view, 0 when not",
+        replica,
+        converged ? 1 : 0);
+    setPerReplica(
+        accurateGauges,
+        "kvrouter.replica.accurate",
+        "1 while the replica is accurate in this node's last consistency view, 0 when not, -1"
+            + " before any sample",
+        replica,
+        accurate == null ? -1 : accurate ? 1 : 0);
   }
 
-  private AtomicInteger replicaGauge(
-      Map<String, AtomicInteger> gauges, String name, String what, String replica) {
-    return gauges.computeIfAbsent(
+  /**
+   * Sets how much later than predicted this node's first tokens from a replica have lately come, ms
+   * (the part above the policy's floor is charged to the replica's cost).
+   */
+  public void lag(String replica, double millis) {
+    setPerReplica(
+        lagGauges,
+        "kvrouter.replica.lag.ms",
+        "How much later than predicted this node's first tokens from the replica have lately"
+            + " come, ms",
         replica,
-        r -> {
-          AtomicInteger holder = new AtomicInteger();
-          Gauge.builder(name, holder, AtomicInteger::get)
-              .description(
-                  "1 while the replica is "
-                      + what
-                      + " in this node's last consistency view, 0 when not"
-                      + ("accurate".equals(what) ? ", -1 before any sample" : ""))
-              .tag("replica", r)
-              .register(registry);
-          return holder;
-        });
+        millis);
   }
 
   /** Sets the in-flight gauge of a replica. */
   public void inflight(String replica, int value) {
-    inflightGauges
+    setPerReplica(
+        inflightGauges,
+        "kvrouter.replica.inflight",
+        "In-flight requests per replica, as this node's tracker sees them",
+        replica,
+        value);
+  }
+
+  /** Sets {@code replica}'s gauge {@code name}, registered on first use, to {@code value}. */
+  private void setPerReplica(
+      Map<String, AtomicLong> gauges,
+      String name,
+      String description,
+      String replica,
+      double value) {
+    gauges
         .computeIfAbsent(
             replica,
             r -> {
-              AtomicInteger holder = new AtomicInteger();
-              Gauge.builder("kvrouter.replica.inflight", holder, AtomicInteger::get)
-                  .description("In-flight requests per replica, as this node's tracker sees them")
+              AtomicLong bits = new AtomicLong();
+              Gauge.builder(name, bits, g -> Double.longBitsToDouble(g.get()))
+                  .description(description)
                   .tag("replica", r)
                   .register(registry);
-              return holder;
+              return bits;
             })
-        .set(value);
+        .set(Double.doubleToLongBits(value));
   }
 
   @Override

@@ -302,6 +302,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   private Behavior<Command> onLoads(LoadsArrived m) {
     m.loads().byReplica().forEach((replica, load) -> metrics.inflight(replica, load.inFlight()));
     metrics.trackerStats(m.loads().stats());
+    m.loads().lagMillis().forEach(metrics::lag);
     return this;
   }
 

@@ -82,6 +82,10 @@ final class NodeAdminView implements AdminView {
                   r.put("running", load.running());
                   r.put("kv_usage", load.kvUsage());
                 }
+                Double lag = loads.lagMillis().get(info.targetId());
+                if (lag != null) {
+                  r.put("lag_ms", Math.round(lag * 10) / 10.0);
+                }
               }
               return (JsonNode) list;
             });

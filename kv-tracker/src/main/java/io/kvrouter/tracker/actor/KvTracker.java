@@ -152,10 +152,14 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   /** Replies with every replica's current load. */
   public record GetLoads(ActorRef<Loads> replyTo) implements Command {}
 
-  /** Every replica's load, by target id, and the size of the tracker's state. */
+  /**
+   * Every replica's load, by target id, the size of the tracker's state, and how late each
+   * replica's first tokens have lately come to this router, ms ({@code KvTrackerCore#lags}).
+   */
   public record Loads(
       java.util.Map<String, io.kvrouter.tracker.ReplicaLoadSnapshot> byReplica,
-      io.kvrouter.tracker.TrackerStats stats) {}
+      io.kvrouter.tracker.TrackerStats stats,
+      java.util.Map<String, Double> lagMillis) {}
 
   /** Lease and prediction expiry. */
   enum Tick implements Command {
@@ -467,7 +471,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   private Behavior<Command> onGetLoads(GetLoads m) {
-    m.replyTo().tell(new Loads(core.loads(), core.stats()));
+    m.replyTo().tell(new Loads(core.loads(), core.stats(), core.lags(clock.getAsLong())));
     return this;
   }
 

@@ -151,4 +151,14 @@ public interface Policy {
 
   /** The replica left; forget what the policy kept about it. */
   default void onReplicaRemoved(int replica) {}
+
+  /**
+   * How much later than predicted this router's first tokens from {@code replica} have lately come,
+   * ms, as the policy keeps it at {@code nowMillis} (negative: earlier); 0, the default, for a
+   * policy that keeps none. For operators: the part a policy charges shows why a replica is passed
+   * over.
+   */
+  default double lagMillis(int replica, long nowMillis) {
+    return 0;
+  }
 }

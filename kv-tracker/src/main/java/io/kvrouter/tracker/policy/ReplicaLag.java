@@ -76,6 +76,11 @@ final class ReplicaLag {
     return Math.max(0, lag.at(replica, nowMillis) - fromMillis);
   }
 
+  /** The running lag of {@code replica} faded to {@code nowMillis}; 0 until its warm-up is over. */
+  double millis(int replica, long nowMillis) {
+    return lag == null ? 0 : lag.at(replica, nowMillis);
+  }
+
   /** The replica left: forget its lag. */
   void forget(int replica) {
     if (lag != null) {

@@ -677,6 +677,11 @@ final class TtftPolicy implements Policy {
   }
 
   @Override
+  public double lagMillis(int replica, long nowMillis) {
+    return lag.millis(replica, nowMillis);
+  }
+
+  @Override
   public void onReplicaRemoved(int replica) {
     unseenOwn.forgetReplica(replica);
     ownLoad.forget(replica);

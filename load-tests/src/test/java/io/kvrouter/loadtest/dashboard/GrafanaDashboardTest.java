@@ -202,6 +202,7 @@ class GrafanaDashboardTest {
             "kvrouter_prediction_error_tokens_sum",
             "kvrouter_prediction_mismatch_ratio",
             "kvrouter_replica_inflight",
+            "kvrouter_replica_lag_ms",
             "vllm:kv_cache_usage_perc",
             "vllm:num_requests_running");
     for (String base : ISSUE_6_METRICS) {

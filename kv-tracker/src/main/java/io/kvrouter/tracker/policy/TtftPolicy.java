@@ -25,7 +25,9 @@ import java.util.random.RandomGenerator;
  *   share_r  = min(1, (written_r / mean written)^e)   e = sessionShare for a request opening a
  *              session with a cached prefix somewhere, else workShare (1 under workShare's default 0)
  *   lag_r    = max(0, mean (observed − predicted) first-token time on r − lagFromMillis)
- *   cost_r   = ttft_r + workWeight · share_r · (timing.computeMillis(own_r) + load_r) + lag_r
+ *   w        = workWeight, times sessionWork for a request opening a session with a cached prefix
+ *              somewhere (the replica gets the session's later turns too)
+ *   cost_r   = ttft_r + w · share_r · (timing.computeMillis(own_r) + load_r) + lag_r
  * </pre>
  *
  * {@code lag_r} ({@link ReplicaLag}) charges what the timing model cannot see: a replica out of
@@ -232,6 +234,7 @@ final class TtftPolicy implements Policy {
     }
     boolean cold = cold(query, own, n);
     double[] share = writes.shares(candidates, now, shareExponent(query, cold));
+    double workWeight = k.workWeight() * (opening(query, cold) ? k.sessionWork() : 1);
     long recentSince = cold ? blindSince(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
@@ -244,7 +247,7 @@ final class TtftPolicy implements Policy {
       cost[i] =
           queued
               + reload
-              + k.workWeight() * share[i] * (t.computeMillis(own[i]) + reload)
+              + workWeight * share[i] * (t.computeMillis(own[i]) + reload)
               + lag.charge(r, now);
       lastPredicted[i] = queued + reload;
       sharedCost[i] = cost[i];
@@ -526,7 +529,16 @@ final class TtftPolicy implements Policy {
    * KvRouterConfig#workShare}.
    */
   private double shareExponent(RouteQuery query, boolean cold) {
-    return query.opensSession() && !cold ? k.sessionShare() : k.workShare();
+    return opening(query, cold) ? k.sessionShare() : k.workShare();
+  }
+
+  /**
+   * Whether {@code query} opens a session and finds part of its prompt cached somewhere: the
+   * replica it lands on gets the session's later turns too ({@link KvRouterConfig#sessionShare},
+   * {@link KvRouterConfig#sessionWork}).
+   */
+  private static boolean opening(RouteQuery query, boolean cold) {
+    return query.opensSession() && !cold;
   }
 
   /** Whether no candidate holds any of the prompt: {@code own} is each one's uncached tokens. */

@@ -166,7 +166,8 @@ class PoliciesTest {
                 d.lagFromMillis(),
                 d.lagHalfLifeMillis(),
                 d.lagWarmup(),
-                d.soloColdByLoad()));
+                d.soloColdByLoad(),
+                d.sessionWork()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -340,6 +340,34 @@ class TtftPolicyTest {
     assertThat(rankOpening(off, f, PROMPT, true)[0]).as("sessionShare 0").isEqualTo(0);
   }
 
+  /**
+   * A session's opening brings its later turns to the replica it lands on, so its work counts
+   * {@code sessionWork} times. Replica 0 holds a quarter of the prompt, is idle and has been
+   * written the most; replica 1 has been written less and has 500 prompt tokens queued. A
+   * continuing turn takes replica 0's cache and empty queue; so does an opening whose work counts
+   * once; counted 1.5 times (the default), the opening's 3,072 uncached tokens weigh more on the
+   * busier-written replica 0 than 4,096 discounted by replica 1's write share, and it goes to
+   * replica 1.
+   */
+  @Test
+  void sessionOpening_countsItsWorkSessionWorkTimes() {
+    for (String sessionWork : new String[] {"1", "1.5"}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, PROMPT, 64, Tier.GPU);
+      TtftPolicy p = offWith("sessionWork=" + sessionWork);
+      for (int i = 0; i < 4; i++) {
+        f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
+      }
+      f.running(p, "s", Fixture.prompt(200, 256), 1);
+      f.prefill[1] = 500;
+      assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing").isZero();
+      assertThat(rankOpening(p, f, PROMPT, true)[0])
+          .as("opening, sessionWork %s", sessionWork)
+          .isEqualTo(sessionWork.equals("1") ? 0 : 1);
+    }
+    assertThat(KvRouterConfig.defaults().sessionWork()).isEqualTo(1.5);
+  }
+
   private static int[] rankOpening(TtftPolicy p, Fixture f, long[] keys, boolean opens) {
     RouteQuery q =
         new RouteQuery(

@@ -285,48 +285,32 @@ final class TtftPolicy implements Policy {
     return switch (k.concurrency()) {
       case "off" -> Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
       case "random" -> ties.atRandom(candidates, cost, own, query.blockSize(), extraBand);
-      case "own" ->
-          query.gated() && k.strictFirst()
-              ? ties.leastLoaded(
-                  candidates, cost, own, query.blockSize(), load, now, extraBand, false)
-              : cold && alone(query) && k.soloColdByLoad()
-                  ? ties.leastLoaded(
-                      candidates, cost, own, query.blockSize(), load, now, extraBand, true)
-                  : peers.routers(now) <= 1 || !cold
-                      ? ties.byTurn(
-                          candidates,
-                          cost,
-                          cost,
-                          own,
-                          query.blockSize(),
-                          load,
-                          now,
-                          false,
-                          extraBand)
-                      : ties.byOwnLoad(
-                          candidates,
-                          cost,
-                          blindCost,
-                          own,
-                          query.blockSize(),
-                          load,
-                          now,
-                          extraBand,
-                          ownLoad::on);
-      default ->
-          query.gated() && k.strictFirst()
-              ? ties.leastLoaded(
-                  candidates, cost, own, query.blockSize(), load, now, extraBand, false)
-              : ties.byTurn(
-                  candidates,
-                  cost,
-                  striping ? sharedCost : cost,
-                  own,
-                  query.blockSize(),
-                  load,
-                  now,
-                  striping,
-                  extraBand);
+      default -> {
+        int bs = query.blockSize();
+        if (query.gated() && k.strictFirst()) {
+          yield ties.leastLoaded(candidates, cost, own, bs, load, now, extraBand, false);
+        }
+        if (!"own".equals(k.concurrency())) {
+          yield ties.byTurn(
+              candidates,
+              cost,
+              striping ? sharedCost : cost,
+              own,
+              bs,
+              load,
+              now,
+              striping,
+              extraBand);
+        }
+        if (cold && alone(query) && k.soloColdByLoad()) {
+          yield ties.leastLoaded(candidates, cost, own, bs, load, now, extraBand, true);
+        }
+        if (peers.routers(now) <= 1 || !cold) {
+          yield ties.byTurn(candidates, cost, cost, own, bs, load, now, false, extraBand);
+        }
+        yield ties.byOwnLoad(
+            candidates, cost, blindCost, own, bs, load, now, extraBand, ownLoad::on);
+      }
     };
   }
 

@@ -5,6 +5,8 @@ import io.kvrouter.ingress.drain.InFlightRequests;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -20,7 +22,8 @@ import org.apache.pekko.stream.Materializer;
  * node reported not-ready, see {@code NodeManagement}) the port stops accepting, then requests and
  * streams in flight get up to {@code kvrouter.node.drain.grace-period} to finish ({@link
  * InFlightRequests}: Pekko HTTP's own termination would cut streamed entities); each one releases
- * its reservation as it ends. New requests on connections still open get 503.
+ * its reservation as it ends. New requests on connections still open get 503. The connections close
+ * {@code flush-delay} after the last stream ended, once the HTTP layer has written it out.
  *
  * <p>When the cluster downed the node (coordinated shutdown's reason is Pekko's {@code
  * ClusterDowningReason}: a split brain resolver decision, or a peer's down command), nothing is
@@ -41,7 +44,10 @@ public final class IngressHttpServer {
   /** Binds {@code route} on the settings' host and port. */
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system, Route route, IngressSettings settings) {
-    Duration grace = DrainSettings.fromConfig(system.settings().config()).gracePeriod();
+    DrainSettings drain = DrainSettings.fromConfig(system.settings().config());
+    Duration grace = drain.gracePeriod();
+    Executor afterFlush =
+        CompletableFuture.delayedExecutor(drain.flushDelay().toMillis(), TimeUnit.MILLISECONDS);
     InFlightRequests inFlight = new InFlightRequests(Materializer.matFromSystem(system));
     return Http.get(system)
         .newServerAt(settings.host(), settings.port())
@@ -75,7 +81,8 @@ public final class IngressHttpServer {
                   () ->
                       inFlight
                           .drained(grace)
-                          .thenCompose(d -> binding.terminate(Duration.ofSeconds(1)))
+                          .thenComposeAsync(
+                              d -> binding.terminate(Duration.ofSeconds(1)), afterFlush)
                           .thenApply(x -> Done.getInstance()));
               return binding;
             });

@@ -88,8 +88,15 @@ class ConvergedButInaccurateIT {
       System.out.printf(
           "replica %s flagged inaccurate after %d requests; converged: %s%n",
           REPLICA, requests, report.path("converged").asBoolean());
-      assertThat(report.path("converged").asBoolean()).as(report.toPrettyString()).isTrue();
-      assertThat(report.path("accurate").asBoolean()).isFalse();
+      assertThat(report.path("per_replica").path(REPLICA).path("converged").asBoolean())
+          .as(report.toPrettyString())
+          .isTrue();
+      // The whole view also covers each ingress's reservation ledger, and the last request's
+      // reservation may still be on its way to the other ingress (one CI run: origin lagging by 2
+      // sequence numbers in the report taken right after it). Once it lands the view is
+      // converged, and the replica is still flagged: no request has come since.
+      report = awaitReport(kit, cluster, r -> r.path("converged").asBoolean());
+      assertThat(report.path("accurate").asBoolean()).as(report.toPrettyString()).isFalse();
       JsonNode cell = report.path("per_replica").path(REPLICA);
       assertThat(cell.path("converged").asBoolean()).isTrue();
       assertThat(cell.path("accurate").asBoolean()).isFalse();

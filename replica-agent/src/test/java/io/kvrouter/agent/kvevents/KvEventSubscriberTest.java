@@ -274,12 +274,18 @@ class KvEventSubscriberTest {
     }
   }
 
+  /**
+   * A new engine process on the old endpoints. Its buffer outlasts the restart test's whole loop
+   * (500 batches): with 100, one CI run's subscriber took 2.5 s to tell the new process from the
+   * old (a replay timed out on the loaded machine), the engine had published 124 batches by then,
+   * and [0, 24) had rightly left its buffer.
+   */
   private static KvEventPublisher bindAgain(String pubEp, String replayEp) {
     RuntimeException last = null;
     for (int i = 0; i < 50; i++) {
       try {
         return new KvEventPublisher(
-                pubEp, replayEp, "", EventEncoding.POSITIONAL, ReplayLayout.WITHOUT_TOPIC, 100)
+                pubEp, replayEp, "", EventEncoding.POSITIONAL, ReplayLayout.WITHOUT_TOPIC, 1_000)
             .start();
       } catch (RuntimeException e) {
         last = e;

@@ -136,6 +136,9 @@ public final class KvTrackerCore {
   public EventSequencer.Verdict apply(KvEventBatch batch) {
     EventSequencer.Verdict verdict = feed.apply(batch);
     attach(batch.replicaId());
+    if (verdict.outcome() == EventSequencer.Outcome.NEW_EPOCH) {
+      startedAfresh(batch.replicaId());
+    }
     return verdict;
   }
 
@@ -146,8 +149,24 @@ public final class KvTrackerCore {
 
   /** Replaces the replica's state by an agent's snapshot and continues after its last seq. */
   public void installSnapshot(ReplicaSnapshot snapshot) {
+    EventSequencer.Watermark before = feed.watermark(snapshot.replicaId());
     feed.installSnapshot(snapshot);
     attach(snapshot.replicaId());
+    if (before != null && snapshot.epoch() > before.epoch()) {
+      startedAfresh(snapshot.replicaId());
+    }
+  }
+
+  /**
+   * A known replica's stream moved to a later epoch: its engine is likely a new process (a restart
+   * arrives as one; so does an agent's restart or a loss of batches), so the policy starts over
+   * what it learned of the old one, such as its lag and that lag's warm-up.
+   */
+  private void startedAfresh(String targetId) {
+    int replica = ids.indexOf(targetId);
+    if (replica >= 0) {
+      policy.onReplicaStartedAfresh(replica);
+    }
   }
 
   /** Records an engine load report. */

@@ -8,8 +8,10 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.PrefillCompleted;
 import io.kvrouter.protocol.Released;
+import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.ReplicaSnapshot;
 import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.keys.BlockKeys;
@@ -95,26 +97,79 @@ class KvTrackerCoreTest {
    */
   @Test
   void lags_reportHowLateThisRoutersFirstTokensCame_afterEachReplicasWarmup() {
-    // Without the online fit, which would learn a constant lateness into its predictions.
-    KvTrackerCore t =
-        new KvTrackerCore(TrackerConfig.defaults("in-1").withPolicy("kvrouter@fitTiming=false"));
-    t.replicaUp(replica("a", true));
+    KvTrackerCore t = lagTracker();
     int warmup = io.kvrouter.tracker.policy.KvRouterConfig.defaults().lagWarmup();
-    long now = 0;
-    for (int i = 0; i <= warmup; i++) {
-      assertThat(t.lags(now)).as("warm-up, %d first tokens", i).containsEntry("a", 0.0);
-      long[] prompt = KEYS.keys(tokens(64, 100 + i));
-      Decision d = t.selectAndReserve(new RouteRequest("q" + i, MODEL, prompt, 64), now);
-      assertThat(d.chosen()).isEqualTo("a");
-      now += 1_000; // a first token about a second later than any prediction
-      t.prefillCompleted("q" + i, now);
-      t.released("q" + i);
-    }
+    assertThat(t.lags(0)).containsEntry("a", 0.0);
+    long now = lateFirstTokens(t, warmup, 0, 100);
+    assertThat(t.lags(now)).as("warm-up").containsEntry("a", 0.0);
+    now = lateFirstTokens(t, 1, now, 200);
     assertThat(t.lags(now).get("a")).as("0.3 of about a second").isBetween(250.0, 300.0);
     t.replicaUp(replica("b", true));
     assertThat(t.lags(now)).containsEntry("b", 0.0);
     t.replicaDown("a");
     assertThat(t.lags(now)).containsOnlyKeys("b");
+  }
+
+  /**
+   * A new epoch of a replica's stream (its engine restarted, and every tracker hears it as a batch
+   * or a snapshot of a later epoch) starts the replica's lag over: a new engine process answers its
+   * first requests late for reasons that pass, as a fresh one does, so they are warm-up again.
+   * Before, a restarted engine's cold answers were charged at once. A later batch of the same epoch
+   * changes nothing.
+   */
+  @Test
+  void aNewEpochOfTheReplicasStream_startsItsLagOver_warmupIncluded() {
+    KvTrackerCore t = lagTracker();
+    int warmup = io.kvrouter.tracker.policy.KvRouterConfig.defaults().lagWarmup();
+    t.apply(cleared("a", 1, 0));
+    long now = lateFirstTokens(t, warmup + 1, 0, 0);
+    assertThat(t.lags(now).get("a")).isBetween(250.0, 300.0);
+
+    t.apply(cleared("a", 1, 1)); // the same engine's next batch
+    assertThat(t.lags(now).get("a")).isBetween(250.0, 300.0);
+
+    t.apply(cleared("a", 2, 0)); // the engine restarted
+    assertThat(t.lags(now)).containsEntry("a", 0.0);
+    now = lateFirstTokens(t, warmup, now, 100);
+    assertThat(t.lags(now)).as("the new engine's warm-up").containsEntry("a", 0.0);
+    now = lateFirstTokens(t, 1, now, 200);
+    assertThat(t.lags(now).get("a")).isBetween(250.0, 300.0);
+
+    // A tracker that missed the restart's batches hears of it in a snapshot.
+    t.installSnapshot(new ReplicaSnapshot("a", 3, 5, new KvEvent[0]));
+    assertThat(t.lags(now)).containsEntry("a", 0.0);
+  }
+
+  /**
+   * One replica "a", without the online fit (it would learn a constant lateness into its
+   * predictions, and the lag would not see it).
+   */
+  private static KvTrackerCore lagTracker() {
+    KvTrackerCore t =
+        new KvTrackerCore(TrackerConfig.defaults("in-1").withPolicy("kvrouter@fitTiming=false"));
+    t.replicaUp(replica("a", true));
+    return t;
+  }
+
+  private static KvEventBatch cleared(String replica, long epoch, long seq) {
+    return new KvEventBatch(replica, epoch, seq, new KvEvent[] {new ReplicaCleared()});
+  }
+
+  /**
+   * {@code n} requests to replica "a", each getting its first token a second after its decision
+   * (later than any prediction); returns the time after the last.
+   */
+  private static long lateFirstTokens(KvTrackerCore t, int n, long now, int salt) {
+    for (int i = 0; i < n; i++) {
+      String id = "late-" + salt + "-" + i;
+      Decision d =
+          t.selectAndReserve(new RouteRequest(id, MODEL, KEYS.keys(tokens(64, salt + i)), 64), now);
+      assertThat(d.chosen()).isEqualTo("a");
+      now += 1_000;
+      t.prefillCompleted(id, now);
+      t.released(id);
+    }
+    return now;
   }
 
   @Test

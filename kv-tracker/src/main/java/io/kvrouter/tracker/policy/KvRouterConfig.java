@@ -174,11 +174,12 @@ import java.lang.reflect.RecordComponent;
  *     mooncake-synthetic, sglang-gsp and the conversation trace unchanged
  * @param lagHalfLifeMillis the lag of a replica halves every this many milliseconds without a first
  *     token from it, so one no longer sent anything is tried again; 0 turns the charge off
- * @param lagWarmup the first this many first tokens from each replica do not count towards its lag:
- *     a fresh engine and a fresh router's connections answer the first requests late for reasons
- *     that pass. 8: in one CI run a data-parallel engine's ranks, two cold requests each, were
- *     charged enough lag to send a cached prompt's repeat to an idle rank without it; the lab's
- *     figures are unchanged (its replicas fill their sequence slots after hundreds of requests)
+ * @param lagWarmup the first this many first tokens from each replica, and again after each new
+ *     epoch of its stream (an engine restart), do not count towards its lag: a fresh engine and a
+ *     fresh router's connections answer the first requests late for reasons that pass. 8: in one CI
+ *     run a data-parallel engine's ranks, two cold requests each, were charged enough lag to send a
+ *     cached prompt's repeat to an idle rank without it; the lab's figures are unchanged (its
+ *     replicas fill their sequence slots after hundreds of requests)
  * @param soloColdByLoad under {@code own}, a lone router sends a prompt no replica holds any of to
  *     a near-tie with the fewest requests in flight (by turn among those), rather than by turn
  *     among all of them: the prefix it starts draws its follow-ups back, so where it lands sets

@@ -153,6 +153,13 @@ public interface Policy {
   default void onReplicaRemoved(int replica) {}
 
   /**
+   * The replica's stream began a new epoch: its engine restarted (or its agent did, or batches were
+   * lost), and what the engine held is gone. What the policy learned of the replica's engine may
+   * not hold for the new one.
+   */
+  default void onReplicaStartedAfresh(int replica) {}
+
+  /**
    * How much later than predicted this router's first tokens from {@code replica} have lately come,
    * ms, as the policy keeps it at {@code nowMillis} (negative: earlier); 0, the default, for a
    * policy that keeps none. For operators: the part a policy charges shows why a replica is passed

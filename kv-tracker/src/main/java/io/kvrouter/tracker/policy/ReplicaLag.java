@@ -18,12 +18,12 @@ import java.util.Arrays;
  * charged the part of that lag above {@code fromMillis}: ordinary prediction error, tens of
  * milliseconds either way, changes no decision.
  *
- * <p>The first {@code warmup} first tokens from each replica are not counted. A fresh engine, and a
- * fresh router's connections to it, answer the first requests late for reasons that pass (JIT
- * compilation, connection set-up, an engine's first batches): in one CI run a data-parallel
- * engine's four ranks, two requests each, came back late by enough that the lag of one rank
- * outweighed a cached prompt's saving there, and the prompt's repeat went to an idle rank without
- * it.
+ * <p>The first {@code warmup} first tokens from each replica, and again after its engine started
+ * afresh (a new epoch of its stream), are not counted. A fresh engine, and a fresh router's
+ * connections to it, answer the first requests late for reasons that pass (JIT compilation,
+ * connection set-up, an engine's first batches): in one CI run a data-parallel engine's four ranks,
+ * two requests each, came back late by enough that the lag of one rank outweighed a cached prompt's
+ * saving there, and the prompt's repeat went to an idle rank without it.
  *
  * <p>Cost: O(1) per call ({@link FadingValues}). Not thread-safe: owned by its policy.
  */
@@ -81,7 +81,7 @@ final class ReplicaLag {
     return lag == null ? 0 : lag.at(replica, nowMillis);
   }
 
-  /** The replica left: forget its lag. */
+  /** The replica left, or its engine started afresh: forget its lag and count its warm-up again. */
   void forget(int replica) {
     if (lag != null) {
       lag.forget(replica);

@@ -687,6 +687,12 @@ final class TtftPolicy implements Policy {
     progress.forget(replica);
   }
 
+  /** A new engine process answers late for reasons that pass: its lag starts over, warm-up too. */
+  @Override
+  public void onReplicaStartedAfresh(int replica) {
+    lag.forget(replica);
+  }
+
   @Override
   public boolean readsIntents() {
     return k.intents();

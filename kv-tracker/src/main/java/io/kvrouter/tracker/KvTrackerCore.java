@@ -149,10 +149,9 @@ public final class KvTrackerCore {
 
   /** Replaces the replica's state by an agent's snapshot and continues after its last seq. */
   public void installSnapshot(ReplicaSnapshot snapshot) {
-    EventSequencer.Watermark before = feed.watermark(snapshot.replicaId());
-    feed.installSnapshot(snapshot);
+    boolean laterEpoch = feed.installSnapshot(snapshot);
     attach(snapshot.replicaId());
-    if (before != null && snapshot.epoch() > before.epoch()) {
+    if (laterEpoch) {
       startedAfresh(snapshot.replicaId());
     }
   }

@@ -16,6 +16,7 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.feed.EventSequencer;
+import io.kvrouter.tracker.policy.KvRouterConfig;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -98,7 +99,7 @@ class KvTrackerCoreTest {
   @Test
   void lags_reportHowLateThisRoutersFirstTokensCame_afterEachReplicasWarmup() {
     KvTrackerCore t = lagTracker();
-    int warmup = io.kvrouter.tracker.policy.KvRouterConfig.defaults().lagWarmup();
+    int warmup = KvRouterConfig.defaults().lagWarmup();
     assertThat(t.lags(0)).containsEntry("a", 0.0);
     long now = lateFirstTokens(t, warmup, 0, 100);
     assertThat(t.lags(now)).as("warm-up").containsEntry("a", 0.0);
@@ -120,7 +121,7 @@ class KvTrackerCoreTest {
   @Test
   void aNewEpochOfTheReplicasStream_startsItsLagOver_warmupIncluded() {
     KvTrackerCore t = lagTracker();
-    int warmup = io.kvrouter.tracker.policy.KvRouterConfig.defaults().lagWarmup();
+    int warmup = KvRouterConfig.defaults().lagWarmup();
     t.apply(cleared("a", 1, 0));
     long now = lateFirstTokens(t, warmup + 1, 0, 0);
     assertThat(t.lags(now).get("a")).isBetween(250.0, 300.0);

@@ -79,8 +79,12 @@ public final class ReplicaFeed {
   /**
    * Replaces the replica's state by an agent's snapshot (the answer to a replay the ring buffer
    * could no longer serve, or a late joiner's bootstrap) and continues after its last seq.
+   *
+   * @return true when the snapshot moved a replica this feed knew to a later epoch, as a {@link
+   *     EventSequencer.Outcome#NEW_EPOCH} batch does
    */
-  public void installSnapshot(ReplicaSnapshot snapshot) {
+  public boolean installSnapshot(ReplicaSnapshot snapshot) {
+    EventSequencer.Watermark before = sequencer.watermark(snapshot.replicaId());
     int replica = ids.intern(snapshot.replicaId());
     index.clearReplica(replica);
     for (KvEvent event : snapshot.events()) {
@@ -88,6 +92,7 @@ public final class ReplicaFeed {
     }
     sequencer.reset(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq());
     drainEarly(snapshot.replicaId(), snapshot.epoch(), snapshot.lastSeq() + 1);
+    return before != null && snapshot.epoch() > before.epoch();
   }
 
   /** The replica's watermark, or {@code null} before its first batch. */

@@ -188,7 +188,21 @@ import java.lang.reflect.RecordComponent;
  *     prefix starts"): llmd-b2b p90 TTFT over seeds 1-5 55.3 ms against 57.7 off (its 150 groups
  *     start cold: 13 to 24 per replica off); conversation, multi-turn-chat and sglang-gsp
  *     unchanged; mooncake-synthetic 502 ms / 0.5417 against 515 / 0.5438, within the spread of its
- *     hit rate under small changes of the tie band (0.540-0.545 either way)
+ *     hit rate under small changes of the tie band (0.540-0.545 either way). Which near-tie is the
+ *     least loaded: {@code familyHalfLifeMillis}
+ * @param familyHalfLifeMillis under {@code soloColdByLoad}, the least loaded near-tie is the one on
+ *     which this router has lately started the fewest new prefixes (prompts no replica held any of:
+ *     each one a family whose later requests come back to it), each counted with this half-life
+ *     ({@link PrefixFamilies}), rather than the one with the fewest requests in flight (the rule
+ *     with 0). The families a replica holds set its load for as long as their requests come; the
+ *     requests in flight when a family starts reflect a few seconds of them, and drift. 600,000 (10
+ *     minutes): measured in the lab (8 replicas × 65,536 blocks, 1 router, 4 Dec 2026, see the
+ *     README's "Where a new prefix starts"): llmd-b2b p90 TTFT at seeds 1-5 54.83, 54.70, 55.16,
+ *     54.45, 54.79 ms (load max/mean 1.014 each) against 56.04, 55.10, 55.34, 55.08, 54.99 by in
+ *     flight (1.07-1.17): its 150 groups start cold, and by families every replica gets 18 or 19 of
+ *     them; the same to 0.01 ms with half-lives of 1, 3 and 60 minutes. Multi-turn-chat, sglang-gsp
+ *     and the conversation trace unchanged; mooncake-synthetic (62 % of its requests find nothing
+ *     cached) 505.8 ms / 0.5414 against 501.9 / 0.5417
  */
 public record KvRouterConfig(
     int chunkTokens,
@@ -220,7 +234,8 @@ public record KvRouterConfig(
     double lagHalfLifeMillis,
     int lagWarmup,
     boolean soloColdByLoad,
-    double sessionWork) {
+    double sessionWork,
+    double familyHalfLifeMillis) {
 
   /** The concurrency modes, see above. */
   public static final java.util.List<String> CONCURRENCY =
@@ -260,6 +275,10 @@ public record KvRouterConfig(
     if (!(soloHoldMillis >= 0)) {
       throw new IllegalArgumentException("soloHoldMillis must be >= 0, was " + soloHoldMillis);
     }
+    if (!(familyHalfLifeMillis >= 0)) {
+      throw new IllegalArgumentException(
+          "familyHalfLifeMillis must be >= 0, was " + familyHalfLifeMillis);
+    }
     if (!(sessionWork >= 0)) {
       throw new IllegalArgumentException("sessionWork must be >= 0, was " + sessionWork);
     }
@@ -276,7 +295,8 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0, 50.0, 1000.0, 8, true, 1.5);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0, 50.0, 1000.0, 8, true, 1.5,
+        600_000.0);
   }
 
   /**

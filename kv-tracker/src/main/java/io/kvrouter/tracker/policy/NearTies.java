@@ -2,6 +2,7 @@ package io.kvrouter.tracker.policy;
 
 import io.kvrouter.tracker.ledger.LoadView;
 import java.util.Arrays;
+import java.util.function.IntToDoubleFunction;
 import java.util.function.IntUnaryOperator;
 import java.util.random.RandomGenerator;
 
@@ -184,15 +185,16 @@ final class NearTies {
   }
 
   /**
-   * Of the near-ties only those with the fewest requests in flight; of them the first in the shared
+   * Of the near-ties only those with the least {@code loadOf}; of them the first in the shared
    * order ({@link #tieKey}: fewest tokens recently written, then the id's hash), or with {@code
    * byTurn} the one at this router's turn in it, as under {@link #byTurn}.
    *
-   * <p>Strict mode: a gate admits the decision only if the replica holds no more requests than this
-   * router saw there, so decisions on a replica are serialised and each sees the earlier ones.
-   * Nothing to diverge from: the least loaded of equal candidates, the first. A lone router's
-   * prompt that nothing holds ({@link TtftPolicy}): by turn, so that routers that have not heard of
-   * each other yet still differ.
+   * <p>Strict mode, {@code loadOf} the requests in flight: a gate admits the decision only if the
+   * replica holds no more requests than this router saw there, so decisions on a replica are
+   * serialised and each sees the earlier ones. Nothing to diverge from: the least loaded of equal
+   * candidates, the first. A lone router's prompt that nothing holds ({@link TtftPolicy}), {@code
+   * loadOf} the prefixes lately started there or the requests in flight: by turn, so that routers
+   * that have not heard of each other yet still differ.
    */
   int[] leastLoaded(
       int[] candidates,
@@ -202,21 +204,22 @@ final class NearTies {
       LoadView load,
       long now,
       double extraBand,
-      boolean byTurn) {
+      boolean byTurn,
+      IntToDoubleFunction loadOf) {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     boolean[] tie = new boolean[candidates.length];
     int count = nearTies(cost, own, blockSize, extraBand, tie);
     if (count <= 1) {
       return ranked;
     }
-    int least = Integer.MAX_VALUE;
+    double least = Double.POSITIVE_INFINITY;
     for (int i = 0; i < candidates.length; i++) {
       if (tie[i]) {
-        least = Math.min(least, load.inFlight(candidates[i]));
+        least = Math.min(least, loadOf.applyAsDouble(candidates[i]));
       }
     }
     for (int i = 0; i < candidates.length; i++) {
-      if (tie[i] && load.inFlight(candidates[i]) > least) {
+      if (tie[i] && loadOf.applyAsDouble(candidates[i]) > least) {
         tie[i] = false;
         count--;
       }

@@ -5,6 +5,7 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.IntToDoubleFunction;
 import java.util.random.RandomGenerator;
 
 /**
@@ -77,10 +78,11 @@ import java.util.random.RandomGenerator;
  * KvRouterConfig#blindMillis} ({@link PeerRecent}), which some routers hold and others not yet.
  * Every router spreads its own decisions evenly from a different point, on a view they all share,
  * so together they spread evenly however their reservations interleave. A lone router sends such a
- * request ({@link KvRouterConfig#soloColdByLoad}) to a near-tie with the fewest requests in flight
- * ({@link NearTies#leastLoaded}): the prefix it starts draws its follow-ups back, so where it lands
- * sets the load that replica carries for as long as they come, which the first token's time alone
- * does not see. Requests with a cached prefix somewhere resolve near-ties as under {@code turns}.
+ * request ({@link KvRouterConfig#soloColdByLoad}) to the near-tie on which it has lately started
+ * the fewest new prefixes ({@link PrefixFamilies}, {@link NearTies#leastLoaded}): the prefix it
+ * starts draws its follow-ups back, so where it lands sets the load that replica carries for as
+ * long as they come, which the first token's time alone does not see. Requests with a cached prefix
+ * somewhere resolve near-ties as under {@code turns}.
  *
  * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
  * holds no more requests than the router saw there, so decisions on a replica are serialised across
@@ -132,6 +134,7 @@ final class TtftPolicy implements Policy {
   private final WritePressure writes = new WritePressure();
   private final OwnUnseen unseenOwn = new OwnUnseen();
   private final OwnInFlight ownLoad = new OwnInFlight();
+  private final PrefixFamilies families;
   private final PeerRecent peerRecent = new PeerRecent();
   private final PrefillProgress progress = new PrefillProgress();
   private final ReplicaLag lag;
@@ -166,6 +169,7 @@ final class TtftPolicy implements Policy {
     this.config = config;
     this.k = config.kvrouter();
     this.fit = new TimingFit(EngineTiming.MOCKER, 0.5, k.fitForgetting(), 3.0);
+    this.families = new PrefixFamilies(Math.max(1, k.familyHalfLifeMillis()));
     this.lag = new ReplicaLag(k.lagFromMillis(), k.lagHalfLifeMillis(), k.lagWarmup());
     this.peers = new PeerConcurrency(k.horizonMillis(), k.rotationMillis(), k.maxDelayMillis());
     this.ties = new NearTies(k, random, peers, writes, unseenOwn);
@@ -288,7 +292,8 @@ final class TtftPolicy implements Policy {
       default -> {
         int bs = query.blockSize();
         if (query.gated() && k.strictFirst()) {
-          yield ties.leastLoaded(candidates, cost, own, bs, load, now, extraBand, false);
+          yield ties.leastLoaded(
+              candidates, cost, own, bs, load, now, extraBand, false, load::inFlight);
         }
         if (!"own".equals(k.concurrency())) {
           yield ties.byTurn(
@@ -303,7 +308,8 @@ final class TtftPolicy implements Policy {
               extraBand);
         }
         if (cold && alone(query) && k.soloColdByLoad()) {
-          yield ties.leastLoaded(candidates, cost, own, bs, load, now, extraBand, true);
+          yield ties.leastLoaded(
+              candidates, cost, own, bs, load, now, extraBand, true, soloLoad(load, now));
         }
         if (peers.routers(now) <= 1 || !cold) {
           yield ties.byTurn(candidates, cost, cost, own, bs, load, now, false, extraBand);
@@ -450,6 +456,15 @@ final class TtftPolicy implements Policy {
       hold = Math.max(hold, (long) Math.min(wait, k.holdMaxMillis()));
     }
     return hold;
+  }
+
+  /**
+   * What a lone router's new prefix weighs the near-ties by ({@link
+   * KvRouterConfig#familyHalfLifeMillis}): the prefixes it has lately started on each, or with a
+   * half-life of 0 the requests in flight there.
+   */
+  private IntToDoubleFunction soloLoad(LoadView load, long now) {
+    return k.familyHalfLifeMillis() > 0 ? r -> families.on(r, now) : load::inFlight;
   }
 
   /**
@@ -616,12 +631,18 @@ final class TtftPolicy implements Policy {
     peers.bind(routerId);
   }
 
-  /** Learns the typical size of a decision and the write pressure from this router's own too. */
+  /**
+   * Learns the typical size of a decision and the write pressure from this router's own too, and
+   * counts a prompt no replica held any of as a prefix started on {@code replica}.
+   */
   @Override
   public void onRouted(RouteQuery query, MatchResult match, int replica) {
     double own = ownTokens(query, match, replica);
     learnTypical(own);
     writes.add(replica, own, query.nowMillis());
+    if (match.longest() == 0) {
+      families.started(replica, query.nowMillis());
+    }
     lastOwnTokens = own;
   }
 
@@ -685,12 +706,17 @@ final class TtftPolicy implements Policy {
     ownRecent.forget(replica);
     lag.forget(replica);
     progress.forget(replica);
+    families.forget(replica);
   }
 
-  /** A new engine process answers late for reasons that pass: its lag starts over, warm-up too. */
+  /**
+   * A new engine process answers late for reasons that pass: its lag starts over, warm-up too. Its
+   * cache is empty: the prefixes started there are gone, their next requests start them afresh.
+   */
   @Override
   public void onReplicaStartedAfresh(int replica) {
     lag.forget(replica);
+    families.forget(replica);
   }
 
   @Override

@@ -167,7 +167,8 @@ class PoliciesTest {
                 d.lagHalfLifeMillis(),
                 d.lagWarmup(),
                 d.soloColdByLoad(),
-                d.sessionWork()));
+                d.sessionWork(),
+                d.familyHalfLifeMillis()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

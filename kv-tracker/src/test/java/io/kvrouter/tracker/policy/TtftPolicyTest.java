@@ -128,16 +128,18 @@ class TtftPolicyTest {
   }
 
   /**
-   * A lone router's prompt that nothing holds starts a prefix its follow-ups come back to: of equal
-   * candidates it goes to the one with the fewest requests in flight, even the one written to
-   * lately, which the tie order of cached requests (fewest tokens recently written) puts last; with
-   * {@code soloColdByLoad} off, that order.
+   * A lone router's prompt that nothing holds starts a prefix its follow-ups come back to: with the
+   * prefix count off ({@code familyHalfLifeMillis} 0), of equal candidates it goes to the one with
+   * the fewest requests in flight, even the one written to lately, which the tie order of cached
+   * requests (fewest tokens recently written) puts last; with {@code soloColdByLoad} off, that
+   * order.
    */
   @Test
-  void aLoneRoutersColdPrompt_goesToTheTieWithTheFewestInFlight() {
+  void aLoneRoutersColdPrompt_goesToTheTieWithTheFewestInFlight_withoutThePrefixCount() {
     for (boolean on : new boolean[] {true, false}) {
       Fixture f = new Fixture(4);
-      KvRouterConfig k = KvRouterConfig.defaults().with("soloColdByLoad=" + on);
+      KvRouterConfig k =
+          KvRouterConfig.defaults().with("familyHalfLifeMillis=0@soloColdByLoad=" + on);
       TtftPolicy p =
           new TtftPolicy(
               "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
@@ -149,6 +151,47 @@ class TtftPolicyTest {
         assertThat(f.rank(p, PROMPT)[0]).isEqualTo(1);
       } else {
         assertThat(f.rank(p, PROMPT)[0]).as("by turn, replica 1 last").isNotEqualTo(1);
+      }
+    }
+  }
+
+  /**
+   * By default the least loaded near-tie for a lone router's new prefix is the one where it has
+   * lately started the fewest prefixes (each the head of a family of later requests), whatever the
+   * requests in flight say: replica 1 has 5 in flight, the others 2, but one prefix started against
+   * 2 or 3. Requests that found their prefix cached start none; a new engine's empty cache holds
+   * none. With the count off, the fewest in flight.
+   */
+  @Test
+  void aLoneRoutersColdPrompt_goesToTheTieWhereItStartedTheFewestPrefixes() {
+    for (boolean families : new boolean[] {true, false}) {
+      Fixture f = new Fixture(4);
+      KvRouterConfig k =
+          KvRouterConfig.defaults().with("familyHalfLifeMillis=" + (families ? 600_000 : 0));
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      p.bindRouter("a");
+      int[] started = {3, 1, 2, 2};
+      for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < started[r]; i++) {
+          f.running(p, "cold-" + r + "-" + i, Fixture.prompt(1_000 + 10 * r + i, 64), r);
+        }
+      }
+      long[] warm = Fixture.prompt(500, 64);
+      f.cache(1, warm, 64, Tier.GPU);
+      for (int i = 0; i < 5; i++) {
+        f.running(p, "warm-" + i, warm, 1);
+      }
+      java.util.Arrays.fill(f.inFlight, 2);
+      f.inFlight[1] = 5;
+      f.now += 60_000;
+      if (families) {
+        assertThat(f.rank(p, PROMPT)[0]).as("fewest prefixes started").isEqualTo(1);
+        p.onReplicaStartedAfresh(0);
+        assertThat(f.rank(p, PROMPT)[0]).as("a new engine holds none").isEqualTo(0);
+      } else {
+        assertThat(f.rank(p, PROMPT)[0]).as("the most in flight").isNotEqualTo(1);
       }
     }
   }

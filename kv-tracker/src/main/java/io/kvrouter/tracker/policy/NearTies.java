@@ -212,14 +212,17 @@ final class NearTies {
     if (count <= 1) {
       return ranked;
     }
+    // Each tie's load read once: a faded count costs a power of two.
+    double[] loads = new double[candidates.length];
     double least = Double.POSITIVE_INFINITY;
     for (int i = 0; i < candidates.length; i++) {
       if (tie[i]) {
-        least = Math.min(least, loadOf.applyAsDouble(candidates[i]));
+        loads[i] = loadOf.applyAsDouble(candidates[i]);
+        least = Math.min(least, loads[i]);
       }
     }
     for (int i = 0; i < candidates.length; i++) {
-      if (tie[i] && loadOf.applyAsDouble(candidates[i]) > least) {
+      if (tie[i] && loads[i] > least) {
         tie[i] = false;
         count--;
       }

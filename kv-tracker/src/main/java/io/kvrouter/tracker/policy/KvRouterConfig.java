@@ -197,12 +197,12 @@ import java.lang.reflect.RecordComponent;
  *     with 0). The families a replica holds set its load for as long as their requests come; the
  *     requests in flight when a family starts reflect a few seconds of them, and drift. 600,000 (10
  *     minutes): measured in the lab (8 replicas × 65,536 blocks, 1 router, 4 Dec 2026, see the
- *     README's "Where a new prefix starts"): llmd-b2b p90 TTFT at seeds 1-5 54.83, 54.70, 55.16,
- *     54.45, 54.79 ms (load max/mean 1.014 each) against 56.04, 55.10, 55.34, 55.08, 54.99 by in
- *     flight (1.07-1.17): its 150 groups start cold, and by families every replica gets 18 or 19 of
- *     them; the same to 0.01 ms with half-lives of 1, 3 and 60 minutes. Multi-turn-chat, sglang-gsp
- *     and the conversation trace unchanged; mooncake-synthetic (62 % of its requests find nothing
- *     cached) 505.8 ms / 0.5414 against 501.9 / 0.5417
+ *     README's "Where a new prefix starts, counted in prefixes"): llmd-b2b p90 TTFT at seeds 1-5
+ *     54.83, 54.70, 55.16, 54.45, 54.79 ms (load max/mean 1.014 each) against 56.04, 55.10, 55.34,
+ *     55.08, 54.99 by in flight (1.07-1.17): its 150 groups start cold, and by families every
+ *     replica gets 18 or 19 of them; the same to 0.01 ms with half-lives of 1, 3 and 60 minutes.
+ *     Multi-turn-chat, sglang-gsp and the conversation trace unchanged; mooncake-synthetic (62 % of
+ *     its requests find nothing cached) 505.8 ms / 0.5414 against 501.9 / 0.5417
  */
 public record KvRouterConfig(
     int chunkTokens,

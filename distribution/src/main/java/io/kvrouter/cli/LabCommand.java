@@ -1,6 +1,7 @@
 package io.kvrouter.cli;
 
 import io.kvrouter.loadtest.lab.LabConfig;
+import io.kvrouter.loadtest.lab.LabRepeats;
 import io.kvrouter.loadtest.lab.LabReport;
 import io.kvrouter.loadtest.lab.LabResults;
 import io.kvrouter.loadtest.lab.PolicyLab;
@@ -253,6 +254,27 @@ final class LabCommand implements Callable<Integer> {
   int burst;
 
   @Option(
+      names = "--jitter-ms",
+      paramLabel = "MS",
+      defaultValue = "0",
+      description =
+          "Delay each arrival by a uniform draw below MS milliseconds (seeded by --seed): replays"
+              + " of the same trace under a few draws show how far one replay's figures hold"
+              + " (default: ${DEFAULT-VALUE}).")
+  double jitterMs;
+
+  @Option(
+      names = "--repeats",
+      paramLabel = "N",
+      defaultValue = "1",
+      description =
+          "Run the lab N times, with seeds --seed to --seed+N-1 (each drawing its own generated"
+              + " workload, spread, jitter and policy randomness), and report each policy's mean,"
+              + " spread and range of p90 TTFT and hit rate, and in how many runs it led"
+              + " (default: ${DEFAULT-VALUE}).")
+  int repeats;
+
+  @Option(
       names = "--threads",
       defaultValue = "2",
       description = "Policies simulated at once (default: ${DEFAULT-VALUE}).")
@@ -271,16 +293,15 @@ final class LabCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     System.setProperty("java.awt.headless", "true");
-    Workload workload =
-        source.trace != null
-            ? Workloads.fromTrace(source.trace, 0L)
-            : Workloads.byName(source.workload, workloadParams, seed);
-    if (speedUp != 1.0) {
-      workload = workload.speedUp(speedUp);
+    if (!(jitterMs >= 0) || Double.isInfinite(jitterMs)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--jitter-ms must be >= 0 and finite, got " + jitterMs);
     }
-    if (limit != null) {
-      workload = workload.limit(limit);
+    if (repeats < 1) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--repeats must be >= 1, got " + repeats);
     }
+    Workload workload = workload(seed);
     int kill = -1;
     long killAt = 0;
     if (killReplica != null) {
@@ -332,14 +353,21 @@ final class LabCommand implements Callable<Integer> {
     // originalArgs() holds the whole command line, the subcommand name included.
     String command =
         "kvrouter " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    boolean one = pd == null && routers.size() == 1 && !arrivals.equals("both");
+    if ((repeats > 1 || jitterMs > 0) && !one) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--repeats and --jitter-ms apply to one lab: not with --prefill/--decode, several"
+              + " --routers or --arrivals both");
+    }
+    if (repeats > 1) {
+      return repeated(config, command);
+    }
     if (pd != null) {
       return pd.run(workload, config, threads, command, out);
     }
     if (routers.size() > 1 || arrivals.equals("both")) {
       return sweep(workload, config, command);
-    }
-    if (arrivals.equals("spread")) {
-      workload = workload.spreadOverTicks(seed);
     }
     LabResults results = PolicyLab.run(workload, config, threads, command);
     System.out.print(LabReport.render(results, List.of()));
@@ -356,6 +384,38 @@ final class LabCommand implements Callable<Integer> {
     if (out != null) {
       PolicyLab.write(results, out);
       System.out.println("wrote " + out.resolve("results.json") + ", report.md and charts");
+    }
+    return 0;
+  }
+
+  /**
+   * The workload drawn from seed {@code s}: generated (a named workload's own seed) or read, sped
+   * up, cut to --limit, under --arrivals spread spread over its ticks, and its arrivals jittered by
+   * up to --jitter-ms (after the spread: a jitter first would leave no ticks to spread over).
+   */
+  private Workload workload(long s) {
+    Workload w =
+        source.trace != null
+            ? Workloads.fromTrace(source.trace, 0L)
+            : Workloads.byName(source.workload, workloadParams, s);
+    if (speedUp != 1.0) {
+      w = w.speedUp(speedUp);
+    }
+    if (limit != null) {
+      w = w.limit(limit);
+    }
+    if (arrivals.equals("spread") && pd == null && routers.size() == 1) {
+      w = w.spreadOverTicks(s);
+    }
+    return w.jitter(s, Math.round(jitterMs * 1000));
+  }
+
+  private int repeated(LabConfig config, String command) throws Exception {
+    List<LabRepeats.Run> runs = LabRepeats.run(this::workload, config, repeats, threads, command);
+    System.out.print(LabRepeats.render(runs, command));
+    if (out != null) {
+      LabRepeats.write(runs, command, out);
+      System.out.println("wrote " + out.resolve("repeats.md") + " and each run's results.json");
     }
     return 0;
   }

@@ -77,4 +77,24 @@ class MainTest {
     new CommandLine(plain).parseArgs();
     assertThat(plain.engine.config().slidingWindow()).isZero();
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "--jitter-ms=-1|--jitter-ms must be >= 0",
+        "--repeats=0|--repeats must be >= 1",
+        "--repeats=2 --routers=1,2|--repeats and --jitter-ms apply to one lab",
+        "--jitter-ms=2 --arrivals=both|--repeats and --jitter-ms apply to one lab"
+      })
+  void lab_refusesABadJitterOrRepeats_withTheReason(String caseLine) {
+    String[] parts = caseLine.split("\\|");
+    List<String> args =
+        new java.util.ArrayList<>(List.of("lab", "--workload=sglang-gsp", "--limit=4"));
+    args.addAll(List.of(parts[0].split(" ")));
+    CommandLine cli = Main.commandLine();
+    StringWriter err = new StringWriter();
+    cli.setErr(new PrintWriter(err));
+    assertThat(cli.execute(args.toArray(String[]::new))).isEqualTo(2);
+    assertThat(err.toString()).contains(parts[1]);
+  }
 }

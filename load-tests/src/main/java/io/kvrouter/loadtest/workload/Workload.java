@@ -150,6 +150,31 @@ public final class Workload {
     return of(name, seed, blockTokens, out);
   }
 
+  /**
+   * The same requests, each arriving later by a uniform draw in {@code [0, maxMicros)} from {@code
+   * jitterSeed}; sorted and renumbered as {@link #of} does. A replay decides each request on the
+   * state the earlier ones left, so on a trace of long prompts and full caches the order of two
+   * requests a millisecond apart can move a whole replay's hit rate by several thousandths: replays
+   * under a few draws of a jitter far below any timing the trace means show how far a single
+   * replay's figures are to be trusted. {@code maxMicros} 0 returns this workload. O(n log n).
+   *
+   * @throws IllegalArgumentException if {@code maxMicros} is negative
+   */
+  public Workload jitter(long jitterSeed, long maxMicros) {
+    if (maxMicros < 0) {
+      throw new IllegalArgumentException("jitter must be >= 0 microseconds, got " + maxMicros);
+    }
+    if (maxMicros == 0) {
+      return this;
+    }
+    java.util.SplittableRandom random = new java.util.SplittableRandom(jitterSeed);
+    List<WorkloadRequest> out = new ArrayList<>(requests.size());
+    for (WorkloadRequest r : requests) {
+      out.add(r.withIndexAndArrival(r.index(), r.arrivalMicros() + random.nextLong(maxMicros)));
+    }
+    return of(name, seed, blockTokens, out);
+  }
+
   /** The first {@code n} requests (all of them if there are fewer). */
   public Workload limit(int n) {
     if (n < 0) {

@@ -353,12 +353,18 @@ final class LabCommand implements Callable<Integer> {
     // originalArgs() holds the whole command line, the subcommand name included.
     String command =
         "kvrouter " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-    boolean one = pd == null && routers.size() == 1 && !arrivals.equals("both");
-    if ((repeats > 1 || jitterMs > 0) && !one) {
+    boolean sweep = routers.size() > 1 || arrivals.equals("both");
+    if (repeats > 1 && (pd != null || sweep)) {
       throw new CommandLine.ParameterException(
           spec.commandLine(),
-          "--repeats and --jitter-ms apply to one lab: not with --prefill/--decode, several"
-              + " --routers or --arrivals both");
+          "--repeats applies to one lab: not with --prefill/--decode, several --routers or"
+              + " --arrivals both");
+    }
+    if (jitterMs > 0 && sweep && !arrivals.equals("recorded")) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--jitter-ms in a router sweep wants --arrivals recorded: the sweep spreads over ticks"
+              + " that a jitter would already have blurred");
     }
     if (repeats > 1) {
       return repeated(config, command);
@@ -366,7 +372,7 @@ final class LabCommand implements Callable<Integer> {
     if (pd != null) {
       return pd.run(workload, config, threads, command, out);
     }
-    if (routers.size() > 1 || arrivals.equals("both")) {
+    if (sweep) {
       return sweep(workload, config, command);
     }
     LabResults results = PolicyLab.run(workload, config, threads, command);

@@ -83,8 +83,8 @@ class MainTest {
       strings = {
         "--jitter-ms=-1|--jitter-ms must be >= 0",
         "--repeats=0|--repeats must be >= 1",
-        "--repeats=2 --routers=1,2|--repeats and --jitter-ms apply to one lab",
-        "--jitter-ms=2 --arrivals=both|--repeats and --jitter-ms apply to one lab"
+        "--repeats=2 --routers=1,2|--repeats applies to one lab",
+        "--jitter-ms=2 --arrivals=both|--jitter-ms in a router sweep wants --arrivals recorded"
       })
   void lab_refusesABadJitterOrRepeats_withTheReason(String caseLine) {
     String[] parts = caseLine.split("\\|");

@@ -13,8 +13,9 @@ class JitterTest {
 
   /**
    * The conversation trace delivers about ten requests at each 3 s tick, so a jitter reorders
-   * requests within their tick. Each request arrives later by less than the bound, the workload stays in arrival order and
-   * numbered 0..n-1, the same seed draws the same arrivals and another seed others.
+   * requests within their tick. Each request arrives later by less than the bound, the workload
+   * stays in arrival order and numbered 0..n-1, the same seed draws the same arrivals and another
+   * seed others.
    */
   @Test
   void everyArrival_movesLaterByLessThanTheBound_sortedAndReproduciblyBySeed() {

@@ -301,7 +301,6 @@ final class LabCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(
           spec.commandLine(), "--repeats must be >= 1, got " + repeats);
     }
-    Workload workload = workload(seed);
     int kill = -1;
     long killAt = 0;
     if (killReplica != null) {
@@ -369,6 +368,8 @@ final class LabCommand implements Callable<Integer> {
     if (repeats > 1) {
       return repeated(config, command);
     }
+    // Built here, not before: a repeated lab draws each run's workload itself.
+    Workload workload = workload(seed);
     if (pd != null) {
       return pd.run(workload, config, threads, command, out);
     }

@@ -97,7 +97,9 @@ import java.lang.reflect.RecordComponent;
  *     (conversation trace, 8 replicas × 65,536 blocks, 5 ms, as recorded; p90 TTFT ms at 1 / 8 / 16
  *     routers, 2 Dec 2026): first 3,000 requests 557 / 601 / 608 against 557 / 673 / 724 off, all
  *     12,031 506 / 563 / 571 against 506 / 640 / 697; hit rates unchanged (0.26-0.27). With
- *     arrivals spread over their ticks it costs 1-2 %: 483 / 484 against 474 / 480 (whole trace)
+ *     arrivals spread over their ticks it costs 1-2 %: 483 / 484 against 474 / 480 (whole trace).
+ *     While requests come in bursts the hold starts lower, at {@code burstHoldFromMillis}. A lone
+ *     router holds from here too, {@code soloHoldMillis} per class
  * @param holdClasses size classes that wait: a request taking {@code holdFromMillis × 2^(c-1)} or
  *     more (up to {@code c = holdClasses}) waits {@code c} steps, so each class sees the smaller
  *     ones' decisions
@@ -141,6 +143,25 @@ import java.lang.reflect.RecordComponent;
  *     cost), mooncake-synthetic 525 / 0.540 against 515 / 0.544; llmd-b2b, multi-turn-chat and
  *     sglang-gsp unchanged. The hit rate gains on every window of the conversation trace; the p90
  *     moves both ways (first 3,000 requests 556 against 575, 9,000 510 against 507)
+ * @param burstHoldFromMillis among several routers, ungated, while requests come in bursts (see
+ *     {@code burstConcurrency}): the hold starts from this prefill instead of {@code
+ *     holdFromMillis} (its classes doubling from here), so that in a burst whose requests reach the
+ *     routers a few milliseconds apart rather than at one instant the mid-sized prompts also wait
+ *     for the shorter ones; 0 is off. With smooth traffic the wait would be pure cost, so it
+ *     applies only in bursts. Measured in the lab (conversation trace, all 12,031 requests, 8
+ *     replicas × 65,536 blocks, 8 routers 5 ms apart, 4 Dec 2026; p90 TTFT ms, against 0): as
+ *     recorded 511 against 496, every arrival moved by up to 2 ms ({@code --jitter-ms 2}, seed 1)
+ *     530 against 548 (one router: 509), spread over the ticks 473.6 either way (no burst
+ *     detected). 75 gave 520 / 526 / 473.6; the same thresholds applied whatever the traffic (a
+ *     fixed {@code holdFromMillis}) gave 521 / 525 / 488 at 75 and 512 / 528 / 482 at 150, the
+ *     spread arrivals paying 1-3 %. A longer intents wait instead (3 or 6 ms more) gave 539-546
+ *     under the jitter: what counts is the order by size, not the length of the wait
+ * @param burstConcurrency requests come in bursts while this router's decisions have each been met,
+ *     on average, by at least this many peer decisions within one propagation delay ({@link
+ *     PeerConcurrency#concurrentMean}, a running mean over its settled decisions): near 0 for
+ *     smooth traffic (the conversation trace spread over its ticks brings about 3.3 requests a
+ *     second, so about 0.03 within ± 5 ms), one or more when a burst reaches every router at once
+ *     (its ticks bring about 10 requests within a few milliseconds)
  * @param intents among several routers, ungated: every router announces each long request as it
  *     arrives and decides it one observed propagation delay later ({@code intentsFromMillis});
  *     before deciding, it places the peers' requests due before its own as phantoms, and all decide
@@ -228,6 +249,8 @@ public record KvRouterConfig(
     double holdMaxMillis,
     double sessionShare,
     double soloHoldMillis,
+    double burstHoldFromMillis,
+    double burstConcurrency,
     boolean intents,
     double intentsFromMillis,
     double lagFromMillis,
@@ -272,8 +295,14 @@ public record KvRouterConfig(
               + " and "
               + lagWarmup);
     }
-    if (!(soloHoldMillis >= 0)) {
-      throw new IllegalArgumentException("soloHoldMillis must be >= 0, was " + soloHoldMillis);
+    if (!(soloHoldMillis >= 0) || !(burstHoldFromMillis >= 0) || !(burstConcurrency >= 0)) {
+      throw new IllegalArgumentException(
+          "soloHoldMillis, burstHoldFromMillis and burstConcurrency must be >= 0, were "
+              + soloHoldMillis
+              + ", "
+              + burstHoldFromMillis
+              + " and "
+              + burstConcurrency);
     }
     if (!(familyHalfLifeMillis >= 0)) {
       throw new IllegalArgumentException(
@@ -295,8 +324,8 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, true, 50.0, 50.0, 1000.0, 8, true, 1.5,
-        600_000.0);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, 150.0, 0.5, true, 50.0, 50.0, 1000.0, 8, true,
+        1.5, 600_000.0);
   }
 
   /**

@@ -192,6 +192,16 @@ final class PeerConcurrency {
     return Math.max(concurrent, burst);
   }
 
+  /**
+   * The learnt mean alone: peer decisions issued within one delay of each of this router's settled
+   * own decisions (its recent ones count once a delay has passed and their peers are all known).
+   * Near 0 for smooth traffic, one or more while requests reach several routers in bursts.
+   */
+  double concurrentMean(long nowMillis) {
+    settle(nowMillis);
+    return concurrent;
+  }
+
   /** Finalises own decisions whose concurrent peer decisions are all known by now. */
   private void settle(long nowMillis) {
     double d = delayMillis();

@@ -446,7 +446,7 @@ final class TtftPolicy implements Policy {
     long hold =
         DecisionHold.millis(
             fit.current().computeMillis(least),
-            k.holdFromMillis(),
+            peered ? peeredHoldFrom(query.nowMillis()) : k.holdFromMillis(),
             k.holdClasses(),
             peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
@@ -489,9 +489,31 @@ final class TtftPolicy implements Policy {
     if (intentsOn(query)) {
       return true;
     }
-    return k.holdFromMillis() > 0
-        && (amongPeers(query) || alone(query) && k.soloHoldMillis() > 0)
-        && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.holdFromMillis();
+    double from;
+    if (amongPeers(query)) {
+      from = peeredHoldFrom(query.nowMillis());
+    } else if (alone(query) && k.soloHoldMillis() > 0) {
+      from = k.holdFromMillis();
+    } else {
+      return false;
+    }
+    return from > 0 && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= from;
+  }
+
+  /**
+   * The smallest prefill that waits among several routers: {@link KvRouterConfig#holdFromMillis},
+   * or while decisions come in bursts (lately, at least {@link KvRouterConfig#burstConcurrency}
+   * peer decisions within one delay of each of this router's own) the lower {@link
+   * KvRouterConfig#burstHoldFromMillis}. 0 when holding is off.
+   */
+  private double peeredHoldFrom(long nowMillis) {
+    double from = k.holdFromMillis();
+    if (from > 0
+        && k.burstHoldFromMillis() > 0
+        && peers.concurrentMean(nowMillis) >= k.burstConcurrency()) {
+      return Math.min(from, k.burstHoldFromMillis());
+    }
+    return from;
   }
 
   /**

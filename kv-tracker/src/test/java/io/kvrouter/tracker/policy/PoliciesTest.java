@@ -161,6 +161,8 @@ class PoliciesTest {
                 d.holdMaxMillis(),
                 d.sessionShare(),
                 d.soloHoldMillis(),
+                d.burstHoldFromMillis(),
+                d.burstConcurrency(),
                 d.intents(),
                 d.intentsFromMillis(),
                 d.lagFromMillis(),

@@ -21,6 +21,17 @@ class TtftPolicyTest {
     return p;
   }
 
+  /** The defaults with {@code settings} ({@link KvRouterConfig#with}), bound as {@code router}. */
+  private static TtftPolicy tuned(String settings, String router) {
+    TtftPolicy p =
+        new TtftPolicy(
+            "kvrouter",
+            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with(settings)),
+            new SplittableRandom(3));
+    p.bindRouter(router);
+    return p;
+  }
+
   /** Concurrency off, with {@code settings} ({@link KvRouterConfig#with}). */
   private static TtftPolicy offWith(String settings) {
     KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with(settings);
@@ -446,11 +457,7 @@ class TtftPolicyTest {
         .isPositive();
     assertThat(hold(p, f, giant, true)).as("alone, gated").isZero();
     assertThat(hold(p, f, PROMPT, false)).as("alone, 4,096 tokens").isZero();
-    TtftPolicy noSolo =
-        new TtftPolicy(
-            "kvrouter",
-            PolicyConfig.defaults().withKvRouter(k.with("soloHoldMillis=0")),
-            new SplittableRandom(3));
+    TtftPolicy noSolo = tuned("soloHoldMillis=0", "a");
     assertThat(hold(noSolo, f, giant, false)).as("alone, soloHoldMillis 0").isZero();
     p.onPeerHeard("b", f.now - 500);
     assertThat(hold(p, f, giant, false)).isEqualTo((long) Math.ceil(2 * 1.2 * 5.0));
@@ -458,6 +465,53 @@ class TtftPolicyTest {
     assertThat(hold(p, f, PROMPT, false)).as("4,096 tokens").isZero();
     f.cache(2, giant, 2000, Tier.GPU);
     assertThat(hold(p, f, giant, false)).as("cached on replica 2").isZero();
+  }
+
+  /**
+   * While decisions come in bursts (each of this router's met by a peer's within one delay), a
+   * 12k-token prompt (about 250 ms, under {@code holdFromMillis} but over {@code
+   * burstHoldFromMillis}) waits one step among routers, so the shorter requests of its burst are
+   * placed first; once the traffic is smooth again it decides at once, as a lone router does.
+   */
+  @Test
+  void midSizedPrompts_waitAmongRouters_onlyWhileDecisionsComeInBursts() {
+    long[] mid = Fixture.prompt(8_000_000L, 768);
+    KvRouterConfig k = KvRouterConfig.defaults();
+    assertThat(EngineTiming.MOCKER.computeMillis(mid.length * Fixture.BS))
+        .isBetween(
+            k.burstHoldFromMillis(), Math.min(2 * k.burstHoldFromMillis(), k.holdFromMillis()));
+    Fixture f = new Fixture(8);
+    TtftPolicy p = policy("own", "a");
+    TtftPolicy off = tuned("burstHoldFromMillis=0", "a");
+    p.onPeerHeard("b", f.now - 500);
+    off.onPeerHeard("b", f.now - 500);
+    assertThat(hold(p, f, mid, false)).as("no burst seen yet").isZero();
+    decideSmallOnes(f, 100, true, p, off);
+    assertThat(hold(p, f, mid, false)).as("in bursts").isEqualTo((long) Math.ceil(1.2 * 5.0));
+    assertThat(hold(p, f, PROMPT, false)).as("in bursts, 4,096 tokens").isZero();
+    assertThat(hold(off, f, mid, false)).as("burstHoldFromMillis 0").isZero();
+    decideSmallOnes(f, 200, false, p);
+    assertThat(hold(p, f, mid, false)).as("smooth again").isZero();
+  }
+
+  /**
+   * Forty small decisions a second apart on each of {@code ps}, each met by a decision of peer b a
+   * millisecond later ({@code burst}) or not (b only heard from); then 20 ms, so all have settled.
+   */
+  private static void decideSmallOnes(
+      Fixture f, long firstPrompt, boolean burst, TtftPolicy... ps) {
+    for (int i = 0; i < 40; i++) {
+      f.now += 1_000;
+      for (TtftPolicy p : ps) {
+        f.route(p, Fixture.prompt(firstPrompt + i, 4));
+        if (burst) {
+          p.onPeerReserved("b", i % 8, 64, 64, f.now + 1, f.now + 6);
+        } else {
+          p.onPeerHeard("b", f.now);
+        }
+      }
+    }
+    f.now += 20;
   }
 
   private static long hold(TtftPolicy p, Fixture f, long[] keys, boolean gated) {
@@ -654,13 +708,23 @@ class TtftPolicyTest {
     }
   }
 
-  /** Intents on, but no peer announces any (an ingress that does not carry them): no wait. */
+  /**
+   * Intents on, but no peer announces any (an ingress that does not carry them): no wait for a
+   * prompt long enough to be announced (3,584 tokens, about 60 ms) but short of the hold among
+   * routers.
+   */
   @Test
   void intents_withoutAnyAnnounced_neverHold() {
     Fixture f = new Fixture(4);
     TtftPolicy p = intentsPolicy("a");
+    long[] prompt = Fixture.prompt(9_000_000L, 224);
+    KvRouterConfig k = KvRouterConfig.defaults();
+    assertThat(EngineTiming.MOCKER.computeMillis(prompt.length * Fixture.BS))
+        .isBetween(k.intentsFromMillis(), k.holdFromMillis());
     p.onPeerHeard("b", f.now - 500);
-    assertThat(hold(p, f, PROMPT, false)).isZero();
+    assertThat(hold(p, f, prompt, false)).isZero();
+    p.onPeerTiming("b", EngineTiming.MOCKER, f.now - 500);
+    assertThat(hold(p, f, prompt, false)).as("once b announces").isPositive();
   }
 
   private static TtftPolicy intentsPolicy(String router) {

@@ -148,14 +148,22 @@ import java.lang.reflect.RecordComponent;
  *     holdFromMillis} (its classes doubling from here), so that in a burst whose requests reach the
  *     routers a few milliseconds apart rather than at one instant the mid-sized prompts also wait
  *     for the shorter ones; 0 is off. With smooth traffic the wait would be pure cost, so it
- *     applies only in bursts. Measured in the lab (conversation trace, all 12,031 requests, 8
- *     replicas × 65,536 blocks, 8 routers 5 ms apart, 4 Dec 2026; p90 TTFT ms, against 0): as
- *     recorded 511 against 496, every arrival moved by up to 2 ms ({@code --jitter-ms 2}, seed 1)
- *     530 against 548 (one router: 509), spread over the ticks 473.6 either way (no burst
- *     detected). 75 gave 520 / 526 / 473.6; the same thresholds applied whatever the traffic (a
- *     fixed {@code holdFromMillis}) gave 521 / 525 / 488 at 75 and 512 / 528 / 482 at 150, the
- *     spread arrivals paying 1-3 %. A longer intents wait instead (3 or 6 ms more) gave 539-546
- *     under the jitter: what counts is the order by size, not the length of the wait
+ *     applies only in bursts. Measured in the lab before {@code burstHoldStep} (conversation trace,
+ *     all 12,031 requests, 8 replicas × 65,536 blocks, 8 routers 5 ms apart, 4 Dec 2026; p90 TTFT
+ *     ms, against 0): as recorded 511 against 496, every arrival moved by up to 2 ms ({@code
+ *     --jitter-ms 2}, seed 1) 530 against 548 (one router: 509), spread over the ticks 473.6 either
+ *     way (no burst detected). 75 gave 520 / 526 / 473.6; the same thresholds applied whatever the
+ *     traffic (a fixed {@code holdFromMillis}) gave 521 / 525 / 488 at 75 and 512 / 528 / 482 at
+ *     150, the spread arrivals paying 1-3 %. A longer intents wait instead (3 or 6 ms more) gave
+ *     539-546 under the jitter: what counts is the order by size, not the length of the wait
+ * @param burstHoldStep one step of the wait while requests come in bursts, in late propagation
+ *     delays, instead of {@code holdStep}: a burst's requests reach the routers up to a few
+ *     milliseconds apart, and a class must wait for the reservations of the smaller ones decided
+ *     that much later. Measured in the lab (as for {@code burstHoldFromMillis}; 8 routers, p90 TTFT
+ *     ms, 2 against 1.2, both with the 150 ms threshold): 2 ms jitter, seeds 1 / 2 / 3, 520 / 520 /
+ *     522 against 530 / 531 / 528 (one router 509 / 513 / 513); 5 ms jitter 522 against 541 (one
+ *     router 507); as recorded 517 against 511. Applied also to smooth traffic it cost the spread
+ *     arrivals 479 against 474, so it applies only in bursts; 3 gave 526-529
  * @param burstConcurrency requests come in bursts while this router's decisions have each been met,
  *     on average, by at least this many peer decisions within one propagation delay ({@link
  *     PeerConcurrency#concurrentMean}, a running mean over its settled decisions): near 0 for
@@ -250,6 +258,7 @@ public record KvRouterConfig(
     double sessionShare,
     double soloHoldMillis,
     double burstHoldFromMillis,
+    double burstHoldStep,
     double burstConcurrency,
     boolean intents,
     double intentsFromMillis,
@@ -295,12 +304,18 @@ public record KvRouterConfig(
               + " and "
               + lagWarmup);
     }
-    if (!(soloHoldMillis >= 0) || !(burstHoldFromMillis >= 0) || !(burstConcurrency >= 0)) {
+    if (!(soloHoldMillis >= 0)
+        || !(burstHoldFromMillis >= 0)
+        || !(burstHoldStep >= 0)
+        || !(burstConcurrency >= 0)) {
       throw new IllegalArgumentException(
-          "soloHoldMillis, burstHoldFromMillis and burstConcurrency must be >= 0, were "
+          "soloHoldMillis, burstHoldFromMillis, burstHoldStep and burstConcurrency must be >= 0,"
+              + " were "
               + soloHoldMillis
               + ", "
               + burstHoldFromMillis
+              + ", "
+              + burstHoldStep
               + " and "
               + burstConcurrency);
     }
@@ -324,8 +339,8 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, 150.0, 0.5, true, 50.0, 50.0, 1000.0, 8, true,
-        1.5, 600_000.0);
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, 150.0, 2.0, 0.5, true, 50.0, 50.0, 1000.0, 8,
+        true, 1.5, 600_000.0);
   }
 
   /**

@@ -448,7 +448,7 @@ final class TtftPolicy implements Policy {
             fit.current().computeMillis(least),
             peered ? peeredHoldFrom(query.nowMillis()) : k.holdFromMillis(),
             k.holdClasses(),
-            peered ? k.holdStep() : 1,
+            peered ? peeredHoldStep(query.nowMillis()) : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
     if (intentsOn && announced(least)) {
@@ -502,18 +502,31 @@ final class TtftPolicy implements Policy {
 
   /**
    * The smallest prefill that waits among several routers: {@link KvRouterConfig#holdFromMillis},
-   * or while decisions come in bursts (lately, at least {@link KvRouterConfig#burstConcurrency}
-   * peer decisions within one delay of each of this router's own) the lower {@link
-   * KvRouterConfig#burstHoldFromMillis}. 0 when holding is off.
+   * or in bursts ({@link #inBursts}) the lower {@link KvRouterConfig#burstHoldFromMillis}. 0 when
+   * holding is off.
    */
   private double peeredHoldFrom(long nowMillis) {
     double from = k.holdFromMillis();
-    if (from > 0
-        && k.burstHoldFromMillis() > 0
-        && peers.concurrentMean(nowMillis) >= k.burstConcurrency()) {
+    if (from > 0 && k.burstHoldFromMillis() > 0 && inBursts(nowMillis)) {
       return Math.min(from, k.burstHoldFromMillis());
     }
     return from;
+  }
+
+  /**
+   * One step of the wait among several routers, in late delays: {@link KvRouterConfig#holdStep}, or
+   * in bursts ({@link #inBursts}) {@link KvRouterConfig#burstHoldStep}.
+   */
+  private double peeredHoldStep(long nowMillis) {
+    return k.burstHoldFromMillis() > 0 && inBursts(nowMillis) ? k.burstHoldStep() : k.holdStep();
+  }
+
+  /**
+   * Whether requests lately come in bursts: this router's decisions have each been met by at least
+   * {@link KvRouterConfig#burstConcurrency} peer decisions within one delay, on average.
+   */
+  private boolean inBursts(long nowMillis) {
+    return peers.concurrentMean(nowMillis) >= k.burstConcurrency();
   }
 
   /**

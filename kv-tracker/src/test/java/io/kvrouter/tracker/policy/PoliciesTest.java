@@ -162,6 +162,7 @@ class PoliciesTest {
                 d.sessionShare(),
                 d.soloHoldMillis(),
                 d.burstHoldFromMillis(),
+                d.burstHoldStep(),
                 d.burstConcurrency(),
                 d.intents(),
                 d.intentsFromMillis(),

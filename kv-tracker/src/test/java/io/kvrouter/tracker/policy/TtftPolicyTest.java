@@ -470,8 +470,9 @@ class TtftPolicyTest {
   /**
    * While decisions come in bursts (each of this router's met by a peer's within one delay), a
    * 12k-token prompt (about 250 ms, under {@code holdFromMillis} but over {@code
-   * burstHoldFromMillis}) waits one step among routers, so the shorter requests of its burst are
-   * placed first; once the traffic is smooth again it decides at once, as a lone router does.
+   * burstHoldFromMillis}) waits one step among routers ({@code burstHoldStep} late delays), so the
+   * shorter requests of its burst are placed first; once the traffic is smooth again it decides at
+   * once, as a lone router does.
    */
   @Test
   void midSizedPrompts_waitAmongRouters_onlyWhileDecisionsComeInBursts() {
@@ -487,7 +488,10 @@ class TtftPolicyTest {
     off.onPeerHeard("b", f.now - 500);
     assertThat(hold(p, f, mid, false)).as("no burst seen yet").isZero();
     decideSmallOnes(f, 100, true, p, off);
-    assertThat(hold(p, f, mid, false)).as("in bursts").isEqualTo((long) Math.ceil(1.2 * 5.0));
+    assertThat(hold(p, f, mid, false))
+        .as("in bursts")
+        .isEqualTo((long) Math.ceil(k.burstHoldStep() * 5.0))
+        .isNotEqualTo((long) Math.ceil(k.holdStep() * 5.0));
     assertThat(hold(p, f, PROMPT, false)).as("in bursts, 4,096 tokens").isZero();
     assertThat(hold(off, f, mid, false)).as("burstHoldFromMillis 0").isZero();
     decideSmallOnes(f, 200, false, p);

@@ -443,12 +443,13 @@ final class TtftPolicy implements Policy {
     }
     boolean intentsOn = intentsOn(query);
     boolean peered = amongPeers(query) || intentsOn;
+    boolean burst = peered && burstHold(query.nowMillis());
     long hold =
         DecisionHold.millis(
             fit.current().computeMillis(least),
-            peered ? peeredHoldFrom(query.nowMillis()) : k.holdFromMillis(),
+            burst ? burstHoldFrom() : k.holdFromMillis(),
             k.holdClasses(),
-            peered ? peeredHoldStep(query.nowMillis()) : 1,
+            burst ? k.burstHoldStep() : peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
     if (intentsOn && announced(least)) {
@@ -491,7 +492,7 @@ final class TtftPolicy implements Policy {
     }
     double from;
     if (amongPeers(query)) {
-      from = peeredHoldFrom(query.nowMillis());
+      from = burstHold(query.nowMillis()) ? burstHoldFrom() : k.holdFromMillis();
     } else if (alone(query) && k.soloHoldMillis() > 0) {
       from = k.holdFromMillis();
     } else {
@@ -501,32 +502,22 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * The smallest prefill that waits among several routers: {@link KvRouterConfig#holdFromMillis},
-   * or in bursts ({@link #inBursts}) the lower {@link KvRouterConfig#burstHoldFromMillis}. 0 when
-   * holding is off.
+   * Whether the hold among several routers takes its burst settings ({@link
+   * KvRouterConfig#burstHoldFromMillis} and {@link KvRouterConfig#burstHoldStep}) rather than
+   * {@link KvRouterConfig#holdFromMillis} and {@link KvRouterConfig#holdStep}: holding is on, the
+   * burst threshold is set, and requests lately come in bursts (this router's decisions have each
+   * been met by at least {@link KvRouterConfig#burstConcurrency} peer decisions within one delay,
+   * on average).
    */
-  private double peeredHoldFrom(long nowMillis) {
-    double from = k.holdFromMillis();
-    if (from > 0 && k.burstHoldFromMillis() > 0 && inBursts(nowMillis)) {
-      return Math.min(from, k.burstHoldFromMillis());
-    }
-    return from;
+  private boolean burstHold(long nowMillis) {
+    return k.holdFromMillis() > 0
+        && k.burstHoldFromMillis() > 0
+        && peers.concurrentMean(nowMillis) >= k.burstConcurrency();
   }
 
-  /**
-   * One step of the wait among several routers, in late delays: {@link KvRouterConfig#holdStep}, or
-   * in bursts ({@link #inBursts}) {@link KvRouterConfig#burstHoldStep}.
-   */
-  private double peeredHoldStep(long nowMillis) {
-    return k.burstHoldFromMillis() > 0 && inBursts(nowMillis) ? k.burstHoldStep() : k.holdStep();
-  }
-
-  /**
-   * Whether requests lately come in bursts: this router's decisions have each been met by at least
-   * {@link KvRouterConfig#burstConcurrency} peer decisions within one delay, on average.
-   */
-  private boolean inBursts(long nowMillis) {
-    return peers.concurrentMean(nowMillis) >= k.burstConcurrency();
+  /** The threshold in bursts: the burst setting, never above the usual one. */
+  private double burstHoldFrom() {
+    return Math.min(k.holdFromMillis(), k.burstHoldFromMillis());
   }
 
   /**

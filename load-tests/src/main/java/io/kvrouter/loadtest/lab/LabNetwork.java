@@ -4,6 +4,7 @@ import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReservationEvent;
+import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.tracker.KvTrackerCore;
@@ -92,6 +93,50 @@ final class LabNetwork {
     }
   }
 
+  /** A router's heartbeat on the reservation plane: its next reservation seq. */
+  record Heartbeat(ReservationMark mark) {}
+
+  /**
+   * Router {@code from}'s heartbeat, as an ingress publishes its mark every {@code
+   * reservation-mark-interval}: its peers count it among the live routers whether or not it has
+   * reserved lately.
+   */
+  void heartbeat(long now, int from) {
+    if (routers.length == 1 || !peerReservations) {
+      return;
+    }
+    Heartbeat beat = new Heartbeat(routers[from].ownMark());
+    for (int r = 0; r < routers.length; r++) {
+      if (r != from) {
+        send(now, r, beat);
+      }
+    }
+  }
+
+  /**
+   * Before the first request: every router has heard each peer's heartbeat and, when the policy
+   * shares one, its timing model, as the ingresses of a cluster that was up before the traffic came
+   * have. Without it the routers of a run would decide a burst at its start as if each were alone,
+   * which no running cluster does.
+   */
+  void introduce(long now) {
+    for (int from = 0; from < routers.length; from++) {
+      if (routers.length == 1 || !peerReservations) {
+        return;
+      }
+      Heartbeat beat = new Heartbeat(routers[from].ownMark());
+      SharedTiming timing = routers[from].timingToShare();
+      for (int r = 0; r < routers.length; r++) {
+        if (r != from) {
+          deliver(now, r, beat);
+          if (timing != null) {
+            deliver(now, r, new Timing("ingress-" + from, timing));
+          }
+        }
+      }
+    }
+  }
+
   /** What a router tells its peers of a request it holds: they decide around it. */
   record Intent(String origin, RouteIntent intent) {}
 
@@ -136,7 +181,9 @@ final class LabNetwork {
           router,
           0,
           payload,
-          !(payload instanceof ReplicaLoad || payload instanceof Timing));
+          !(payload instanceof ReplicaLoad
+              || payload instanceof Timing
+              || payload instanceof Heartbeat));
     }
   }
 
@@ -153,6 +200,8 @@ final class LabNetwork {
       }
     } else if (payload instanceof Timing t) {
       routers[router].peerTiming(t.origin(), t.timing(), now / 1000);
+    } else if (payload instanceof Heartbeat h) {
+      routers[router].peerBehind(h.mark(), now / 1000);
     } else if (payload instanceof Intent i) {
       routers[router].peerIntent(i.origin(), i.intent(), now / 1000);
     } else {

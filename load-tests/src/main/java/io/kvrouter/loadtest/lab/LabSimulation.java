@@ -65,6 +65,9 @@ public final class LabSimulation {
   private static final int GATE_LEAVE = 7;
   private static final int HELD = 8;
 
+  /** How often each router's heartbeat goes out: the ingress's reservation-mark-interval, 1 s. */
+  private static final long MARK_MICROS = 1_000_000;
+
   private final Workload workload;
   private final PromptKeys keys;
   private final LabConfig config;
@@ -84,6 +87,8 @@ public final class LabSimulation {
   private final LabMeasures measures;
   private final long[] arrival;
   private int arrivalsLeft;
+  // When the routers next send their heartbeats (virtual time, µs).
+  private long nextMarkMicros;
 
   /** What this policy's routers see of each request. */
   private final LabRequestView view;
@@ -144,16 +149,21 @@ public final class LabSimulation {
     long wall = System.nanoTime();
     java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
     long cpu = mx.getCurrentThreadCpuTime();
+    // The engines report first: a cluster at rest has told its routers its replicas are idle
+    // before the first request. After the first instant's decisions instead, the report would
+    // show a burst's queues to every router that decides a few milliseconds later, which a report
+    // every 250 ms rarely does.
+    push(0, TICK, 0, 0, null);
     for (int i = 0; i < workload.size(); i++) {
       WorkloadRequest r = workload.get(i);
       arrival[i] = i < config.burst() ? 0 : r.arrivalMicros();
       push(arrival[i], ARRIVAL, i % routers.length, i, null);
     }
     arrivalsLeft = workload.size();
+    network.introduce(0);
     if (config.killReplica() >= 0) {
       push(config.killAtMicros(), KILL, config.killReplica(), 0, null);
     }
-    push(0, TICK, 0, 0, null);
     LabEventQueue.Event e;
     while ((e = queue.poll()) != null) {
       switch (e.kind()) {
@@ -419,6 +429,12 @@ public final class LabSimulation {
         network.broadcast(now, r, ended);
       }
       network.shareTiming(now, r);
+      if (now >= nextMarkMicros) {
+        network.heartbeat(now, r);
+      }
+    }
+    if (now >= nextMarkMicros) {
+      nextMarkMicros = now + MARK_MICROS;
     }
     if (measures.sampleDue(now)) {
       measures.sampleLoad(now, engines);

@@ -104,6 +104,13 @@ import java.util.random.RandomGenerator;
  * peers cannot foresee. Intents apply only once a peer has announced one or shared its timing
  * model: routers that do not carry them never wait.
  *
+ * <p>Cold leads ({@link KvRouterConfig#coldLeadFromMillis}). Among several routers, a prompt no
+ * replica holds any of is decided at once only by the router first in turn; the others hold it a
+ * late delay and a millisecond per turn (at most its own compute time), so that they see where the
+ * routers before them started the prefixes of the same burst. A burst of requests in groups that
+ * share a cold prefix (a group's system prompt, an agent's fan-out) is otherwise started on as many
+ * replicas as routers received one of the group.
+ *
  * <p>Near-ties are resolved by {@link NearTies}.
  *
  * <p>Cost: O(n · (phantoms + 1 + unseen)) per decision over n candidates, plus the ranking's O(n
@@ -158,6 +165,9 @@ final class TtftPolicy implements Policy {
   private double[] ownByReplica = new double[16];
   private final SharedTimings sharedTimings = new SharedTimings();
   private String routerId = "";
+  // When the last prompt that could lead arrived, ms ({@link #coldLeadMillis}); none yet:
+  // MIN_VALUE.
+  private long lastColdMillis = Long.MIN_VALUE;
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
@@ -430,7 +440,9 @@ final class TtftPolicy implements Policy {
    * Among several routers, ungated: a request whose uncached prefill is long waits a few
    * propagation delays before it is decided, longer the longer it is ({@link DecisionHold}). A lone
    * router, ungated, holds it {@link KvRouterConfig#soloHoldMillis} per size class instead, so the
-   * smaller requests that reached it in the same instant are decided first.
+   * smaller requests that reached it in the same instant are decided first. Among several routers,
+   * a prompt no replica holds waits at least for the routers before this one in turn ({@link
+   * #coldLeadMillis}).
    */
   @Override
   public long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
@@ -452,11 +464,48 @@ final class TtftPolicy implements Policy {
             burst ? k.burstHoldStep() : peered ? k.holdStep() : 1,
             peered ? peers.lateDelayMillis(k.delayPriorMillis()) : k.soloHoldMillis(),
             k.holdMaxMillis());
+    hold = Math.max(hold, coldLeadMillis(query, least));
     if (intentsOn && announced(least)) {
       double wait = Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1;
       hold = Math.max(hold, (long) Math.min(wait, k.holdMaxMillis()));
     }
     return hold;
+  }
+
+  /**
+   * How long a prompt no candidate holds any of ({@code least}, its fewest uncached tokens, is all
+   * of it) waits for the routers before this one in turn to start the prefixes of the same burst
+   * ({@link KvRouterConfig#coldLeadFromMillis}): turn × (late delay + 1) ms, at most the prompt's
+   * own compute time and {@link KvRouterConfig#holdMaxMillis}; 0 when it may not wait. It waits
+   * only in company: when another such prompt reached this router within that late delay and a
+   * millisecond. New prefixes arriving together are the mark of a batch or a fan-out, whose
+   * siblings reach the peers too; a lone new conversation shares its prefix with nothing in flight,
+   * and waiting would only cost it. Records the arrival (called once per request, as it arrives).
+   */
+  private long coldLeadMillis(RouteQuery query, double least) {
+    double prompt = Math.max(1, query.promptTokens());
+    if (!coldLeads(query) || least < prompt) {
+      return 0;
+    }
+    long now = query.nowMillis();
+    double delay = Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1;
+    boolean company = lastColdMillis != Long.MIN_VALUE && now - lastColdMillis <= delay;
+    lastColdMillis = now;
+    if (!company) {
+      return 0;
+    }
+    double wait = peers.turn(now) * delay;
+    return (long) Math.min(wait, Math.min(fit.current().computeMillis(prompt), k.holdMaxMillis()));
+  }
+
+  /**
+   * Whether {@code query} may wait for the routers before this one in turn ({@link
+   * #coldLeadMillis}): among several routers, its prompt long enough.
+   */
+  private boolean coldLeads(RouteQuery query) {
+    return k.coldLeadFromMillis() > 0
+        && amongPeers(query)
+        && fit.current().computeMillis(Math.max(1, query.promptTokens())) >= k.coldLeadFromMillis();
   }
 
   /**
@@ -487,7 +536,7 @@ final class TtftPolicy implements Policy {
   /** Only a prompt that would wait uncached can wait: its cached prefix only shortens it. */
   @Override
   public boolean mayHold(RouteQuery query) {
-    if (intentsOn(query)) {
+    if (intentsOn(query) || coldLeads(query)) {
       return true;
     }
     double from;

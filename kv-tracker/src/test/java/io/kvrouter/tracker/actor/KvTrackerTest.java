@@ -175,17 +175,19 @@ class KvTrackerTest {
   /**
    * Another router is known (its reservation, 5 ms on the way): a 60k-token prompt, about 2.4 s of
    * prefill, waits three steps of 1.2 delays (18 ms) before its decision; a shorter one sent after
-   * it (8k tokens, about 150 ms) is decided at once meanwhile, and the long one, decided on the
-   * state after the wait, avoids the shorter one's replica.
+   * it (8k tokens, about 150 ms, its first blocks cached on b, so it waits for no router before it
+   * in turn either) is decided at once meanwhile, and the long one, decided on the state after the
+   * wait, avoids the shorter one's replica.
    */
   @Test
   void aLongPrompt_amongSeveralRouters_isDecidedAfterItsHold_andShortOnesGoOnMeanwhile() {
+    long[] shortPrompt = KEYS.keys(otherTokens(8_000));
+    storeFirstBlocksOnB(shortPrompt);
     TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
     TestProbe<Decision> shortReply = kit.createTestProbe();
     tracker.tell(
         new KvTracker.SelectAndReserve(
-            new RouteRequest("short", "m", KEYS.keys(otherTokens(8_000)), 8_000),
-            shortReply.getRef()));
+            new RouteRequest("short", "m", shortPrompt, 8_000), shortReply.getRef()));
     String shortOne = shortReply.receiveMessage().chosen();
 
     manualTime.expectNoMessageFor(Duration.ofMillis(17), longReply);

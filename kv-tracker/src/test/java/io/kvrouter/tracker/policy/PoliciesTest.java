@@ -164,6 +164,7 @@ class PoliciesTest {
                 d.burstHoldFromMillis(),
                 d.burstHoldStep(),
                 d.burstConcurrency(),
+                d.coldLeadFromMillis(),
                 d.intents(),
                 d.intentsFromMillis(),
                 d.lagFromMillis(),

@@ -3,7 +3,9 @@ package io.kvrouter.tracker.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.protocol.Tier;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -447,7 +449,7 @@ class TtftPolicyTest {
   void longUncachedPrompts_waitBeforeTheirDecision_delaysAmongRouters_millisecondsAlone() {
     long[] giant = Fixture.prompt(7_000_000L, 2048);
     Fixture f = new Fixture(4);
-    TtftPolicy p = policy("own", "a");
+    TtftPolicy p = tuned("coldLeadFromMillis=0", "a");
     KvRouterConfig k = KvRouterConfig.defaults();
     double compute = EngineTiming.MOCKER.computeMillis(2048 * Fixture.BS);
     assertThat(compute).isBetween(2 * k.holdFromMillis(), 4 * k.holdFromMillis());
@@ -482,8 +484,8 @@ class TtftPolicyTest {
         .isBetween(
             k.burstHoldFromMillis(), Math.min(2 * k.burstHoldFromMillis(), k.holdFromMillis()));
     Fixture f = new Fixture(8);
-    TtftPolicy p = policy("own", "a");
-    TtftPolicy off = tuned("burstHoldFromMillis=0", "a");
+    TtftPolicy p = tuned("coldLeadFromMillis=0", "a");
+    TtftPolicy off = tuned("burstHoldFromMillis=0@coldLeadFromMillis=0", "a");
     p.onPeerHeard("b", f.now - 500);
     off.onPeerHeard("b", f.now - 500);
     assertThat(hold(p, f, mid, false)).as("no burst seen yet").isZero();
@@ -496,6 +498,83 @@ class TtftPolicyTest {
     assertThat(hold(off, f, mid, false)).as("burstHoldFromMillis 0").isZero();
     decideSmallOnes(f, 200, false, p);
     assertThat(hold(p, f, mid, false)).as("smooth again").isZero();
+  }
+
+  /**
+   * Sixteen routers that know each other, and two prompts no replica holds (1,600 tokens, about 25
+   * ms of prefill) reaching each at the same instant: the first decides at once, as a lone new
+   * prefix does; for the second, in company, the router first in turn decides at once and the
+   * others wait a late delay and a millisecond more per turn (the prior 5 ms: 6, 12, 18, 24 ms),
+   * never longer than the prompt takes to compute. Cached on a replica, too short to count, gated,
+   * a second apart, or with the setting off, none waits.
+   */
+  @Test
+  void coldPrompts_inCompany_amongRouters_waitForTheRoutersBeforeThemInTurn() {
+    long[] cold = Fixture.prompt(6_000_000L, 100);
+    long[] sibling = Fixture.prompt(6_200_000L, 100);
+    long[] small = Fixture.prompt(6_100_000L, 8);
+    KvRouterConfig k = KvRouterConfig.defaults();
+    double compute = EngineTiming.MOCKER.computeMillis(cold.length * Fixture.BS);
+    assertThat(compute).isBetween(k.coldLeadFromMillis(), 4.5 * 6);
+    assertThat(EngineTiming.MOCKER.computeMillis(small.length * Fixture.BS))
+        .isLessThan(k.coldLeadFromMillis());
+    Fixture f = new Fixture(8);
+    List<Long> holds = new ArrayList<>();
+    List<Long> others = new ArrayList<>();
+    for (int r = 0; r < 16; r++) {
+      TtftPolicy p = policy("own", "r" + r);
+      TtftPolicy off = tuned("coldLeadFromMillis=0", "r" + r);
+      assertThat(hold(p, f, cold, false)).as("alone").isZero();
+      for (int peer = 0; peer < 16; peer++) {
+        if (peer != r) {
+          p.onPeerHeard("r" + peer, f.now - 500);
+          off.onPeerHeard("r" + peer, f.now - 500);
+        }
+      }
+      others.add(hold(p, f, small, false));
+      others.add(hold(p, f, sibling, false));
+      holds.add(hold(p, f, cold, false));
+      others.add(hold(p, f, cold, true));
+      others.add(hold(off, f, sibling, false));
+      others.add(hold(off, f, cold, false));
+    }
+    assertThat(holds)
+        .containsExactlyInAnyOrder(
+            0L,
+            6L,
+            12L,
+            18L,
+            24L,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute,
+            (long) compute);
+    assertThat(others).as("too short, first of its instant, gated, or off").containsOnly(0L);
+    List<Long> later = new ArrayList<>();
+    List<Long> cached = new ArrayList<>();
+    Fixture g = new Fixture(8);
+    g.cache(2, cold, 4, Tier.GPU);
+    for (int r = 0; r < 16; r++) {
+      TtftPolicy p = policy("own", "r" + r);
+      for (int peer = 0; peer < 16; peer++) {
+        p.onPeerHeard("r" + peer, f.now - 500);
+      }
+      hold(p, f, sibling, false);
+      f.now += 1_000;
+      later.add(hold(p, f, cold, false));
+      f.now -= 1_000;
+      hold(p, g, sibling, false);
+      cached.add(hold(p, g, cold, false));
+    }
+    assertThat(later).as("a second after the other").containsOnly(0L);
+    assertThat(cached).as("cached on replica 2").containsOnly(0L);
   }
 
   /**
@@ -735,7 +814,8 @@ class TtftPolicyTest {
     TtftPolicy p =
         new TtftPolicy(
             "kvrouter",
-            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with("intents=true")),
+            PolicyConfig.defaults()
+                .withKvRouter(KvRouterConfig.defaults().with("intents=true@coldLeadFromMillis=0")),
             new SplittableRandom(3));
     p.bindRouter(router);
     return p;

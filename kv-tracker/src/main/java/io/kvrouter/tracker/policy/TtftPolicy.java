@@ -105,11 +105,12 @@ import java.util.random.RandomGenerator;
  * model: routers that do not carry them never wait.
  *
  * <p>Cold leads ({@link KvRouterConfig#coldLeadFromMillis}). Among several routers, a prompt no
- * replica holds any of is decided at once only by the router first in turn; the others hold it a
- * late delay and a millisecond per turn (at most its own compute time), so that they see where the
- * routers before them started the prefixes of the same burst. A burst of requests in groups that
- * share a cold prefix (a group's system prompt, an agent's fan-out) is otherwise started on as many
- * replicas as routers received one of the group.
+ * replica holds any of, arriving together with another such prompt, is decided at once only by the
+ * router first in turn; the others hold it a late delay and a millisecond per turn (at most its own
+ * compute time), so that they see where the routers before them started the prefixes of the same
+ * burst. A burst of requests in groups that share a new prefix (a group's system prompt, an agent's
+ * fan-out) is otherwise started on as many replicas as routers received one of the group. A lone
+ * new prompt does not wait.
  *
  * <p>Near-ties are resolved by {@link NearTies}.
  *

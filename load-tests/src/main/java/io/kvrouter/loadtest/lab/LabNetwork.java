@@ -120,10 +120,10 @@ final class LabNetwork {
    * which no running cluster does.
    */
   void introduce(long now) {
+    if (routers.length == 1 || !peerReservations) {
+      return;
+    }
     for (int from = 0; from < routers.length; from++) {
-      if (routers.length == 1 || !peerReservations) {
-        return;
-      }
       Heartbeat beat = new Heartbeat(routers[from].ownMark());
       SharedTiming timing = routers[from].timingToShare();
       for (int r = 0; r < routers.length; r++) {

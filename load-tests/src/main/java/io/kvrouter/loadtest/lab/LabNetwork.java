@@ -86,11 +86,7 @@ final class LabNetwork {
     if (event == null || routers.length == 1 || !peerReservations) {
       return;
     }
-    for (int r = 0; r < routers.length; r++) {
-      if (r != from) {
-        send(now, r, event);
-      }
-    }
+    toPeers(now, from, event);
   }
 
   /** A router's heartbeat on the reservation plane: its next reservation seq. */
@@ -105,12 +101,7 @@ final class LabNetwork {
     if (routers.length == 1 || !peerReservations) {
       return;
     }
-    Heartbeat beat = new Heartbeat(routers[from].ownMark());
-    for (int r = 0; r < routers.length; r++) {
-      if (r != from) {
-        send(now, r, beat);
-      }
-    }
+    toPeers(now, from, new Heartbeat(routers[from].ownMark()));
   }
 
   /**
@@ -147,11 +138,7 @@ final class LabNetwork {
    */
   void announce(long now, int from, RouteIntent intent) {
     Intent announced = new Intent("ingress-" + from, intent);
-    for (int r = 0; r < routers.length; r++) {
-      if (r != from) {
-        send(now, r, announced);
-      }
-    }
+    toPeers(now, from, announced);
   }
 
   /** A router's timing model, shared with its peers under intents. */
@@ -163,9 +150,14 @@ final class LabNetwork {
     if (timing == null) {
       return;
     }
+    toPeers(now, from, new Timing("ingress-" + from, timing));
+  }
+
+  /** {@code payload} from router {@code from} to every other router, after the delay. */
+  private void toPeers(long now, int from, Object payload) {
     for (int r = 0; r < routers.length; r++) {
       if (r != from) {
-        send(now, r, new Timing("ingress-" + from, timing));
+        send(now, r, payload);
       }
     }
   }

@@ -187,6 +187,15 @@ public final class KvTrackerCore {
     return placement.holdMillis(request, nowMillis);
   }
 
+  /**
+   * When a hold of {@code heldMillis} on {@code request} ends at {@code nowMillis}: how much longer
+   * it should wait (the policy's {@code holdMoreMillis}: what arrived meanwhile may call for a
+   * longer one), ms; 0: decide now.
+   */
+  public long holdMoreMillis(RouteRequest request, long nowMillis, long heldMillis) {
+    return placement.holdMoreMillis(request, nowMillis, heldMillis);
+  }
+
   /** Whether the policy reads its peers' intents: the router then announces what it holds. */
   public boolean readsIntents() {
     return placement.readsIntents();

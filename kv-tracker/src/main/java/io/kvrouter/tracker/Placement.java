@@ -173,6 +173,22 @@ final class Placement {
     return policy.holdMillis(matched(query), candidates, match);
   }
 
+  /**
+   * When a hold of {@code heldMillis} on {@code request} ends at {@code nowMillis}: how much longer
+   * it should wait ({@link Policy#holdMoreMillis}), ms; 0 when it has no candidate.
+   */
+  long holdMoreMillis(RouteRequest request, long nowMillis, long heldMillis) {
+    int[] candidates = candidates(request);
+    if (candidates == null) {
+      return 0;
+    }
+    RouteQuery query = query(request, nowMillis, false);
+    if (!policy.mayHold(query)) {
+      return 0;
+    }
+    return policy.holdMoreMillis(matched(query), candidates, match, heldMillis);
+  }
+
   /** Whether the policy reads its peers' intents ({@link Policy#readsIntents}). */
   boolean readsIntents() {
     return policy.readsIntents();
@@ -181,8 +197,9 @@ final class Placement {
   /**
    * What this router tells its peers of {@code request}, which it holds and will decide at {@code
    * decideAtMillis}: the prompt's uncached tokens on each candidate that holds part of it, as the
-   * policy counts them; null when the policy reads no intents or the request has no candidate. The
-   * origin is left for the reservation plane to stamp.
+   * policy counts them; null when the policy reads no intents or announces no such request ({@link
+   * Policy#announces}), or the request has no candidate. The origin is left for the reservation
+   * plane to stamp.
    */
   RouteIntent intentOf(RouteRequest request, long decideAtMillis, long nowMillis) {
     int[] candidates = policy.readsIntents() ? candidates(request) : null;
@@ -194,12 +211,17 @@ final class Placement {
     String[] holders = new String[candidates.length];
     int[] tokens = new int[candidates.length];
     int n = 0;
+    double least = whole;
     for (int r : candidates) {
       double uncached = policy.uncachedTokens(query, match, r);
+      least = Math.min(least, uncached);
       if (uncached < whole) {
         holders[n] = replicas.ids().idOf(r);
         tokens[n++] = (int) Math.ceil(uncached);
       }
+    }
+    if (!policy.announces(least)) {
+      return null; // held for another reason than its peers' intents
     }
     return new RouteIntent(
         0L,

@@ -362,22 +362,41 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       if (intent != null) {
         intentsOut.tell(intent);
       }
-      Held held = new Held(m, hold);
-      if (preciseHolds) {
-        ActorRef<Command> self = getContext().getSelf();
-        HoldTimer.after(hold, () -> self.tell(held));
-      } else {
-        getContext().scheduleOnce(Duration.ofMillis(hold), getContext().getSelf(), held);
-      }
+      holdFor(m, hold, hold);
       return this;
     }
     return decide(m, 0);
   }
 
+  /**
+   * Wakes this tracker {@code millis} from now to decide {@code m}, held {@code heldMillis} then.
+   */
+  private void holdFor(SelectAndReserve m, long millis, long heldMillis) {
+    Held held = new Held(m, heldMillis);
+    if (preciseHolds) {
+      ActorRef<Command> self = getContext().getSelf();
+      HoldTimer.after(millis, () -> self.tell(held));
+    } else {
+      getContext().scheduleOnce(Duration.ofMillis(millis), getContext().getSelf(), held);
+    }
+  }
+
+  /**
+   * A hold ran out: decided now, unless the policy asks to wait longer for what arrived meanwhile
+   * ({@link KvTrackerCore#holdMoreMillis}); a request released meanwhile is gone.
+   */
   private Behavior<Command> onHeld(Held m) {
-    return holding.remove(m.placement().request().requestId(), m.placement())
-        ? decide(m.placement(), m.heldMillis())
-        : this;
+    SelectAndReserve placement = m.placement();
+    if (holding.get(placement.request().requestId()) != placement) {
+      return this;
+    }
+    long more = core.holdMoreMillis(placement.request(), clock.getAsLong(), m.heldMillis());
+    if (more > 0) {
+      holdFor(placement, more, m.heldMillis() + more);
+      return this;
+    }
+    holding.remove(placement.request().requestId());
+    return decide(placement, m.heldMillis());
   }
 
   private Behavior<Command> decide(SelectAndReserve m, long heldMillis) {

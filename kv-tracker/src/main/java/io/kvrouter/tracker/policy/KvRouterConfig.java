@@ -188,6 +188,10 @@ import java.lang.reflect.RecordComponent;
  *     the company rule, 8 routers on the conversation trace under a 2 ms jitter lost 12 ms (532
  *     against 520), every new conversation waiting; with it, that and the other workloads are
  *     unchanged ({@code docs/results/lab-cold-lead-2026-12-04})
+ * @param coldLookMillis with cold leads: a prompt that could lead but reaches a router alone, at a
+ *     turn after the first, waits this long (rounded up to whole ms; 0: not at all) for company,
+ *     and if another new prompt arrives meanwhile waits out its turn as above. The first new prompt
+ *     of a burst to reach each router is otherwise decided at once, blind, like a lone one
  * @param intents among several routers, ungated: every router announces each long request as it
  *     arrives and decides it one observed propagation delay later ({@code intentsFromMillis});
  *     before deciding, it places the peers' requests due before its own as phantoms, and all decide
@@ -279,6 +283,7 @@ public record KvRouterConfig(
     double burstHoldStep,
     double burstConcurrency,
     double coldLeadFromMillis,
+    double coldLookMillis,
     boolean intents,
     double intentsFromMillis,
     double lagFromMillis,
@@ -338,9 +343,12 @@ public record KvRouterConfig(
               + " and "
               + burstConcurrency);
     }
-    if (!(coldLeadFromMillis >= 0)) {
+    if (!(coldLeadFromMillis >= 0) || !(coldLookMillis >= 0)) {
       throw new IllegalArgumentException(
-          "coldLeadFromMillis must be >= 0, was " + coldLeadFromMillis);
+          "coldLeadFromMillis and coldLookMillis must be >= 0, were "
+              + coldLeadFromMillis
+              + " and "
+              + coldLookMillis);
     }
     if (!(familyHalfLifeMillis >= 0)) {
       throw new IllegalArgumentException(
@@ -362,7 +370,7 @@ public record KvRouterConfig(
   public static KvRouterConfig defaults() {
     return new KvRouterConfig(
         8192, true, 0.999, "own", 1.0, 2.0, 0.02, 1000, 30_000, 1000, 0.0, false, true, 5.0, 1.0,
-        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, 150.0, 2.0, 0.5, 20.0, true, 50.0, 50.0,
+        false, 100.0, 400.0, 3, 1.2, 100.0, 1.0, 1.0, 150.0, 2.0, 0.5, 20.0, 1.0, true, 50.0, 50.0,
         1000.0, 8, true, 1.5, 600_000.0);
   }
 

@@ -81,6 +81,14 @@ public interface Policy {
   }
 
   /**
+   * Whether a held request is told to the peers, given the fewest uncached prompt tokens it has on
+   * any candidate, {@code leastUncached}: by default every held one when {@link #readsIntents}.
+   */
+  default boolean announces(double leastUncached) {
+    return readsIntents();
+  }
+
+  /**
    * A peer router announced at {@code nowMillis} that it will decide a request at a given time
    * ({@code intent}); {@code uncached[i]} is the prompt's uncached tokens on {@code candidates[i]}
    * as the peer saw them. Called only when {@link #readsIntents}.
@@ -133,6 +141,17 @@ public interface Policy {
    * decide now. The router asks once, then decides after the wait on the state of that moment.
    */
   default long holdMillis(RouteQuery query, int[] candidates, MatchResult match) {
+    return 0;
+  }
+
+  /**
+   * When a hold of {@code heldMillis} on {@code query} (its {@code nowMillis} now the hold's end)
+   * runs out: how much longer the router should wait, ms; 0, the default: decide now. What arrived
+   * during the hold may call for a longer one (TtftPolicy's cold leads look for company first). The
+   * peers heard of the request, if at all, when it was first held.
+   */
+  default long holdMoreMillis(
+      RouteQuery query, int[] candidates, MatchResult match, long heldMillis) {
     return 0;
   }
 

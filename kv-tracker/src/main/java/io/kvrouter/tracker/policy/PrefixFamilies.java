@@ -1,11 +1,12 @@
 package io.kvrouter.tracker.policy;
 
 /**
- * New prefixes this router has lately started on each replica: prompts no replica held any of, each
- * the head of a family (a tenant's system prompt, a conversation) whose later requests find it
- * cached there and follow it. Counted with a half-life, so a replica that has hosted few families
- * lately is where the next one adds the least lasting load ({@link NearTies#leastLoaded} for a lone
- * router, {@link KvRouterConfig#familyHalfLifeMillis}).
+ * New prefixes lately started on each replica, by this router and as its peers' reservations of
+ * whole prompts show: prompts no replica held any of, each the head of a family (a tenant's system
+ * prompt, a conversation) whose later requests find it cached there and follow it. Counted with a
+ * half-life, so a replica that has hosted few families lately is where the next one adds the least
+ * lasting load ({@link NearTies#leastLoaded} for a lone router and for a cold lead among several,
+ * {@link KvRouterConfig#familyHalfLifeMillis}).
  *
  * <p>Cost: O(1) per update and read. Not thread-safe: owned by one policy instance.
  */

@@ -106,11 +106,15 @@ import java.util.random.RandomGenerator;
  *
  * <p>Cold leads ({@link KvRouterConfig#coldLeadFromMillis}). Among several routers, a prompt no
  * replica holds any of, arriving together with another such prompt, is decided at once only by the
- * router first in turn; the others hold it a late delay and a millisecond per turn (at most its own
- * compute time), so that they see where the routers before them started the prefixes of the same
- * burst. A burst of requests in groups that share a new prefix (a group's system prompt, an agent's
- * fan-out) is otherwise started on as many replicas as routers received one of the group. A lone
- * new prompt does not wait.
+ * router first in turn; the others hold it in steps of a late delay and a millisecond, up to one
+ * step per turn (at most its own compute time), and follow as soon as a router before them has
+ * started its prefix. One still new at the end goes to a near-tie, on the view the wait brought,
+ * where the routers have lately started the fewest prefixes ({@link PrefixFamilies}, the peers'
+ * counted from their reservations of a whole prompt). A burst of requests in groups that share a
+ * new prefix (a group's system prompt, an agent's fan-out) is otherwise started on as many replicas
+ * as routers received one of the group. A lone new prompt does not wait; the first of a burst to
+ * reach a router waits {@link KvRouterConfig#coldLookMillis} for the rest ({@link
+ * #holdMoreMillis}).
  *
  * <p>Near-ties are resolved by {@link NearTies}.
  *
@@ -169,6 +173,10 @@ final class TtftPolicy implements Policy {
   // When the last prompt that could lead arrived, ms ({@link #coldLeadMillis}); none yet:
   // MIN_VALUE.
   private long lastColdMillis = Long.MIN_VALUE;
+  // The one before it, to tell company from the prompt itself ({@link #holdMoreMillis}).
+  private long previousColdMillis = Long.MIN_VALUE;
+  // When a cold lead's wait last ended: it is decided at once, on what the wait brought.
+  private long coldLedMillis = Long.MIN_VALUE;
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
@@ -321,6 +329,13 @@ final class TtftPolicy implements Policy {
         if (cold && alone(query) && k.soloColdByLoad()) {
           yield ties.leastLoaded(
               candidates, cost, own, bs, load, now, extraBand, true, soloLoad(load, now));
+        }
+        if (cold && coldLedMillis == now && amongPeers(query)) {
+          // A cold lead that waited for the routers before it: the prefixes they started are in
+          // view now, the near-ties found with their reservations, and the prefix goes where the
+          // fewest were lately started by any router.
+          yield ties.leastLoaded(
+              candidates, cost, own, bs, load, now, extraBand, false, r -> families.on(r, now));
         }
         if (peers.routers(now) <= 1 || !cold) {
           yield ties.byTurn(candidates, cost, cost, own, bs, load, now, false, extraBand);
@@ -475,28 +490,78 @@ final class TtftPolicy implements Policy {
 
   /**
    * How long a prompt no candidate holds any of ({@code least}, its fewest uncached tokens, is all
-   * of it) waits for the routers before this one in turn to start the prefixes of the same burst
-   * ({@link KvRouterConfig#coldLeadFromMillis}): turn × (late delay + 1) ms, at most the prompt's
-   * own compute time and {@link KvRouterConfig#holdMaxMillis}; 0 when it may not wait. It waits
-   * only in company: when another such prompt reached this router within that late delay and a
-   * millisecond. New prefixes arriving together are the mark of a batch or a fan-out, whose
-   * siblings reach the peers too; a lone new conversation shares its prefix with nothing in flight,
-   * and waiting would only cost it. Records the arrival (called once per request, as it arrives).
+   * of it) waits first for the routers before this one in turn ({@link PeerConcurrency#turn}) to
+   * start the prefixes of the same burst ({@link KvRouterConfig#coldLeadFromMillis}): one step of a
+   * late delay and 1 ms, then more steps ({@link #holdMoreMillis}) while no replica holds any of
+   * it, in all at most turn × step, the prompt's own compute time and {@link
+   * KvRouterConfig#holdMaxMillis}; 0 when it may not wait or is first in turn. It waits only in
+   * company: when another such prompt reached this router within one step before it. New prefixes
+   * arriving together are the mark of a batch or a fan-out, whose siblings reach the peers too; a
+   * lone new conversation shares its prefix with nothing in flight, and waiting would only cost it.
+   * A prompt alone so far looks for company {@link KvRouterConfig#coldLookMillis} first: the first
+   * of a burst to reach this router. Records the arrival (called once per request, as it arrives).
    */
   private long coldLeadMillis(RouteQuery query, double least) {
-    double prompt = Math.max(1, query.promptTokens());
-    if (!coldLeads(query) || least < prompt) {
+    if (!coldLeads(query) || least < Math.max(1, query.promptTokens())) {
       return 0;
     }
     long now = query.nowMillis();
-    double delay = Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1;
-    boolean company = lastColdMillis != Long.MIN_VALUE && now - lastColdMillis <= delay;
+    boolean company = lastColdMillis != Long.MIN_VALUE && now - lastColdMillis <= coldStepMillis();
+    previousColdMillis = lastColdMillis;
     lastColdMillis = now;
-    if (!company) {
+    if (peers.turn(query.nowMillis()) == 0) {
       return 0;
     }
-    double wait = peers.turn(now) * delay;
-    return (long) Math.min(wait, Math.min(fit.current().computeMillis(prompt), k.holdMaxMillis()));
+    return company ? coldStep(query, 0) : (long) Math.ceil(k.coldLookMillis());
+  }
+
+  /**
+   * A prompt no candidate holds any of, held {@code heldMillis} (a look for company, a step of its
+   * cold lead, or another hold), waits one more step of its cold lead ({@link #coldStep}) while no
+   * replica holds any of it yet, if another such prompt arrived since, or within a step before it.
+   * Once a router before it has started the prefix it follows that at once.
+   */
+  @Override
+  public long holdMoreMillis(
+      RouteQuery query, int[] candidates, MatchResult match, long heldMillis) {
+    if (!coldLeads(query)) {
+      return 0;
+    }
+    double prompt = Math.max(1, query.promptTokens());
+    for (int r : candidates) {
+      if (ownTokens(query, match, r) < prompt) {
+        return 0; // started somewhere by now: it follows that
+      }
+    }
+    long arrived = query.nowMillis() - heldMillis;
+    // Its own arrival is the latest such one at most; a second one within the window is company.
+    boolean company =
+        previousColdMillis != Long.MIN_VALUE
+            && previousColdMillis >= arrived - coldStepMillis()
+            && lastColdMillis >= arrived;
+    long more = company ? coldStep(query, heldMillis) : 0;
+    if (more == 0 && company) {
+      coldLedMillis = query.nowMillis(); // decided next, on the view the wait brought
+    }
+    return more;
+  }
+
+  /**
+   * The next wait of a cold lead held {@code heldMillis} so far: one step ({@link
+   * #coldStepMillis}), at most what is left of turn × step, the prompt's own compute time and
+   * {@link KvRouterConfig#holdMaxMillis}.
+   */
+  private long coldStep(RouteQuery query, long heldMillis) {
+    double step = coldStepMillis();
+    double compute = fit.current().computeMillis(Math.max(1, query.promptTokens()));
+    double whole =
+        Math.min(peers.turn(query.nowMillis()) * step, Math.min(compute, k.holdMaxMillis()));
+    return (long) Math.max(0, Math.min(step, whole - heldMillis));
+  }
+
+  /** A cold lead's step: a late delay and 1 ms, whole; also how close company arrives. */
+  private double coldStepMillis() {
+    return Math.ceil(peers.lateDelayMillis(k.delayPriorMillis())) + 1;
   }
 
   /**
@@ -800,6 +865,16 @@ final class TtftPolicy implements Policy {
     return k.intents();
   }
 
+  /**
+   * Only a request whose uncached prefill takes {@link KvRouterConfig#intentsFromMillis} or more is
+   * announced: a shorter one held for another reason (a cold lead) would only show the peers
+   * phantom work that it may never bring (it follows a prefix a peer starts meanwhile).
+   */
+  @Override
+  public boolean announces(double leastUncached) {
+    return k.intents() && announced(leastUncached);
+  }
+
   @Override
   public void onPeerIntent(PeerIntent intent, int[] candidates, double[] uncached, long nowMillis) {
     intents.add(
@@ -852,6 +927,9 @@ final class TtftPolicy implements Policy {
     peers.peerDecided(origin, issuedMillis, nowMillis);
     learnTypical(prefillTokens);
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
+      if (prefillTokens >= promptTokens) {
+        families.started(replica, nowMillis); // a peer started a prefix there
+      }
       writes.add(replica, prefillTokens, nowMillis);
       progress.reserved(replica, issuedMillis);
       peerRecent.add(replica, prefillTokens, issuedMillis, nowMillis);

@@ -38,6 +38,9 @@ class KvTrackerTest {
   private static final BlockKeys KEYS = BlockKeys.of("m", 16);
   private static final Duration TICK = Duration.ofSeconds(1);
 
+  /** A clock reading in the rotation period where in-1 decides after in-2. */
+  private static final long ROTATION_OF_SECOND_TURN = 1_000;
+
   private ActorTestKit kit;
   private ManualTime manualTime;
   private final AtomicLong now = new AtomicLong(1_000);
@@ -250,6 +253,36 @@ class KvTrackerTest {
 
     manualTime.timePasses(TICK);
     assertThat(intents.receiveMessage()).isInstanceOf(SharedTiming.class);
+  }
+
+  /**
+   * Among two routers, at this one's turn after the other's: two prompts no replica holds (1,600
+   * tokens, about 25 ms of prefill) reach it at once. The first, alone as it arrives, looks 1 ms
+   * for company; having found it, it waits out its turn with the second, and both are decided 6 ms
+   * on (the peer's observed 5 ms delay and 1). Neither is announced as an intent, though intents
+   * are on: a cold lead would only show the peer phantom work.
+   */
+  @Test
+  void coldLeads_lookForCompany_thenWaitTheirTurn_unannounced() {
+    now.set(ROTATION_OF_SECOND_TURN);
+    TestProbe<IntentMessage> intents = intentsOf("kvrouter");
+    aPeerReservationArrived();
+    tracker.tell(new KvTracker.PeerTiming("in-2", new SharedTiming(0, 16.5, 15.2, 4.2, 1.0)));
+    TestProbe<Decision> first = kit.createTestProbe();
+    TestProbe<Decision> second = kit.createTestProbe();
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("c1", "m", KEYS.keys(tokens(1_600)), 1_600), first.getRef()));
+    tracker.tell(
+        new KvTracker.SelectAndReserve(
+            new RouteRequest("c2", "m", KEYS.keys(otherTokens(1_600)), 1_600), second.getRef()));
+
+    manualTime.timePasses(Duration.ofMillis(1));
+    first.expectNoMessage(Duration.ofMillis(50));
+    manualTime.timePasses(Duration.ofMillis(5));
+    assertThat(first.receiveMessage().heldMillis()).isEqualTo(6);
+    assertThat(second.receiveMessage().heldMillis()).isEqualTo(6);
+    intents.expectNoMessage(Duration.ofMillis(50));
   }
 
   /** Without intents nothing goes to the intents output: a held request is not announced. */

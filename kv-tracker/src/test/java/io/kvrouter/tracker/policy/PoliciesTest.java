@@ -165,6 +165,7 @@ class PoliciesTest {
                 d.burstHoldStep(),
                 d.burstConcurrency(),
                 d.coldLeadFromMillis(),
+                d.coldLookMillis(),
                 d.intents(),
                 d.intentsFromMillis(),
                 d.lagFromMillis(),

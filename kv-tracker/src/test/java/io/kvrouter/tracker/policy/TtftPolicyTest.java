@@ -502,11 +502,12 @@ class TtftPolicyTest {
 
   /**
    * Sixteen routers that know each other, and two prompts no replica holds (1,600 tokens, about 25
-   * ms of prefill) reaching each at the same instant: the first decides at once, as a lone new
-   * prefix does; for the second, in company, the router first in turn decides at once and the
-   * others wait a late delay and a millisecond more per turn (the prior 5 ms: 6, 12, 18, 24 ms),
-   * never longer than the prompt takes to compute. Cached on a replica, too short to count, gated,
-   * a second apart, or with the setting off, none waits.
+   * ms of prefill) reaching each at the same instant. The second, in company, is decided at once by
+   * the router first in turn; the others wait in steps of a late delay and a millisecond (the prior
+   * 5 ms: 6 ms) up to one per turn, so 6, 12, 18, 24 ms, never longer than the prompt takes to
+   * compute. The first, alone when it arrived, looks 1 ms for company, and having found it waits as
+   * long as the second. Cached on a replica, too short to count, gated, or with the setting off,
+   * none waits; a second after the other, it looks and finds none.
    */
   @Test
   void coldPrompts_inCompany_amongRouters_waitForTheRoutersBeforeThemInTurn() {
@@ -520,6 +521,7 @@ class TtftPolicyTest {
         .isLessThan(k.coldLeadFromMillis());
     Fixture f = new Fixture(8);
     List<Long> holds = new ArrayList<>();
+    List<Long> looks = new ArrayList<>();
     List<Long> others = new ArrayList<>();
     for (int r = 0; r < 16; r++) {
       TtftPolicy p = policy("own", "r" + r);
@@ -532,31 +534,23 @@ class TtftPolicyTest {
         }
       }
       others.add(hold(p, f, small, false));
-      others.add(hold(p, f, sibling, false));
-      holds.add(hold(p, f, cold, false));
+      long look = hold(p, f, sibling, false);
+      looks.add(look);
+      long waited = waited(p, f, cold);
+      holds.add(waited);
+      assertThat(rest(p, f, sibling, look))
+          .as("the first, after its look, waits as long as the second")
+          .isEqualTo(waited);
       others.add(hold(p, f, cold, true));
       others.add(hold(off, f, sibling, false));
       others.add(hold(off, f, cold, false));
     }
+    long c = (long) compute;
     assertThat(holds)
-        .containsExactlyInAnyOrder(
-            0L,
-            6L,
-            12L,
-            18L,
-            24L,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute,
-            (long) compute);
-    assertThat(others).as("too short, first of its instant, gated, or off").containsOnly(0L);
+        .containsExactlyInAnyOrder(0L, 6L, 12L, 18L, 24L, c, c, c, c, c, c, c, c, c, c, c);
+    assertThat(looks).as("first of its instant: a look but at turn 0").containsOnly(0L, 1L);
+    assertThat(looks).filteredOn(l -> l == 0L).hasSize(1);
+    assertThat(others).as("too short, gated, or off").containsOnly(0L);
     List<Long> later = new ArrayList<>();
     List<Long> cached = new ArrayList<>();
     Fixture g = new Fixture(8);
@@ -568,13 +562,83 @@ class TtftPolicyTest {
       }
       hold(p, f, sibling, false);
       f.now += 1_000;
-      later.add(hold(p, f, cold, false));
+      later.add(waited(p, f, cold));
       f.now -= 1_000;
       hold(p, g, sibling, false);
       cached.add(hold(p, g, cold, false));
     }
-    assertThat(later).as("a second after the other").containsOnly(0L);
+    assertThat(later).as("a second after the other: a look, no company").containsOnly(0L, 1L);
     assertThat(cached).as("cached on replica 2").containsOnly(0L);
+  }
+
+  /**
+   * A cold lead stops waiting as soon as a router before it has started its prefix: it follows that
+   * at once. One still new at the end of its wait goes where the routers have started the fewest
+   * prefixes, the peers' counted from their reservations of whole prompts.
+   */
+  @Test
+  void coldLeads_followAPrefixOnceStarted_elseStartItWhereFewestWereStarted() {
+    long[] first = Fixture.prompt(7_000_000L, 100);
+    long[] cold = Fixture.prompt(7_100_000L, 100);
+    for (int r = 0; r < 16; r++) {
+      Fixture f = new Fixture(8);
+      TtftPolicy p = policy("own", "r" + r);
+      for (int peer = 0; peer < 16; peer++) {
+        p.onPeerHeard("r" + peer, f.now - 500);
+      }
+      hold(p, f, first, false);
+      long step = hold(p, f, cold, false);
+      if (waited(p, f, cold) <= step) {
+        continue; // first or second in turn: one step at most
+      }
+      Fixture started = new Fixture(8);
+      started.now = f.now;
+      started.cache(3, cold, 100, Tier.GPU);
+      assertThat(more(p, started, cold, step)).as("started on 3: follows now").isZero();
+      // The routers before it start prefixes on every replica but 5, which gets as many tokens
+      // of a prompt whose first half it held.
+      String peer = "r" + (r + 1) % 16;
+      for (int replica = 0; replica < 8; replica++) {
+        p.onPeerReserved(peer, replica, 1_600, replica == 5 ? 3_200 : 1_600, f.now, f.now + 5);
+      }
+      long held = rest(p, f, cold, step);
+      f.now += held;
+      assertThat(f.rank(p, cold)[0]).as("router r" + r + ", after " + held + " ms").isEqualTo(5);
+      return;
+    }
+    throw new AssertionError("no router but the first in turn");
+  }
+
+  /** The whole wait of {@code keys} arriving at {@code f.now}: its hold, then {@link #rest}. */
+  private static long waited(TtftPolicy p, Fixture f, long[] keys) {
+    return rest(p, f, keys, hold(p, f, keys, false));
+  }
+
+  /**
+   * The whole wait of {@code keys}, which arrived at {@code f.now} and was held {@code held} ms:
+   * each longer hold asked as the last runs out, until the policy asks for none.
+   */
+  private static long rest(TtftPolicy p, Fixture f, long[] keys, long held) {
+    for (long h = held; h > 0; held += h) {
+      h = more(p, f, keys, held);
+    }
+    return held;
+  }
+
+  /**
+   * {@link TtftPolicy#holdMoreMillis} of {@code keys} held {@code held} ms by {@code f.now + held}.
+   */
+  private static long more(TtftPolicy p, Fixture f, long[] keys, long held) {
+    long now = f.now;
+    f.now = now + held;
+    try {
+      RouteQuery q =
+          new RouteQuery(keys, keys.length, keys.length * Fixture.BS, Fixture.BS, f.now, false);
+      f.index.match(keys, keys.length, f.match);
+      return p.holdMoreMillis(q, f.candidates(), f.match, held);
+    } finally {
+      f.now = now;
+    }
   }
 
   /**

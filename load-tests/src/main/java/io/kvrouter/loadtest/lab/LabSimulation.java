@@ -175,8 +175,7 @@ public final class LabSimulation {
         case GATE -> onGate(e.time(), (LabGates.Attempt) e.payload());
         case GATE_REPLY -> onGateReply(e.time(), e.arg(), (LabGates.Attempt) e.payload());
         case GATE_LEAVE -> gates.leave(e.target(), (String) e.payload());
-        case HELD ->
-            decide(e.time(), e.target(), e.arg(), "q" + e.arg(), true, Set.of(), Map.of(), 0);
+        case HELD -> onHeld(e.time(), e.target(), e.arg(), (Long) e.payload());
         default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
     }
@@ -230,7 +229,22 @@ public final class LabSimulation {
       }
     }
     if (hold > 0) {
-      push(now + hold * 1000, HELD, router, index, null);
+      push(now + hold * 1000, HELD, router, index, hold);
+      return;
+    }
+    decide(now, router, index, "q" + index, true, Set.of(), Map.of(), 0);
+  }
+
+  /**
+   * A hold of {@code heldMillis} ran out: decided now, unless the policy asks to wait longer for
+   * what arrived meanwhile ({@code KvTrackerCore#holdMoreMillis}), as the ingress's tracker does.
+   */
+  private void onHeld(long now, int router, int index, long heldMillis) {
+    long more =
+        routers[router].holdMoreMillis(
+            request(index, "q" + index, Set.of(), Map.of()), now / 1000, heldMillis);
+    if (more > 0) {
+      push(now + more * 1000, HELD, router, index, heldMillis + more);
       return;
     }
     decide(now, router, index, "q" + index, true, Set.of(), Map.of(), 0);

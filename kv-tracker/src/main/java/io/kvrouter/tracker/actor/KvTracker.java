@@ -365,7 +365,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       holdFor(m, hold, hold);
       return this;
     }
-    return decide(m, 0);
+    return decide(m, 0, now);
   }
 
   /**
@@ -390,20 +390,25 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
     if (holding.get(placement.request().requestId()) != placement) {
       return this;
     }
-    long more = core.holdMoreMillis(placement.request(), clock.getAsLong(), m.heldMillis());
+    long now = clock.getAsLong();
+    long more = core.holdMoreMillis(placement.request(), now, m.heldMillis());
     if (more > 0) {
       holdFor(placement, more, m.heldMillis() + more);
       return this;
     }
     holding.remove(placement.request().requestId());
-    return decide(placement, m.heldMillis());
+    return decide(placement, m.heldMillis(), now);
   }
 
-  private Behavior<Command> decide(SelectAndReserve m, long heldMillis) {
+  /**
+   * Decides {@code m} at {@code nowMillis}, the clock reading its hold (if any) ended on: the
+   * policy may have asked about it at that reading.
+   */
+  private Behavior<Command> decide(SelectAndReserve m, long heldMillis, long nowMillis) {
     Decision decision =
         m.announce()
-            ? core.selectAndReserve(m.request(), clock.getAsLong())
-            : core.selectAndReserveUnannounced(m.request(), clock.getAsLong());
+            ? core.selectAndReserve(m.request(), nowMillis)
+            : core.selectAndReserveUnannounced(m.request(), nowMillis);
     m.replyTo().tell(heldMillis > 0 ? decision.heldFor(heldMillis) : decision);
     if (decision.reserved() != null) {
       reservationsOut.tell(decision.reserved());

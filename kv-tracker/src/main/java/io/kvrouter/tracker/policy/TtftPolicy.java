@@ -512,7 +512,16 @@ final class TtftPolicy implements Policy {
     if (peers.turn(query.nowMillis()) == 0) {
       return 0;
     }
+    if (told(query, least)) {
+      // Announced with the time it will be decided: one hold, the whole wait, and no look.
+      return company ? (long) coldWaitMillis(query) : 0;
+    }
     return company ? coldStep(query, 0) : (long) Math.ceil(k.coldLookMillis());
+  }
+
+  /** Whether {@code query} is announced to the peers as an intent, {@code least} uncached. */
+  private boolean told(RouteQuery query, double least) {
+    return intentsOn(query) && announced(least);
   }
 
   /**
@@ -533,6 +542,9 @@ final class TtftPolicy implements Policy {
         return 0; // started somewhere by now: it follows that
       }
     }
+    if (told(query, prompt)) {
+      return 0; // announced: decided when its peers expect it
+    }
     long arrived = query.nowMillis() - heldMillis;
     // Its own arrival is the latest such one at most; a second one within the window is company.
     boolean company =
@@ -548,15 +560,20 @@ final class TtftPolicy implements Policy {
 
   /**
    * The next wait of a cold lead held {@code heldMillis} so far: one step ({@link
-   * #coldStepMillis}), at most what is left of turn × step, the prompt's own compute time and
-   * {@link KvRouterConfig#holdMaxMillis}.
+   * #coldStepMillis}), at most what is left of its whole wait ({@link #coldWaitMillis}).
    */
   private long coldStep(RouteQuery query, long heldMillis) {
-    double step = coldStepMillis();
+    return (long) Math.max(0, Math.min(coldStepMillis(), coldWaitMillis(query) - heldMillis));
+  }
+
+  /**
+   * A cold lead's whole wait: turn × step, at most the prompt's own compute time and {@link
+   * KvRouterConfig#holdMaxMillis}.
+   */
+  private double coldWaitMillis(RouteQuery query) {
     double compute = fit.current().computeMillis(Math.max(1, query.promptTokens()));
-    double whole =
-        Math.min(peers.turn(query.nowMillis()) * step, Math.min(compute, k.holdMaxMillis()));
-    return (long) Math.max(0, Math.min(step, whole - heldMillis));
+    double turns = peers.turn(query.nowMillis()) * coldStepMillis();
+    return Math.min(turns, Math.min(compute, k.holdMaxMillis()));
   }
 
   /** A cold lead's step: a late delay and 1 ms, whole; also how close company arrives. */

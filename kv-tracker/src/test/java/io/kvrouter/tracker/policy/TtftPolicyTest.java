@@ -609,6 +609,37 @@ class TtftPolicyTest {
     throw new AssertionError("no router but the first in turn");
   }
 
+  /**
+   * Under intents a cold lead of 50 ms of prefill or more is announced with the time it will be
+   * decided, so it is held its whole wait at once (a step per turn: 6, 12, 18 ms...), with no look
+   * and no second ask: its peers expect it then. The first of the instant waits only the intents'
+   * one delay.
+   */
+  @Test
+  void announcedColdLeads_holdTheirWholeWaitAtOnce() {
+    long[] first = Fixture.prompt(8_000_000L, 256);
+    long[] cold = Fixture.prompt(8_100_000L, 256);
+    KvRouterConfig k = KvRouterConfig.defaults();
+    assertThat(EngineTiming.MOCKER.computeMillis(cold.length * Fixture.BS))
+        .isBetween(k.intentsFromMillis(), k.holdMaxMillis());
+    Fixture f = new Fixture(8);
+    List<Long> holds = new ArrayList<>();
+    for (int r = 0; r < 16; r++) {
+      TtftPolicy p = policy("own", "r" + r);
+      for (int peer = 0; peer < 16; peer++) {
+        if (peer != r) {
+          p.onPeerHeard("r" + peer, f.now - 500);
+        }
+      }
+      p.onPeerTiming("r" + (r + 1) % 16, EngineTiming.MOCKER, f.now - 500);
+      assertThat(hold(p, f, first, false)).as("first: the intents' delay").isEqualTo(6);
+      long held = hold(p, f, cold, false);
+      holds.add(held);
+      assertThat(more(p, f, cold, held)).as("no second ask").isZero();
+    }
+    assertThat(holds).contains(6L, 12L, 18L, 24L);
+  }
+
   /** The whole wait of {@code keys} arriving at {@code f.now}: its hold, then {@link #rest}. */
   private static long waited(TtftPolicy p, Fixture f, long[] keys) {
     return rest(p, f, keys, hold(p, f, keys, false));

@@ -177,6 +177,8 @@ final class TtftPolicy implements Policy {
   private long previousColdMillis = Long.MIN_VALUE;
   // When a cold lead's wait last ended: it is decided at once, on what the wait brought.
   private long coldLedMillis = Long.MIN_VALUE;
+  // When a peer's reservation of a whole prompt (a prefix it started) last arrived.
+  private long lastPeerStartMillis = Long.MIN_VALUE;
 
   /**
    * @param name {@code kvrouter}, or a lab variant that names its concurrency mode ({@code
@@ -494,12 +496,14 @@ final class TtftPolicy implements Policy {
    * start the prefixes of the same burst ({@link KvRouterConfig#coldLeadFromMillis}): one step of a
    * late delay and 1 ms, then more steps ({@link #holdMoreMillis}) while no replica holds any of
    * it, in all at most turn × step, the prompt's own compute time and {@link
-   * KvRouterConfig#holdMaxMillis}; 0 when it may not wait or is first in turn. It waits only in
-   * company: when another such prompt reached this router within one step before it. New prefixes
-   * arriving together are the mark of a batch or a fan-out, whose siblings reach the peers too; a
-   * lone new conversation shares its prefix with nothing in flight, and waiting would only cost it.
-   * A prompt alone so far looks for company {@link KvRouterConfig#coldLookMillis} first: the first
-   * of a burst to reach this router. Records the arrival (called once per request, as it arrives).
+   * KvRouterConfig#holdMaxMillis}; 0 when it may not wait, is first in turn, or could not wait one
+   * step (a propagation delay longer than the prompt's compute: it would decide as blind). It waits
+   * only in company: when another such prompt reached this router within one step before it. New
+   * prefixes arriving together are the mark of a batch or a fan-out, whose siblings reach the peers
+   * too; a lone new conversation shares its prefix with nothing in flight, and waiting would only
+   * cost it. A prompt alone so far looks for company {@link KvRouterConfig#coldLookMillis} first:
+   * the first of a burst to reach this router. Records the arrival (called once per request, as it
+   * arrives).
    */
   private long coldLeadMillis(RouteQuery query, double least) {
     if (!coldLeads(query) || least < Math.max(1, query.promptTokens())) {
@@ -509,8 +513,8 @@ final class TtftPolicy implements Policy {
     boolean company = lastColdMillis != Long.MIN_VALUE && now - lastColdMillis <= coldStepMillis();
     previousColdMillis = lastColdMillis;
     lastColdMillis = now;
-    if (peers.turn(query.nowMillis()) == 0) {
-      return 0;
+    if (peers.turn(query.nowMillis()) == 0 || coldWaitMillis(query) < coldStepMillis()) {
+      return 0; // first in turn, or the routers before it could not be seen in time
     }
     if (told(query, least)) {
       // Announced with the time it will be decided: one hold, the whole wait, and no look.
@@ -552,8 +556,10 @@ final class TtftPolicy implements Policy {
             && previousColdMillis >= arrived - coldStepMillis()
             && lastColdMillis >= arrived;
     long more = company ? coldStep(query, heldMillis) : 0;
-    if (more == 0 && company) {
-      coldLedMillis = query.nowMillis(); // decided next, on the view the wait brought
+    if (more == 0 && company && lastPeerStartMillis >= arrived) {
+      // Decided next, on the view the wait brought: a peer's start has come into view since it
+      // arrived (not so behind a delay longer than the wait: it decides as blind as at once).
+      coldLedMillis = query.nowMillis();
     }
     return more;
   }
@@ -946,6 +952,7 @@ final class TtftPolicy implements Policy {
     if (replica >= 0) { // -1: a replica not known here yet (the reservation is held detached)
       if (prefillTokens >= promptTokens) {
         families.started(replica, nowMillis); // a peer started a prefix there
+        lastPeerStartMillis = nowMillis;
       }
       writes.add(replica, prefillTokens, nowMillis);
       progress.reserved(replica, issuedMillis);

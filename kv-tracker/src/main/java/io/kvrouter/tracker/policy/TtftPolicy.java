@@ -110,11 +110,11 @@ import java.util.random.RandomGenerator;
  * step per turn (at most its own compute time), and follow as soon as a router before them has
  * started its prefix. One still new at the end goes to a near-tie, on the view the wait brought,
  * where the routers have lately started the fewest prefixes ({@link PrefixFamilies}, the peers'
- * counted from their reservations of a whole prompt). A burst of requests in groups that share a
- * new prefix (a group's system prompt, an agent's fan-out) is otherwise started on as many replicas
- * as routers received one of the group. A lone new prompt does not wait; the first of a burst to
- * reach a router waits {@link KvRouterConfig#coldLookMillis} for the rest ({@link
- * #holdMoreMillis}).
+ * counted from their reservations of a whole prompt), if a peer's start came into view meanwhile. A
+ * burst of requests in groups that share a new prefix (a group's system prompt, an agent's fan-out)
+ * is otherwise started on as many replicas as routers received one of the group. A lone new prompt
+ * does not wait; the first of a burst to reach a router waits {@link KvRouterConfig#coldLookMillis}
+ * for the rest ({@link #holdMoreMillis}).
  *
  * <p>Near-ties are resolved by {@link NearTies}.
  *

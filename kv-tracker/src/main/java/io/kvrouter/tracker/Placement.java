@@ -163,14 +163,8 @@ final class Placement {
    */
   long holdMillis(RouteRequest request, long nowMillis) {
     int[] candidates = candidates(request);
-    if (candidates == null) {
-      return 0;
-    }
-    RouteQuery query = query(request, nowMillis, false);
-    if (!policy.mayHold(query)) {
-      return 0; // most requests: no second prefix match
-    }
-    return policy.holdMillis(matched(query), candidates, match);
+    RouteQuery query = holdable(request, candidates, nowMillis);
+    return query == null ? 0 : policy.holdMillis(query, candidates, match);
   }
 
   /**
@@ -179,14 +173,21 @@ final class Placement {
    */
   long holdMoreMillis(RouteRequest request, long nowMillis, long heldMillis) {
     int[] candidates = candidates(request);
+    RouteQuery query = holdable(request, candidates, nowMillis);
+    return query == null ? 0 : policy.holdMoreMillis(query, candidates, match, heldMillis);
+  }
+
+  /**
+   * The ungated query of {@code request}, its prefix matched into {@link #match}, when it has
+   * {@code candidates} and the policy may hold it; null otherwise (most requests: no second prefix
+   * match).
+   */
+  private RouteQuery holdable(RouteRequest request, int[] candidates, long nowMillis) {
     if (candidates == null) {
-      return 0;
+      return null;
     }
     RouteQuery query = query(request, nowMillis, false);
-    if (!policy.mayHold(query)) {
-      return 0;
-    }
-    return policy.holdMoreMillis(matched(query), candidates, match, heldMillis);
+    return policy.mayHold(query) ? matched(query) : null;
   }
 
   /** Whether the policy reads its peers' intents ({@link Policy#readsIntents}). */

@@ -212,6 +212,15 @@ final class TtftPolicy implements Policy {
     return Math.max(1, query.promptTokens() - cached);
   }
 
+  /** The fewest uncached prompt tokens of {@code query} on any of {@code candidates}. */
+  private double leastOwn(RouteQuery query, int[] candidates, MatchResult match) {
+    double least = Double.POSITIVE_INFINITY;
+    for (int r : candidates) {
+      least = Math.min(least, ownTokens(query, match, r));
+    }
+    return least;
+  }
+
   /** Prefill tokens per pass left over by the running requests' decode tokens. */
   private double chunk(LoadView load, int replica) {
     return Math.max(k.chunkTokens() / 2.0, k.chunkTokens() - load.running(replica));
@@ -467,10 +476,7 @@ final class TtftPolicy implements Policy {
     if (!mayHold(query)) {
       return 0;
     }
-    double least = Double.POSITIVE_INFINITY;
-    for (int r : candidates) {
-      least = Math.min(least, ownTokens(query, match, r));
-    }
+    double least = leastOwn(query, candidates, match);
     boolean intentsOn = intentsOn(query);
     boolean peered = amongPeers(query) || intentsOn;
     boolean burst = peered && burstHold(query.nowMillis());
@@ -541,10 +547,8 @@ final class TtftPolicy implements Policy {
       return 0;
     }
     double prompt = Math.max(1, query.promptTokens());
-    for (int r : candidates) {
-      if (ownTokens(query, match, r) < prompt) {
-        return 0; // started somewhere by now: it follows that
-      }
+    if (leastOwn(query, candidates, match) < prompt) {
+      return 0; // started somewhere by now: it follows that
     }
     if (told(query, prompt)) {
       return 0; // announced: decided when its peers expect it

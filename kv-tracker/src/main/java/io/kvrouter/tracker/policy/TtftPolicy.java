@@ -108,13 +108,16 @@ import java.util.random.RandomGenerator;
  * replica holds any of, arriving together with another such prompt, is decided at once only by the
  * router first in turn; the others hold it in steps of a late delay and a millisecond, up to one
  * step per turn (at most its own compute time), and follow as soon as a router before them has
- * started its prefix. One still new at the end goes to a near-tie, on the view the wait brought,
- * where the routers have lately started the fewest prefixes ({@link PrefixFamilies}, the peers'
- * counted from their reservations of a whole prompt), if a peer's start came into view meanwhile. A
- * burst of requests in groups that share a new prefix (a group's system prompt, an agent's fan-out)
- * is otherwise started on as many replicas as routers received one of the group. A lone new prompt
- * does not wait; the first of a burst to reach a router waits {@link KvRouterConfig#coldLookMillis}
- * for the rest ({@link #holdMoreMillis}).
+ * started its prefix: to the replica holding the most of it, whatever the cost, when that is most
+ * of the prompt ({@link KvRouterConfig#coldFollowShare}), since the cost cannot see the followers
+ * still held on every router for the prefixes the other replicas hold. One still new at the end
+ * goes to a near-tie, on the view the wait brought, where the routers have lately started the
+ * fewest prefixes ({@link PrefixFamilies}, the peers' counted from their reservations of a whole
+ * prompt), if a peer's start came into view meanwhile. A burst of requests in groups that share a
+ * new prefix (a group's system prompt, an agent's fan-out) is otherwise started on as many replicas
+ * as routers received one of the group. A lone new prompt does not wait; the first of a burst to
+ * reach a router waits {@link KvRouterConfig#coldLookMillis} for the rest ({@link
+ * #holdMoreMillis}).
  *
  * <p>Near-ties are resolved by {@link NearTies}.
  *
@@ -177,6 +180,7 @@ final class TtftPolicy implements Policy {
   private long previousColdMillis = Long.MIN_VALUE;
   // When a cold lead's wait last ended: it is decided at once, on what the wait brought.
   private long coldLedMillis = Long.MIN_VALUE;
+  private long coldFollowMillis = Long.MIN_VALUE;
   // When a peer's reservation of a whole prompt (a prefix it started) last arrived.
   private long lastPeerStartMillis = Long.MIN_VALUE;
 
@@ -313,6 +317,13 @@ final class TtftPolicy implements Policy {
         }
       }
     }
+    boolean follows = !cold && coldFollowMillis == now;
+    coldFollowMillis = Long.MIN_VALUE;
+    int holder = follows ? holder(cost, own, n, query.blockSize()) : -1;
+    if (holder >= 0) {
+      return Ranking.withFirst(
+          Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[holder]);
+    }
     if (intentsOn && announced(own, n)) {
       return intentRanking(query, candidates, ids, cost, own, prefill, unseen);
     }
@@ -355,6 +366,26 @@ final class TtftPolicy implements Policy {
             candidates, cost, blindCost, own, bs, load, now, extraBand, ownLoad::on);
       }
     };
+  }
+
+  /**
+   * The index of the candidate a held cold lead follows ({@link KvRouterConfig#coldFollowShare}):
+   * of those not busy, the one with the fewest uncached tokens {@code own}, of those within a block
+   * of each other the cheapest; -1 if all are busy.
+   */
+  private static int holder(double[] cost, double[] own, int n, int blockSize) {
+    int at = -1;
+    for (int i = 0; i < n; i++) {
+      if (cost[i] == Double.POSITIVE_INFINITY) {
+        continue;
+      }
+      if (at < 0
+          || own[i] < own[at] - blockSize
+          || (own[i] <= own[at] + blockSize && cost[i] < cost[at])) {
+        at = i;
+      }
+    }
+    return at;
   }
 
   /**
@@ -538,7 +569,9 @@ final class TtftPolicy implements Policy {
    * A prompt no candidate holds any of, held {@code heldMillis} (a look for company, a step of its
    * cold lead, or another hold), waits one more step of its cold lead ({@link #coldStep}) while no
    * replica holds any of it yet, if another such prompt arrived since, or within a step before it.
-   * Once a router before it has started the prefix it follows that at once.
+   * Once a router before it has started the prefix it follows that at once, and is placed there
+   * whatever the cost when the prefix is most of the prompt ({@link
+   * KvRouterConfig#coldFollowShare}).
    */
   @Override
   public long holdMoreMillis(
@@ -547,7 +580,11 @@ final class TtftPolicy implements Policy {
       return 0;
     }
     double prompt = Math.max(1, query.promptTokens());
-    if (leastOwn(query, candidates, match) < prompt) {
+    double least = leastOwn(query, candidates, match);
+    if (least < prompt) {
+      if (k.coldFollowShare() > 0 && prompt - least >= k.coldFollowShare() * prompt) {
+        coldFollowMillis = query.nowMillis(); // mostly the started prefix: decided on that
+      }
       return 0; // started somewhere by now: it follows that
     }
     if (told(query, prompt)) {

@@ -166,6 +166,7 @@ class PoliciesTest {
                 d.burstConcurrency(),
                 d.coldLeadFromMillis(),
                 d.coldLookMillis(),
+                d.coldFollowShare(),
                 d.intents(),
                 d.intentsFromMillis(),
                 d.lagFromMillis(),

@@ -610,6 +610,57 @@ class TtftPolicyTest {
   }
 
   /**
+   * A held cold lead whose prefix a router before it started meanwhile goes to that replica even
+   * behind a queue that makes a cold replica cheaper, when the prefix is most of its prompt: the
+   * other replicas' queues lack the followers of their own prefixes, still held on every router. By
+   * cost when the setting is off, or when only a small part of the prompt is cached there.
+   */
+  @Test
+  void coldLeads_followAStartedPrefix_whateverTheQueue_whenItIsMostOfThePrompt() {
+    long[] cold = Fixture.prompt(7_200_000L, 100);
+    assertThat(followed(cold, 90, KvRouterConfig.defaults()))
+        .as("90 of 100 blocks cached on 3, behind 300 ms of queue")
+        .isEqualTo(3);
+    assertThat(followed(cold, 90, KvRouterConfig.defaults().with("coldFollowShare=0")))
+        .as("off: by cost")
+        .isNotEqualTo(3);
+    assertThat(followed(cold, 10, KvRouterConfig.defaults()))
+        .as("10 of 100 blocks: by cost")
+        .isNotEqualTo(3);
+  }
+
+  /**
+   * Where a router later in turn than the first places {@code keys}, a cold lead in company, once a
+   * router before it has cached {@code blocks} of it on replica 3 behind 20,000 queued tokens.
+   */
+  private static int followed(long[] keys, int blocks, KvRouterConfig k) {
+    for (int r = 0; r < 16; r++) {
+      Fixture f = new Fixture(8);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      p.bindRouter("r" + r);
+      for (int peer = 0; peer < 16; peer++) {
+        p.onPeerHeard("r" + peer, f.now - 500);
+      }
+      hold(p, f, Fixture.prompt(7_300_000L, 100), false);
+      long step = hold(p, f, keys, false);
+      if (step == 0) {
+        continue; // first in turn
+      }
+      Fixture started = new Fixture(8);
+      started.now = f.now;
+      started.cache(3, keys, blocks, Tier.GPU);
+      started.prefill[3] = 20_000;
+      started.inFlight[3] = 10;
+      assertThat(more(p, started, keys, step)).as("started on 3: decided now").isZero();
+      started.now += step;
+      return started.rank(p, keys)[0];
+    }
+    throw new AssertionError("no router but the first in turn");
+  }
+
+  /**
    * Under intents a cold lead of 50 ms of prefill or more is announced with the time it will be
    * decided, so it is held its whole wait at once (a step per turn: 6, 12, 18 ms...), with no look
    * and no second ask: its peers expect it then. The first of the instant waits only the intents'

@@ -63,25 +63,28 @@ class ColdLeadLabTest {
 
   /**
    * sglang-gsp (1,024 requests at once, 64 groups of 16 sharing a new 2,048-token prefix; 8
-   * replicas of 65,536 blocks) through sixteen routers 5 ms apart. Each router's first new prompt
-   * looks 1 ms for company before it is decided: without the look, up to sixteen prefixes start
-   * blind at once. Measured at seed 1: one router 710 ms p90 / 0.882; sixteen 753 / 0.862 with the
-   * look, 900 / 0.850 without.
+   * replicas of 65,536 blocks) through sixteen routers 5 ms apart routes as one router does. Each
+   * router's first new prompt looks 1 ms for company before it is decided, and a held prompt whose
+   * prefix a router before it started follows it whatever the queue there. Measured at seed 1: one
+   * router 710 ms p90 / 0.882; sixteen 710 / 0.882; 754 / 0.876 without the look; 753 / 0.862 by
+   * cost (followers diverted to replicas whose own followers were still held).
    */
   @Test
-  void sglangGsp_sixteenRouters_withinATenthOfOneRoutersP90() {
+  void sglangGsp_sixteenRouters_asOneRouter() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 1);
     LabConfig config =
         LabConfig.defaults(8)
             .withCapacity(65_536)
-            .withPolicies(List.of("kvrouter", "kvrouter@coldLookMillis=0"));
+            .withPolicies(
+                List.of("kvrouter", "kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0"));
     PolicyResult one = PolicyLab.run(gsp, config, 1, "t").policy("kvrouter");
     LabResults r = PolicyLab.run(gsp, config.withRouters(16, 5_000), 1, "t");
-    PolicyResult look = r.policy("kvrouter");
-    PolicyResult blind = r.policy("kvrouter@coldLookMillis=0");
-    assertThat(look.completed()).isEqualTo(1_024);
-    assertThat(look.ttft().p90()).as("with the look").isLessThanOrEqualTo(1.1 * one.ttft().p90());
-    assertThat(look.hitRate()).isGreaterThanOrEqualTo(one.hitRate() - 0.03);
-    assertThat(blind.ttft().p90()).as("without").isGreaterThan(1.2 * one.ttft().p90());
+    PolicyResult sixteen = r.policy("kvrouter");
+    assertThat(sixteen.completed()).isEqualTo(1_024);
+    assertThat(sixteen.ttft().p90()).isLessThanOrEqualTo(1.01 * one.ttft().p90());
+    assertThat(sixteen.hitRate()).isGreaterThanOrEqualTo(one.hitRate() - 0.002);
+    for (String without : List.of("kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0")) {
+      assertThat(r.policy(without).ttft().p90()).as(without).isGreaterThan(1.04 * one.ttft().p90());
+    }
   }
 }

@@ -81,8 +81,11 @@ import java.util.random.RandomGenerator;
  * request ({@link KvRouterConfig#soloColdByLoad}) to the near-tie on which it has lately started
  * the fewest new prefixes ({@link PrefixFamilies}, {@link NearTies#leastLoaded}): the prefix it
  * starts draws its follow-ups back, so where it lands sets the load that replica carries for as
- * long as they come, which the first token's time alone does not see. Requests with a cached prefix
- * somewhere resolve near-ties as under {@code turns}.
+ * long as they come, which the first token's time alone does not see. In a burst of new prefixes
+ * (one decided in the same millisecond as the one before, {@link
+ * KvRouterConfig#soloBurstByFamilies}) it takes the fewest of all replicas not busy, not only of
+ * the near-ties: the queues then show the order the burst came in, not yet each prefix's followers.
+ * Requests with a cached prefix somewhere resolve near-ties as under {@code turns}.
  *
  * <p>Strict mode ({@link RouteQuery#gated()}): a gate admits each decision only if the replica
  * holds no more requests than the router saw there, so decisions on a replica are serialised across
@@ -181,6 +184,8 @@ final class TtftPolicy implements Policy {
   // When a cold lead's wait last ended: it is decided at once, on what the wait brought.
   private long coldLedMillis = Long.MIN_VALUE;
   private long coldFollowMillis = Long.MIN_VALUE;
+  // When a lone router last decided a prompt no replica held any of.
+  private long lastSoloColdMillis = Long.MIN_VALUE;
   // When a peer's reservation of a whole prompt (a prefix it started) last arrived.
   private long lastPeerStartMillis = Long.MIN_VALUE;
 
@@ -319,7 +324,7 @@ final class TtftPolicy implements Policy {
     }
     boolean follows = !cold && coldFollowMillis == now;
     coldFollowMillis = Long.MIN_VALUE;
-    int holder = follows ? holder(cost, own, n, query.blockSize()) : -1;
+    int holder = follows ? leastThenCheapest(n, i -> own[i], query.blockSize(), cost) : -1;
     if (holder >= 0) {
       return Ranking.withFirst(
           Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[holder]);
@@ -349,6 +354,16 @@ final class TtftPolicy implements Policy {
               extraBand);
         }
         if (cold && alone(query) && k.soloColdByLoad()) {
+          boolean burst = lastSoloColdMillis == now;
+          lastSoloColdMillis = now;
+          int fewest =
+              burst && k.soloBurstByFamilies() && k.familyHalfLifeMillis() > 0
+                  ? leastThenCheapest(n, i -> families.on(candidates[i], now), 0, cost)
+                  : -1;
+          if (fewest >= 0) {
+            yield Ranking.withFirst(
+                Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[fewest]);
+          }
           yield ties.leastLoaded(
               candidates, cost, own, bs, load, now, extraBand, true, soloLoad(load, now));
         }
@@ -369,20 +384,24 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * The index of the candidate a held cold lead follows ({@link KvRouterConfig#coldFollowShare}):
-   * of those not busy, the one with the fewest uncached tokens {@code own}, of those within a block
-   * of each other the cheapest; -1 if all are busy.
+   * Of the candidates not busy (a finite {@code cost}), the index of the one with the least {@code
+   * key} (by index), of those within {@code slack} of each other the cheapest; -1 if all are busy.
+   * A held cold lead's holder ({@link KvRouterConfig#coldFollowShare}: the key its uncached tokens,
+   * the slack a block), or a lone router's new prefix in a burst ({@link
+   * KvRouterConfig#soloBurstByFamilies}: the prefixes lately started there).
    */
-  private static int holder(double[] cost, double[] own, int n, int blockSize) {
+  private static int leastThenCheapest(
+      int n, IntToDoubleFunction key, double slack, double[] cost) {
     int at = -1;
+    double least = 0;
     for (int i = 0; i < n; i++) {
       if (cost[i] == Double.POSITIVE_INFINITY) {
         continue;
       }
-      if (at < 0
-          || own[i] < own[at] - blockSize
-          || (own[i] <= own[at] + blockSize && cost[i] < cost[at])) {
+      double k = key.applyAsDouble(i);
+      if (at < 0 || k < least - slack || (k <= least + slack && cost[i] < cost[at])) {
         at = i;
+        least = k;
       }
     }
     return at;

@@ -174,7 +174,8 @@ class PoliciesTest {
                 d.lagWarmup(),
                 d.soloColdByLoad(),
                 d.sessionWork(),
-                d.familyHalfLifeMillis()));
+                d.familyHalfLifeMillis(),
+                d.soloBurstByFamilies()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -209,6 +209,38 @@ class TtftPolicyTest {
     }
   }
 
+  /**
+   * In a burst of new prefixes (a lone router's second prompt that nothing holds in the same
+   * millisecond) the prefix goes to the replica where the fewest were started, even one whose queue
+   * puts it out of the near-ties: replica 3 started none but has 8,000 tokens queued. One alone, a
+   * second later, stays among the near-ties, as do all with the setting off.
+   */
+  @Test
+  void aLoneRoutersBurstOfNewPrefixes_goesWhereTheFewestStarted_outsideTheTiesToo() {
+    for (boolean byFamilies : new boolean[] {true, false}) {
+      Fixture f = new Fixture(4);
+      KvRouterConfig k = KvRouterConfig.defaults().with("soloBurstByFamilies=" + byFamilies);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      p.bindRouter("a");
+      for (int r = 0; r < 3; r++) {
+        f.running(p, "cold-" + r, Fixture.prompt(2_000 + 10 * r, 64), r);
+      }
+      f.prefill[3] = 8_000;
+      f.inFlight[3] = 4;
+      f.now += 60_000;
+      assertThat(f.route(p, Fixture.prompt(3_000, 64)))
+          .as("the first of the burst")
+          .isNotEqualTo(3);
+      assertThat(f.rank(p, Fixture.prompt(3_100, 64))[0])
+          .as("the second, by families " + byFamilies)
+          .matches(r -> byFamilies == (r == 3));
+      f.now += 1_000;
+      assertThat(f.rank(p, Fixture.prompt(3_200, 64))[0]).as("alone").isNotEqualTo(3);
+    }
+  }
+
   @Test
   void busyReplica_isRankedLast_evenWithTheWholePromptCached() {
     Fixture f = new Fixture(3);

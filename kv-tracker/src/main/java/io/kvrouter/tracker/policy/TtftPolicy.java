@@ -183,6 +183,7 @@ final class TtftPolicy implements Policy {
   private long previousColdMillis = Long.MIN_VALUE;
   // When a cold lead's wait last ended: it is decided at once, on what the wait brought.
   private long coldLedMillis = Long.MIN_VALUE;
+  // When a held cold lead last found most of its prompt started: decided next, on the holder.
   private long coldFollowMillis = Long.MIN_VALUE;
   // When a lone router last decided a prompt no replica held any of.
   private long lastSoloColdMillis = Long.MIN_VALUE;
@@ -385,10 +386,11 @@ final class TtftPolicy implements Policy {
 
   /**
    * Of the candidates not busy (a finite {@code cost}), the index of the one with the least {@code
-   * key} (by index), of those within {@code slack} of each other the cheapest; -1 if all are busy.
-   * A held cold lead's holder ({@link KvRouterConfig#coldFollowShare}: the key its uncached tokens,
-   * the slack a block), or a lone router's new prefix in a burst ({@link
-   * KvRouterConfig#soloBurstByFamilies}: the prefixes lately started there).
+   * key} (a function of the candidate's index), of those within {@code slack} of that least the
+   * cheapest; -1 if all are busy. A held cold lead's holder ({@link
+   * KvRouterConfig#coldFollowShare}: the key its uncached tokens, the slack a block), or a lone
+   * router's new prefix in a burst ({@link KvRouterConfig#soloBurstByFamilies}: the prefixes lately
+   * started there).
    */
   private static int leastThenCheapest(
       int n, IntToDoubleFunction key, double slack, double[] cost) {

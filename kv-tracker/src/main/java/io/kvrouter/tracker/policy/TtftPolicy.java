@@ -325,10 +325,10 @@ final class TtftPolicy implements Policy {
     }
     boolean follows = !cold && coldFollowMillis == now;
     coldFollowMillis = Long.MIN_VALUE;
-    int holder = follows ? leastThenCheapest(n, i -> own[i], query.blockSize(), cost) : -1;
-    if (holder >= 0) {
-      return Ranking.withFirst(
-          Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[holder]);
+    int[] onHolder =
+        follows ? leastThenCheapest(candidates, i -> own[i], query.blockSize(), cost) : null;
+    if (onHolder != null) {
+      return onHolder;
     }
     if (intentsOn && announced(own, n)) {
       return intentRanking(query, candidates, ids, cost, own, prefill, unseen);
@@ -357,13 +357,12 @@ final class TtftPolicy implements Policy {
         if (cold && alone(query) && k.soloColdByLoad()) {
           boolean burst = lastSoloColdMillis == now;
           lastSoloColdMillis = now;
-          int fewest =
+          int[] fewest =
               burst && k.soloBurstByFamilies() && k.familyHalfLifeMillis() > 0
-                  ? leastThenCheapest(n, i -> families.on(candidates[i], now), 0, cost)
-                  : -1;
-          if (fewest >= 0) {
-            yield Ranking.withFirst(
-                Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[fewest]);
+                  ? leastThenCheapest(candidates, i -> families.on(candidates[i], now), 0, cost)
+                  : null;
+          if (fewest != null) {
+            yield fewest;
           }
           yield ties.leastLoaded(
               candidates, cost, own, bs, load, now, extraBand, true, soloLoad(load, now));
@@ -385,18 +384,18 @@ final class TtftPolicy implements Policy {
   }
 
   /**
-   * Of the candidates not busy (a finite {@code cost}), the index of the one with the least {@code
-   * key} (a function of the candidate's index), of those within {@code slack} of that least the
-   * cheapest; -1 if all are busy. A held cold lead's holder ({@link
+   * The candidates by cost, first among them of those not busy (a finite {@code cost}) the one with
+   * the least {@code key} (a function of the candidate's index), of those within {@code slack} of
+   * that least the cheapest; null if all are busy. A held cold lead's holder ({@link
    * KvRouterConfig#coldFollowShare}: the key its uncached tokens, the slack a block), or a lone
    * router's new prefix in a burst ({@link KvRouterConfig#soloBurstByFamilies}: the prefixes lately
    * started there).
    */
-  private static int leastThenCheapest(
-      int n, IntToDoubleFunction key, double slack, double[] cost) {
+  private static int[] leastThenCheapest(
+      int[] candidates, IntToDoubleFunction key, double slack, double[] cost) {
     int at = -1;
     double least = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < candidates.length; i++) {
       if (cost[i] == Double.POSITIVE_INFINITY) {
         continue;
       }
@@ -406,7 +405,10 @@ final class TtftPolicy implements Policy {
         least = k;
       }
     }
-    return at;
+    return at < 0
+        ? null
+        : Ranking.withFirst(
+            Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS), candidates[at]);
   }
 
   /**

@@ -1,0 +1,79 @@
+package io.kvrouter.loadtest.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.loadtest.workload.Workloads;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One router, 8 replicas of 65,536 blocks, seed 1: kvrouter's p90 TTFT is at most each close peer's
+ * and its hit rate within 0.005 of the highest, the README's "At a glance" lines. Only the peers
+ * that come within a few percent of kvrouter on each workload run here (the others trail by 20 % or
+ * more, and each costs seconds of the suite); sglang-gsp is pinned in {@link ColdLeadLabTest}.
+ */
+@org.junit.jupiter.api.Timeout(300)
+class PeerLeadLabTest {
+
+  private static final double HIT_SLACK = 0.005;
+
+  private static LabResults run(String workload, String... peers) {
+    Workload w = Workloads.byName(workload, Map.of(), 1);
+    List<String> policies = new java.util.ArrayList<>(List.of("kvrouter"));
+    policies.addAll(List.of(peers));
+    LabConfig config = LabConfig.defaults(8).withCapacity(65_536).withPolicies(policies);
+    return PolicyLab.run(w, config, 1, "t");
+  }
+
+  /** Measured: kvrouter 54.8 ms / 0.9833; tgi_trie 55.5 / 0.9806, llmd_precise 56.2 / 0.9833. */
+  @Test
+  void llmdB2b_lowestP90_andTheHighestHitRate() {
+    LabResults r = run("llmd-b2b", "tgi_trie", "llmd_precise", "sglang_cache_aware");
+    assertLeads(r, "tgi_trie", "llmd_precise", "sglang_cache_aware");
+  }
+
+  /**
+   * Measured: kvrouter 36.1 ms / 0.8371; tgi_trie 37.3 / 0.8035; sglang_cache_aware 41.1 / 0.8410
+   * (it sends every conversation to the replica holding the shared system prompt).
+   */
+  @Test
+  void multiTurnChat_lowestP90_hitRateWithinTheLine() {
+    LabResults r = run("multi-turn-chat", "tgi_trie", "sglang_cache_aware");
+    assertLeads(r, "tgi_trie", "sglang_cache_aware");
+  }
+
+  /**
+   * Measured: kvrouter 525.4 ms / 0.5447; sglang_cache_aware 527.3 / 0.5493, llmd_precise 529.4 /
+   * 0.5523. The hit-rate line (within 0.005) is not met in this replay, only on the mean of 8
+   * jittered draws (README, "At a glance"); the p90 is, and the hit rate stays within 0.01.
+   */
+  @Test
+  void mooncakeSynthetic_lowestP90() {
+    LabResults r = run("mooncake-synthetic", "sglang_cache_aware", "llmd_precise");
+    PolicyResult kv = r.policy("kvrouter");
+    assertThat(kv.completed()).isEqualTo(3_993);
+    for (String peer : List.of("sglang_cache_aware", "llmd_precise")) {
+      assertThat(kv.ttft().p90())
+          .as("p90 against " + peer)
+          .isLessThanOrEqualTo(r.policy(peer).ttft().p90());
+      assertThat(kv.hitRate())
+          .as("hit rate against " + peer)
+          .isGreaterThan(r.policy(peer).hitRate() - 0.01);
+    }
+  }
+
+  private static void assertLeads(LabResults r, String... peers) {
+    PolicyResult kv = r.policy("kvrouter");
+    double best = 0;
+    for (String peer : peers) {
+      PolicyResult p = r.policy(peer);
+      assertThat(kv.ttft().p90()).as("p90 against " + peer).isLessThanOrEqualTo(p.ttft().p90());
+      best = Math.max(best, p.hitRate());
+    }
+    assertThat(kv.hitRate())
+        .as("hit rate against the best peer's")
+        .isGreaterThanOrEqualTo(best - HIT_SLACK);
+  }
+}

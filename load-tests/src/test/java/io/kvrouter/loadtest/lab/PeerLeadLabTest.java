@@ -27,11 +27,14 @@ class PeerLeadLabTest {
     return PolicyLab.run(w, config, 1, "t");
   }
 
-  /** Measured: kvrouter 54.8 ms / 0.9833; tgi_trie 55.5 / 0.9806, llmd_precise 56.2 / 0.9833. */
+  /**
+   * Measured: kvrouter 54.8 ms / 0.9833; tgi_trie 55.5 / 0.9806, llmd_precise 56.2 / 0.9833
+   * (sglang_cache_aware 56.2 / 0.9819, left out: llmd_precise is as fast and caches more).
+   */
   @Test
   void llmdB2b_lowestP90_andTheHighestHitRate() {
-    LabResults r = run("llmd-b2b", "tgi_trie", "llmd_precise", "sglang_cache_aware");
-    assertLeads(r, "tgi_trie", "llmd_precise", "sglang_cache_aware");
+    LabResults r = run("llmd-b2b", "tgi_trie", "llmd_precise");
+    assertLeads(r, "tgi_trie", "llmd_precise");
   }
 
   /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -11,8 +12,9 @@ import org.junit.jupiter.api.Test;
 /**
  * One router, 8 replicas of 65,536 blocks, seed 1: kvrouter's p90 TTFT is at most each close peer's
  * and its hit rate within 0.005 of the highest, the README's "At a glance" lines. Only the peers
- * that come within a few percent of kvrouter on each workload run here (the others trail by 20 % or
- * more, and each costs seconds of the suite); sglang-gsp is pinned in {@link ColdLeadLabTest}.
+ * that come within 10 % of kvrouter's p90 on each workload run here (each costs seconds of the
+ * suite; the others' p90 is 14 % or more above it); sglang-gsp is pinned in {@link
+ * ColdLeadLabTest}.
  */
 @org.junit.jupiter.api.Timeout(300)
 class PeerLeadLabTest {
@@ -21,7 +23,7 @@ class PeerLeadLabTest {
 
   private static LabResults run(String workload, String... peers) {
     Workload w = Workloads.byName(workload, Map.of(), 1);
-    List<String> policies = new java.util.ArrayList<>(List.of("kvrouter"));
+    List<String> policies = new ArrayList<>(List.of("kvrouter"));
     policies.addAll(List.of(peers));
     LabConfig config = LabConfig.defaults(8).withCapacity(65_536).withPolicies(policies);
     return PolicyLab.run(w, config, 1, "t");
@@ -49,15 +51,17 @@ class PeerLeadLabTest {
 
   /**
    * Measured: kvrouter 525.4 ms / 0.5447; sglang_cache_aware 527.3 / 0.5493, llmd_precise 529.4 /
-   * 0.5523. The hit-rate line (within 0.005) is not met in this replay, only on the mean of 8
-   * jittered draws (README, "At a glance"); the p90 is, and the hit rate stays within 0.01.
+   * 0.5523, dynamo_kv 536.4 / 0.5118. The hit-rate line (within 0.005) is not met in this replay,
+   * only on the mean of 8 jittered draws (README, "At a glance"); the p90 is, and the hit rate
+   * stays within 0.01.
    */
   @Test
   void mooncakeSynthetic_lowestP90() {
-    LabResults r = run("mooncake-synthetic", "sglang_cache_aware", "llmd_precise");
+    List<String> peers = List.of("sglang_cache_aware", "llmd_precise", "dynamo_kv");
+    LabResults r = run("mooncake-synthetic", peers.toArray(String[]::new));
     PolicyResult kv = r.policy("kvrouter");
     assertThat(kv.completed()).isEqualTo(3_993);
-    for (String peer : List.of("sglang_cache_aware", "llmd_precise")) {
+    for (String peer : peers) {
       assertThat(kv.ttft().p90())
           .as("p90 against " + peer)
           .isLessThanOrEqualTo(r.policy(peer).ttft().p90());

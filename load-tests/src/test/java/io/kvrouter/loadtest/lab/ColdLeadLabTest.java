@@ -73,7 +73,8 @@ class ColdLeadLabTest {
   void sglangGsp_sixteenRouters_asOneRouter() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 1);
     LabConfig config =
-        onGspReplicas("kvrouter", "kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0");
+        PeerLeadLabTest.headline(
+            "kvrouter", "kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0");
     PolicyResult one = PolicyLab.run(gsp, config, 1, "t").policy("kvrouter");
     LabResults r = PolicyLab.run(gsp, config.withRouters(16, 5_000), 1, "t");
     PolicyResult sixteen = r.policy("kvrouter");
@@ -95,7 +96,8 @@ class ColdLeadLabTest {
   void sglangGsp_oneRouter_startsTheBurstsPrefixesEvenly_andCachesAsTheGreedyPeer() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 5);
     LabConfig config =
-        onGspReplicas("kvrouter", "kvrouter@soloBurstByFamilies=false", "sglang_cache_aware");
+        PeerLeadLabTest.headline(
+            "kvrouter", "kvrouter@soloBurstByFamilies=false", "sglang_cache_aware");
     LabResults r = PolicyLab.run(gsp, config, 1, "t");
     PolicyResult kv = r.policy("kvrouter");
     PolicyResult greedy = r.policy("sglang_cache_aware");
@@ -104,12 +106,5 @@ class ColdLeadLabTest {
     assertThat(r.policy("kvrouter@soloBurstByFamilies=false").hitRate())
         .as("by the near-ties")
         .isLessThan(kv.hitRate() - 0.004);
-  }
-
-  /**
-   * The lab's eight replicas of 65,536 blocks, as sglang-gsp is measured, with {@code policies}.
-   */
-  private static LabConfig onGspReplicas(String... policies) {
-    return LabConfig.defaults(8).withCapacity(65_536).withPolicies(List.of(policies));
   }
 }

@@ -2,7 +2,6 @@ package io.kvrouter.loadtest.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,12 +20,18 @@ class PeerLeadLabTest {
 
   private static final double HIT_SLACK = 0.005;
 
+  /**
+   * The lab as the README's headline figures run it: 8 replicas of 65,536 blocks, {@code policies}.
+   */
+  static LabConfig headline(String... policies) {
+    return LabConfig.defaults(8).withCapacity(65_536).withPolicies(List.of(policies));
+  }
+
   private static LabResults run(String workload, String... peers) {
-    Workload w = Workloads.byName(workload, Map.of(), 1);
     List<String> policies = new ArrayList<>(List.of("kvrouter"));
     policies.addAll(List.of(peers));
-    LabConfig config = LabConfig.defaults(8).withCapacity(65_536).withPolicies(policies);
-    return PolicyLab.run(w, config, 1, "t");
+    return PolicyLab.run(
+        Workloads.byName(workload, Map.of(), 1), headline(policies.toArray(String[]::new)), 1, "t");
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -18,24 +19,25 @@ import org.junit.jupiter.api.Test;
  */
 class DemoShutdownIT {
 
+  /** The demo on free ports, in a JVM of its own with a 1 GiB heap. */
+  private static List<String> command() {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                NodeClassArchive.java(),
+                "-Xmx1g",
+                "-Dai.djl.offline=true",
+                "-jar",
+                FatJarNodeIT.fatJar().toString()));
+    command.addAll(NodeClassArchive.DEMO_ON_FREE_PORTS);
+    return command;
+  }
+
   @Test
   void sigterm_endsTheDemoWithoutAShutdownPhaseTimingOut() throws Exception {
     Path log = Files.createTempFile("kvrouter-demo", ".log");
     Process demo =
-        new ProcessBuilder(
-                List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx1g",
-                    "-Dai.djl.offline=true",
-                    "-jar",
-                    FatJarNodeIT.fatJar().toString(),
-                    "demo",
-                    "--ingress-port",
-                    "0",
-                    "--engine-port",
-                    "0",
-                    "--kv-events-port",
-                    "0"))
+        new ProcessBuilder(command())
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();

@@ -30,14 +30,7 @@ class FatJarNodeIT {
   }
 
   static Process startJava(Path log, String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx256m");
-    // Test nodes live for seconds to minutes, several at once on a 2-core machine: the C1 compiler
-    // alone, and a single-threaded collector, keep their start-up from starving each other.
-    command.add("-XX:TieredStopAtLevel=1");
-    command.add("-XX:+UseSerialGC");
-    command.add("-Dai.djl.offline=true");
+    List<String> command = new ArrayList<>(NodeClassArchive.javaCommand(fatJar()));
     command.add("-jar");
     command.add(fatJar().toString());
     command.addAll(List.of(args));

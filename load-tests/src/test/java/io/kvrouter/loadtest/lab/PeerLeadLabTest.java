@@ -31,7 +31,7 @@ class PeerLeadLabTest {
     List<String> policies = new ArrayList<>(List.of("kvrouter"));
     policies.addAll(List.of(peers));
     return PolicyLab.run(
-        Workloads.byName(workload, Map.of(), 1), headline(policies.toArray(String[]::new)), 1, "t");
+        Workloads.byName(workload, Map.of(), 1), headline(policies.toArray(String[]::new)), 2, "t");
   }
 
   /**

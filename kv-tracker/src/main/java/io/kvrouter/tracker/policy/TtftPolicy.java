@@ -258,7 +258,7 @@ final class TtftPolicy implements Policy {
     double[] prefill =
         intentsOn ? placeIntents(t, candidates, ids, load, now, unseen, query.blockSize()) : null;
     double[] cost = new double[n];
-    double[] own = new double[n];
+    double[] uncached = new double[n];
     boolean anyFree = false;
     if (lastFeatures.length < n) {
       lastFeatures = new double[n][EngineTiming.SIZE];
@@ -274,9 +274,12 @@ final class TtftPolicy implements Policy {
       blindCost = new double[n];
     }
     for (int i = 0; i < n; i++) {
-      own[i] = ownTokens(query, match, candidates[i]);
+      uncached[i] = ownTokens(query, match, candidates[i]);
     }
-    boolean cold = cold(query, own, n);
+    boolean cold = cold(query, uncached, n);
+    // What the decision counts as this request's own tokens on each replica (see placed()); the
+    // timing fit learns from what the replicas will really compute.
+    double[] own = placed(query, uncached, n);
     double[] share = writes.shares(candidates, now, shareExponent(query, cold));
     double workWeight = k.workWeight() * (opening(query, cold) ? k.sessionWork() : 1);
     long recentSince = cold ? blindSince(query, now) : Long.MAX_VALUE;
@@ -293,7 +296,7 @@ final class TtftPolicy implements Policy {
               + reload
               + workWeight * share[i] * (t.computeMillis(own[i]) + reload)
               + lag.charge(r, now);
-      lastPredicted[i] = queued + reload;
+      lastPredicted[i] = (own == uncached ? queued : ttft(t, ahead, uncached[i], load, r)) + reload;
       sharedCost[i] = cost[i];
       blindCost[i] = cost[i];
       double recent =
@@ -306,7 +309,7 @@ final class TtftPolicy implements Policy {
         sharedCost[i] += ttft(t, Math.max(0, ahead - hidden), own[i], load, r) - queued;
       }
       EngineTiming.features(
-          ahead - unseen[i] + own[i],
+          ahead - unseen[i] + uncached[i],
           chunk(load, r),
           decoding(load, r),
           load.kvUsage(r),
@@ -766,6 +769,26 @@ final class TtftPolicy implements Policy {
    */
   private static boolean opening(RouteQuery query, boolean cold) {
     return query.opensSession() && !cold;
+  }
+
+  /**
+   * {@code uncached}, or the whole prompt on every replica when no replica holds {@link
+   * KvRouterConfig#coldMatchShare} of it: a prefix that short (one block every prompt opens with, a
+   * system prompt) would otherwise make each replica that has not yet computed it look slower for
+   * every request by that prefix's compute, and never get one.
+   */
+  private double[] placed(RouteQuery query, double[] uncached, int n) {
+    double prompt = Math.max(1, query.promptTokens());
+    double least = prompt;
+    for (int i = 0; i < n; i++) {
+      least = Math.min(least, uncached[i]);
+    }
+    if (least == prompt || prompt - least >= k.coldMatchShare() * prompt) {
+      return uncached;
+    }
+    double[] whole = new double[n];
+    Arrays.fill(whole, prompt);
+    return whole;
   }
 
   /** Whether no candidate holds any of the prompt: {@code own} is each one's uncached tokens. */

@@ -175,7 +175,8 @@ class PoliciesTest {
                 d.soloColdByLoad(),
                 d.sessionWork(),
                 d.familyHalfLifeMillis(),
-                d.soloBurstByFamilies()));
+                d.soloBurstByFamilies(),
+                d.coldMatchShare()));
     for (String bad :
         new String[] {"nope=1", "workWeight", "workWeight=x", "fitTiming=yes", "concurrency=x"}) {
       assertThatThrownBy(() -> d.with(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);

@@ -169,6 +169,43 @@ class TtftPolicyTest {
   }
 
   /**
+   * Every prompt opens with the same 512 tokens (32 of its 400 blocks), which replicas 0-2 hold and
+   * replica 3 does not. By default (a {@code coldMatchShare} of 0.1) that opening counts for
+   * nothing in the cost: replica 3, written to least lately, comes first. With the share 0 it comes
+   * last, 512 tokens slower for every such prompt, so at light load it would never get one.
+   */
+  @Test
+  void anOpeningEveryPromptShares_belowTheColdMatchShare_doesNotKeepAReplicaOut() {
+    long[] opening = Fixture.prompt(7, 32);
+    for (double share : new double[] {0.1, 0}) {
+      Fixture f = new Fixture(4);
+      KvRouterConfig k = KvRouterConfig.defaults().with("coldMatchShare=" + share);
+      TtftPolicy p =
+          new TtftPolicy(
+              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+      p.bindRouter("a");
+      for (int r = 0; r < 3; r++) {
+        f.cache(r, opening, 32, Tier.GPU);
+        f.running(p, "earlier-" + r, opened(opening, 10_000L * (r + 1)), r);
+      }
+      f.now += 60_000;
+      int[] rank = f.rank(p, opened(opening, 90_000));
+      if (share > 0) {
+        assertThat(rank[0]).as("the opening counts for nothing").isEqualTo(3);
+      } else {
+        assertThat(rank[3]).as("the opening counted").isEqualTo(3);
+      }
+    }
+  }
+
+  /** A prompt of 400 blocks: {@code opening}, then blocks whose keys start at {@code base}. */
+  private static long[] opened(long[] opening, long base) {
+    long[] keys = java.util.Arrays.copyOf(opening, 400);
+    System.arraycopy(Fixture.prompt(base, 400 - opening.length), 0, keys, opening.length, 368);
+    return keys;
+  }
+
+  /**
    * By default the least loaded near-tie for a lone router's new prefix is the one where it has
    * lately started the fewest prefixes (each the head of a family of later requests), whatever the
    * requests in flight say: replica 1 has 5 in flight, the others 2, but one prefix started against

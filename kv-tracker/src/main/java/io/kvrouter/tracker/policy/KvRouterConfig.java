@@ -285,8 +285,8 @@ import java.lang.reflect.RecordComponent;
  *     yet looked slower by that block for every request, so at light load it never got one. At a
  *     tenth of the trace's rate (8 replicas × 65,536 blocks, 5 Dec 2026) 3 of 8 replicas got no
  *     request, and kvrouter reached 498 ms p90 TTFT / 0.200 hit rate against sglang_cache_aware's
- *     471 / 0.270; with 0.1, every replica is used: 457.8 / 0.2716 (8 routers at 5 ms: 462.7 /
- *     0.2717 against 498.4 / 0.2178). At the trace's own rate, 1 router: 502.2 / 0.2662 against
+ *     471 / 0.270; with 0.1, every replica is used: 457.8 / 0.2716 (8 routers at 5 ms: 463.7 /
+ *     0.2708 against 498.4 / 0.2178). At the trace's own rate, 1 router: 502.2 / 0.2662 against
  *     502.8 / 0.2644 as recorded, 471.1 / 0.2680 against 472.8 / 0.2651 spread; 8 and 16 routers at
  *     5 ms 519 / 0.272 and 518.5 / 0.2748 against 517 / 0.273 and 515.1 / 0.2735. sglang-gsp,
  *     llmd-b2b, multi-turn-chat and mooncake-synthetic unchanged. 0 is off

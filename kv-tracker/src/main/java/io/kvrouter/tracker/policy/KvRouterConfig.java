@@ -289,7 +289,9 @@ import java.lang.reflect.RecordComponent;
  *     0.2708 against 498.4 / 0.2178). At the trace's own rate, 1 router: 502.2 / 0.2662 against
  *     502.8 / 0.2644 as recorded, 471.1 / 0.2680 against 472.8 / 0.2651 spread; 8 and 16 routers at
  *     5 ms 519 / 0.272 and 518.5 / 0.2748 against 517 / 0.273 and 515.1 / 0.2735. sglang-gsp,
- *     llmd-b2b, multi-turn-chat and mooncake-synthetic unchanged. 0 is off
+ *     llmd-b2b, multi-turn-chat and mooncake-synthetic unchanged. 0.05 gives the same; 0.25 and 0.5
+ *     cache less (light load 0.2702 and 0.2571, mooncake-synthetic 0.5437 and 0.5424 against
+ *     0.5447). 0 is off
  */
 public record KvRouterConfig(
     int chunkTokens,

@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
  * {@code /health}: 5.8-6.7 s for an ingress on the idle 2-core machine, 3.4-3.6 s with the archive.
  * The suite starts dozens of node processes, many one after the other. The archive is made by
  * running {@code demo} (engine, agent and ingress in one JVM, so every role's classes) until it is
- * ready, then SIGTERM: the JVM writes the archive as it exits, about 22 s once. If that fails,
- * nodes start without it, as before.
+ * ready, then SIGTERM: the JVM writes the archive as it exits, 17-22 s once. If that fails, nodes
+ * start without it, as before.
  *
  * <p>The archive is tied to the fat jar it was made from (the JVM checks the class path and refuses
  * a stale one); it is made again when the jar is newer.

@@ -2,28 +2,46 @@
 """How many prompt tokens any router could find cached on the Mooncake conversation trace, and
 the p90 TTFT that leaves, if each request computed its uncached prompt alone on a replica.
 
-Run from the repository's root: python3 docs/results/lab-conversation-bounds-2026-12-05/bounds.py
+Run from the repository's root:
+  python3 docs/results/lab-conversation-bounds-2026-12-05/bounds.py [TRACE]
+TRACE is another trace in the same format (default: the bundled conversation trace); the p90
+columns assume the lab's engines.
 
-The trace is the one the lab bundles (load-tests/.../traces/mooncake-conversation.jsonl): each
-request lists the ids of its prompt's 512-token blocks, in order; a prompt can reuse only a prefix
-of them, and a partial last block never matches. Capacity: 8 replicas x 65,536 blocks x 16 tokens,
-the README's headline lab. Compute time: the Dynamo mocker's prefill polynomial the lab's engines
-use (MockerTimingModel), in chunks of 8,192 tokens (max_num_batched_tokens), plus, on a replica
-that is also decoding, the decode term at the lab's KV usage of about 0.02 (6.8 ms a pass).
+Each request lists the ids of its prompt's 512-token blocks, in order. A prompt can reuse only a
+prefix of them, and a partial last block never matches (the next turn has a new id there), but it
+still takes room: the engines hold it as (length mod 512) / 16 blocks of 16 tokens. Capacity is
+counted in 16-token blocks: 8 replicas x 65,536, the README's headline lab. LRU caches touch a
+prompt's blocks from last to first, so a prefix's tail is evicted before its head, as vLLM does.
+Compute time: the Dynamo mocker's prefill polynomial the lab's engines use (MockerTimingModel), in
+chunks of 8,192 tokens (max_num_batched_tokens), plus, on a replica that is also decoding, the
+decode term at the lab's KV usage of about 0.02 (6.8 ms a pass). Hit rates use the engines'
+measure: at most (length - 1) // 16 blocks of a prompt count as cached.
 """
 import heapq
 import json
+import sys
 from collections import OrderedDict, defaultdict
 
-TRACE = "load-tests/src/main/resources/io/kvrouter/loadtest/traces/mooncake-conversation.jsonl"
+TRACE = sys.argv[1] if len(sys.argv) > 1 else (
+    "load-tests/src/main/resources/io/kvrouter/loadtest/traces/mooncake-conversation.jsonl")
 UNIT = 512
+BLOCK = 16
 REPLICAS = 8
-UNITS_PER_REPLICA = 65536 * 16 // UNIT
+BLOCKS_PER_REPLICA = 65536
 CHUNK = 8192
 DECODE_MS = -25.74 * 0.02**2 + 54.01 * 0.02 + 5.74
 
 reqs = [json.loads(line) for line in open(TRACE)]
-units = [r["hash_ids"][: r["input_length"] // UNIT] for r in reqs]
+lengths = [r["input_length"] for r in reqs]
+# Per request, its blocks in order as (key, size in 16-token blocks); a partial last one is unique.
+items = []
+for i, r in enumerate(reqs):
+    full = r["input_length"] // UNIT
+    it = [(h, UNIT // BLOCK) for h in r["hash_ids"][:full]]
+    rest = (r["input_length"] % UNIT) // BLOCK
+    if rest:
+        it.append((("partial", i), rest))
+    items.append(it)
 
 
 def prefill_ms(x):
@@ -39,95 +57,108 @@ def alone_ms(uncached, decoding):
     return t
 
 
-def matched(cache, ids):
+def matched(cache, it):
+    """Leading 16-token blocks of the prompt held (partial last blocks never match)."""
     n = 0
-    for h in ids:
-        if h not in cache:
+    for key, size in it:
+        if key not in cache or size != UNIT // BLOCK:
             break
-        n += 1
+        n += size
     return n
 
 
-def report(name, cached_units):
-    total = sum(r["input_length"] for r in reqs)
-    hit = sum(n * UNIT for n in cached_units) / total
+def report(name, cached_blocks):
+    cached = [min(n, (length - 1) // BLOCK) * BLOCK for n, length in zip(cached_blocks, lengths)]
+    hit = sum(cached) / sum(lengths)
     floors = []
     for decoding in (False, True):
-        v = sorted(alone_ms(r["input_length"] - n * UNIT, decoding) for r, n in zip(reqs, cached_units))
+        v = sorted(alone_ms(length - c, decoding) for c, length in zip(cached, lengths))
         floors.append(v[int(0.9 * len(v))])
     print(f"| {name} | {hit:.4f} | {floors[0]:.0f} | {floors[1]:.0f} |")
 
 
+class Lru:
+    def __init__(self, capacity):
+        self.capacity, self.size, self.held = capacity, 0, OrderedDict()
+
+    def __contains__(self, key):
+        return key in self.held
+
+    def admit(self, it):
+        for key, size in reversed(it):
+            if key in self.held:
+                self.held.move_to_end(key)
+            else:
+                self.held[key] = size
+                self.size += size
+        while self.size > self.capacity:
+            _, size = self.held.popitem(last=False)
+            self.size -= size
+
+
 def unlimited():
     seen, out = set(), []
-    for ids in units:
-        out.append(matched(seen, ids))
-        seen.update(ids)
+    for it in items:
+        out.append(matched(seen, it))
+        seen.update(key for key, _ in it)
     return out
 
 
-def lru(capacity):
-    """One LRU cache of the given units: every replica's capacity pooled, nothing duplicated."""
-    cache, out = OrderedDict(), []
-    for ids in units:
-        out.append(matched(cache, ids))
-        for h in ids:
-            cache[h] = True
-            cache.move_to_end(h)
-        while len(cache) > capacity:
-            cache.popitem(last=False)
+def pooled_lru(capacity):
+    """One LRU cache with every replica's capacity: nothing held twice."""
+    cache, out = Lru(capacity), []
+    for it in items:
+        out.append(matched(cache, it))
+        cache.admit(it)
     return out
 
 
-def belady(capacity):
+def pooled_belady(capacity):
     """The same pooled cache evicting the block used farthest in the future (Belady's optimum)."""
     uses = defaultdict(list)
-    for i, ids in enumerate(units):
-        for h in ids:
-            uses[h].append(i)
+    for i, it in enumerate(items):
+        for key, _ in it:
+            uses[key].append(i)
     pos = defaultdict(int)
-    cache, heap, out = {}, [], []
-    for i, ids in enumerate(units):
-        out.append(matched(cache, ids))
-        for h in ids:
-            u, p = uses[h], pos[h]
+    held, heap, size, out = {}, [], 0, []
+    for i, it in enumerate(items):
+        out.append(matched(held, it))
+        for key, blocks in it:
+            u, p = uses[key], pos[key]
             while p < len(u) and u[p] <= i:
                 p += 1
-            pos[h] = p
+            pos[key] = p
             nxt = u[p] if p < len(u) else float("inf")
-            cache[h] = nxt
-            heapq.heappush(heap, (-nxt, h))
-        while len(cache) > capacity:
-            nxt, h = heapq.heappop(heap)
-            if cache.get(h) == -nxt:
-                del cache[h]
+            if key not in held:
+                size += blocks
+            held[key] = (nxt, blocks)
+            heapq.heappush(heap, (-nxt, str(key), key))
+        while size > capacity:
+            nxt, _, key = heapq.heappop(heap)
+            if key in held and held[key][0] == -nxt:
+                size -= held.pop(key)[1]
     return out
 
 
 def sticky(replicas, capacity):
-    """Separate LRU replicas; each request goes where most of its prompt is (more than the block
-    every prompt opens with), else to the replica that has computed the least; queues ignored."""
-    caches, written, out = [OrderedDict() for _ in range(replicas)], [0] * replicas, []
-    for ids in units:
-        m = [matched(c, ids) for c in caches]
-        m = [n if n > 1 else 0 for n in m]
-        best = max(range(replicas), key=lambda p: (m[p], -written[p]))
-        c = caches[best]
-        n = matched(c, ids)
-        out.append(n)
-        written[best] += len(ids) - n
-        for h in ids:
-            c[h] = True
-            c.move_to_end(h)
-        while len(c) > capacity:
-            c.popitem(last=False)
+    """Separate LRU replicas; each request goes where most of its prompt is (more than the one
+    block every prompt opens with), else to the replica that has computed the least; no queues."""
+    caches, written, out = [Lru(capacity) for _ in range(replicas)], [0] * replicas, []
+    for it in items:
+        m = [matched(c, it) for c in caches]
+        best = max(range(replicas), key=lambda p: (m[p] if m[p] > UNIT // BLOCK else 0, -written[p]))
+        out.append(m[best])
+        written[best] += sum(size for _, size in it) - m[best]
+        caches[best].admit(it)
     return out
 
 
+pool = REPLICAS * BLOCKS_PER_REPLICA
 print("| cache | hit rate | p90 of compute alone, idle (ms) | the same, decoding (ms) |")
 print("|---|---:|---:|---:|")
 report("unlimited", unlimited())
-report("8 x 65,536 blocks pooled, Belady's eviction", belady(REPLICAS * UNITS_PER_REPLICA))
-report("8 x 65,536 blocks pooled, LRU", lru(REPLICAS * UNITS_PER_REPLICA))
-report("8 replicas of 65,536 blocks, LRU, each request where most of its prompt is", sticky(REPLICAS, UNITS_PER_REPLICA))
-report("one replica of 65,536 blocks, LRU", lru(UNITS_PER_REPLICA))
+report("8 x 65,536 blocks pooled, Belady's eviction", pooled_belady(pool))
+report("8 x 65,536 blocks pooled, LRU", pooled_lru(pool))
+report("8 replicas of 65,536 blocks, LRU, each request where most of its prompt is",
+       sticky(REPLICAS, BLOCKS_PER_REPLICA))
+report("one replica of 65,536 blocks, LRU", pooled_lru(BLOCKS_PER_REPLICA))

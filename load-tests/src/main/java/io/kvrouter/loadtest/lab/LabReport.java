@@ -38,9 +38,20 @@ public final class LabReport {
     sb.append(
         String.format(
             Locale.ROOT,
-            "Single unlimited cache: hit rate %.4f (tokens, engine measure), block hit rate %.4f.%n%n",
+            "Single unlimited cache: hit rate %.4f (tokens, engine measure), block hit rate %.4f.%n",
             r.bound().tokenRate(),
             r.bound().blockRate()));
+    if (r.bound().pooledBlocks() > 0) {
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "One LRU cache of every replica's capacity (%d blocks), nothing held twice: hit rate"
+                  + " %.4f (what the capacity holds under the engines' eviction; separate caches"
+                  + " can hold a little more or less).%n",
+              r.bound().pooledBlocks(),
+              r.bound().pooledTokenRate()));
+    }
+    sb.append('\n');
     sb.append(
         "| policy | hit_rate | block_hit_rate | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms"
             + " | e2e p50 ms | e2e p99 ms | throughput rps | load max/mean | decisions |\n");

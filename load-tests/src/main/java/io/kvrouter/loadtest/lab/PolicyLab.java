@@ -38,7 +38,8 @@ public final class PolicyLab {
             LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()),
             LabAdapters.images(workload, config.images(), config.imageZipf(), config.seed()),
             config.imageTokens());
-    SingleCacheBound bound = SingleCacheBound.of(workload, keys);
+    SingleCacheBound bound =
+        SingleCacheBound.of(workload, keys, (long) config.replicas() * config.capacityBlocks());
     ExecutorService pool =
         Executors.newFixedThreadPool(
             Math.max(1, threads),

@@ -10,11 +10,12 @@ import java.nio.file.Path;
 /**
  * The {@code results.json} schema of issue 7: {@code workload}, {@code replicas}, {@code routers},
  * {@code capacity_blocks} (null when unlimited), {@code single_cache_hit_rate}, {@code
- * single_cache_block_hit_rate}, and {@code policies}: objects with {@code policy}, {@code
- * hit_rate}, {@code block_hit_rate} (null without trace block ids), {@code ttft_ms} {p50,p90,p99},
- * {@code e2e_ms} {p50,p99}, {@code throughput_rps}, {@code load_max_over_mean}, {@code decisions};
- * plus a few more fields that help reading a run (settings, per-replica decisions). Stateless;
- * O(policies × replicas).
+ * single_cache_block_hit_rate}, on finite capacity {@code pooled_lru_blocks} and {@code
+ * pooled_lru_hit_rate} ({@link SingleCacheBound#pooledTokenRate}), and {@code policies}: objects
+ * with {@code policy}, {@code hit_rate}, {@code block_hit_rate} (null without trace block ids),
+ * {@code ttft_ms} {p50,p90,p99}, {@code e2e_ms} {p50,p99}, {@code throughput_rps}, {@code
+ * load_max_over_mean}, {@code decisions}; plus a few more fields that help reading a run (settings,
+ * per-replica decisions). Stateless; O(policies × replicas).
  */
 public final class ResultsJson {
 
@@ -41,6 +42,10 @@ public final class ResultsJson {
     root.put("seed", c.seed());
     root.put("single_cache_hit_rate", r.bound().tokenRate());
     root.put("single_cache_block_hit_rate", r.bound().blockRate());
+    if (r.bound().pooledBlocks() > 0) {
+      root.put("pooled_lru_blocks", r.bound().pooledBlocks());
+      root.put("pooled_lru_hit_rate", r.bound().pooledTokenRate());
+    }
     ObjectNode chaos = root.putObject("chaos");
     chaos.put("kill_replica", c.killReplica() < 0 ? null : "r" + c.killReplica());
     chaos.put("kill_at_s", c.killReplica() < 0 ? null : c.killAtMicros() / 1e6);

@@ -4,28 +4,51 @@ import io.kvrouter.loadtest.workload.PrefixCacheBound;
 import io.kvrouter.loadtest.workload.Workload;
 
 /**
- * The hit rates one unlimited cache fed every request reaches: the bounds the lab's policies are
- * measured against.
+ * The hit rates one cache fed every request reaches: the references the lab's policies are measured
+ * against.
  *
  * <ul>
- *   <li>{@code tokenRate}: the engines' measure: per request, the leading lab blocks already
- *       cached, at most {@code (promptLength − 1) / blockSize} blocks (vLLM always computes the
- *       last prompt token), times the block size, over prompt tokens;
+ *   <li>{@code tokenRate}: one unlimited cache, the engines' measure: per request, the leading lab
+ *       blocks already cached, at most {@code (promptLength − 1) / blockSize} blocks (vLLM always
+ *       computes the last prompt token), times the block size, over prompt tokens;
  *   <li>{@code blockRate}: for traces with block ids, {@link PrefixCacheBound#singleCache}'s
  *       block-weighted rate over trace blocks (the published figure); otherwise the same over lab
- *       blocks.
+ *       blocks;
+ *   <li>{@code pooledTokenRate}: the engines' measure over one cache of {@code pooledBlocks} lab
+ *       blocks evicting least recently used blocks, prefix tails first ({@link PooledLruCache}), as
+ *       the engines do: every replica's capacity pooled, nothing held twice, every request finding
+ *       every block any replica kept. A reference for what the capacity holds under the engines'
+ *       eviction, not a bound: separate caches evict differently from one pooled cache, and a
+ *       policy that keeps each conversation on one replica can hold a little more (0.2737 against
+ *       0.2730 on the Mooncake conversation trace, 0.5504 against 0.5474 on the synthetic one, 8 ×
+ *       65,536 blocks, in {@code docs/results/lab-conversation-bounds-2026-12-05}). Equal to {@code
+ *       tokenRate} when unlimited.
  * </ul>
  *
- * @param tokenRate cached prompt tokens ÷ prompt tokens
- * @param blockRate cached blocks ÷ blocks
+ * @param tokenRate cached prompt tokens ÷ prompt tokens, unlimited
+ * @param blockRate cached blocks ÷ blocks, unlimited
+ * @param pooledTokenRate cached prompt tokens ÷ prompt tokens in the pooled LRU cache
+ * @param pooledBlocks the pooled cache's capacity in lab blocks, 0 for unlimited
  */
-public record SingleCacheBound(double tokenRate, double blockRate) {
+public record SingleCacheBound(
+    double tokenRate, double blockRate, double pooledTokenRate, long pooledBlocks) {
 
-  /** Cost: O(total prompt blocks), one set of all distinct keys. */
-  public static SingleCacheBound of(Workload workload, PromptKeys keys) {
+  /**
+   * Cost: O(total prompt blocks), one set of all distinct keys, and when {@code pooledBlocks} is
+   * positive an LRU set of at most that many keys (about 50 bytes each).
+   *
+   * @param pooledBlocks blocks of the pooled cache (replicas × capacity per replica), 0 for
+   *     unlimited
+   */
+  public static SingleCacheBound of(Workload workload, PromptKeys keys, long pooledBlocks) {
+    if (pooledBlocks < 0) {
+      throw new IllegalArgumentException("pooled blocks must be >= 0, was " + pooledBlocks);
+    }
     int bs = keys.blockKeys().blockSize();
     LongIntMap cached = new LongIntMap(1 << 16);
+    PooledLruCache pooled = pooledBlocks == 0 ? null : new PooledLruCache(pooledBlocks);
     long cachedTokens = 0;
+    long pooledTokens = 0;
     long promptTokens = 0;
     long matchedBlocks = 0;
     long blocks = 0;
@@ -36,7 +59,12 @@ public record SingleCacheBound(double tokenRate, double blockRate) {
       while (matched < k.length && cached.containsKey(k[matched])) {
         matched++;
       }
-      cachedTokens += (long) Math.min(matched, Math.max(0, (len - 1) / bs)) * bs;
+      int countable = Math.max(0, (len - 1) / bs);
+      cachedTokens += (long) Math.min(matched, countable) * bs;
+      if (pooled != null) {
+        pooledTokens += (long) Math.min(pooled.leadingMatch(k), countable) * bs;
+        pooled.admit(k);
+      }
       promptTokens += len;
       matchedBlocks += matched;
       blocks += k.length;
@@ -48,7 +76,11 @@ public record SingleCacheBound(double tokenRate, double blockRate) {
         workload.blockTokens() > 0
             ? PrefixCacheBound.singleCache(workload).blockHitRate()
             : blocks == 0 ? 0 : (double) matchedBlocks / blocks;
+    double tokenRate = promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens;
     return new SingleCacheBound(
-        promptTokens == 0 ? 0 : (double) cachedTokens / promptTokens, blockRate);
+        tokenRate,
+        blockRate,
+        pooled == null || promptTokens == 0 ? tokenRate : (double) pooledTokens / promptTokens,
+        pooledBlocks);
   }
 }

@@ -27,8 +27,10 @@
  * <ul>
  *   <li>{@link io.kvrouter.loadtest.lab.PolicyLab}: computes the prompts' router keys once ({@link
  *       io.kvrouter.loadtest.lab.PromptKeys}, kv-tracker's {@code BlockKeys}, memoised per trace
- *       block id) and the single-cache bound ({@link io.kvrouter.loadtest.lab.SingleCacheBound}),
- *       then runs one {@link io.kvrouter.loadtest.lab.LabSimulation} per policy on a 2-thread pool.
+ *       block id) and the single-cache references ({@link
+ *       io.kvrouter.loadtest.lab.SingleCacheBound}: one unlimited cache, and on finite capacity one
+ *       LRU cache of every replica's capacity), then runs one {@link
+ *       io.kvrouter.loadtest.lab.LabSimulation} per policy on a 2-thread pool.
  *   <li>{@link io.kvrouter.loadtest.lab.LabSimulation}: the discrete-event loop; routers are {@code
  *       KvTrackerCore}s, each with its own policy instance; engines are {@code LabEngine}s whose KV
  *       events (router keys plus engine hashes) go to every router's index, removals through the

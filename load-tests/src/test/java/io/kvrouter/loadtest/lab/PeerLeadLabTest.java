@@ -77,17 +77,23 @@ class PeerLeadLabTest {
   }
 
   /**
-   * The conversation trace at a tenth of its rate, spread over its ticks (light load): every
-   * request opens with the same 512-token block. Before {@code coldMatchShare} a replica that had
-   * not computed it looked slower for every request and never got one. Measured (5 Dec 2026):
-   * kvrouter 457.8 ms / 0.2716, every replica 1,465-1,564 decisions; with the setting off 497.8 /
-   * 0.2005 and 3 replicas none; sglang_cache_aware 470.9 / 0.2700.
+   * The conversation trace's first 2,000 requests at a tenth of its rate, spread over its ticks
+   * (light load): every request opens with the same 512-token block. Before {@code coldMatchShare}
+   * a replica that had not computed it looked slower for every request and never got one. Measured
+   * (5 Dec 2026, {@code kvrouter lab --workload mooncake-conversation --limit 2000 --speed-up 0.1
+   * --arrivals spread}): kvrouter 520.7 ms / 0.2624, every replica 220-269 decisions; with the
+   * setting off 561.2 / 0.1591 and 4 replicas none; sglang_cache_aware 540.6 / 0.2540. The whole
+   * trace shows the same (457.8 / 0.2716 against 497.8 / 0.2005 with 3 replicas none, and 470.9 /
+   * 0.2700) in six times as long.
    */
   @Test
   void conversationAtATenthOfItsRate_usesEveryReplica_andCachesAsWellAsTheCacheGreedyPeer() {
     LabResults r =
         PolicyLab.run(
-            Workloads.byName("mooncake-conversation", Map.of(), 1).speedUp(0.1).spreadOverTicks(1),
+            Workloads.byName("mooncake-conversation", Map.of(), 1)
+                .speedUp(0.1)
+                .limit(2_000)
+                .spreadOverTicks(1),
             headline("kvrouter", "sglang_cache_aware"),
             2,
             "t");

@@ -14,31 +14,30 @@ class TtftPolicyTest {
 
   private static final long[] PROMPT = Fixture.prompt(1, 256); // 4,096 tokens
 
-  private static TtftPolicy policy(String concurrency, String router) {
-    PolicyConfig c =
-        PolicyConfig.defaults()
-            .withKvRouter(KvRouterConfig.defaults().withConcurrency(concurrency));
-    TtftPolicy p = new TtftPolicy("kvrouter", c, new SplittableRandom(3));
-    p.bindRouter(router);
+  /** A policy on {@code k} (the defaults elsewhere), bound as {@code router} unless null. */
+  private static TtftPolicy onConfig(KvRouterConfig k, String router) {
+    TtftPolicy p =
+        new TtftPolicy(
+            "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+    if (router != null) {
+      p.bindRouter(router);
+    }
     return p;
+  }
+
+  private static TtftPolicy policy(String concurrency, String router) {
+    return onConfig(KvRouterConfig.defaults().withConcurrency(concurrency), router);
   }
 
   /** The defaults with {@code settings} ({@link KvRouterConfig#with}), bound as {@code router}. */
   private static TtftPolicy tuned(String settings, String router) {
-    TtftPolicy p =
-        new TtftPolicy(
-            "kvrouter",
-            PolicyConfig.defaults().withKvRouter(KvRouterConfig.defaults().with(settings)),
-            new SplittableRandom(3));
-    p.bindRouter(router);
-    return p;
+    return onConfig(KvRouterConfig.defaults().with(settings), router);
   }
 
   /** Concurrency off, with {@code settings} ({@link KvRouterConfig#with}). */
   private static TtftPolicy offWith(String settings) {
     KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with(settings);
-    return new TtftPolicy(
-        "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+    return onConfig(k, null);
   }
 
   @Test
@@ -153,10 +152,7 @@ class TtftPolicyTest {
       Fixture f = new Fixture(4);
       KvRouterConfig k =
           KvRouterConfig.defaults().with("familyHalfLifeMillis=0@soloColdByLoad=" + on);
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      p.bindRouter("a");
+      TtftPolicy p = onConfig(k, "a");
       f.running(p, "earlier", Fixture.prompt(99, 64), 1);
       java.util.Arrays.fill(f.inFlight, 4);
       f.inFlight[1] = 1;
@@ -180,10 +176,7 @@ class TtftPolicyTest {
     for (double share : new double[] {0.1, 0}) {
       Fixture f = new Fixture(4);
       KvRouterConfig k = KvRouterConfig.defaults().with("coldMatchShare=" + share);
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      p.bindRouter("a");
+      TtftPolicy p = onConfig(k, "a");
       for (int r = 0; r < 3; r++) {
         f.cache(r, opening, 32, Tier.GPU);
         f.running(p, "earlier-" + r, opened(opening, 10_000L * (r + 1)), r);
@@ -218,10 +211,7 @@ class TtftPolicyTest {
       Fixture f = new Fixture(4);
       KvRouterConfig k =
           KvRouterConfig.defaults().with("familyHalfLifeMillis=" + (families ? 600_000 : 0));
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      p.bindRouter("a");
+      TtftPolicy p = onConfig(k, "a");
       int[] started = {3, 1, 2, 2};
       for (int r = 0; r < 4; r++) {
         for (int i = 0; i < started[r]; i++) {
@@ -257,10 +247,7 @@ class TtftPolicyTest {
     for (boolean byFamilies : new boolean[] {true, false}) {
       Fixture f = new Fixture(4);
       KvRouterConfig k = KvRouterConfig.defaults().with("soloBurstByFamilies=" + byFamilies);
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      p.bindRouter("a");
+      TtftPolicy p = onConfig(k, "a");
       for (int r = 0; r < 3; r++) {
         f.running(p, "cold-" + r, Fixture.prompt(2_000 + 10 * r, 64), r);
       }
@@ -453,12 +440,7 @@ class TtftPolicyTest {
     assertThat(rankOpening(q, g, cold, false)[0]).as("cold, continuing").isEqualTo(0);
     assertThat(rankOpening(q, g, cold, true)[0]).as("cold, opening").isEqualTo(0);
     TtftPolicy off =
-        new TtftPolicy(
-            "kvrouter",
-            PolicyConfig.defaults()
-                .withKvRouter(
-                    KvRouterConfig.defaults().withConcurrency("off").with("sessionShare=0")),
-            new SplittableRandom(3));
+        onConfig(KvRouterConfig.defaults().withConcurrency("off").with("sessionShare=0"), null);
     for (int i = 0; i < 4; i++) {
       f.running(off, "o" + i, Fixture.prompt(200 + i, 256), 0);
     }
@@ -705,10 +687,7 @@ class TtftPolicyTest {
   private static int followed(long[] keys, int blocks, KvRouterConfig k) {
     for (int r = 0; r < 16; r++) {
       Fixture f = new Fixture(8);
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      p.bindRouter("r" + r);
+      TtftPolicy p = onConfig(k, "r" + r);
       for (int peer = 0; peer < 16; peer++) {
         p.onPeerHeard("r" + peer, f.now - 500);
       }
@@ -826,10 +805,7 @@ class TtftPolicyTest {
     KvRouterConfig striped = KvRouterConfig.defaults().with("stripe=true");
     for (int t = 0; t < routers.length; t++) {
       Fixture f = new Fixture(8);
-      TtftPolicy p =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(striped), new SplittableRandom(3));
-      p.bindRouter(routers[t]);
+      TtftPolicy p = onConfig(striped, routers[t]);
       for (String peer : routers) {
         p.onPeerHeard(peer, f.now - 500);
       }
@@ -922,10 +898,7 @@ class TtftPolicyTest {
     long[][][] prompts = new long[routers.length][2][];
     for (int t = 0; t < routers.length; t++) {
       views[t] = new Fixture(8);
-      policies[t] =
-          new TtftPolicy(
-              "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
-      policies[t].bindRouter(routers[t]);
+      policies[t] = onConfig(k, routers[t]);
       for (String peer : routers) {
         policies[t].onPeerHeard(peer, views[t].now - 500);
       }
@@ -987,13 +960,7 @@ class TtftPolicyTest {
       int[] chosen = new int[2];
       for (int on = 0; on < 2; on++) {
         Fixture f = new Fixture(8);
-        TtftPolicy p =
-            new TtftPolicy(
-                "kvrouter",
-                PolicyConfig.defaults()
-                    .withKvRouter(KvRouterConfig.defaults().with("intents=" + (on == 1))),
-                new SplittableRandom(3));
-        p.bindRouter(router);
+        TtftPolicy p = onConfig(KvRouterConfig.defaults().with("intents=" + (on == 1)), router);
         for (String peer : routers) {
           p.onPeerHeard(peer, f.now - 500);
           if (!peer.equals(router)) {
@@ -1026,14 +993,7 @@ class TtftPolicyTest {
   }
 
   private static TtftPolicy intentsPolicy(String router) {
-    TtftPolicy p =
-        new TtftPolicy(
-            "kvrouter",
-            PolicyConfig.defaults()
-                .withKvRouter(KvRouterConfig.defaults().with("intents=true@coldLeadFromMillis=0")),
-            new SplittableRandom(3));
-    p.bindRouter(router);
-    return p;
+    return onConfig(KvRouterConfig.defaults().with("intents=true@coldLeadFromMillis=0"), router);
   }
 
   /**
@@ -1074,7 +1034,6 @@ class TtftPolicyTest {
 
   private static TtftPolicy workSharePolicy() {
     KvRouterConfig k = KvRouterConfig.defaults().withConcurrency("off").with("workShare=1");
-    return new TtftPolicy(
-        "kvrouter", PolicyConfig.defaults().withKvRouter(k), new SplittableRandom(3));
+    return onConfig(k, null);
   }
 }

@@ -279,7 +279,7 @@ final class TtftPolicy implements Policy {
     boolean cold = cold(query, uncached, n);
     // What the decision counts as this request's own tokens on each replica (see placed()); the
     // timing fit learns from what the replicas will really compute.
-    double[] own = placed(query, uncached, n);
+    double[] own = cold ? uncached : placed(query, uncached, n);
     double[] share = writes.shares(candidates, now, shareExponent(query, cold));
     double workWeight = k.workWeight() * (opening(query, cold) ? k.sessionWork() : 1);
     long recentSince = cold ? blindSince(query, now) : Long.MAX_VALUE;
@@ -775,7 +775,8 @@ final class TtftPolicy implements Policy {
    * {@code uncached}, or the whole prompt on every replica when no replica holds {@link
    * KvRouterConfig#coldMatchShare} of it: a prefix that short (one block every prompt opens with, a
    * system prompt) would otherwise make each replica that has not yet computed it look slower for
-   * every request by that prefix's compute, and never get one.
+   * every request by that prefix's compute, and never get one. Called only when the prompt is not
+   * cold (some replica holds part of it).
    */
   private double[] placed(RouteQuery query, double[] uncached, int n) {
     double prompt = Math.max(1, query.promptTokens());
@@ -783,7 +784,7 @@ final class TtftPolicy implements Policy {
     for (int i = 0; i < n; i++) {
       least = Math.min(least, uncached[i]);
     }
-    if (least == prompt || prompt - least >= k.coldMatchShare() * prompt) {
+    if (prompt - least >= k.coldMatchShare() * prompt) {
       return uncached;
     }
     double[] whole = new double[n];

@@ -10,7 +10,9 @@ import java.time.Duration;
  * core's {@link TrackerConfig}.
  *
  * @param policy the routing policy's name
- * @param nearTieRandomisation whether near-ties between replicas are broken at random
+ * @param nearTieRandomisation whether near-ties between replicas are spread across routers (the
+ *     kvrouter policy's concurrency rules and intents; off: {@link
+ *     io.kvrouter.tracker.policy.PolicyConfig#withoutNearTieRandomisation()})
  * @param tickInterval how often leases and predicted entries are expired
  * @param lease how long a reservation holds if it is never released
  * @param predictedTtl how long a predicted entry lives on a replica that publishes KV events

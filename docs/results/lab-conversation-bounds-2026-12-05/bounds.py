@@ -16,6 +16,11 @@ Compute time: the Dynamo mocker's prefill polynomial the lab's engines use (Mock
 chunks of 8,192 tokens (max_num_batched_tokens), plus, on a replica that is also decoding, the
 decode term at the lab's KV usage of about 0.02 (6.8 ms a pass). Hit rates use the engines'
 measure: at most (length - 1) // 16 blocks of a prompt count as cached.
+
+The first table is caches alone. The next two split the replicas in two groups and send each new
+prompt to one of them: by an oracle (whether its conversation has a later turn) and by what a
+router can know (whether it has seen the conversation before), both held to the issue's load line.
+The last gives how well what a router sees of a prompt predicts a later turn.
 """
 import heapq
 import json
@@ -67,14 +72,14 @@ def matched(cache, it):
     return n
 
 
-def report(name, cached_blocks):
+def report(name, cached_blocks, more=""):
     cached = [min(n, (length - 1) // BLOCK) * BLOCK for n, length in zip(cached_blocks, lengths)]
     hit = sum(cached) / sum(lengths)
     floors = []
     for decoding in (False, True):
         v = sorted(alone_ms(length - c, decoding) for c, length in zip(cached, lengths))
         floors.append(v[int(0.9 * len(v))])
-    print(f"| {name} | {hit:.4f} | {floors[0]:.0f} | {floors[1]:.0f} |")
+    print(f"| {name} | {hit:.4f} | {floors[0]:.0f} | {floors[1]:.0f} |{more}")
 
 
 class Lru:
@@ -153,6 +158,74 @@ def sticky(replicas, capacity):
     return out
 
 
+def full_keys(it):
+    return [key for key, size in it if size == UNIT // BLOCK]
+
+
+def has_later_turn():
+    """The oracle: whether the conversation of request i has a request after i. A conversation is
+    the prompts sharing a second block (every prompt of the conversation trace opens with the same
+    first one)."""
+    last = {}
+    for i, it in enumerate(items):
+        full = full_keys(it)
+        if len(full) > 1:
+            last[full[1]] = i
+    return lambda i, full, seen: len(full) > 1 and last[full[1]] > i
+
+
+def seen_before(i, full, seen):
+    """What a router can know: whether the conversation was seen before (a ghost list, as ARC
+    keeps), though no replica holds it any longer."""
+    return len(full) > 1 and full[1] in seen
+
+
+def split(replicas, capacity, keep, most, goes_on):
+    """Separate LRU replicas, split in two groups. A prompt no replica holds more than the opening
+    block of goes to the least written of the first `keep` replicas if goes_on says its
+    conversation goes on, else to the least written of the rest, so that what the conversations
+    reuse is not evicted for what nobody will; a replica more than `most` times the mean written
+    gives way to the least written of all. A prompt with a cached prefix goes where most of it is,
+    as in sticky(). Returns the cached blocks and the load max/mean (uncached prompt per replica)."""
+    caches, written, out, seen = [Lru(capacity) for _ in range(replicas)], [0] * replicas, [], set()
+    for i, it in enumerate(items):
+        m = [matched(c, it) for c in caches]
+        best = max(range(replicas), key=lambda p: (m[p] if m[p] > UNIT // BLOCK else 0, -written[p]))
+        full = full_keys(it)
+        if m[best] <= UNIT // BLOCK:
+            group = range(keep) if goes_on(i, full, seen) else range(keep, replicas)
+            best = min(group, key=lambda p: written[p])
+            if written[best] > most * sum(written) / replicas:
+                best = min(range(replicas), key=lambda p: written[p])
+        out.append(m[best])
+        written[best] += sum(size for _, size in it) - m[best]
+        caches[best].admit(it)
+        seen.update(full)
+    return out, max(written) / (sum(written) / replicas)
+
+
+def signals(oracle):
+    """How well what a router sees predicts a later turn: the share of prompts whose conversation
+    goes on, by whether the prompt opens it (its second block never seen) and by length."""
+    seen, rows = set(), defaultdict(lambda: [0, 0])
+    bounds = (2000, 5000, 10000, 20000, 50000)
+    for i, it in enumerate(items):
+        full = full_keys(it)
+        if len(full) > 1:
+            kind = "continues one" if full[1] in seen else "opens one"
+            size = next((f"< {b:,}" for b in bounds if lengths[i] < b), f">= {bounds[-1]:,}")
+            for key in ((kind, "all"), (kind, size)):
+                rows[key][0] += 1
+                rows[key][1] += oracle(i, full, seen)
+        seen.update(full)
+    print("| prompt | tokens | prompts | share whose conversation goes on |")
+    print("|---|---|---:|---:|")
+    order = ["all"] + [f"< {b:,}" for b in bounds] + [f">= {bounds[-1]:,}"]
+    for (kind, size), (n, on) in sorted(rows.items(), key=lambda kv: (kv[0][0] == "continues one",
+                                                                       order.index(kv[0][1]))):
+        print(f"| {kind} | {size} | {n} | {on / n:.2f} |")
+
+
 pool = REPLICAS * BLOCKS_PER_REPLICA
 print("| cache | hit rate | p90 of compute alone, idle (ms) | the same, decoding (ms) |")
 print("|---|---:|---:|---:|")
@@ -162,3 +235,26 @@ report("8 x 65,536 blocks pooled, LRU", pooled_lru(pool))
 report("8 replicas of 65,536 blocks, LRU, each request where most of its prompt is",
        sticky(REPLICAS, BLOCKS_PER_REPLICA))
 report("one replica of 65,536 blocks, LRU", pooled_lru(BLOCKS_PER_REPLICA))
+oracle = has_later_turn()
+for title, goes_on in (("A router told which conversations go on", oracle),
+                       ("A router that knows which conversations it has seen before", seen_before)):
+    print()
+    print(f"{title}, held to a load max/mean of at most 1.3:")
+    print()
+    print("| prompts said to go on start on | hit rate | p90 of compute alone, idle (ms) "
+          "| the same, decoding (ms) | load max/mean |")
+    print("|---|---:|---:|---:|---:|")
+    for keep in range(1, REPLICAS):
+        cached, spread = split(REPLICAS, BLOCKS_PER_REPLICA, keep, 1.3, goes_on)
+        group = "1 replica" if keep == 1 else f"{keep} replicas"
+        report(f"{group}, the others on the other {REPLICAS - keep}", cached,
+               f" {spread:.2f} |")
+    if goes_on is oracle:
+        for keep in (REPLICAS - 2, REPLICAS - 1):
+            cached, spread = split(REPLICAS, BLOCKS_PER_REPLICA, keep, float("inf"), goes_on)
+            report(f"{keep} replicas, the others on the other {REPLICAS - keep}, load not held",
+                   cached, f" {spread:.2f} |")
+print()
+print("What a router sees of a prompt, against whether its conversation goes on:")
+print()
+signals(oracle)

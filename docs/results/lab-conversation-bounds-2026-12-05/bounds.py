@@ -145,19 +145,6 @@ def pooled_belady(capacity):
     return out
 
 
-def sticky(replicas, capacity):
-    """Separate LRU replicas; each request goes where most of its prompt is (more than the one
-    block every prompt opens with), else to the replica that has computed the least; no queues."""
-    caches, written, out = [Lru(capacity) for _ in range(replicas)], [0] * replicas, []
-    for it in items:
-        m = [matched(c, it) for c in caches]
-        best = max(range(replicas), key=lambda p: (m[p] if m[p] > UNIT // BLOCK else 0, -written[p]))
-        out.append(m[best])
-        written[best] += sum(size for _, size in it) - m[best]
-        caches[best].admit(it)
-    return out
-
-
 def full_keys(it):
     return [key for key, size in it if size == UNIT // BLOCK]
 
@@ -186,7 +173,7 @@ def split(replicas, capacity, keep, most, goes_on):
     conversation goes on, else to the least written of the rest, so that what the conversations
     reuse is not evicted for what nobody will; a replica more than `most` times the mean written
     gives way to the least written of all. A prompt with a cached prefix goes where most of it is,
-    as in sticky(). Returns the cached blocks and the load max/mean (uncached prompt per replica)."""
+    as sticky() does. Returns the cached blocks and the load max/mean (uncached prompt per replica)."""
     caches, written, out, seen = [Lru(capacity) for _ in range(replicas)], [0] * replicas, [], set()
     for i, it in enumerate(items):
         m = [matched(c, it) for c in caches]
@@ -202,6 +189,13 @@ def split(replicas, capacity, keep, most, goes_on):
         caches[best].admit(it)
         seen.update(full)
     return out, max(written) / (sum(written) / replicas)
+
+
+def sticky(replicas, capacity):
+    """Separate LRU replicas; each request goes where most of its prompt is (more than the one
+    block every prompt opens with), else to the replica that has computed the least; no queues:
+    split() with one group."""
+    return split(replicas, capacity, 0, float("inf"), lambda i, full, seen: False)[0]
 
 
 def signals(oracle):

@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description =
         "Run an ingress node: OpenAI/Anthropic HTTP API and a KV tracker, in the cluster.")
-final class IngressCommand implements Callable<Integer> {
+public final class IngressCommand implements Callable<Integer> {
 
   @Mixin NodeOptions node;
 

@@ -1,6 +1,6 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.kvevents.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEvent;
 import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.List;
 

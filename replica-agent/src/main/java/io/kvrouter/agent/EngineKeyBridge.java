@@ -1,12 +1,12 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.kvevents.EngineEvent;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.WindowBlocks;
+import io.kvrouter.protocol.engine.EngineEvent;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;

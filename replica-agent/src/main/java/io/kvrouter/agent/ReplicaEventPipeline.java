@@ -1,13 +1,13 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.kvevents.EngineEvent;
-import io.kvrouter.agent.kvevents.EngineEventBatch;
 import io.kvrouter.agent.kvevents.EngineStreamHandler;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.ReplicaSnapshot;
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;

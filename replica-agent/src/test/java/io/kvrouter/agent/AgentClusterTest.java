@@ -2,10 +2,6 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.protocol.AgentRequest;
@@ -16,6 +12,10 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.SimEngine;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineSettings;
 import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.time.Duration;

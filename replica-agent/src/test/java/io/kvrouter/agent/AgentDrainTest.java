@@ -2,14 +2,14 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.SimEngine;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineSettings;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.Done;

@@ -2,13 +2,13 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.kvevents.EngineEvent;
-import io.kvrouter.agent.kvevents.EngineEventBatch;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplayReply;
 import io.kvrouter.protocol.Replayed;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.kvrouter.agent;
 
-import io.kvrouter.agent.sim.SimEngine;
 import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.sim.SimEngine;
 import java.time.Duration;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;

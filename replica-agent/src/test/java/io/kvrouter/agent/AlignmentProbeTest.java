@@ -3,11 +3,11 @@ package io.kvrouter.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
-import io.kvrouter.agent.sim.ByteTokenizer;
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineSettings;
+import io.kvrouter.sim.ByteTokenizer;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.SimEngine;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineSettings;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;

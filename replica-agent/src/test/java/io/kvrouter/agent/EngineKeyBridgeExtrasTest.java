@@ -2,13 +2,13 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.kvevents.EngineEvent;
 import io.kvrouter.agent.kvevents.MsgspecVectors;
 import io.kvrouter.agent.kvevents.VllmEventDecoder;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.engine.EngineEvent;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.protocol.keys.ExtraKeys;
 import java.util.HexFormat;

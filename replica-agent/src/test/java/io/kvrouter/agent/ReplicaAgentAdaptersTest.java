@@ -2,16 +2,16 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.SimEngine;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineSettings;
 import io.kvrouter.testing.LoopbackHttp;
 import java.time.Duration;
 import java.util.List;
@@ -44,7 +44,7 @@ class ReplicaAgentAdaptersTest {
         SimEngine.start(
             SimEngineSettings.loopback()
                 .withModel("m")
-                .withApis(io.kvrouter.agent.sim.SimApis.vllm().withRuntimeLora(true))
+                .withApis(io.kvrouter.sim.SimApis.vllm().withRuntimeLora(true))
                 .withLoraModules(Map.of("sql", "/adapters/sql"))
                 .withEngine(
                     SimEngineConfig.defaults()

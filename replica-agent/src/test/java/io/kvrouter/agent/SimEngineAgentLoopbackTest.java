@@ -2,19 +2,19 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.kvevents.EventEncoding;
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
-import io.kvrouter.agent.kvevents.ReplayLayout;
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.SimEngine;
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineSettings;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaCleared;
 import io.kvrouter.protocol.ReplicaSnapshot;
+import io.kvrouter.protocol.engine.EventEncoding;
+import io.kvrouter.protocol.engine.ReplayLayout;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.SimEngine;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineSettings;
 import io.kvrouter.testing.LoopbackHttp;
 import java.net.http.HttpResponse;
 import java.util.HashMap;
@@ -179,7 +179,7 @@ class SimEngineAgentLoopbackTest {
       // the router keys are the router's, computed from the tokens, not the engine's hashes
       String last = prompt(11, 130);
       long[] expectedKeys =
-          keys.keys(BlocksStored.ROOT, io.kvrouter.agent.sim.ByteTokenizer.encode(last), 16, null);
+          keys.keys(BlocksStored.ROOT, io.kvrouter.sim.ByteTokenizer.encode(last), 16, null);
       assertThat(model.keys()).containsAll(set(expectedKeys));
       assertThat(set(expectedKeys)).doesNotContainAnyElementsOf(model.hashes());
       long evictions =

@@ -15,8 +15,8 @@ package io.kvrouter.tracker.policy;
  * Dynamo mocker's vLLM pass-time polynomial (ai-dynamo/dynamo {@code lib/mocker/src/perf_model.rs},
  * the default model: prefill {@code 4.209989e-7·x² + 1.518344e-2·x + 16.50142} ms, decode {@code
  * −25.74u² + 54.01u + 5.74} ms), the model the simulated engine runs ({@code
- * io.kvrouter.agent.sim.MockerTimingModel}). Coefficients of a real engine are fitted online by
- * {@link TimingFit} from observed first-token times; the {@link #features} are linear in them.
+ * io.kvrouter.sim.MockerTimingModel}). Coefficients of a real engine are fitted online by {@link
+ * TimingFit} from observed first-token times; the {@link #features} are linear in them.
  *
  * <p>Cost: O(1) per prediction, no allocation. Immutable.
  *

@@ -2,9 +2,9 @@ package io.kvrouter.loadtest.lab;
 
 /**
  * The lab engine's CPU offload tier, with the semantics of the simulated engine's {@code
- * io.kvrouter.agent.sim.CpuOffloadTier} (vLLM's offloading connector): a bounded, least recently
- * used set of blocks holding a copy of every block the GPU cache registers, so that a block the GPU
- * later evicts can be loaded back instead of recomputed. Blocks are named by router key.
+ * io.kvrouter.sim.CpuOffloadTier} (vLLM's offloading connector): a bounded, least recently used set
+ * of blocks holding a copy of every block the GPU cache registers, so that a block the GPU later
+ * evicts can be loaded back instead of recomputed. Blocks are named by router key.
  *
  * <ul>
  *   <li>{@link #offload}: the blocks become held (a held one becomes most recently used); the newly

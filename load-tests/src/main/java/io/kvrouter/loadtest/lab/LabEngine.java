@@ -1,8 +1,8 @@
 package io.kvrouter.loadtest.lab;
 
-import io.kvrouter.agent.sim.MockerTimingModel;
-import io.kvrouter.agent.sim.TimingModel;
 import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.sim.MockerTimingModel;
+import io.kvrouter.sim.TimingModel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * One simulated engine of the lab, in virtual time: the scheduler of the sim engine ({@code
- * io.kvrouter.agent.sim.SimEngineCore}: vLLM v1 continuous batching with chunked prefill, running
+ * io.kvrouter.sim.SimEngineCore}: vLLM v1 continuous batching with chunked prefill, running
  * requests first, then waiting ones FCFS within {@code maxNumSeqs} and the token budget, longest
  * cached prefix at first admission capped at {@code promptLength − 1} tokens, recompute preemption
  * of the most recently admitted request) over a {@link LabKvCache}, timed by the sim's default

@@ -4,9 +4,9 @@ import java.util.Arrays;
 
 /**
  * The lab engine's paged prefix cache, with the semantics of the simulated engine's {@code
- * io.kvrouter.agent.sim.PagedKvCache} (vLLM v1 {@code block_pool.py}: reference counts,
- * unreferenced cached blocks stay reusable, least recently freed evicted first) but stored only for
- * cached blocks, so an "unlimited" engine costs memory for what it caches, not for its capacity.
+ * io.kvrouter.sim.PagedKvCache} (vLLM v1 {@code block_pool.py}: reference counts, unreferenced
+ * cached blocks stay reusable, least recently freed evicted first) but stored only for cached
+ * blocks, so an "unlimited" engine costs memory for what it caches, not for its capacity.
  *
  * <p>Contract. A block is either referenced (by one or more running requests), or free. A block
  * with a hash (a cached prefix block, named by its router key) stays findable while free, until it

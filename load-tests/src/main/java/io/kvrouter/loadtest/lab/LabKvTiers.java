@@ -1,11 +1,11 @@
 package io.kvrouter.loadtest.lab;
 
-import io.kvrouter.agent.sim.TimingModel;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.sim.TimingModel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

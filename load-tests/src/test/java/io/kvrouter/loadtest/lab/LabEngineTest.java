@@ -3,12 +3,12 @@ package io.kvrouter.loadtest.lab;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import io.kvrouter.agent.sim.SimEngineConfig;
-import io.kvrouter.agent.sim.SimEngineCore;
-import io.kvrouter.agent.sim.SimRequest;
-import io.kvrouter.agent.sim.VirtualTimeDriver;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
+import io.kvrouter.sim.SimEngineConfig;
+import io.kvrouter.sim.SimEngineCore;
+import io.kvrouter.sim.SimRequest;
+import io.kvrouter.sim.VirtualTimeDriver;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

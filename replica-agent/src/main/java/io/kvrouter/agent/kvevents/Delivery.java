@@ -1,5 +1,7 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.EngineEventBatch;
+
 /**
  * The handler of a {@link KvEventSubscriber}, with the seq of the batch it is being given (to
  * report it lost when that fails) and of the last one it took. Subscriber thread only.

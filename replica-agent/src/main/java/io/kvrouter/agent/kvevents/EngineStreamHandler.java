@@ -1,5 +1,7 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.EngineEventBatch;
+
 /**
  * Receives one engine's KV-event stream from a {@link KvEventSubscriber}, in engine sequence order,
  * on the subscriber's thread. Implementations must be quick (no blocking I/O) and either confined

@@ -1,5 +1,6 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.EngineEvent;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.ZmqFrames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

@@ -1,5 +1,6 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.EngineEventBatch;
 import java.util.List;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;

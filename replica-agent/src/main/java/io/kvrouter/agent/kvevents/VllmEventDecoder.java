@@ -1,5 +1,7 @@
 package io.kvrouter.agent.kvevents;
 
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

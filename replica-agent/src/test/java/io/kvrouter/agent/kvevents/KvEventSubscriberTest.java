@@ -2,7 +2,11 @@ package io.kvrouter.agent.kvevents;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvrouter.agent.sim.KvEventPublisher;
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
+import io.kvrouter.protocol.engine.EventEncoding;
+import io.kvrouter.protocol.engine.ReplayLayout;
+import io.kvrouter.sim.KvEventPublisher;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;

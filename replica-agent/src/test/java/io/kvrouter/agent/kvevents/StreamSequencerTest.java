@@ -2,6 +2,9 @@ package io.kvrouter.agent.kvevents;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.protocol.engine.EngineEventBatch;
+import io.kvrouter.protocol.engine.EventEncoding;
+import io.kvrouter.sim.VllmEventEncoder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,6 +2,7 @@ package io.kvrouter.agent.kvevents;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.protocol.engine.ZmqFrames;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,10 @@ package io.kvrouter.agent.kvevents;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
+import io.kvrouter.protocol.engine.EventEncoding;
+import io.kvrouter.sim.VllmEventEncoder;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.HexFormat;

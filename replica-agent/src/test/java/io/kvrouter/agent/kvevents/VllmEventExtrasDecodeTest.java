@@ -2,6 +2,10 @@ package io.kvrouter.agent.kvevents;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.protocol.engine.EngineEvent;
+import io.kvrouter.protocol.engine.EngineEventBatch;
+import io.kvrouter.protocol.engine.EventEncoding;
+import io.kvrouter.sim.VllmEventEncoder;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;

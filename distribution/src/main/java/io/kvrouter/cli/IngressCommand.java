@@ -37,7 +37,9 @@ public final class IngressCommand implements Callable<Integer> {
   @Option(
       names = "--policy",
       defaultValue = "kvrouter",
-      description = "Routing policy (default: ${DEFAULT-VALUE}; see `kvrouter lab --help`).")
+      description =
+          "Routing policy (default: ${DEFAULT-VALUE}; the full command also runs the lab's peer"
+              + " baselines, see `kvrouter lab --help`).")
   String policy;
 
   @Override
@@ -49,7 +51,7 @@ public final class IngressCommand implements Callable<Integer> {
                     Map.of(
                         "kvrouter.ingress.http.port", httpPort,
                         "kvrouter.ingress.http.host", httpHost,
-                        "kvrouter.tracker.policy", policy)));
+                        "kvrouter.tracker.policy.name", policy)));
     ActorSystem<Void> system =
         NodeBootstrap.start(
             settings, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));

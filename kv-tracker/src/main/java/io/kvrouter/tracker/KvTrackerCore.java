@@ -10,8 +10,6 @@ import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.ReservationMark;
 import io.kvrouter.protocol.ReservationReplay;
 import io.kvrouter.protocol.Reserved;
-import io.kvrouter.protocol.RouteIntent;
-import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.TrackerView;
 import io.kvrouter.tracker.feed.EventSequencer;
@@ -26,6 +24,7 @@ import io.kvrouter.tracker.ledger.Reservation;
 import io.kvrouter.tracker.ledger.ReservationDigest;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Policy;
+import io.kvrouter.tracker.policy.WatchesPeers;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -58,7 +57,7 @@ import java.util.SplittableRandom;
  * {@link #expire} ends leases and predicted entries due at {@code nowMillis}. Not thread-safe: one
  * owner.
  *
- * <p>Over 400 lines because it is the facade: one short, documented delegating method per operation
+ * <p>Over 450 lines because it is the facade: one short, documented delegating method per operation
  * the actor and the lab call; the work is in the five parts.
  */
 public final class KvTrackerCore {
@@ -69,8 +68,10 @@ public final class KvTrackerCore {
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
+  private final WatchesPeers peers;
   private final ReplicaFeed feed;
   private final ReservationSync sync;
+  private final Coordination coordination;
   private final Placement placement;
 
   public KvTrackerCore(TrackerConfig config) {
@@ -81,12 +82,17 @@ public final class KvTrackerCore {
     this.policy =
         Policies.create(
             config.policy(),
-            config.policyConfig(),
+            config.busy(),
             new SplittableRandom(
                 config.seed() ^ (config.ingressId().hashCode() * 0x9E3779B97F4A7C15L)));
+    this.peers = policy instanceof WatchesPeers w ? w : null;
+    if (peers != null) {
+      peers.bindRouter(config.ingressId());
+    }
     this.feed = new ReplicaFeed(index, ids);
     this.sync = new ReservationSync(config.ingressId(), config.compactReservations());
-    this.placement = new Placement(config, replicas, index, ledger, policy, sync);
+    this.coordination = new Coordination(policy, replicas, new Matcher(replicas, index));
+    this.placement = new Placement(config, replicas, index, ledger, policy, sync, coordination);
   }
 
   public TrackerConfig config() {
@@ -163,8 +169,8 @@ public final class KvTrackerCore {
    */
   private void startedAfresh(String targetId) {
     int replica = ids.indexOf(targetId);
-    if (replica >= 0) {
-      policy.onReplicaStartedAfresh(replica);
+    if (replica >= 0 && peers != null) {
+      peers.onReplicaStartedAfresh(replica);
     }
   }
 
@@ -179,50 +185,11 @@ public final class KvTrackerCore {
   // ---------------------------------------------------------------- decisions
 
   /**
-   * How long a broadcast-mode decision on {@code request} should wait before {@link
-   * #selectAndReserve} (the policy's {@code holdMillis}: among several routers, long prompts are
-   * decided after the short ones of the same instant), ms; 0: decide now.
+   * What comes before a broadcast-mode decision: holds, intents and the shared timing model, as far
+   * as the policy has them.
    */
-  public long holdMillis(RouteRequest request, long nowMillis) {
-    return placement.holdMillis(request, nowMillis);
-  }
-
-  /**
-   * When a hold of {@code heldMillis} on {@code request} ends at {@code nowMillis}: how much longer
-   * it should wait (the policy's {@code holdMoreMillis}: what arrived meanwhile may call for a
-   * longer one), ms; 0: decide now.
-   */
-  public long holdMoreMillis(RouteRequest request, long nowMillis, long heldMillis) {
-    return placement.holdMoreMillis(request, nowMillis, heldMillis);
-  }
-
-  /** Whether the policy reads its peers' intents: the router then announces what it holds. */
-  public boolean readsIntents() {
-    return placement.readsIntents();
-  }
-
-  /**
-   * What to tell the peers of {@code request}, held to be decided at {@code decideAtMillis}, when
-   * the policy reads intents: the prompt's uncached tokens where they are fewer than all of them
-   * (the origin left 0 for the reservation plane to stamp); null otherwise.
-   */
-  public RouteIntent intentOf(RouteRequest request, long decideAtMillis, long nowMillis) {
-    return placement.intentOf(request, decideAtMillis, nowMillis);
-  }
-
-  /** Peer {@code origin} will decide the request of {@code intent} at its decision time. */
-  public void peerIntent(String origin, RouteIntent intent, long nowMillis) {
-    placement.peerIntent(origin, intent, nowMillis);
-  }
-
-  /** Under intents: the timing model to share with the peers now, or null. */
-  public SharedTiming timingToShare() {
-    return placement.timingToShare();
-  }
-
-  /** Peer {@code origin}'s shared timing model arrived. */
-  public void peerTiming(String origin, SharedTiming timing, long nowMillis) {
-    placement.peerTiming(origin, timing, nowMillis);
+  public Coordination coordination() {
+    return coordination;
   }
 
   /** Matches, ranks, picks, reserves and predicts in one step. */
@@ -313,7 +280,9 @@ public final class KvTrackerCore {
    * origin is alive (so it counts that router before the first burst, not after).
    */
   public long peerBehind(ReservationMark mark, long nowMillis) {
-    policy.onPeerHeard(mark.ingressId(), nowMillis);
+    if (peers != null) {
+      peers.onPeerHeard(mark.ingressId(), nowMillis);
+    }
     return sync.behind(mark);
   }
 
@@ -438,14 +407,15 @@ public final class KvTrackerCore {
 
   /**
    * How much later than predicted this router's first tokens from every known replica have lately
-   * come, ms, by target id ({@link Policy#lagMillis}): this router's own observation, not shared.
+   * come, ms, by target id ({@link WatchesPeers#lagMillis}; 0 for a policy that keeps none): this
+   * router's own observation, not shared.
    */
   public Map<String, Double> lags(long nowMillis) {
     Map<String, Double> out = new HashMap<>();
     for (int r = 0; r < ids.capacity(); r++) {
       String id = ids.idOf(r);
       if (id != null) {
-        out.put(id, policy.lagMillis(r, nowMillis));
+        out.put(id, peers == null ? 0 : peers.lagMillis(r, nowMillis));
       }
     }
     return out;

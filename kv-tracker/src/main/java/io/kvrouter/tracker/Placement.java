@@ -6,8 +6,6 @@ import io.kvrouter.protocol.Released;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReservationEvent;
 import io.kvrouter.protocol.Reserved;
-import io.kvrouter.protocol.RouteIntent;
-import io.kvrouter.protocol.SharedTiming;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.ledger.BusyHeadroom;
@@ -15,10 +13,10 @@ import io.kvrouter.tracker.ledger.GateFloors;
 import io.kvrouter.tracker.ledger.LoadLedger;
 import io.kvrouter.tracker.ledger.LoadView;
 import io.kvrouter.tracker.ledger.Reservation;
-import io.kvrouter.tracker.policy.EngineTiming;
 import io.kvrouter.tracker.policy.Policy;
 import io.kvrouter.tracker.policy.RouteQuery;
 import io.kvrouter.tracker.policy.Visibility;
+import io.kvrouter.tracker.policy.WatchesPeers;
 import io.kvrouter.tracker.steering.SteeringRule;
 import io.kvrouter.tracker.sync.ReservationSync;
 import java.util.ArrayList;
@@ -26,7 +24,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.LongFunction;
 
 /**
@@ -47,10 +44,13 @@ final class Placement {
 
   private final TrackerConfig config;
   private final Membership replicas;
+  private final Matcher matcher;
   private final PrefixIndex index;
   private final LoadLedger ledger;
   private final Policy policy;
   private final ReservationSync sync;
+  private final Coordination coordination;
+  private final WatchesPeers peers;
   private final Visibility visibility;
   private static final long[] NO_KEYS = new long[0];
 
@@ -65,15 +65,18 @@ final class Placement {
       PrefixIndex index,
       LoadLedger ledger,
       Policy policy,
-      ReservationSync sync) {
+      ReservationSync sync,
+      Coordination coordination) {
     this.config = config;
     this.replicas = replicas;
+    this.matcher = new Matcher(replicas, index);
     this.index = index;
     this.ledger = ledger;
     this.policy = policy;
     this.sync = sync;
+    this.coordination = coordination;
+    this.peers = policy instanceof WatchesPeers w ? w : null;
     this.visibility = policy.visibility();
-    policy.bindRouter(config.ingressId());
   }
 
   /**
@@ -83,7 +86,7 @@ final class Placement {
    *     none, and {@link #announce} makes it later (or a release drops it unseen)
    */
   Decision selectAndReserve(RouteRequest request, long nowMillis, boolean announce) {
-    int[] candidates = candidates(request);
+    int[] candidates = matcher.candidates(request);
     if (candidates == null) {
       return Decision.none(request.requestId());
     }
@@ -100,7 +103,7 @@ final class Placement {
       return Decision.busy(request.requestId());
     }
     long[] blockKeys = request.blockKeys();
-    RouteQuery query = matched(request, nowMillis, !announce);
+    RouteQuery query = matcher.matched(matcher.query(request, nowMillis, !announce), match);
     int[] policyRanked = policy.rank(query, candidates, match, load);
     SteeringRule.Steered steered = steer(request, query, policyRanked, load);
     if (steered.sloMiss()) {
@@ -157,165 +160,6 @@ final class Placement {
         reserved);
   }
 
-  /**
-   * How long an ungated decision on {@code request} should wait ({@link Policy#holdMillis}), ms; 0
-   * when it has no candidate.
-   */
-  long holdMillis(RouteRequest request, long nowMillis) {
-    int[] candidates = candidates(request);
-    RouteQuery query = holdable(request, candidates, nowMillis);
-    return query == null ? 0 : policy.holdMillis(query, candidates, match);
-  }
-
-  /**
-   * When a hold of {@code heldMillis} on {@code request} ends at {@code nowMillis}: how much longer
-   * it should wait ({@link Policy#holdMoreMillis}), ms; 0 when it has no candidate.
-   */
-  long holdMoreMillis(RouteRequest request, long nowMillis, long heldMillis) {
-    int[] candidates = candidates(request);
-    RouteQuery query = holdable(request, candidates, nowMillis);
-    return query == null ? 0 : policy.holdMoreMillis(query, candidates, match, heldMillis);
-  }
-
-  /**
-   * The ungated query of {@code request}, its prefix matched into {@link #match}, when it has
-   * {@code candidates} and the policy may hold it; null otherwise (most requests: no second prefix
-   * match).
-   */
-  private RouteQuery holdable(RouteRequest request, int[] candidates, long nowMillis) {
-    if (candidates == null) {
-      return null;
-    }
-    RouteQuery query = query(request, nowMillis, false);
-    return policy.mayHold(query) ? matched(query) : null;
-  }
-
-  /** Whether the policy reads its peers' intents ({@link Policy#readsIntents}). */
-  boolean readsIntents() {
-    return policy.readsIntents();
-  }
-
-  /**
-   * What this router tells its peers of {@code request}, which it holds and will decide at {@code
-   * decideAtMillis}: the prompt's uncached tokens on each candidate that holds part of it, as the
-   * policy counts them; null when the policy reads no intents or announces no such request ({@link
-   * Policy#announces}), or the request has no candidate. The origin is left for the reservation
-   * plane to stamp.
-   */
-  RouteIntent intentOf(RouteRequest request, long decideAtMillis, long nowMillis) {
-    int[] candidates = policy.readsIntents() ? candidates(request) : null;
-    if (candidates == null) {
-      return null;
-    }
-    RouteQuery query = matched(request, nowMillis, false);
-    double whole = Math.max(1, request.promptTokens());
-    String[] holders = new String[candidates.length];
-    int[] tokens = new int[candidates.length];
-    int n = 0;
-    double least = whole;
-    for (int r : candidates) {
-      double uncached = policy.uncachedTokens(query, match, r);
-      least = Math.min(least, uncached);
-      if (uncached < whole) {
-        holders[n] = replicas.ids().idOf(r);
-        tokens[n++] = (int) Math.ceil(uncached);
-      }
-    }
-    if (!policy.announces(least)) {
-      return null; // held for another reason than its peers' intents
-    }
-    return new RouteIntent(
-        0L,
-        decideAtMillis,
-        request.model(),
-        request.promptTokens(),
-        Arrays.copyOf(holders, n),
-        Arrays.copyOf(tokens, n));
-  }
-
-  /**
-   * Peer {@code origin} will decide {@code intent}'s request: the policy hears of it, with the
-   * uncached tokens the peer counted on each candidate that serves the model here (all the prompt's
-   * tokens on a replica the peer did not list).
-   */
-  void peerIntent(String origin, RouteIntent intent, long nowMillis) {
-    if (!policy.readsIntents()) {
-      return;
-    }
-    int[] candidates = replicas.candidates(intent.model());
-    if (candidates == null) {
-      return;
-    }
-    double[] uncached = new double[candidates.length];
-    Arrays.fill(uncached, Math.max(1, intent.promptTokens()));
-    for (int j = 0; j < intent.replicaIds().length; j++) {
-      int r = replicas.ids().indexOf(intent.replicaIds()[j]);
-      for (int i = 0; i < candidates.length; i++) {
-        if (candidates[i] == r) {
-          uncached[i] = Math.max(1, intent.uncachedTokens()[j]);
-        }
-      }
-    }
-    policy.onPeerIntent(
-        new Policy.PeerIntent(origin, intent.decideAtMillis(), intent.promptTokens()),
-        candidates,
-        uncached,
-        nowMillis);
-  }
-
-  /**
-   * The timing model the policy shares with its peers now, in its wire form (the origin left for
-   * the reservation plane to stamp), or null.
-   */
-  SharedTiming timingToShare() {
-    EngineTiming t = policy.timingToShare();
-    return t == null
-        ? null
-        : new SharedTiming(0L, t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale());
-  }
-
-  /** Peer {@code origin}'s shared timing model arrived. */
-  void peerTiming(String origin, SharedTiming t, long nowMillis) {
-    policy.onPeerTiming(
-        origin,
-        new EngineTiming(t.passMillis(), t.perKiloToken(), t.quadratic(), t.decodeScale()),
-        nowMillis);
-  }
-
-  /** The request as the policy sees it; {@code match} now holds its prefix match. */
-  private RouteQuery matched(RouteRequest request, long nowMillis, boolean gated) {
-    return matched(query(request, nowMillis, gated));
-  }
-
-  /** {@code query}, its prefix match now in {@code match}. */
-  private RouteQuery matched(RouteQuery query) {
-    index.match(query.keys(), query.keyCount(), match);
-    index.applyWindows(query.keys(), query.blockSize(), match);
-    return query;
-  }
-
-  private RouteQuery query(RouteRequest request, long nowMillis, boolean gated) {
-    long[] blockKeys = request.blockKeys();
-    return new RouteQuery(
-        blockKeys,
-        blockKeys.length,
-        request.promptTokens(),
-        replicas.blockKeys(request.model()).blockSize(),
-        nowMillis,
-        gated,
-        request.steering().opensSession());
-  }
-
-  /** The model's replicas without the request's excluded ones; null when none is left. */
-  private int[] candidates(RouteRequest request) {
-    int[] candidates = replicas.candidates(request.model());
-    if (candidates == null || request.excluded().isEmpty()) {
-      return candidates;
-    }
-    candidates = without(candidates, request.excluded());
-    return candidates.length == 0 ? null : candidates;
-  }
-
   /** The request's adapter, session affinity and TTFT target applied to the policy's ranking. */
   private SteeringRule.Steered steer(
       RouteRequest request, RouteQuery query, int[] ranked, LoadView load) {
@@ -330,7 +174,7 @@ final class Placement {
         query.blockSize(),
         match,
         load,
-        r -> config.policyConfig().busy(load, r),
+        r -> config.busy().busy(load, r),
         request.admission());
   }
 
@@ -421,10 +265,9 @@ final class Placement {
 
   /**
    * A reservation given back unannounced (strict mode: its gate turned it away) never reached its
-   * replica, so the blocks it predicted there end now: left to their TTL, they drew the request's
-   * next decision back to the replica that turned it away, as a cache hit (instrumented herding
-   * bursts, 1 Dec 2026: the retry's own phantom prefix outweighed every replica with fewer
-   * requests). Without a clock ({@code nowMillis} negative) they keep their TTL.
+   * replica, so the blocks it predicted there end now: left to their TTL, they would draw the
+   * request's retry back to the replica that turned it away, as a cache hit outweighing every
+   * replica with fewer requests. Without a clock ({@code nowMillis} negative) they keep their TTL.
    */
   private void forgetPredicted(Reservation r, long nowMillis) {
     if (nowMillis < 0 || !r.attached() || r.predictedKeys().length == 0) {
@@ -464,16 +307,16 @@ final class Placement {
         index.predict(replica, r.newKeys(), 0, r.newKeys().length, nowMillis + ttl(replica));
       }
       if (!r.ingressId().equals(config.ingressId())) {
-        policy.onPeerReserved(
-            r.ingressId(),
-            replica,
-            r.prefillTokens(),
-            r.promptTokens(),
-            r.issuedMillis(),
-            nowMillis);
-        if (policy.readsIntents()) {
-          policy.onPeerDecided(r.ingressId(), r.promptTokens(), r.issuedMillis(), nowMillis);
+        if (peers != null) {
+          peers.onPeerReserved(
+              r.ingressId(),
+              replica,
+              r.prefillTokens(),
+              r.promptTokens(),
+              r.issuedMillis(),
+              nowMillis);
         }
+        coordination.peerDecided(r.ingressId(), r.promptTokens(), r.issuedMillis(), nowMillis);
       }
       return true;
     }
@@ -488,15 +331,9 @@ final class Placement {
     return ledger.release(released.ingressId(), released.requestId()) != null;
   }
 
-  private int[] without(int[] candidates, Set<String> excluded) {
-    return Arrays.stream(candidates)
-        .filter(c -> !excluded.contains(replicas.ids().idOf(c)))
-        .toArray();
-  }
-
   private boolean allBusy(int[] candidates, LoadView load) {
     for (int c : candidates) {
-      if (!config.policyConfig().busy(load, c)) {
+      if (!config.busy().busy(load, c)) {
         return false;
       }
     }

@@ -1,7 +1,7 @@
 package io.kvrouter.tracker;
 
-import io.kvrouter.tracker.policy.Policies;
-import io.kvrouter.tracker.policy.PolicyConfig;
+import io.kvrouter.tracker.policy.BusyThresholds;
+import io.kvrouter.tracker.policy.PolicySettings;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -9,8 +9,8 @@ import java.util.function.Consumer;
  * Settings of one tracker instance.
  *
  * @param ingressId this node's ingress id: the origin stamped on its reservation events
- * @param policy policy name (see {@link Policies#names()})
- * @param policyConfig policy parameters
+ * @param policy the routing policy and its settings ({@code kvrouter.tracker.policy})
+ * @param busy when a replica is busy ({@code kvrouter.tracker.busy})
  * @param seed seed of the policy's random generator (mixed with the ingress id, so two ingresses
  *     with the same seed still draw different tie-breaks)
  * @param leaseMillis how long a reservation holds if never released
@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  */
 public record TrackerConfig(
     String ingressId,
-    String policy,
-    PolicyConfig policyConfig,
+    PolicySettings policy,
+    BusyThresholds busy,
     long seed,
     long leaseMillis,
     long predictedTtlMillis,
@@ -51,7 +51,7 @@ public record TrackerConfig(
   public TrackerConfig {
     Objects.requireNonNull(ingressId, "ingressId");
     Objects.requireNonNull(policy, "policy");
-    Objects.requireNonNull(policyConfig, "policyConfig");
+    Objects.requireNonNull(busy, "busy");
     if (leaseMillis <= 0 || predictedTtlMillis <= 0 || approximateTtlMillis <= 0) {
       throw new IllegalArgumentException("lease and TTLs must be positive");
     }
@@ -67,8 +67,8 @@ public record TrackerConfig(
    */
   public TrackerConfig(
       String ingressId,
-      String policy,
-      PolicyConfig policyConfig,
+      PolicySettings policy,
+      BusyThresholds busy,
       long seed,
       long leaseMillis,
       long predictedTtlMillis,
@@ -77,7 +77,7 @@ public record TrackerConfig(
     this(
         ingressId,
         policy,
-        policyConfig,
+        busy,
         seed,
         leaseMillis,
         predictedTtlMillis,
@@ -92,8 +92,8 @@ public record TrackerConfig(
   public static TrackerConfig defaults(String ingressId) {
     return new TrackerConfig(
         ingressId,
-        Policies.DEFAULT,
-        PolicyConfig.defaults(),
+        PolicySettings.defaults(),
+        BusyThresholds.DEFAULTS,
         0x5eedL,
         600_000,
         30_000,
@@ -101,12 +101,19 @@ public record TrackerConfig(
         1 << 16);
   }
 
+  /** The same with the policy named {@code name} ({@link PolicySettings#parse}). */
   public TrackerConfig withPolicy(String name) {
-    return with(b -> b.policy = name);
+    return withPolicy(PolicySettings.parse(name));
   }
 
-  public TrackerConfig withPolicyConfig(PolicyConfig c) {
-    return with(b -> b.policyConfig = c);
+  /** The same with another policy or policy settings. */
+  public TrackerConfig withPolicy(PolicySettings settings) {
+    return with(b -> b.policy = settings);
+  }
+
+  /** The same with other busy thresholds. */
+  public TrackerConfig withBusy(BusyThresholds thresholds) {
+    return with(b -> b.busy = thresholds);
   }
 
   public TrackerConfig withExpectedBlocks(int blocks) {
@@ -148,8 +155,8 @@ public record TrackerConfig(
   /** The components of a {@link TrackerConfig} to change one or a few, as the withers do. */
   private static final class Builder {
     private String ingressId;
-    private String policy;
-    private PolicyConfig policyConfig;
+    private PolicySettings policy;
+    private BusyThresholds busy;
     private long seed;
     private long leaseMillis;
     private long predictedTtlMillis;
@@ -162,7 +169,7 @@ public record TrackerConfig(
     private Builder(TrackerConfig c) {
       ingressId = c.ingressId;
       policy = c.policy;
-      policyConfig = c.policyConfig;
+      busy = c.busy;
       seed = c.seed;
       leaseMillis = c.leaseMillis;
       predictedTtlMillis = c.predictedTtlMillis;
@@ -177,7 +184,7 @@ public record TrackerConfig(
       return new TrackerConfig(
           ingressId,
           policy,
-          policyConfig,
+          busy,
           seed,
           leaseMillis,
           predictedTtlMillis,

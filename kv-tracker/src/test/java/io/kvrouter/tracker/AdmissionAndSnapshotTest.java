@@ -46,7 +46,7 @@ class AdmissionAndSnapshotTest {
   @Test
   void admission_refusesWhenEveryReplicaIsBusy_andReservesNothing() {
     KvTrackerCore t = tracker("in-1", "a", "b");
-    int waiting = t.config().policyConfig().busyWaiting();
+    int waiting = t.config().busy().waiting();
     t.loadReported(new ReplicaLoad("a", 1, 8, waiting, 0.5, 0, 0, 0));
     t.loadReported(new ReplicaLoad("b", 1, 8, 0, 0.99, 0, 0, 0));
 

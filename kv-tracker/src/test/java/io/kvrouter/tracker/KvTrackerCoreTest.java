@@ -16,7 +16,8 @@ import io.kvrouter.protocol.Reserved;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.tracker.feed.EventSequencer;
-import io.kvrouter.tracker.policy.KvRouterConfig;
+import io.kvrouter.tracker.policy.BusyThresholds;
+import io.kvrouter.tracker.policy.PolicySettings;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -29,9 +30,7 @@ class KvTrackerCoreTest {
   /** A tracker of ingress "in-1" whose replicas are busy at {@code maxInFlight} reservations. */
   static KvTrackerCore busyAt(int maxInFlight) {
     TrackerConfig defaults = TrackerConfig.defaults("in-1");
-    return new KvTrackerCore(
-        defaults.withPolicyConfig(
-            defaults.policyConfig().withBusyThresholds(0.97, 64, maxInFlight)));
+    return new KvTrackerCore(defaults.withBusy(new BusyThresholds(0.97, 64, maxInFlight)));
   }
 
   static ReplicaInfo replica(String id, boolean kvEvents) {
@@ -99,7 +98,7 @@ class KvTrackerCoreTest {
   @Test
   void lags_reportHowLateThisRoutersFirstTokensCame_afterEachReplicasWarmup() {
     KvTrackerCore t = lagTracker();
-    int warmup = KvRouterConfig.defaults().lagWarmup();
+    int warmup = PolicySettings.defaults().lag().warmup();
     assertThat(t.lags(0)).containsEntry("a", 0.0);
     long now = lateFirstTokens(t, warmup, 0, 100);
     assertThat(t.lags(now)).as("warm-up").containsEntry("a", 0.0);
@@ -121,7 +120,7 @@ class KvTrackerCoreTest {
   @Test
   void aNewEpochOfTheReplicasStream_startsItsLagOver_warmupIncluded() {
     KvTrackerCore t = lagTracker();
-    int warmup = KvRouterConfig.defaults().lagWarmup();
+    int warmup = PolicySettings.defaults().lag().warmup();
     t.apply(cleared("a", 1, 0));
     long now = lateFirstTokens(t, warmup + 1, 0, 0);
     assertThat(t.lags(now).get("a")).isBetween(250.0, 300.0);
@@ -147,7 +146,7 @@ class KvTrackerCoreTest {
    */
   private static KvTrackerCore lagTracker() {
     KvTrackerCore t =
-        new KvTrackerCore(TrackerConfig.defaults("in-1").withPolicy("kvrouter@fitTiming=false"));
+        new KvTrackerCore(TrackerConfig.defaults("in-1").withPolicy("kvrouter@timing.fit=off"));
     t.replicaUp(replica("a", true));
     return t;
   }

@@ -19,7 +19,7 @@ class NearTieTest {
               new TrackerConfig(
                   "in-" + router,
                   config.policy(),
-                  config.policyConfig(),
+                  config.busy(),
                   config.seed(),
                   config.leaseMillis(),
                   config.predictedTtlMillis(),
@@ -36,7 +36,7 @@ class NearTieTest {
   @Test
   void routersOnTheSameState_spreadWithNearTieRandomisation_andHerdWithout() {
     TrackerConfig on = TrackerConfig.defaults("x");
-    TrackerConfig off = on.withPolicyConfig(on.policyConfig().withoutNearTieRandomisation());
+    TrackerConfig off = on.withPolicy(on.policy().withoutSpreading());
 
     assertThat(firstChoices(on))
         .as("randomised near-ties spread the first picks")

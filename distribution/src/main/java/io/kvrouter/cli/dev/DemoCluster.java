@@ -165,7 +165,7 @@ public final class DemoCluster implements AutoCloseable {
                 seed,
                 o.host(),
                 port,
-                ConfigFactory.parseMap(Map.of("kvrouter.tracker.policy", o.policy()))
+                ConfigFactory.parseMap(Map.of("kvrouter.tracker.policy.name", o.policy()))
                     .withFallback(ingressConfig));
         ingress.add(node.system());
         urls.add(node.url());

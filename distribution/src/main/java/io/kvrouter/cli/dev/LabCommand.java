@@ -1,6 +1,7 @@
 package io.kvrouter.cli.dev;
 
 import io.kvrouter.loadtest.lab.LabConfig;
+import io.kvrouter.loadtest.lab.LabPolicy;
 import io.kvrouter.loadtest.lab.LabRepeats;
 import io.kvrouter.loadtest.lab.LabReport;
 import io.kvrouter.loadtest.lab.LabResults;
@@ -9,7 +10,6 @@ import io.kvrouter.loadtest.lab.PolicyResult;
 import io.kvrouter.loadtest.lab.RouterSweep;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
-import io.kvrouter.tracker.policy.Policies;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -112,11 +112,12 @@ final class LabCommand implements Callable<Integer> {
       description =
           "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
               + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2;"
-              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2), kvrouter_v1"
-              + " (kvrouter's previous token-cost policy), kvrouter@KEY=VALUE[@KEY=VALUE...]"
-              + " (kvrouter with parameters of KvRouterConfig changed, e.g."
-              + " kvrouter@workWeight=1.5). NAME/strict runs a policy in strict"
-              + " mode (each decision admitted by the replica's gate, one propagation delay away).")
+              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2),"
+              + " dynamo_kv_decode (overlap weight 0, Dynamo's decode router),"
+              + " kvrouter@KEY=VALUE[@KEY=VALUE...] (kvrouter with settings of"
+              + " kvrouter.tracker.policy changed, e.g. kvrouter@cost.work-weight=1.5). NAME/strict"
+              + " runs a policy in strict mode (each decision admitted by the replica's gate, one"
+              + " propagation delay away).")
   List<String> policies;
 
   @Option(
@@ -326,7 +327,7 @@ final class LabCommand implements Callable<Integer> {
               replicas,
               routers.get(0),
               capacityBlocks == null ? 0 : capacityBlocks,
-              policies == null ? Policies.names() : policies,
+              policies == null ? LabPolicy.defaults() : policies,
               Math.round(propagationDelayMs * 1000),
               seed,
               blockSize,

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.policy.BusyThresholds;
+import io.kvrouter.tracker.policy.PolicySettings;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -45,22 +47,33 @@ class NodeSettingsTest {
                         "kvrouter.tracker.lease", "1m",
                         "kvrouter.tracker.predicted-ttl", "5s",
                         "kvrouter.tracker.approximate-ttl", "7s",
-                        "kvrouter.tracker.policy", "round_robin",
-                        "kvrouter.tracker.near-tie-randomisation", "off",
-                        "kvrouter.tracker.cpu-load-per-token", "10us",
+                        "kvrouter.tracker.policy.ties.spread", "off",
+                        "kvrouter.tracker.policy.intents.enabled", "off",
+                        "kvrouter.tracker.policy.cost.cpu-load-per-token", "10us",
+                        "kvrouter.tracker.busy.max-in-flight", "32",
                         "kvrouter.tracker.reservation-wire", "legacy")))
             .trackerConfig("in-1");
     assertThat(tracker.compactReservations()).isFalse();
     assertThat(tracker.leaseMillis()).isEqualTo(60_000);
     assertThat(tracker.predictedTtlMillis()).isEqualTo(5_000);
     assertThat(tracker.approximateTtlMillis()).isEqualTo(7_000);
-    assertThat(tracker.policy()).isEqualTo("round_robin");
-    assertThat(tracker.policyConfig())
-        .isEqualTo(
-            TrackerConfig.defaults("in-1")
-                .policyConfig()
-                .withoutNearTieRandomisation()
-                .withCpuLoadMicrosPerToken(10));
+    PolicySettings d = PolicySettings.defaults();
+    assertThat(tracker.policy().withoutSpreading()).isEqualTo(tracker.policy());
+    assertThat(tracker.policy().ties()).isEqualTo(d.withoutSpreading().ties());
+    assertThat(tracker.policy().cost().cpuLoadMicrosPerToken()).isEqualTo(10.0);
+    assertThat(tracker.policy().hold()).isEqualTo(d.hold());
+    assertThat(tracker.busy()).isEqualTo(new BusyThresholds(0.97, 64, 32));
+  }
+
+  @Test
+  void aBadPolicySetting_failsTheStartNamingIt() {
+    assertThatThrownBy(
+            () ->
+                TrackerSettings.fromConfig(
+                    with(Map.of("kvrouter.tracker.policy.hold.from", "soon"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("kvrouter.tracker.policy")
+        .hasMessageContaining("hold.from");
   }
 
   @Test

@@ -8,9 +8,9 @@ import java.util.concurrent.TimeUnit;
  * pekko.scheduler.tick-duration} in pekko-actor's {@code reference.conf}), so a hold of 1-6 ms
  * would last up to 10 ms longer than the policy asked, and two size classes a few milliseconds
  * apart could end on the same tick and lose their order. A 1 ms tick would fix that for every timer
- * of the node at a price: an idle actor system then spends 19 ms of CPU per second against 4-8 at
- * 10 ms (measured 2 Dec 2026, 15 s idle, twice each). Holds are few (long prompts only) and short,
- * so one daemon thread for the whole JVM, sleeping to each deadline, serves every tracker instead.
+ * of the node at a price: an idle actor system then spends several times the CPU it does at 10 ms.
+ * Holds are few (long prompts only) and short, so one daemon thread for the whole JVM, sleeping to
+ * each deadline, serves every tracker instead.
  *
  * <p>Cost: one scheduled task per held placement; no thread per tracker, nothing while idle.
  */

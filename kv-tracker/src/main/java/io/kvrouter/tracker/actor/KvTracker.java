@@ -46,6 +46,9 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * reservation events to {@code reservationGapsOut}; when the policy reads intents, an intent for
  * every request it holds, and its timing model every tick, to {@code intentsOut}. The core puts
  * peers' events back in their origin's order.
+ *
+ * <p>Over 450 lines because its protocol (21 messages) sits at its top; every handler is one short
+ * method mapping a message to a call on the core.
  */
 public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
@@ -356,9 +359,12 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
    */
   private Behavior<Command> onSelectAndReserve(SelectAndReserve m) {
     long now = clock.getAsLong();
-    long hold = m.announce() ? core.holdMillis(m.request(), now) : 0;
+    long hold = m.announce() ? core.coordination().holdMillis(m.request(), now) : 0;
     if (hold > 0 && holding.putIfAbsent(m.request().requestId(), m) == null) {
-      RouteIntent intent = core.readsIntents() ? core.intentOf(m.request(), now + hold, now) : null;
+      RouteIntent intent =
+          core.coordination().readsIntents()
+              ? core.coordination().intentOf(m.request(), now + hold, now)
+              : null;
       if (intent != null) {
         intentsOut.tell(intent);
       }
@@ -391,7 +397,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
       return this;
     }
     long now = clock.getAsLong();
-    long more = core.holdMoreMillis(placement.request(), now, m.heldMillis());
+    long more = core.coordination().holdMoreMillis(placement.request(), now, m.heldMillis());
     if (more > 0) {
       holdFor(placement, more, m.heldMillis() + more);
       return this;
@@ -479,13 +485,13 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onPeerIntent(PeerIntent m) {
     long cpu = WireTraffic.threadCpuNanos();
-    core.peerIntent(m.origin(), m.intent(), clock.getAsLong());
+    core.coordination().peerIntent(m.origin(), m.intent(), clock.getAsLong());
     applied(WirePlane.RESERVATIONS, cpu);
     return this;
   }
 
   private Behavior<Command> onPeerTiming(PeerTiming m) {
-    core.peerTiming(m.origin(), m.timing(), clock.getAsLong());
+    core.coordination().peerTiming(m.origin(), m.timing(), clock.getAsLong());
     return this;
   }
 
@@ -501,7 +507,7 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
 
   private Behavior<Command> onTick() {
     core.expire(clock.getAsLong()).forEach(reservationsOut::tell);
-    SharedTiming timing = core.timingToShare();
+    SharedTiming timing = core.coordination().timingToShare();
     if (timing != null) {
       intentsOut.tell(timing);
     }

@@ -15,10 +15,6 @@ package io.kvrouter.tracker.policy;
  * then one class per doubling, up to {@code classes}; class {@code c} waits {@code c × step} late
  * propagation delays.
  *
- * <p>Measured in the lab (conversation trace, first 3,000 requests, 8 replicas × 65,536 blocks, 5
- * ms, arrivals as recorded; p90 TTFT ms at 8 / 16 routers): see {@link
- * KvRouterConfig#holdFromMillis}.
- *
  * <p>Cost: O(1). Stateless.
  */
 final class DecisionHold {

@@ -4,46 +4,36 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.Arrays;
 import java.util.function.IntToDoubleFunction;
 import java.util.function.IntUnaryOperator;
-import java.util.random.RandomGenerator;
 
 /**
- * How {@link TtftPolicy} resolves near-ties: candidates whose predicted TTFT lies within a band of
- * the best and that give up no more than one cached block. Routers deciding at once on the same
+ * How {@link KvRouterPolicy} resolves near-ties: candidates whose predicted TTFT lies within a band
+ * of the best and that give up no more than one cached block. Routers deciding at once on the same
  * view would all take the same best replica; resolving near-ties differently per router, in an
- * order every router shares, makes their decisions diverge. Three ways: by this router's turn
- * (optionally striped over the view every router shares), at random, or (strict mode, where every
- * decision sees the earlier ones) the least loaded.
+ * order every router shares, makes their decisions diverge. Three ways: by this router's turn, by
+ * this router's own load from its own starting point, or (strict mode, where every decision sees
+ * the earlier ones, and a lone router's new prefix) the least loaded.
  *
- * <p>The band: at least {@link KvRouterConfig#tieMillis} and {@link KvRouterConfig#tieRelative} of
- * the best, and at least the caller's {@code extraBand} (one typical request's compute among
- * several routers, {@link KvRouterConfig#unseenBand}).
+ * <p>The band: at least {@code ties.band} and {@code ties.relative} of the best, and at least the
+ * caller's {@code extraBand} (one typical request's compute among several routers, {@code
+ * ties.unseen-band}).
  *
  * <p>Not thread-safe: owned by its policy, like the state it reads.
  */
 final class NearTies {
 
-  private final KvRouterConfig k;
-  private final RandomGenerator random;
+  private final PolicySettings.Ties settings;
   private final PeerConcurrency peers;
   private final WritePressure writes;
-  private final OwnUnseen unseenOwn;
 
-  NearTies(
-      KvRouterConfig k,
-      RandomGenerator random,
-      PeerConcurrency peers,
-      WritePressure writes,
-      OwnUnseen unseenOwn) {
-    this.k = k;
-    this.random = random;
+  NearTies(PolicySettings.Ties settings, PeerConcurrency peers, WritePressure writes) {
+    this.settings = settings;
     this.peers = peers;
     this.writes = writes;
-    this.unseenOwn = unseenOwn;
   }
 
   /** The near-tie band above the best cost {@code best}, ms: at least {@code extraBand}. */
   double band(double best, double extraBand) {
-    return Math.max(Math.max(k.tieMillis(), k.tieRelative() * best), extraBand);
+    return Math.max(Math.max(settings.bandMillis(), settings.relative() * best), extraBand);
   }
 
   /**
@@ -67,63 +57,26 @@ final class NearTies {
     return count;
   }
 
-  /** Candidates by cost; of the near-ties, one drawn at random comes first. */
-  int[] atRandom(int[] candidates, double[] cost, double[] own, int blockSize, double extraBand) {
-    int[] ranked = Ranking.ascending(candidates, cost, random);
-    boolean[] tie = new boolean[cost.length];
-    int count = nearTies(cost, own, blockSize, extraBand, tie);
-    if (count <= 1) {
-      return ranked;
-    }
-    int pick = random.nextInt(count);
-    for (int i = 0; i < candidates.length; i++) {
-      if (tie[i] && pick-- == 0) {
-        return Ranking.withFirst(ranked, candidates[i]);
-      }
-    }
-    return ranked;
-  }
-
   /**
-   * Candidates by cost; of the near-ties on {@code tieCost}, the first is the one at this router's
-   * position in an order every router shares ({@link #tieKey}). Striping: the ties and their order
-   * come from the view every router shares (this router's unseen reservations taken out, {@code
-   * tieCost} and {@link #tieKey}), and the position is {@code turn + routers · m} for this router's
-   * m-th decision its peers have not seen yet: routers on the same shared view take disjoint
-   * positions, and each one's successive decisions within a delay move on by the router count (4
-   * routers over 8 tied replicas: router t takes t, t+4, t, ...). Otherwise the position is the
-   * turn, on this router's own view.
+   * Candidates by cost; of the near-ties, the first is the one at this router's turn in an order
+   * every router shares ({@link #tieKey}), so routers on the same view pick different replicas.
    */
   int[] byTurn(
       int[] candidates,
       double[] cost,
-      double[] tieCost,
       double[] own,
       int blockSize,
       LoadView load,
       long now,
-      boolean striping,
       double extraBand) {
     int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
     boolean[] tie = new boolean[candidates.length];
-    int count = nearTies(tieCost, own, blockSize, extraBand, tie);
-    int routers = peers.routers(now);
-    if (striping && count <= routers) {
-      // No more ties than routers: the first decisions of the routers already cover every tie, and
-      // a stripe would stack this router's own next decisions on its first replica. Its own view
-      // keeps them apart.
-      striping = false;
-      count = nearTies(cost, own, blockSize, extraBand, tie);
-    }
+    int count = nearTies(cost, own, blockSize, extraBand, tie);
     if (count <= 1) {
       return ranked;
     }
-    int[] ties = sortedTies(candidates, tie, count, load, now, striping);
-    long position = peers.turn(now);
-    if (striping) {
-      position += (long) routers * unseenOwn.count();
-    }
-    return Ranking.withFirst(ranked, ties[(int) (position % count)]);
+    int[] ties = sortedTies(candidates, tie, count, load, now);
+    return Ranking.withFirst(ranked, ties[(int) (peers.turn(now) % count)]);
   }
 
   /**
@@ -192,9 +145,9 @@ final class NearTies {
    * <p>Strict mode, {@code loadOf} the requests in flight: a gate admits the decision only if the
    * replica holds no more requests than this router saw there, so decisions on a replica are
    * serialised and each sees the earlier ones. Nothing to diverge from: the least loaded of equal
-   * candidates, the first. A lone router's prompt that nothing holds ({@link TtftPolicy}), {@code
-   * loadOf} the prefixes lately started there or the requests in flight: by turn, so that routers
-   * that have not heard of each other yet still differ.
+   * candidates, the first. A lone router's prompt that nothing holds ({@link KvRouterPolicy}),
+   * {@code loadOf} the prefixes lately started there or the requests in flight: by turn, so that
+   * routers that have not heard of each other yet still differ.
    */
   int[] leastLoaded(
       int[] candidates,
@@ -227,19 +180,18 @@ final class NearTies {
         count--;
       }
     }
-    int[] ties = sortedTies(candidates, tie, count, load, now, false);
+    int[] ties = sortedTies(candidates, tie, count, load, now);
     return Ranking.withFirst(ranked, ties[byTurn ? (int) (peers.turn(now) % count) : 0]);
   }
 
   /** The {@code count} near-ties marked in {@code tie}, by {@link #tieKey} ascending. */
-  private int[] sortedTies(
-      int[] candidates, boolean[] tie, int count, LoadView load, long now, boolean shared) {
+  private int[] sortedTies(int[] candidates, boolean[] tie, int count, LoadView load, long now) {
     long[] keyed = new long[count];
     int[] ties = new int[count];
     for (int i = 0, j = 0; i < candidates.length; i++) {
       if (tie[i]) {
         ties[j] = candidates[i];
-        keyed[j] = tieKey(candidates[i], load, now, shared);
+        keyed[j] = tieKey(candidates[i], load, now);
         j++;
       }
     }
@@ -259,13 +211,10 @@ final class NearTies {
 
   /**
    * The order of near-ties every router shares: fewest tokens recently written, then a hash of the
-   * replica id. {@code shared}: without this router's unseen reservations.
+   * replica id.
    */
-  private long tieKey(int replica, LoadView load, long now, boolean shared) {
+  private long tieKey(int replica, LoadView load, long now) {
     double written = writes.at(replica, now);
-    if (shared) {
-      written -= unseenOwn.writtenOn(replica);
-    }
     long w = Math.min((1L << 30) - 1, Math.max(0, (long) written));
     return (w << 10) | (mix(load.id(replica)) & 1023);
   }

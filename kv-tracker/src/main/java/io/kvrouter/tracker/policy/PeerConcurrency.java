@@ -119,14 +119,6 @@ final class PeerConcurrency {
     return delayKnown ? delayHigh : priorMillis;
   }
 
-  /**
-   * How long this router's own decisions stay unseen by its peers, ms: the observed delay, or
-   * {@code priorMillis} before any peer reservation was observed.
-   */
-  double unseenWindowMillis(double priorMillis) {
-    return delayKnown ? delayMillis : priorMillis;
-  }
-
   /** Routers active now, this one included. */
   int routers(long nowMillis) {
     forgetSilent(nowMillis);
@@ -171,31 +163,9 @@ final class PeerConcurrency {
   }
 
   /**
-   * Peer decisions expected within one delay of a decision taken now and not visible to it: the
-   * larger of the learnt mean and what this router's own current burst suggests ({@code (routers −
-   * 1)} peers times its own other decisions in the window, less those of theirs already seen).
-   */
-  double expectedUnseen(long nowMillis) {
-    settle(nowMillis);
-    int k = routers(nowMillis);
-    if (k <= 1) {
-      return 0;
-    }
-    double d = delayMillis();
-    int ownInWindow = 0;
-    for (int i = 0; i < ownSize; i++) {
-      if (ownPending[(ownHead + i) % RING] > nowMillis - d - 1e-9) {
-        ownInWindow++;
-      }
-    }
-    double burst = Math.max(0, (k - 1) * ownInWindow - peersWithin(nowMillis - d, nowMillis));
-    return Math.max(concurrent, burst);
-  }
-
-  /**
-   * The learnt mean alone: peer decisions issued within one delay of each of this router's settled
-   * own decisions (its recent ones count once a delay has passed and their peers are all known).
-   * Near 0 for smooth traffic, one or more while requests reach several routers in bursts.
+   * Peer decisions issued within one delay of each of this router's settled own decisions (its
+   * recent ones count once a delay has passed and their peers are all known). Near 0 for smooth
+   * traffic, one or more while requests reach several routers in bursts.
    */
   double concurrentMean(long nowMillis) {
     settle(nowMillis);

@@ -6,7 +6,7 @@ package io.kvrouter.tracker.policy;
  * prompt, a conversation) whose later requests find it cached there and follow it. Counted with a
  * half-life, so a replica that has hosted few families lately is where the next one adds the least
  * lasting load ({@link NearTies#leastLoaded} for a lone router and for a cold lead among several,
- * {@link KvRouterConfig#familyHalfLifeMillis}).
+ * {@code cold.family-half-life}).
  *
  * <p>Cost: O(1) per update and read. Not thread-safe: owned by one policy instance.
  */

@@ -3,12 +3,12 @@ package io.kvrouter.tracker.policy;
 import java.util.random.RandomGenerator;
 
 /** Sorting helpers shared by the policies: order by a score, ties broken at random. */
-final class Ranking {
+public final class Ranking {
 
   private Ranking() {}
 
   /** A generator that always draws the same value: exact ties keep the candidates' order. */
-  static final java.util.random.RandomGenerator NO_RANDOMNESS = () -> 0L;
+  public static final java.util.random.RandomGenerator NO_RANDOMNESS = () -> 0L;
 
   /**
    * Candidates by ascending {@code cost[i]} (cost indexed like {@code candidates}); equal costs in
@@ -16,7 +16,7 @@ final class Ranking {
    * stable merge sort of indices, so exact ties under {@link #NO_RANDOMNESS} keep their order, as
    * the boxed {@code Arrays.sort} this replaces did (it was a quarter of a 64-replica decision).
    */
-  static int[] ascending(int[] candidates, double[] cost, RandomGenerator random) {
+  public static int[] ascending(int[] candidates, double[] cost, RandomGenerator random) {
     int n = candidates.length;
     double[] tie = new double[n];
     for (int i = 0; i < n; i++) {
@@ -65,7 +65,7 @@ final class Ranking {
   }
 
   /** Candidates by descending score, ties random. */
-  static int[] descending(int[] candidates, double[] score, RandomGenerator random) {
+  public static int[] descending(int[] candidates, double[] score, RandomGenerator random) {
     double[] cost = new double[score.length];
     for (int i = 0; i < score.length; i++) {
       cost[i] = -score[i];
@@ -74,7 +74,7 @@ final class Ranking {
   }
 
   /** {@code ranked} with {@code first} moved to the front. */
-  static int[] withFirst(int[] ranked, int first) {
+  public static int[] withFirst(int[] ranked, int first) {
     int[] out = new int[ranked.length];
     out[0] = first;
     int j = 1;
@@ -90,7 +90,7 @@ final class Ranking {
    * Samples an index with probability proportional to {@code exp(-(cost[i] - min) / scale)}; {@code
    * scale <= 0} returns the argmin (first of equals at random).
    */
-  static int softmin(double[] cost, double scale, RandomGenerator random) {
+  public static int softmin(double[] cost, double scale, RandomGenerator random) {
     double min = Double.POSITIVE_INFINITY;
     for (double c : cost) {
       min = Math.min(min, c);

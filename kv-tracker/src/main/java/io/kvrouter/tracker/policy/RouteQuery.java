@@ -13,7 +13,7 @@ package io.kvrouter.tracker.policy;
  *     gate serialises decisions on a replica across routers, so the policy need not make concurrent
  *     decisions diverge and should take the least loaded of equal candidates
  * @param opensSession whether the request opens a session: it carries a session key that no replica
- *     is bound to yet, so its later turns will follow it ({@link KvRouterConfig#sessionShare})
+ *     is bound to yet, so its later turns will follow it ({@code cost.session-share})
  */
 public record RouteQuery(
     long[] keys,

@@ -4,10 +4,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The timing models peer routers share under intents ({@link KvRouterConfig#intents}), and the one
- * every router decides with: the model of the router whose id sorts first among this router and the
- * peers heard from lately. Routers that place each other's requests must predict alike, or two of
- * them place the same request on different replicas: each fitting its own model from its own first
+ * The timing models peer routers share under intents ({@code intents.enabled}), and the one every
+ * router decides with: the model of the router whose id sorts first among this router and the peers
+ * heard from lately. Routers that place each other's requests must predict alike, or two of them
+ * place the same request on different replicas: each fitting its own model from its own first
  * tokens, eight routers in the lab disagreed on a quarter of those placements. A peer not heard
  * from within the horizon no longer leads.
  *

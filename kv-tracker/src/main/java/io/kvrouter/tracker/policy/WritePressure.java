@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * Uncached prompt tokens recently written to each replica, by this router and (from the reservation
- * plane) its peers, decayed with a one-minute half-life: the key of {@link TtftPolicy}'s shared
+ * plane) its peers, decayed with a one-minute half-life: the key of {@link KvRouterPolicy}'s shared
  * near-tie order (every router sees the same reservations, so the same pressure) and the measure of
  * a replica's share of the recent work ({@link #shares}).
  *

@@ -20,8 +20,7 @@ import java.util.Set;
  * @param adapterLoadPenaltyTokens what loading the adapter on a replica that lacks it costs, in
  *     prompt-token equivalents of work (see {@link SteeringRule})
  * @param opensSession whether the request opens a session (a session key no replica is bound to
- *     yet): the policy may weigh the later turns that will follow it ({@code
- *     KvRouterConfig#sessionShare})
+ *     yet): the policy may weigh the later turns that will follow it ({@code cost.session-share})
  */
 public record Steering(
     String boundReplica,

@@ -233,7 +233,7 @@ class KvTrackerTest {
    */
   @Test
   void underIntents_aHeldRequestIsAnnounced_andTheTimingModelIsShared() {
-    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents=true");
+    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents.enabled=on");
     long[] prompt = KEYS.keys(tokens(4_096));
     storeFirstBlocksOnB(prompt);
     aPeerReservationArrived();
@@ -288,7 +288,7 @@ class KvTrackerTest {
   /** Without intents nothing goes to the intents output: a held request is not announced. */
   @Test
   void withoutIntents_nothingIsAnnounced() {
-    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents=false");
+    TestProbe<IntentMessage> intents = intentsOf("kvrouter@intents.enabled=off");
     TestProbe<Decision> longReply = aLongPromptAmongTwoRouters();
     manualTime.timePasses(Duration.ofMillis(18));
     assertThat(longReply.receiveMessage().heldMillis()).isEqualTo(18);

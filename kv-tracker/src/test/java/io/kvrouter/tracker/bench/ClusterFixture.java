@@ -37,7 +37,7 @@ final class ClusterFixture {
         new TrackerConfig(
             base.ingressId(),
             base.policy(),
-            base.policyConfig(),
+            base.busy(),
             seed,
             base.leaseMillis(),
             10,

@@ -8,23 +8,26 @@ import io.kvrouter.tracker.ledger.LoadView;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
-/** Hand-built cluster state for policy tests: an index, a settable load view and a prompt. */
-final class Fixture implements LoadView {
+/**
+ * Hand-built cluster state for policy tests (the tracker's and the lab's baselines'): an index, a
+ * settable load view and a prompt.
+ */
+public final class Fixture implements LoadView {
 
-  static final int BS = 16;
+  public static final int BS = 16;
 
-  final int n;
-  final int[] inFlight;
-  final long[] prefill;
-  final long[] decode;
-  final int[] waiting;
-  final double[] kv;
-  final PrefixIndex index = new PrefixIndex(64);
-  final MatchResult match = new MatchResult();
-  long now = 1_000;
+  public final int n;
+  public final int[] inFlight;
+  public final long[] prefill;
+  public final long[] decode;
+  public final int[] waiting;
+  public final double[] kv;
+  public final PrefixIndex index = new PrefixIndex(64);
+  public final MatchResult match = new MatchResult();
+  public long now = 1_000;
   private int requests;
 
-  Fixture(int replicas) {
+  public Fixture(int replicas) {
     n = replicas;
     inFlight = new int[n];
     prefill = new long[n];
@@ -33,7 +36,7 @@ final class Fixture implements LoadView {
     kv = new double[n];
   }
 
-  int[] candidates() {
+  public int[] candidates() {
     int[] c = new int[n];
     for (int i = 0; i < n; i++) {
       c[i] = i;
@@ -42,7 +45,7 @@ final class Fixture implements LoadView {
   }
 
   /** A prompt of {@code blocks} full blocks whose keys start at {@code base}. */
-  static long[] prompt(long base, int blocks) {
+  public static long[] prompt(long base, int blocks) {
     long[] k = new long[blocks];
     for (int i = 0; i < blocks; i++) {
       k[i] = base + i;
@@ -50,7 +53,7 @@ final class Fixture implements LoadView {
     return k;
   }
 
-  void cache(int replica, long[] keys, int blocks, Tier tier) {
+  public void cache(int replica, long[] keys, int blocks, Tier tier) {
     long[] k = Arrays.copyOf(keys, blocks);
     long[] h = new long[blocks];
     for (int i = 0; i < blocks; i++) {
@@ -63,30 +66,30 @@ final class Fixture implements LoadView {
    * Replica {@code i} holds the first {@code blocks[i]} blocks of {@code keys} in {@code tiers[i]};
    * returns this fixture.
    */
-  Fixture holding(long[] keys, int[] blocks, Tier... tiers) {
+  public Fixture holding(long[] keys, int[] blocks, Tier... tiers) {
     for (int i = 0; i < tiers.length; i++) {
       cache(i, keys, blocks[i], tiers[i]);
     }
     return this;
   }
 
-  RouteQuery query(long[] keys) {
+  public RouteQuery query(long[] keys) {
     return RouteQuery.of(keys, keys.length * BS, BS, now);
   }
 
-  int[] rank(Policy p, long[] keys) {
+  public int[] rank(Policy p, long[] keys) {
     RouteQuery q = query(keys);
     index.match(keys, keys.length, match);
     return p.rank(q, candidates(), match, this);
   }
 
   /** Ranks, routes to the first and tells the policy; returns the chosen replica. */
-  int route(Policy p, long[] keys) {
+  public int route(Policy p, long[] keys) {
     return route(p, keys, "req-" + (++requests));
   }
 
   /** {@link #route(Policy, long[])} for a request named {@code requestId}. */
-  int route(Policy p, long[] keys, String requestId) {
+  public int route(Policy p, long[] keys, String requestId) {
     RouteQuery q = query(keys);
     index.match(keys, keys.length, match);
     int chosen = p.rank(q, candidates(), match, this)[0];
@@ -99,7 +102,7 @@ final class Fixture implements LoadView {
    * Tells the policy that {@code requestId}, which this router placed, is running on {@code
    * replica}.
    */
-  void running(Policy p, String requestId, long[] keys, int replica) {
+  public void running(Policy p, String requestId, long[] keys, int replica) {
     RouteQuery q = query(keys);
     index.match(keys, keys.length, match);
     p.onRouted(q, match, replica);
@@ -107,12 +110,13 @@ final class Fixture implements LoadView {
   }
 
   /** The replica kvrouter's own policy picks first on the same state (seeded). */
-  int kvrouterPick(long[] keys) {
+  public int kvrouterPick(long[] keys) {
     return rank(policy("kvrouter", 7), keys)[0];
   }
 
-  static Policy policy(String name, long seed) {
-    return Policies.create(name, PolicyConfig.defaults(), new SplittableRandom(seed));
+  public static Policy policy(String name, long seed) {
+    return Policies.create(
+        PolicySettings.parse(name), BusyThresholds.DEFAULTS, new SplittableRandom(seed));
   }
 
   @Override

@@ -26,7 +26,7 @@ class PeerConcurrencyTest {
     }
     assertThat(pc.routers(200_000)).isEqualTo(4);
     assertThat(pc.delayMillis()).isCloseTo(5, within(1e-9));
-    assertThat(pc.expectedUnseen(200_000)).isCloseTo(3, within(0.1));
+    assertThat(pc.concurrentMean(200_000)).isCloseTo(3, within(0.1));
   }
 
   @Test
@@ -37,7 +37,7 @@ class PeerConcurrencyTest {
       pc.ownDecided(t);
       pc.peerDecided("b", t + 500, t + 505);
     }
-    assertThat(pc.expectedUnseen(200_000)).isLessThan(0.05);
+    assertThat(pc.concurrentMean(200_000)).isLessThan(0.05);
   }
 
   @Test

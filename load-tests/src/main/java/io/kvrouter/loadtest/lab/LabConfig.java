@@ -1,6 +1,5 @@
 package io.kvrouter.loadtest.lab;
 
-import io.kvrouter.tracker.policy.Policies;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -152,7 +151,7 @@ public record LabConfig(
         replicas,
         1,
         0,
-        Policies.names(),
+        LabPolicy.defaults(),
         0,
         1,
         16,

@@ -116,7 +116,7 @@ final class LabNetwork {
     }
     for (int from = 0; from < routers.length; from++) {
       Heartbeat beat = new Heartbeat(routers[from].ownMark());
-      SharedTiming timing = routers[from].timingToShare();
+      SharedTiming timing = routers[from].coordination().timingToShare();
       for (int r = 0; r < routers.length; r++) {
         if (r != from) {
           deliver(now, r, beat);
@@ -146,7 +146,7 @@ final class LabNetwork {
 
   /** Router {@code from} shares its timing model with its peers, when its policy does. */
   void shareTiming(long now, int from) {
-    SharedTiming timing = routers.length == 1 ? null : routers[from].timingToShare();
+    SharedTiming timing = routers.length == 1 ? null : routers[from].coordination().timingToShare();
     if (timing == null) {
       return;
     }
@@ -191,11 +191,11 @@ final class LabNetwork {
         routers[router].apply(b);
       }
     } else if (payload instanceof Timing t) {
-      routers[router].peerTiming(t.origin(), t.timing(), now / 1000);
+      routers[router].coordination().peerTiming(t.origin(), t.timing(), now / 1000);
     } else if (payload instanceof Heartbeat h) {
       routers[router].peerBehind(h.mark(), now / 1000);
     } else if (payload instanceof Intent i) {
-      routers[router].peerIntent(i.origin(), i.intent(), now / 1000);
+      routers[router].coordination().peerIntent(i.origin(), i.intent(), now / 1000);
     } else {
       routers[router].applyReservation((ReservationEvent) payload, now / 1000);
     }

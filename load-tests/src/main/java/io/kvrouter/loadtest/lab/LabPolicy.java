@@ -1,8 +1,10 @@
 package io.kvrouter.loadtest.lab;
 
+import io.kvrouter.loadtest.baselines.BaselinePolicies;
 import io.kvrouter.tracker.policy.Policies;
-import io.kvrouter.tracker.policy.PolicyConfig;
-import java.util.SplittableRandom;
+import io.kvrouter.tracker.policy.PolicySettings;
+import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * A policy as the lab runs it: a policy name, optionally with the suffix {@value #STRICT}, which
@@ -25,14 +27,6 @@ public record LabPolicy(String policy, boolean strict) {
   public static LabPolicy parse(String name) {
     boolean strict = name.endsWith(STRICT);
     String policy = strict ? name.substring(0, name.length() - STRICT.length()) : name;
-    if (policy.startsWith(Policies.TUNED) && !Policies.known(policy)) {
-      // Say which setting is wrong, not only that the name is unknown.
-      try {
-        Policies.create(policy, PolicyConfig.defaults(), new SplittableRandom(0));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("policy '" + name + "': " + e.getMessage(), e);
-      }
-    }
     if (!Policies.known(policy)) {
       throw new IllegalArgumentException(
           "unknown policy '"
@@ -42,10 +36,28 @@ public record LabPolicy(String policy, boolean strict) {
               + " (each also as NAME"
               + STRICT
               + "), or "
-              + Policies.TUNED
-              + "SETTING=VALUE[@SETTING=VALUE...]");
+              + Policies.DEFAULT
+              + "@KEY=VALUE[@KEY=VALUE...] with KEY a setting of "
+              + PolicySettings.PATH);
+    }
+    if (policy.indexOf('@') >= 0) {
+      // Say which setting is wrong, not only that the name is unknown.
+      try {
+        PolicySettings settings = PolicySettings.parse(policy);
+        if (!settings.baseName().equals(Policies.DEFAULT)) {
+          throw new IllegalArgumentException("only " + Policies.DEFAULT + " takes settings");
+        }
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("policy '" + name + "': " + e.getMessage(), e);
+      }
     }
     return new LabPolicy(policy, strict);
+  }
+
+  /** The policies the lab compares when none are named: kvrouter, then the peers' baselines. */
+  public static List<String> defaults() {
+    return Stream.concat(Stream.of(Policies.DEFAULT), BaselinePolicies.defaults().stream())
+        .toList();
   }
 
   /** The name it was parsed from. */

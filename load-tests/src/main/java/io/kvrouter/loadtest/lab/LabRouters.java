@@ -5,7 +5,8 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.Tier;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.TrackerConfig;
-import io.kvrouter.tracker.policy.PolicyConfig;
+import io.kvrouter.tracker.policy.BusyThresholds;
+import io.kvrouter.tracker.policy.PolicySettings;
 import java.util.List;
 
 /**
@@ -18,15 +19,17 @@ final class LabRouters {
 
   private LabRouters() {}
 
-  /** A router named {@code ingressId} running {@code policy}, its index sized for the blocks. */
-  static KvTrackerCore router(
-      String ingressId, String policy, PolicyConfig config, long seed, int expectedBlocks) {
+  /**
+   * A router named {@code ingressId} running the policy named {@code policy} ({@link
+   * PolicySettings#parse}) with the tracker's default busy rule, its index sized for the blocks.
+   */
+  static KvTrackerCore router(String ingressId, String policy, long seed, int expectedBlocks) {
     TrackerConfig base = TrackerConfig.defaults(ingressId);
     return new KvTrackerCore(
         new TrackerConfig(
             base.ingressId(),
-            policy,
-            config,
+            PolicySettings.parse(policy),
+            BusyThresholds.DEFAULTS,
             seed,
             base.leaseMillis(),
             base.predictedTtlMillis(),
@@ -46,7 +49,7 @@ final class LabRouters {
     int expected = (int) Math.min(1 << 22, Math.max(1 << 16, total / 2));
     KvTrackerCore[] routers = new KvTrackerCore[count];
     for (int r = 0; r < count; r++) {
-      routers[r] = router("ingress-" + r, policy, PolicyConfig.defaults(), seed, expected);
+      routers[r] = router("ingress-" + r, policy, seed, expected);
     }
     return routers;
   }

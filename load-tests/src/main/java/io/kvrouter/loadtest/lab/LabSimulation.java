@@ -51,7 +51,8 @@ import java.util.SplittableRandom;
  * <p>This class is the event loop and its handlers; the queue ({@link LabEventQueue}), delivery to
  * the routers ({@link LabNetwork}), what a router sees of a request ({@link LabRequestView}), the
  * measures ({@link LabMeasures}), router and engine building ({@link LabRouters}) and the gates
- * ({@link LabGates}) are apart.
+ * ({@link LabGates}) are apart. Over 450 lines because it is one event loop with one short handler
+ * per event kind.
  */
 public final class LabSimulation {
 
@@ -209,7 +210,7 @@ public final class LabSimulation {
 
   /**
    * A request reaches its router: decided now, or in broadcast mode after the wait the policy asks
-   * for ({@code KvTrackerCore#holdMillis}), as the ingress's tracker does; when the policy reads
+   * for ({@code Coordination#holdMillis}), as the ingress's tracker does; when the policy reads
    * intents, the router's peers hear of a held one first ({@link LabNetwork#announce}), as an
    * ingress's tracker tells them.
    */
@@ -217,13 +218,16 @@ public final class LabSimulation {
     arrivalsLeft--;
     long hold =
         gates == null
-            ? routers[router].holdMillis(
-                request(index, "q" + index, Set.of(), Map.of()), now / 1000)
+            ? routers[router]
+                .coordination()
+                .holdMillis(request(index, "q" + index, Set.of(), Map.of()), now / 1000)
             : 0;
-    if (hold > 0 && routers.length > 1 && routers[router].readsIntents()) {
+    if (hold > 0 && routers.length > 1 && routers[router].coordination().readsIntents()) {
       RouteIntent intent =
-          routers[router].intentOf(
-              request(index, "q" + index, Set.of(), Map.of()), now / 1000 + hold, now / 1000);
+          routers[router]
+              .coordination()
+              .intentOf(
+                  request(index, "q" + index, Set.of(), Map.of()), now / 1000 + hold, now / 1000);
       if (intent != null) {
         network.announce(now, router, intent);
       }
@@ -237,12 +241,14 @@ public final class LabSimulation {
 
   /**
    * A hold of {@code heldMillis} ran out: decided now, unless the policy asks to wait longer for
-   * what arrived meanwhile ({@code KvTrackerCore#holdMoreMillis}), as the ingress's tracker does.
+   * what arrived meanwhile ({@code Coordination#holdMoreMillis}), as the ingress's tracker does.
    */
   private void onHeld(long now, int router, int index, long heldMillis) {
     long more =
-        routers[router].holdMoreMillis(
-            request(index, "q" + index, Set.of(), Map.of()), now / 1000, heldMillis);
+        routers[router]
+            .coordination()
+            .holdMoreMillis(
+                request(index, "q" + index, Set.of(), Map.of()), now / 1000, heldMillis);
     if (more > 0) {
       push(now + more * 1000, HELD, router, index, heldMillis + more);
       return;

@@ -9,7 +9,6 @@ import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.policy.Policies;
-import io.kvrouter.tracker.policy.PolicyConfig;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -129,8 +128,8 @@ public final class PdLabSimulation {
     this.lab = lab;
     this.cluster = cluster;
     this.scheme = scheme;
-    this.prefillRouter = router("prefill", scheme.prefillPolicy(), scheme.prefillConfig());
-    this.decodeRouter = router("decode", scheme.decodePolicy(), scheme.decodeConfig());
+    this.prefillRouter = router("prefill", scheme.prefillPolicy());
+    this.decodeRouter = router("decode", scheme.decodePolicy());
     this.reportMicros = LabSimulation.reportMicros(lab, Policies.visibility(scheme.decodePolicy()));
     int p = cluster.prefillEngines() * cluster.dpSize();
     int d = cluster.decodeEngines() * cluster.dpSize();
@@ -178,8 +177,8 @@ public final class PdLabSimulation {
     Arrays.fill(ttftMillis, -1);
   }
 
-  private KvTrackerCore router(String pool, String policy, PolicyConfig config) {
-    return LabRouters.router("ingress-" + pool, policy, config, lab.seed(), 1 << 18);
+  private KvTrackerCore router(String pool, String policy) {
+    return LabRouters.router("ingress-" + pool, policy, lab.seed(), 1 << 18);
   }
 
   /** Replays {@code workload} with {@code scheme} on {@code cluster}. */

@@ -1,6 +1,5 @@
 package io.kvrouter.loadtest.lab;
 
-import io.kvrouter.tracker.policy.PolicyConfig;
 import java.util.List;
 
 /**
@@ -9,9 +8,7 @@ import java.util.List;
  *
  * @param name the scheme's name in reports
  * @param prefillPolicy policy ranking the prefill pool ({@code Policies} name)
- * @param prefillConfig its parameters
  * @param decodePolicy policy ranking the decode pool
- * @param decodeConfig its parameters
  * @param decodeFirst true: the decode replica is chosen at arrival and the skip rule reads its
  *     cached prefix (llm-d, kvrouter); false: the prefill runs first and the decode replica is
  *     chosen when it is done (Dynamo)
@@ -24,9 +21,7 @@ import java.util.List;
 public record PdScheme(
     String name,
     String prefillPolicy,
-    PolicyConfig prefillConfig,
     String decodePolicy,
-    PolicyConfig decodeConfig,
     boolean decodeFirst,
     int skipPromptsUnderTokens,
     int skipUncachedUnderTokens,
@@ -38,8 +33,7 @@ public record PdScheme(
    * decode replica ({@code kvrouter.ingress.pd} defaults), ranks chosen by the router.
    */
   public static PdScheme kvrouter() {
-    PolicyConfig c = PolicyConfig.defaults();
-    return new PdScheme("kvrouter_pd", "kvrouter", c, "kvrouter", c, true, 512, 256, true);
+    return new PdScheme("kvrouter_pd", "kvrouter", "kvrouter", true, 512, 256, true);
   }
 
   /**
@@ -50,9 +44,7 @@ public record PdScheme(
    * workers exist. Its router addresses data-parallel ranks ({@code dp_rank} in its worker ids).
    */
   public static PdScheme dynamo() {
-    PolicyConfig prefill = PolicyConfig.defaults();
-    PolicyConfig decode = withDynamoOverlapWeight(prefill, 0.0);
-    return new PdScheme("dynamo_pd", "dynamo_kv", prefill, "dynamo_kv", decode, false, 0, 0, true);
+    return new PdScheme("dynamo_pd", "dynamo_kv", "dynamo_kv_decode", false, 0, 0, true);
   }
 
   /**
@@ -65,8 +57,7 @@ public record PdScheme(
    * vLLM balances the ranks.
    */
   public static PdScheme llmd() {
-    PolicyConfig c = PolicyConfig.defaults();
-    return new PdScheme("llmd_pd", "llmd_precise", c, "llmd_precise", c, true, 0, 0, false);
+    return new PdScheme("llmd_pd", "llmd_precise", "llmd_precise", true, 0, 0, false);
   }
 
   /**
@@ -75,8 +66,7 @@ public record PdScheme(
    * request disaggregated, ranks left to the engine.
    */
   public static PdScheme vllmProxy() {
-    PolicyConfig c = PolicyConfig.defaults();
-    return new PdScheme("vllm_proxy_pd", "round_robin", c, "round_robin", c, false, 0, 0, false);
+    return new PdScheme("vllm_proxy_pd", "round_robin", "round_robin", false, 0, 0, false);
   }
 
   /** The schemes the lab compares, kvrouter first. */
@@ -96,35 +86,5 @@ public record PdScheme(
                         + name
                         + "'; known: "
                         + all().stream().map(PdScheme::name).toList()));
-  }
-
-  private static PolicyConfig withDynamoOverlapWeight(PolicyConfig c, double w) {
-    return new PolicyConfig(
-        c.gpuCredit(),
-        c.predictedCredit(),
-        c.cpuCredit(),
-        c.diskCredit(),
-        c.prefillQuadraticTokens(),
-        c.decodeWeight(),
-        c.busyKvUsage(),
-        c.busyWaiting(),
-        c.maxInFlight(),
-        c.tieRelative(),
-        c.tieAbsoluteTokens(),
-        c.temperature(),
-        c.chwblLoadFactor(),
-        c.chwblPrefixBlocks(),
-        c.chwblVirtualNodes(),
-        c.sglangBalanceAbs(),
-        c.sglangBalanceRel(),
-        c.sglangCacheThreshold(),
-        c.sglangMaxBlocksPerWorker(),
-        w,
-        c.dynamoTemperature(),
-        c.llmdPrefixWeight(),
-        c.llmdKvWeight(),
-        c.llmdQueueWeight(),
-        c.kvrouter(),
-        c.cpuLoadMicrosPerToken());
   }
 }

@@ -48,11 +48,11 @@ class ColdLeadLabTest {
   @Test
   void groupsSharingAColdPrefix_atOnceThroughFourRouters_cacheAsMuchAsThroughOne() {
     LabConfig config =
-        LabConfig.defaults(8).withPolicies(List.of("kvrouter", "kvrouter@coldLeadFromMillis=0"));
+        LabConfig.defaults(8).withPolicies(List.of("kvrouter", "kvrouter@cold.lead-from=0"));
     double one = PolicyLab.run(groupsAtOnce(), config, 1, "t").policy("kvrouter").hitRate();
     LabResults r = PolicyLab.run(groupsAtOnce(), config.withRouters(4, 5_000), 1, "t");
     PolicyResult lead = r.policy("kvrouter");
-    PolicyResult blind = r.policy("kvrouter@coldLeadFromMillis=0");
+    PolicyResult blind = r.policy("kvrouter@cold.lead-from=0");
     assertThat(lead.completed()).isEqualTo(64);
     assertThat(blind.completed()).isEqualTo(64);
     // Measured: one router 0.69 (it computes some prefixes twice, to spread), four with cold leads
@@ -74,14 +74,14 @@ class ColdLeadLabTest {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 1);
     LabConfig config =
         PeerLeadLabTest.headline(
-            "kvrouter", "kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0");
+            "kvrouter", "kvrouter@cold.look=0", "kvrouter@cold.follow-share=0");
     PolicyResult one = PolicyLab.run(gsp, config, 1, "t").policy("kvrouter");
     LabResults r = PolicyLab.run(gsp, config.withRouters(16, 5_000), 1, "t");
     PolicyResult sixteen = r.policy("kvrouter");
     assertThat(sixteen.completed()).isEqualTo(1_024);
     assertThat(sixteen.ttft().p90()).isLessThanOrEqualTo(1.01 * one.ttft().p90());
     assertThat(sixteen.hitRate()).isGreaterThanOrEqualTo(one.hitRate() - 0.002);
-    for (String without : List.of("kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0")) {
+    for (String without : List.of("kvrouter@cold.look=0", "kvrouter@cold.follow-share=0")) {
       assertThat(r.policy(without).ttft().p90()).as(without).isGreaterThan(1.04 * one.ttft().p90());
     }
   }
@@ -97,13 +97,13 @@ class ColdLeadLabTest {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 5);
     LabConfig config =
         PeerLeadLabTest.headline(
-            "kvrouter", "kvrouter@soloBurstByFamilies=false", "sglang_cache_aware");
+            "kvrouter", "kvrouter@cold.solo-burst-by-families=false", "sglang_cache_aware");
     LabResults r = PolicyLab.run(gsp, config, 1, "t");
     PolicyResult kv = r.policy("kvrouter");
     PolicyResult greedy = r.policy("sglang_cache_aware");
     assertThat(kv.hitRate()).isGreaterThanOrEqualTo(greedy.hitRate() - 0.001);
     assertThat(kv.ttft().p90()).isLessThanOrEqualTo(greedy.ttft().p90());
-    assertThat(r.policy("kvrouter@soloBurstByFamilies=false").hitRate())
+    assertThat(r.policy("kvrouter@cold.solo-burst-by-families=false").hitRate())
         .as("by the near-ties")
         .isLessThan(kv.hitRate() - 0.004);
   }

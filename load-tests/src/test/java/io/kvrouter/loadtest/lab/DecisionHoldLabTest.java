@@ -53,14 +53,14 @@ class DecisionHoldLabTest {
   void aLongPromptInABurst_isDecidedAfterTheShortOnes_whichNoLongerQueueBehindIt() {
     LabConfig config =
         LabConfig.defaults(2)
-            .withPolicies(List.of("kvrouter", "kvrouter@holdFromMillis=0@intents=false"))
+            .withPolicies(List.of("kvrouter", "kvrouter@hold.from=0@intents.enabled=false"))
             .withRouters(8, 5_000);
     LabResults r = PolicyLab.run(giantAmongSmallOnes(), config, 1, "t");
     double giantPrefill = EngineTiming.MOCKER.computeMillis(60_000);
-    for (String policy : List.of("kvrouter", "kvrouter@holdFromMillis=0@intents=false")) {
+    for (String policy : List.of("kvrouter", "kvrouter@hold.from=0@intents.enabled=false")) {
       assertThat(r.policy(policy).completed()).as(policy).isEqualTo(16);
     }
-    assertThat(slowestShortOne(r.policy("kvrouter@holdFromMillis=0@intents=false")))
+    assertThat(slowestShortOne(r.policy("kvrouter@hold.from=0@intents.enabled=false")))
         .as("at once")
         .isGreaterThan(giantPrefill / 2);
     assertThat(slowestShortOne(r.policy("kvrouter"))).as("held").isLessThan(giantPrefill / 10);

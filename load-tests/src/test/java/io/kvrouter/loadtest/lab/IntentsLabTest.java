@@ -17,14 +17,14 @@ import org.junit.jupiter.api.Test;
  * enough to wait for the peers' announcements) reach them in the same instant, four per router,
  * none of them able to see another's reservations in time. With intents each router hears the
  * others' requests before it decides and places them first, so the burst spreads two per replica;
- * without them (concurrency off, to isolate the mechanism) the four routers make the same four
+ * without them (spreading off, to isolate the mechanism) the four routers make the same four
  * choices.
  */
 @org.junit.jupiter.api.Timeout(120)
 class IntentsLabTest {
 
-  private static final String WITH = "kvrouter@intents=true@concurrency=off";
-  private static final String WITHOUT = "kvrouter@intents=false@concurrency=off";
+  private static final String WITH = "kvrouter@intents.enabled=true@ties.spread=off";
+  private static final String WITHOUT = "kvrouter@intents.enabled=false@ties.spread=off";
 
   private static Workload warmUpThenBurst() {
     TokenExpander e = new TokenExpander(5);

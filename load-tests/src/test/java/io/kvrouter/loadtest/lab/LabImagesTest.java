@@ -122,7 +122,7 @@ class LabImagesTest {
     PromptKeys two = keys(w, all(w, "image-2"));
     assertThat(two.textOf(9)).containsExactly(one.textOf(9));
     assertThat(two.of(9)).isNotEqualTo(one.of(9));
-    assertThat(List.of("kvrouter", "kvrouter_v1", "dynamo_kv", "llmd_precise", "tgi_trie"))
+    assertThat(List.of("kvrouter", "dynamo_kv", "llmd_precise", "tgi_trie"))
         .allMatch(LabSimulation::seesImages);
     assertThat(List.of("sglang_cache_aware", "preble_e2", "chwbl"))
         .noneMatch(LabSimulation::seesImages);

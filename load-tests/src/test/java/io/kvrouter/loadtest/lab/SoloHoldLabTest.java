@@ -43,18 +43,18 @@ class SoloHoldLabTest {
   @Test
   void aLongPromptArrivingWithShortOnes_isDecidedAfterThem_whichKeepTheirCache() {
     LabConfig config =
-        LabConfig.defaults(2).withPolicies(List.of("kvrouter", "kvrouter@soloHoldMillis=0"));
+        LabConfig.defaults(2).withPolicies(List.of("kvrouter", "kvrouter@hold.solo=0"));
     Workload w = longPromptBeforeTwoNextTurns();
     long promptTokens = 0;
     for (WorkloadRequest r : w.requests()) {
       promptTokens += r.prompt().length();
     }
     LabResults r = PolicyLab.run(w, config, 1, "t");
-    for (String policy : List.of("kvrouter", "kvrouter@soloHoldMillis=0")) {
+    for (String policy : List.of("kvrouter", "kvrouter@hold.solo=0")) {
       assertThat(r.policy(policy).completed()).as(policy).isEqualTo(5);
     }
     double held = r.policy("kvrouter").hitRate() * promptTokens;
-    double inOrder = r.policy("kvrouter@soloHoldMillis=0").hitRate() * promptTokens;
+    double inOrder = r.policy("kvrouter@hold.solo=0").hitRate() * promptTokens;
     assertThat(held)
         .as("both next turns on their cache")
         .isGreaterThanOrEqualTo(2 * (OPENING - 16));

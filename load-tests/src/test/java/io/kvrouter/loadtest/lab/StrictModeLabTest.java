@@ -18,17 +18,17 @@ class StrictModeLabTest {
     assertThatThrownBy(() -> LabPolicy.parse("nope/strict"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("/strict");
-    assertThat(LabPolicy.parse("kvrouter@workWeight=2/strict"))
-        .isEqualTo(new LabPolicy("kvrouter@workWeight=2", true));
+    assertThat(LabPolicy.parse("kvrouter@cost.work-weight=2/strict"))
+        .isEqualTo(new LabPolicy("kvrouter@cost.work-weight=2", true));
     assertThatThrownBy(() -> LabPolicy.parse("kvrouter@bogus=1"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("bogus")
-        .hasMessageContaining("workWeight");
+        .hasMessageContaining("kvrouter.tracker.policy");
   }
 
   /**
    * A burst of 64 requests reaches 4 routers at once, 5 ms apart from each other. Routers that
-   * break ties the same way (concurrency off) herd in broadcast mode; in strict mode the replicas'
+   * break ties the same way (spreading off) herd in broadcast mode; in strict mode the replicas'
    * gates turn away the decisions taken on a stale view, the routers decide again, and the burst's
    * placement evens out. Every request completes either way.
    */
@@ -37,12 +37,15 @@ class StrictModeLabTest {
     Workload w = Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L).limit(200);
     LabConfig config =
         LabConfig.defaults(4)
-            .withPolicies(List.of("kvrouter_off", "kvrouter_off/strict"))
+            .withPolicies(
+                List.of(
+                    "kvrouter@ties.spread=off@intents.enabled=off",
+                    "kvrouter@ties.spread=off@intents.enabled=off/strict"))
             .withRouters(4, 5_000)
             .withChaos(-1, 0, 0, 64);
     LabResults r = PolicyLab.run(w, config, 2, "t");
-    PolicyResult broadcast = r.policy("kvrouter_off");
-    PolicyResult strict = r.policy("kvrouter_off/strict");
+    PolicyResult broadcast = r.policy("kvrouter@ties.spread=off@intents.enabled=off");
+    PolicyResult strict = r.policy("kvrouter@ties.spread=off@intents.enabled=off/strict");
     assertThat(broadcast.completed()).isEqualTo(200);
     assertThat(strict.completed()).isEqualTo(200);
     assertThat(broadcast.decisions()).isEqualTo(200);

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * is a perfect spread, 3 per replica). Each mode runs on a fresh cluster; the suite runs each mode
  * once, {@code -Dherding.runs=5} runs five bursts per mode and prints every spread and the five
  * figures per mode ({@code
- * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-stripe,broadcast-turns,broadcast-no-intents}
- * picks the modes).
+ * -Dherding.modes=broadcast,strict,strict-no-ties,broadcast-no-ties,broadcast-no-intents} picks the
+ * modes).
  *
  * <p>The bounds come from repeated runs. Since commits 7d532d1 and 566fa19 (strict mode: a gate
  * that turns a request away is counted with what it holds instead of excluded for the round, and
@@ -174,6 +174,10 @@ class HerdingBurstIT {
 
   static final int BURST = 24;
 
+  /** Concurrent decisions neither spread nor announced: herding, for comparison. */
+  static final String NO_SPREAD =
+      "kvrouter.tracker.policy.ties.spread = off\nkvrouter.tracker.policy.intents.enabled = off";
+
   /** The modes compared, by name. */
   static final Map<String, Config> MODE_CONFIG =
       Map.of(
@@ -182,16 +186,11 @@ class HerdingBurstIT {
           "strict",
           ConfigFactory.parseString("kvrouter.consistency = strict"),
           "strict-no-ties",
-          ConfigFactory.parseString(
-              "kvrouter.consistency = strict\nkvrouter.tracker.near-tie-randomisation = off"),
+          ConfigFactory.parseString("kvrouter.consistency = strict\n" + NO_SPREAD),
           "broadcast-no-ties",
-          ConfigFactory.parseString("kvrouter.tracker.near-tie-randomisation = off"),
-          "broadcast-stripe",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@stripe=true\""),
-          "broadcast-turns",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@concurrency=turns\""),
+          ConfigFactory.parseString(NO_SPREAD),
           "broadcast-no-intents",
-          ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@intents=false\""));
+          ConfigFactory.parseString("kvrouter.tracker.policy.intents.enabled = off"));
 
   /** Modes to run: {@code -Dherding.modes=broadcast,strict,strict-no-ties} (default both). */
   static final List<String> MODES =

@@ -11,16 +11,17 @@ import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Intents between real ingress processes' reservation planes ({@code kvrouter@intents=true}): each
- * ingress shares its timing model every tracker tick, and a long request held before its decision
- * reaches the other ingress as an intent, over the cluster's Kryo wire, named by the origin's
- * member uid and resolved to its address there. What the peer does with it is the policy's, tested
- * in {@code TtftPolicyTest} and the lab ({@code IntentsLabTest}).
+ * Intents between real ingress processes' reservation planes ({@code
+ * kvrouter@intents.enabled=true}): each ingress shares its timing model every tracker tick, and a
+ * long request held before its decision reaches the other ingress as an intent, over the cluster's
+ * Kryo wire, named by the origin's member uid and resolved to its address there. What the peer does
+ * with it is the policy's, tested in {@code KvRouterPolicyTest} and the lab ({@code
+ * IntentsLabTest}).
  */
 class IntentsIT {
 
   private static final Config INTENTS =
-      ConfigFactory.parseString("kvrouter.tracker.policy = \"kvrouter@intents=true\"");
+      ConfigFactory.parseString("kvrouter.tracker.policy.intents.enabled = on");
 
   @Test
   void aHeldLongRequest_reachesThePeerIngressAsAnIntent_andTimingModelsAreShared()

@@ -7,9 +7,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Node's test runner over {@code dashboard-test/prom.test.mjs}: the page's Prometheus text parser
- * and histogram quantile, the arithmetic behind its lag and latency charts. Needs Node only, no
- * browser.
+ * Node's test runner over {@code system-tests/dashboard/prom.test.mjs}: the page's Prometheus text
+ * parser and histogram quantile, the arithmetic behind its lag and latency charts. Needs Node only,
+ * no browser.
  */
 class DashboardScriptsIT {
 

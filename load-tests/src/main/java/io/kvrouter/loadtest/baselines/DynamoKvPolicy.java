@@ -1,0 +1,154 @@
+package io.kvrouter.loadtest.baselines;
+
+import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.index.TierWeights;
+import io.kvrouter.tracker.ledger.LoadView;
+import io.kvrouter.tracker.policy.Policy;
+import io.kvrouter.tracker.policy.Ranking;
+import io.kvrouter.tracker.policy.RouteQuery;
+import io.kvrouter.tracker.policy.Visibility;
+import java.util.random.RandomGenerator;
+
+/**
+ * {@code dynamo_kv}: NVIDIA Dynamo's KV router with its default settings, followed from ai-dynamo/
+ * dynamo at commit db19bd2a ({@code lib/llm/src/kv_router/scheduler.rs}: {@code
+ * DefaultWorkerSelector::select_worker}, {@code softmax_sample}) and 581ee33e ({@code
+ * lib/llm/src/kv_router/sequence.rs}: {@code ActiveSequences::potential_blocks_and_tokens}); the
+ * defaults are those of {@code KvRouterConfig::default} there (overlap weight 1.0, temperature 0,
+ * active blocks tracked with {@code router_assume_kv_reuse}, output blocks not tracked, no replica
+ * sync, no predicted-block TTL).
+ *
+ * <p>For each worker the router asks what its load would be with this request added, counting only
+ * the requests this router placed itself:
+ *
+ * <pre>
+ *   prefill_tokens = (prompt tokens − overlap · block size)            this request's uncached part
+ *                  + uncached prompt tokens of own requests still in prefill
+ *   decode_blocks  = distinct blocks of own requests active on the worker
+ *                  + this request's full blocks not among them
+ *   logit          = overlap_score_weight · prefill_tokens / block size + decode_blocks
+ * </pre>
+ *
+ * The overlap is the worker's leading prompt blocks in the event-fed index, each weighed by the
+ * tier it is best held in: device 1.0, host memory 0.75, disk 0.25 ({@link TierWeights#dynamo()};
+ * {@code DefaultWorkerSelector::worker_logit} in ai-dynamo/dynamo {@code
+ * lib/kv-router/src/scheduling/selector.rs}, read at 01690d42: {@code overlap_credit_blocks =
+ * overlap_score_credit · device + host_cache_hit_weight · host_pinned + disk_cache_hit_weight ·
+ * disk}, the host and disk runs extending the device prefix, with {@code KvRouterConfig}'s defaults
+ * 0.75 and 0.25). The lowest logit wins; several equal lowest logits go to the worker with the
+ * smallest tree (fewest blocks held by events), then at random. With a temperature above 0 a worker
+ * is drawn with probability proportional to {@code exp(−logit / (range · temperature))}, range
+ * being the spread of the logits.
+ *
+ * <p>Active blocks are kept per request by {@link ActiveBlocks} from this router's own lifecycle
+ * events; prefill tokens come from the ledger, which for this policy holds only own requests (see
+ * {@link #visibility()}). Not modelled: the router-side queue that holds requests while every
+ * worker is over {@code router_queue_threshold} (the lab places every request on arrival, for every
+ * policy), and the five-minute forced expiry of stale requests.
+ *
+ * <p>The variant {@code dynamo_kv_w2} sets {@code overlap_score_weight} to 2: Dynamo's router docs
+ * describe a higher weight as trading inter-token latency for TTFT. {@code dynamo_kv_decode} sets
+ * it to 0, as Dynamo's disaggregated serving does for its decode router (overlap scoring off).
+ */
+final class DynamoKvPolicy implements Policy {
+
+  static final String NAME = "dynamo_kv";
+  static final String OVERLAP_2 = "dynamo_kv_w2";
+  static final String DECODE = "dynamo_kv_decode";
+
+  private final String name;
+  private final double overlapWeight;
+  private final double temperature;
+  private final RandomGenerator random;
+  private final ActiveBlocks active = new ActiveBlocks();
+
+  DynamoKvPolicy(String name, double overlapWeight, double temperature, RandomGenerator random) {
+    this.name = name;
+    this.overlapWeight = overlapWeight;
+    this.temperature = temperature;
+    this.random = random;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Dynamo without {@code router_replica_sync} counts only its own requests and, without {@code
+   * router_predicted_ttl_secs}, only blocks the engines' events confirmed.
+   */
+  @Override
+  public Visibility visibility() {
+    return Visibility.OWN_REQUESTS;
+  }
+
+  /** The logit of {@code replica}; lower is better. */
+  double logit(RouteQuery query, MatchResult match, LoadView load, int replica) {
+    long bs = query.blockSize();
+    double uncached = Math.max(0, query.promptTokens() - overlapBlocks(match, replica) * bs);
+    double prefillBlocks = (uncached + load.prefillTokens(replica)) / bs;
+    int decodeBlocks =
+        active.activeBlocks(replica) + active.newBlocks(replica, query.keys(), query.keyCount());
+    return overlapWeight * prefillBlocks + decodeBlocks;
+  }
+
+  /** The matched run with host-memory and disk blocks at Dynamo's credits. */
+  static double overlapBlocks(MatchResult match, int replica) {
+    TierWeights w = TierWeights.dynamo();
+    return match.matched(replica)
+        - (1 - w.cpu()) * match.cpu(replica)
+        - (1 - w.disk()) * match.disk(replica);
+  }
+
+  @Override
+  public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
+    int n = candidates.length;
+    double[] cost = new double[n];
+    double min = Double.POSITIVE_INFINITY;
+    double max = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < n; i++) {
+      cost[i] = logit(query, match, load, candidates[i]);
+      min = Math.min(min, cost[i]);
+      max = Math.max(max, cost[i]);
+    }
+    int[] ranked = Ranking.ascending(candidates, cost, random);
+    int pick;
+    if (temperature > 0) {
+      double range = max - min;
+      double[] scaled = new double[n];
+      for (int i = 0; i < n; i++) {
+        scaled[i] = range > 0 ? cost[i] / range : 0;
+      }
+      pick = candidates[Ranking.softmin(scaled, temperature, random)];
+    } else {
+      pick = smallestTreeAmongCheapest(candidates, cost, min, match);
+    }
+    return Ranking.withFirst(ranked, pick);
+  }
+
+  /** Among the candidates at the lowest cost, the one with the fewest blocks held; ties random. */
+  private int smallestTreeAmongCheapest(
+      int[] candidates, double[] cost, double min, MatchResult match) {
+    double[] tree = new double[candidates.length];
+    for (int i = 0; i < candidates.length; i++) {
+      tree[i] = cost[i] == min ? match.blocksHeld(candidates[i]) : Double.POSITIVE_INFINITY;
+    }
+    return Ranking.ascending(candidates, tree, random)[0];
+  }
+
+  @Override
+  public void onReserved(String requestId, RouteQuery query, int replica) {
+    active.add(requestId, replica, query.keys(), query.keyCount());
+  }
+
+  @Override
+  public void onReleased(String requestId, long nowMillis) {
+    active.remove(requestId);
+  }
+
+  @Override
+  public void onReplicaRemoved(int replica) {
+    active.dropReplica(replica);
+  }
+}

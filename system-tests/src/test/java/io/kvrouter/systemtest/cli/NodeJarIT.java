@@ -192,8 +192,8 @@ class NodeJarIT {
   /**
    * The Envoy packages in the node jar are those of the protobuf descriptor closure of {@code
    * envoy/service/ext_proc/v3/external_processor.proto}, computed from the full API on this test's
-   * class path, each with all its classes; and the jar's own copy builds the service's descriptor
-   * on nothing but the jar.
+   * class path, each with all its classes; and the service's descriptor builds from the node jar
+   * alone, and from the full jar alone (trimmed alike).
    */
   @Test
   void envoyApiIsTheExtProcDescriptorClosure() throws Exception {
@@ -230,19 +230,21 @@ class NodeJarIT {
         assertThat(nodeEntries).as("a class of the closure's packages").contains(e);
       }
     }
-    try (URLClassLoader jarOnly =
-        new URLClassLoader(
-            new URL[] {nodeJar().toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
-      Object descriptor =
-          Class.forName(ExternalProcessorProto.class.getName(), true, jarOnly)
-              .getMethod("getDescriptor")
-              .invoke(null);
-      assertThat(descriptor.toString()).isNotEmpty();
-      Object service =
-          Class.forName(ExternalProcessorGrpc.class.getName(), true, jarOnly)
-              .getMethod("getServiceDescriptor")
-              .invoke(null);
-      assertThat(service.toString()).contains("envoy.service.ext_proc.v3.ExternalProcessor");
+    for (Path jar : List.of(nodeJar(), FatJarNodeIT.fatJar())) { // the full jar keeps the same
+      try (URLClassLoader jarOnly =
+          new URLClassLoader(
+              new URL[] {jar.toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
+        Object descriptor =
+            Class.forName(ExternalProcessorProto.class.getName(), true, jarOnly)
+                .getMethod("getDescriptor")
+                .invoke(null);
+        assertThat(descriptor.toString()).isNotEmpty();
+        Object service =
+            Class.forName(ExternalProcessorGrpc.class.getName(), true, jarOnly)
+                .getMethod("getServiceDescriptor")
+                .invoke(null);
+        assertThat(service.toString()).contains("envoy.service.ext_proc.v3.ExternalProcessor");
+      }
     }
   }
 

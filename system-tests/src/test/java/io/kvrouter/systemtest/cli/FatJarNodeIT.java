@@ -30,9 +30,16 @@ class FatJarNodeIT {
   }
 
   static Process startJava(Path log, String... args) throws Exception {
-    List<String> command = new ArrayList<>(NodeClassArchive.javaCommand(fatJar()));
+    return startJar(NodeClassArchive.javaCommand(fatJar()), fatJar(), log, args);
+  }
+
+  /**
+   * Starts {@code java -jar jar args} with the {@code java} command given, output to {@code log}.
+   */
+  static Process startJar(List<String> java, Path jar, Path log, String... args) throws Exception {
+    List<String> command = new ArrayList<>(java);
     command.add("-jar");
-    command.add(fatJar().toString());
+    command.add(jar.toString());
     command.addAll(List.of(args));
     return new ProcessBuilder(command)
         .redirectErrorStream(true)

@@ -46,10 +46,16 @@ final class NodeClassArchive {
 
   /** The {@code java} command with the node options and, once it exists, the archive. */
   static List<String> javaCommand(Path fatJar) {
+    List<String> command = javaCommand();
+    of(fatJar).ifPresent(a -> command.add("-XX:SharedArchiveFile=" + a));
+    return command;
+  }
+
+  /** The {@code java} command with the node options, no archive (for a jar it was not made of). */
+  static List<String> javaCommand() {
     List<String> command = new ArrayList<>();
     command.add(java());
     command.addAll(NODE_JVM_OPTIONS);
-    of(fatJar).ifPresent(a -> command.add("-XX:SharedArchiveFile=" + a));
     return command;
   }
 

@@ -122,8 +122,8 @@ public final class InferenceHandler {
   /**
    * The whole body. A body that arrived in one piece within the size limit is used as it is:
    * Pekko's {@code toStrict} on an entity that is already strict still runs a stream (a
-   * materialisation, an actor created and stopped: about 5 % of the HTTP dispatcher's CPU per
-   * request in a JFR profile of {@code overhead.sh}).
+   * materialisation, an actor created and stopped), a visible share of the HTTP dispatcher's CPU
+   * per request.
    */
   private CompletionStage<HttpEntity.Strict> strict(HttpEntity entity) {
     if (entity instanceof HttpEntity.Strict s && s.getData().size() <= settings.maxBodyBytes()) {

@@ -1,7 +1,6 @@
 package io.kvrouter.ingress.metrics;
 
 import io.kvrouter.config.serialization.WireTraffic;
-import io.kvrouter.ingress.proxy.ProxyListener;
 import io.kvrouter.protocol.TrackerReport;
 import io.kvrouter.protocol.WirePlane;
 import io.kvrouter.tracker.TrackerStats;

@@ -37,8 +37,8 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * through the Receptionist, ingress nodes leaving the cluster; and it repairs the gaps the tracker
  * reports by asking the replica's agent to replay (or for a snapshot). A replica that joins is
  * bootstrapped from its agent's snapshot; this side of the node is ready ({@link
- * Readiness.Component#REPLICAS}, reported on every change) once some replica serves and every known
- * replica's bootstrap and replay is done.
+ * IngressReadiness.Component#REPLICAS}, reported on every change) once some replica serves and
+ * every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -91,7 +91,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private final ActorRef<KvTracker.Command> tracker;
   private final ReplicaDirectory directory;
   private final IngressMetrics metrics;
-  private final ActorRef<Readiness.Command> readiness;
+  private final ActorRef<IngressReadiness.Command> readiness;
   private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
 
@@ -109,7 +109,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     super(context);
@@ -144,14 +144,14 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   /**
-   * @param readiness told whether this side is ready ({@link Readiness.Component#REPLICAS})
+   * @param readiness told whether this side is ready ({@link IngressReadiness.Component#REPLICAS})
    * @param askTimeout how long to wait for an agent's info or replay
    */
   public static Behavior<Command> create(
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     return Behaviors.setup(
@@ -339,7 +339,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
             && !directory.models().isEmpty();
     if (!Boolean.valueOf(ready).equals(reportedReady)) {
       reportedReady = ready;
-      readiness.tell(new Readiness.Report(Readiness.Component.REPLICAS, ready));
+      readiness.tell(new IngressReadiness.Report(IngressReadiness.Component.REPLICAS, ready));
     }
     return this;
   }

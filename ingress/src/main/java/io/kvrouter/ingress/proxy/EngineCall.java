@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.Sse;
+import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;

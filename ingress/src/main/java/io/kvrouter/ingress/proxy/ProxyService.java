@@ -6,6 +6,7 @@ import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.PromptTokens;
+import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.pd.Disaggregation;
 import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.RouteOutcome;

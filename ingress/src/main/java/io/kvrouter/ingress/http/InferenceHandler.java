@@ -8,8 +8,8 @@ import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.api.RequestValidator;
+import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
@@ -233,13 +233,13 @@ public final class InferenceHandler {
 
   private int[] tokenize(InferenceRequest request) {
     ModelTokenizer tokenizer =
-        PromptTokens.tokenizerFor(
+        TokenizedPrompt.tokenizerFor(
             tokenizers,
             router::servedModels,
             settings.defaultModel(),
             router.baseModel(request.model()));
     int[] tokens =
-        PromptTokens.of(
+        TokenizedPrompt.of(
             request,
             tokenizer,
             (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));

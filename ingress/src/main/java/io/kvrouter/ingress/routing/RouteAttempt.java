@@ -21,10 +21,10 @@ import java.util.Set;
  * @param gateCounts per replica that turned this request away, the requests its gate held then
  * @param turnedAway how many times a gate turned this request away
  */
-record RouteAttempt(RouteQuery query, Map<String, Integer> gateCounts, int turnedAway) {
+record RouteAttempt(ReplicaQuery query, Map<String, Integer> gateCounts, int turnedAway) {
 
   /** The first attempt of a call. */
-  static RouteAttempt first(RouteQuery query) {
+  static RouteAttempt first(ReplicaQuery query) {
     return new RouteAttempt(query, Map.of(), 0);
   }
 

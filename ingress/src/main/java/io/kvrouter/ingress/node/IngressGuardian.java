@@ -155,7 +155,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.getSystem(), nodeSettings.askTimeout(), trackerConfig.leaseMillis())
             : null;
     metrics = new IngressMetrics(AccuracySettings.fromConfig(config));
-    metrics.wire(WireTraffic.get(ctx.getSystem()));
+    metrics.tracker().wire(WireTraffic.get(ctx.getSystem()));
     readiness = ctx.spawn(IngressReadiness.create(), "readiness");
 
     tracker =
@@ -299,9 +299,11 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   private Behavior<Command> onLoads(LoadsArrived m) {
-    m.loads().byReplica().forEach((replica, load) -> metrics.inflight(replica, load.inFlight()));
-    metrics.trackerStats(m.loads().stats());
-    m.loads().lagMillis().forEach(metrics::lag);
+    m.loads()
+        .byReplica()
+        .forEach((replica, load) -> metrics.tracker().inflight(replica, load.inFlight()));
+    metrics.tracker().trackerStats(m.loads().stats());
+    m.loads().lagMillis().forEach(metrics.tracker()::lag);
     return this;
   }
 

@@ -318,10 +318,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       return this;
     }
     if (m.message() instanceof RouteIntent intent) {
-      metrics.peerIntent(false);
+      metrics.tracker().peerIntent(false);
       tracker.tell(new KvTracker.PeerIntent(origin, intent));
     } else if (m.message() instanceof SharedTiming timing) {
-      metrics.peerIntent(true);
+      metrics.tracker().peerIntent(true);
       tracker.tell(new KvTracker.PeerTiming(origin, timing));
     }
     return this;
@@ -353,7 +353,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     }
     for (ReservationEvent e : faults.pass(m.event())) {
       if (e instanceof Reserved r && r.issuedMillis() > 0) {
-        metrics.reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
+        metrics.tracker().reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
       }
       tracker.tell(new KvTracker.ApplyReservation(e));
       if (e instanceof Released) {
@@ -374,12 +374,12 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private Behavior<TrackerRequest> onGap(Gap m) {
     String origin = m.gap().origin();
-    metrics.gap("reservations");
+    metrics.tracker().gap("reservations");
     ActorRef<TrackerRequest> peer = peers.get(origin);
     if (peer == null || !replaying.add(origin)) {
       return this; // not listed yet, or a replay is already under way
     }
-    metrics.replay("reservations");
+    metrics.tracker().replay("reservations");
     getContext()
         .ask(
             ReservationReplay.class,
@@ -394,7 +394,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private Behavior<TrackerRequest> onReplay(ReplayArrived m) {
     replaying.remove(m.replay().origin());
     if (m.replay().snapshot()) {
-      metrics.snapshot("reservations");
+      metrics.tracker().snapshot("reservations");
     }
     tracker.tell(new KvTracker.ApplyPeerReplay(m.replay()));
     return this;

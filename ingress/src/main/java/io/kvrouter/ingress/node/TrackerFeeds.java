@@ -215,7 +215,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       return this;
     }
     if (m.batch().publishedMillis() > 0) {
-      metrics.eventLag(System.currentTimeMillis() - m.batch().publishedMillis());
+      metrics.tracker().eventLag(System.currentTimeMillis() - m.batch().publishedMillis());
     }
     for (KvEventBatch b : faults.pass(m.batch())) {
       tracker.tell(new KvTracker.ApplyBatch(b));
@@ -293,7 +293,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> onGap(Gap m) {
-    metrics.gap("events");
+    metrics.tracker().gap("events");
     return requestReplay(m.gap().replicaId(), m.gap().epoch(), m.gap().fromSeq());
   }
 
@@ -302,7 +302,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     if (agent == null || !replaying.add(replicaId)) {
       return updateCaughtUp(); // unknown yet (its listing will come) or a replay is under way
     }
-    metrics.replay("events");
+    metrics.tracker().replay("events");
     getContext()
         .ask(
             ReplayReply.class,
@@ -320,7 +320,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         tracker.tell(new KvTracker.ApplyBatch(batch));
       }
     } else if (m.reply() instanceof SnapshotReply snapshot) {
-      metrics.snapshot("events");
+      metrics.tracker().snapshot("events");
       tracker.tell(new KvTracker.InstallSnapshot(snapshot.snapshot()));
     }
     return done(m.reply().replicaId());

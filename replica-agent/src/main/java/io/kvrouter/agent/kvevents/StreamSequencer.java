@@ -38,11 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Not thread-safe: one thread drives it. Cost per live message: one decode and one XXH3 pass
  * over the payload; per audit one replay of about {@code auditDepth} batches.
  *
- * <p>450 lines, over 400 because the rules above are one state machine over one expected seq:
- * order, held batches, continuity and audits each decide what the next of them does. The stores it
- * consults are already apart ({@link HeldBatches}, {@link Continuity}, {@link DeliveredDigests});
- * the LoRA, image, CPU-tier and sliding-window work did not touch it (their events pass through
- * unchanged).
+ * <p>Long because the rules above are one state machine over one expected seq; the stores it
+ * consults are apart ({@link HeldBatches}, {@link Continuity}, {@link DeliveredDigests}).
  */
 public final class StreamSequencer {
 

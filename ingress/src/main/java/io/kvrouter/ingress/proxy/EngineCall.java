@@ -62,8 +62,8 @@ final class EngineCall {
   private final TrafficMetrics traffic;
 
   /**
-   * Engine URIs parsed once: parsing the URL string was half of {@link #call}'s own CPU in a
-   * profile of long chat turns. Cleared when it reaches {@value #MAX_URIS} (replicas come and go).
+   * Engine URIs parsed once: parsing the URL string would be much of {@link #call}'s own CPU.
+   * Cleared when it reaches {@value #MAX_URIS} (replicas come and go).
    */
   private final Map<String, Uri> uris = new ConcurrentHashMap<>();
 

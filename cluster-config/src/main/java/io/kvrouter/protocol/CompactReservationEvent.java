@@ -11,9 +11,8 @@ package io.kvrouter.protocol;
  * origin 9, seq 2, distance to the reservation's seq 1). So 56 bytes plus 8 per new block per
  * routed request and peer, against 264 plus 9 to 10 per new block in the full form, which carries
  * the origin's address and the request id in each of the three events. (A random 64-bit uid takes 9
- * or 10 bytes as a Kryo varint; seqs below 8,192 take 2.) On {@code load-tests/bench/planes.sh}'s
- * shared-prefix workload (2 ingresses, 600 requests at 20/s) reservation traffic fell from 271 to
- * 60 bytes per routed request and peer, the origins' marks included.
+ * or 10 bytes as a Kryo varint; seqs below 8,192 take 2.) {@code load-tests/bench/planes.sh}
+ * measures the traffic per routed request and peer.
  *
  * <p>Which origin a number names and which name a peer gives the reservation are the tracker's
  * business (its reservation codec); these records only carry them.

@@ -12,8 +12,7 @@ import java.util.concurrent.ForkJoinPool;
  * pool at one thread fewer than the cores, and below two threads {@code CompletableFuture} does not
  * use it: it starts a new thread for every task ({@code CompletableFuture.ThreadPerTaskExecutor},
  * JDK 17 {@code java.util.concurrent.CompletableFuture#USE_COMMON_POOL}). On a 2-core machine, or a
- * container limited to 2 CPUs, a JFR recording of the ingress showed about seven threads started
- * per proxied request ({@code jdk.ThreadStart}, 7,105 for 1,000 requests).
+ * container limited to 2 CPUs, the ingress would thus start several threads per proxied request.
  *
  * <p>This sets {@code java.util.concurrent.ForkJoinPool.common.parallelism} to 2 when the machine
  * would get fewer and the user set nothing; it must run before the first use of {@link

@@ -9,8 +9,8 @@ import org.apache.pekko.actor.CoordinatedShutdown;
  * because it was asked to (SIGTERM, leaving the cluster) exits 0. A node that stopped because it
  * cannot go on exits 1, so its supervisor (systemd's {@code Restart=on-failure}, the kubelet, a
  * test harness) starts it again: it failed ({@link NodeFailed}), the cluster downed it (its split
- * brain resolver or an operator: a downed node can never rejoin under the same incarnation, and
- * before this an agent downed that way left its engine without an agent for good), or it could not
+ * brain resolver or an operator: a downed node can never rejoin under the same incarnation, so a
+ * downed agent that stayed up would leave its engine without an agent for good), or it could not
  * join the seed nodes in time.
  */
 final class ExitStatus {

@@ -2,12 +2,12 @@ package io.kvrouter.cli.dev;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvrouter.loadtest.bench.BenchConfig;
+import io.kvrouter.loadtest.bench.BenchEndpoint;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
 import io.kvrouter.loadtest.bench.BenchRun;
 import io.kvrouter.loadtest.bench.BenchRunner;
 import io.kvrouter.loadtest.bench.BenchSummary;
 import io.kvrouter.loadtest.bench.ComparisonReport;
-import io.kvrouter.loadtest.bench.Endpoint;
 import io.kvrouter.loadtest.bench.MarkdownReport;
 import io.kvrouter.loadtest.bench.ProgressReporter;
 import io.kvrouter.loadtest.bench.ResultsWriter;
@@ -68,7 +68,7 @@ final class BenchCommand implements Callable<Integer> {
       names = "--endpoint",
       defaultValue = "completions",
       description = "completions or chat (default: ${DEFAULT-VALUE}).")
-  Endpoint endpoint;
+  BenchEndpoint endpoint;
 
   /** What to send, and when. */
   @Mixin BenchWorkloadOptions workload;

@@ -1,8 +1,8 @@
 package io.kvrouter.cli.dev;
 
 import io.kvrouter.loadtest.bench.ArrivalSchedule;
+import io.kvrouter.loadtest.bench.BenchEndpoint;
 import io.kvrouter.loadtest.bench.BenchRequestSource;
-import io.kvrouter.loadtest.bench.Endpoint;
 import io.kvrouter.loadtest.bench.SyntheticWorkloads;
 import io.kvrouter.loadtest.bench.WorkloadSource;
 import io.kvrouter.loadtest.workload.Workload;
@@ -126,7 +126,7 @@ final class BenchWorkloadOptions {
    * @param spec the command, for its error messages and to tell whether {@code --rate} was given
    * @param endpoint the endpoint requests go to (workload-package workloads need completions)
    */
-  BenchRequestSource source(CommandSpec spec, Endpoint endpoint) {
+  BenchRequestSource source(CommandSpec spec, BenchEndpoint endpoint) {
     if (burst != null && burst < 1) {
       throw new ParameterException(spec.commandLine(), "--burst must be >= 1");
     }
@@ -159,7 +159,7 @@ final class BenchWorkloadOptions {
         default:
           break;
       }
-      if (endpoint != Endpoint.COMPLETIONS) {
+      if (endpoint != BenchEndpoint.COMPLETIONS) {
         throw new ParameterException(
             spec.commandLine(),
             "workload-package workloads and traces send token ids: use --endpoint completions");

@@ -64,17 +64,19 @@ public final class ConsistencyGatherer {
               ConsistencyReport report = ConsistencyReport.of(answers);
               JsonNode json = report.toJson(System.currentTimeMillis());
               if (report.divergedCells() > 0) {
-                metrics.digestMismatches(report.divergedCells());
+                metrics.tracker().digestMismatches(report.divergedCells());
               }
               json.path("per_replica")
                   .fields()
                   .forEachRemaining(
                       e -> {
                         JsonNode accurate = e.getValue().path("accurate");
-                        metrics.replicaConsistency(
-                            e.getKey(),
-                            e.getValue().path("converged").asBoolean(),
-                            accurate.isBoolean() ? accurate.asBoolean() : null);
+                        metrics
+                            .tracker()
+                            .replicaConsistency(
+                                e.getKey(),
+                                e.getValue().path("converged").asBoolean(),
+                                accurate.isBoolean() ? accurate.asBoolean() : null);
                       });
               return json;
             });

@@ -22,9 +22,9 @@ import io.grpc.stub.StreamObserver;
 import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.Endpoint;
-import io.kvrouter.ingress.api.PromptTokens;
+import io.kvrouter.ingress.api.TokenizedPrompt;
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import java.net.URI;
 import java.util.Set;
@@ -168,14 +168,14 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
       immediate(e.error());
       return;
     }
-    RouteQuery query =
-        new RouteQuery(
+    ReplicaQuery query =
+        new ReplicaQuery(
                 requestId,
                 decoded.request().model(),
                 decoded.tokens(),
                 decoded.request().maxTokens(),
                 Set.of())
-            .withImages(PromptTokens.images(decoded.request()));
+            .withImages(TokenizedPrompt.images(decoded.request()));
     router
         .selectAndReserve(query)
         .whenComplete(

@@ -6,8 +6,8 @@ import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.api.RequestValidator;
+import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
@@ -54,10 +54,10 @@ final class PromptDecoder {
   Decoded decode(Endpoint endpoint, byte[] body) {
     InferenceRequest request = validator.validate(endpoint, reader.read(body));
     ModelTokenizer tokenizer =
-        PromptTokens.tokenizerFor(
+        TokenizedPrompt.tokenizerFor(
             tokenizers, router::servedModels, defaultModel, router.baseModel(request.model()));
     int[] tokens =
-        PromptTokens.of(
+        TokenizedPrompt.of(
             request,
             tokenizer,
             (t, r) -> t.encodeChat(r.messages(), r.tools(), true, r.templateKwargs()));

@@ -8,8 +8,8 @@ import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
 import io.kvrouter.ingress.api.RequestValidator;
+import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
@@ -122,8 +122,8 @@ public final class InferenceHandler {
   /**
    * The whole body. A body that arrived in one piece within the size limit is used as it is:
    * Pekko's {@code toStrict} on an entity that is already strict still runs a stream (a
-   * materialisation, an actor created and stopped: about 5 % of the HTTP dispatcher's CPU per
-   * request in a JFR profile of {@code overhead.sh}).
+   * materialisation, an actor created and stopped), a visible share of the HTTP dispatcher's CPU
+   * per request.
    */
   private CompletionStage<HttpEntity.Strict> strict(HttpEntity entity) {
     if (entity instanceof HttpEntity.Strict s && s.getData().size() <= settings.maxBodyBytes()) {
@@ -233,13 +233,13 @@ public final class InferenceHandler {
 
   private int[] tokenize(InferenceRequest request) {
     ModelTokenizer tokenizer =
-        PromptTokens.tokenizerFor(
+        TokenizedPrompt.tokenizerFor(
             tokenizers,
             router::servedModels,
             settings.defaultModel(),
             router.baseModel(request.model()));
     int[] tokens =
-        PromptTokens.of(
+        TokenizedPrompt.of(
             request,
             tokenizer,
             (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));

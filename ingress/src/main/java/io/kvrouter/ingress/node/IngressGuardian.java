@@ -5,7 +5,6 @@ import io.kvrouter.config.node.NodeFailed;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.config.serialization.WireTraffic;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
-import io.kvrouter.ingress.drain.IngressReadiness;
 import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
 import io.kvrouter.ingress.http.IngressSettings;
@@ -49,13 +48,13 @@ import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.http.javadsl.ServerBinding;
 
 /**
- * The guardian of an ingress node: spawns the node's {@link Readiness}, its {@link KvTracker}, the
- * {@link TrackerFeeds} that keep it level with the replicas and the {@link PeerSync} that keeps it
- * level with the other ingresses, the traffic management actors ({@link TrafficPlane}: session
- * bindings and tenant limits in Distributed Data), and binds the HTTP front once wired.
- * Configuration comes from the node's own {@code kvrouter.ingress}, {@code kvrouter.tracker},
- * {@code kvrouter.consistency}, {@code kvrouter.traffic} and {@code kvrouter.models}, read once
- * here, so several ingress nodes can share a JVM.
+ * The guardian of an ingress node: spawns the node's {@link IngressReadiness}, its {@link
+ * KvTracker}, the {@link TrackerFeeds} that keep it level with the replicas and the {@link
+ * PeerSync} that keeps it level with the other ingresses, the traffic management actors ({@link
+ * TrafficPlane}: session bindings and tenant limits in Distributed Data), and binds the HTTP front
+ * once wired. Configuration comes from the node's own {@code kvrouter.ingress}, {@code
+ * kvrouter.tracker}, {@code kvrouter.consistency}, {@code kvrouter.traffic} and {@code
+ * kvrouter.models}, read once here, so several ingress nodes can share a JVM.
  */
 public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Command> {
 
@@ -99,7 +98,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   private final IngressNodeSettings nodeSettings;
-  private final ActorRef<Readiness.Command> readiness;
+  private final ActorRef<IngressReadiness.Command> readiness;
   private final ActorRef<KvTracker.Command> tracker;
   private final ActorRef<TrackerFeeds.Command> feeds;
   private final ActorRef<TrackerRequest> peerSync;
@@ -156,8 +155,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.getSystem(), nodeSettings.askTimeout(), trackerConfig.leaseMillis())
             : null;
     metrics = new IngressMetrics(AccuracySettings.fromConfig(config));
-    metrics.wire(WireTraffic.get(ctx.getSystem()));
-    readiness = ctx.spawn(Readiness.create(), "readiness");
+    metrics.tracker().wire(WireTraffic.get(ctx.getSystem()));
+    readiness = ctx.spawn(IngressReadiness.create(), "readiness");
 
     tracker =
         ctx.spawn(
@@ -300,14 +299,16 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
   }
 
   private Behavior<Command> onLoads(LoadsArrived m) {
-    m.loads().byReplica().forEach((replica, load) -> metrics.inflight(replica, load.inFlight()));
-    metrics.trackerStats(m.loads().stats());
-    m.loads().lagMillis().forEach(metrics::lag);
+    m.loads()
+        .byReplica()
+        .forEach((replica, load) -> metrics.tracker().inflight(replica, load.inFlight()));
+    metrics.tracker().trackerStats(m.loads().stats());
+    m.loads().lagMillis().forEach(metrics.tracker()::lag);
     return this;
   }
 
   private Behavior<Command> onBound(Bound m) {
-    readiness.tell(new Readiness.Report(Readiness.Component.HTTP, true));
+    readiness.tell(new IngressReadiness.Report(IngressReadiness.Component.HTTP, true));
     onBound.accept(m.binding().localAddress());
     getContext()
         .getLog()

@@ -26,7 +26,7 @@ final class NodeAdminView implements AdminView {
   private final ActorRef<TrackerFeeds.Command> feeds;
   private final ReplicaDirectory directory;
   private final ConsistencyGatherer consistency;
-  private final ActorRef<Readiness.Command> readiness;
+  private final ActorRef<IngressReadiness.Command> readiness;
 
   NodeAdminView(
       ActorSystem<?> system,
@@ -35,7 +35,7 @@ final class NodeAdminView implements AdminView {
       ActorRef<TrackerFeeds.Command> feeds,
       ReplicaDirectory directory,
       ConsistencyGatherer consistency,
-      ActorRef<Readiness.Command> readiness) {
+      ActorRef<IngressReadiness.Command> readiness) {
     this.system = system;
     this.askTimeout = askTimeout;
     this.tracker = tracker;
@@ -93,8 +93,8 @@ final class NodeAdminView implements AdminView {
 
   @Override
   public CompletionStage<Boolean> ready() {
-    return AskPattern.<Readiness.Command, Readiness.Status>ask(
-            readiness, Readiness.Get::new, askTimeout, system.scheduler())
+    return AskPattern.<IngressReadiness.Command, IngressReadiness.Status>ask(
+            readiness, IngressReadiness.Get::new, askTimeout, system.scheduler())
         .handle((status, error) -> status != null && status.ready());
   }
 

@@ -43,8 +43,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  * peers' events and marks to the tracker; when the tracker finds a gap in a peer's events, asks
  * that peer to replay (its log, or a snapshot of its open reservations); answers peers' replay and
  * view requests by handing them to the tracker (a view goes out with this ingress's index accuracy
- * beside it). Reports this side's readiness ({@link Readiness.Component#PEERS}: every listed peer
- * heard from, no replay pending) and follows the node's, which it puts in its tracker's view.
+ * beside it). Reports this side's readiness ({@link IngressReadiness.Component#PEERS}: every listed
+ * peer heard from, no replay pending) and follows the node's, which it puts in its tracker's view.
  * Registered under {@link TrackerRequest#SERVICE_KEY}.
  *
  * <p>Own events go out in the compact form ({@link ReservationCodec}) on their own topic, or in the
@@ -87,7 +87,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private record ReplayFailed(String origin) implements Internal {}
 
-  private record ReadinessChanged(Readiness.Status status) implements Internal {}
+  private record ReadinessChanged(IngressReadiness.Status status) implements Internal {}
 
   /**
    * The tracker's report for a peer's {@link GetTrackerReport}, to complete with this accuracy, or
@@ -115,7 +115,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private final ActorRef<KvTracker.Command> tracker;
   private final String selfIngressId;
   private final IngressMetrics metrics;
-  private final ActorRef<Readiness.Command> readiness;
+  private final ActorRef<IngressReadiness.Command> readiness;
   private final Duration askTimeout;
   private final ActorRef<Topic.Command<ReservationEvent>> events;
   private final ActorRef<Topic.Command<CompactReservationEvent>> compactEvents;
@@ -153,7 +153,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       IngressNodeSettings settings,
       boolean compactWire,
       FaultInjector<ReservationEvent> faults,
@@ -181,7 +181,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       ActorRef<KvTracker.Command> tracker,
       String selfIngressId,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       IngressNodeSettings settings,
       boolean compactWire,
       FaultInjector<ReservationEvent> faults,
@@ -216,7 +216,8 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
                 TrackerRequest.SERVICE_KEY,
                 ctx.messageAdapter(Receptionist.Listing.class, ListingChanged::new)));
     readiness.tell(
-        new Readiness.Subscribe(ctx.messageAdapter(Readiness.Status.class, ReadinessChanged::new)));
+        new IngressReadiness.Subscribe(
+            ctx.messageAdapter(IngressReadiness.Status.class, ReadinessChanged::new)));
     timers.startTimerWithFixedDelay(Tick.INSTANCE, settings.reservationMarkInterval());
   }
 
@@ -317,10 +318,10 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
       return this;
     }
     if (m.message() instanceof RouteIntent intent) {
-      metrics.peerIntent(false);
+      metrics.tracker().peerIntent(false);
       tracker.tell(new KvTracker.PeerIntent(origin, intent));
     } else if (m.message() instanceof SharedTiming timing) {
-      metrics.peerIntent(true);
+      metrics.tracker().peerIntent(true);
       tracker.tell(new KvTracker.PeerTiming(origin, timing));
     }
     return this;
@@ -352,7 +353,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     }
     for (ReservationEvent e : faults.pass(m.event())) {
       if (e instanceof Reserved r && r.issuedMillis() > 0) {
-        metrics.reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
+        metrics.tracker().reservationPropagation(System.currentTimeMillis() - r.issuedMillis());
       }
       tracker.tell(new KvTracker.ApplyReservation(e));
       if (e instanceof Released) {
@@ -373,12 +374,12 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
 
   private Behavior<TrackerRequest> onGap(Gap m) {
     String origin = m.gap().origin();
-    metrics.gap("reservations");
+    metrics.tracker().gap("reservations");
     ActorRef<TrackerRequest> peer = peers.get(origin);
     if (peer == null || !replaying.add(origin)) {
       return this; // not listed yet, or a replay is already under way
     }
-    metrics.replay("reservations");
+    metrics.tracker().replay("reservations");
     getContext()
         .ask(
             ReservationReplay.class,
@@ -393,7 +394,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
   private Behavior<TrackerRequest> onReplay(ReplayArrived m) {
     replaying.remove(m.replay().origin());
     if (m.replay().snapshot()) {
-      metrics.snapshot("reservations");
+      metrics.tracker().snapshot("reservations");
     }
     tracker.tell(new KvTracker.ApplyPeerReplay(m.replay()));
     return this;
@@ -430,7 +431,7 @@ public final class PeerSync extends AbstractBehavior<TrackerRequest> {
     boolean ready = replaying.isEmpty() && joined;
     if (!Boolean.valueOf(ready).equals(reportedReady)) {
       reportedReady = ready;
-      readiness.tell(new Readiness.Report(Readiness.Component.PEERS, ready));
+      readiness.tell(new IngressReadiness.Report(IngressReadiness.Component.PEERS, ready));
     }
     return this;
   }

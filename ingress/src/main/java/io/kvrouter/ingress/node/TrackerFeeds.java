@@ -37,8 +37,8 @@ import org.apache.pekko.cluster.typed.Subscribe;
  * through the Receptionist, ingress nodes leaving the cluster; and it repairs the gaps the tracker
  * reports by asking the replica's agent to replay (or for a snapshot). A replica that joins is
  * bootstrapped from its agent's snapshot; this side of the node is ready ({@link
- * Readiness.Component#REPLICAS}, reported on every change) once some replica serves and every known
- * replica's bootstrap and replay is done.
+ * IngressReadiness.Component#REPLICAS}, reported on every change) once some replica serves and
+ * every known replica's bootstrap and replay is done.
  *
  * <p>Thin: it only translates and forwards; the rules live in the tracker's plain-Java core.
  */
@@ -91,7 +91,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   private final ActorRef<KvTracker.Command> tracker;
   private final ReplicaDirectory directory;
   private final IngressMetrics metrics;
-  private final ActorRef<Readiness.Command> readiness;
+  private final ActorRef<IngressReadiness.Command> readiness;
   private final Duration askTimeout;
   private final FaultInjector<KvEventBatch> faults;
 
@@ -109,7 +109,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     super(context);
@@ -144,14 +144,14 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   /**
-   * @param readiness told whether this side is ready ({@link Readiness.Component#REPLICAS})
+   * @param readiness told whether this side is ready ({@link IngressReadiness.Component#REPLICAS})
    * @param askTimeout how long to wait for an agent's info or replay
    */
   public static Behavior<Command> create(
       ActorRef<KvTracker.Command> tracker,
       ReplicaDirectory directory,
       IngressMetrics metrics,
-      ActorRef<Readiness.Command> readiness,
+      ActorRef<IngressReadiness.Command> readiness,
       Duration askTimeout,
       FaultInjector<KvEventBatch> faults) {
     return Behaviors.setup(
@@ -215,7 +215,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       return this;
     }
     if (m.batch().publishedMillis() > 0) {
-      metrics.eventLag(System.currentTimeMillis() - m.batch().publishedMillis());
+      metrics.tracker().eventLag(System.currentTimeMillis() - m.batch().publishedMillis());
     }
     for (KvEventBatch b : faults.pass(m.batch())) {
       tracker.tell(new KvTracker.ApplyBatch(b));
@@ -293,7 +293,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   private Behavior<Command> onGap(Gap m) {
-    metrics.gap("events");
+    metrics.tracker().gap("events");
     return requestReplay(m.gap().replicaId(), m.gap().epoch(), m.gap().fromSeq());
   }
 
@@ -302,7 +302,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
     if (agent == null || !replaying.add(replicaId)) {
       return updateCaughtUp(); // unknown yet (its listing will come) or a replay is under way
     }
-    metrics.replay("events");
+    metrics.tracker().replay("events");
     getContext()
         .ask(
             ReplayReply.class,
@@ -320,7 +320,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
         tracker.tell(new KvTracker.ApplyBatch(batch));
       }
     } else if (m.reply() instanceof SnapshotReply snapshot) {
-      metrics.snapshot("events");
+      metrics.tracker().snapshot("events");
       tracker.tell(new KvTracker.InstallSnapshot(snapshot.snapshot()));
     }
     return done(m.reply().replicaId());
@@ -339,7 +339,7 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
             && !directory.models().isEmpty();
     if (!Boolean.valueOf(ready).equals(reportedReady)) {
       reportedReady = ready;
-      readiness.tell(new Readiness.Report(Readiness.Component.REPLICAS, ready));
+      readiness.tell(new IngressReadiness.Report(IngressReadiness.Component.REPLICAS, ready));
     }
     return this;
   }

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.proxy.ProxyListener;
+import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import java.util.concurrent.CompletableFuture;

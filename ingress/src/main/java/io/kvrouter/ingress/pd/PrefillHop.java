@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
+import io.kvrouter.ingress.api.TokenizedPrompt;
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
 import java.util.HashSet;
@@ -73,8 +73,8 @@ final class PrefillHop {
     if (attempt > settings.prefillAttempts()) {
       return done(new Outcome(null, null, lastFailure));
     }
-    RouteQuery query =
-        new RouteQuery(
+    ReplicaQuery query =
+        new ReplicaQuery(
                 hopId + "/p" + attempt,
                 request.model(),
                 tokenIds,
@@ -83,8 +83,8 @@ final class PrefillHop {
                 request.sessionKey(),
                 null,
                 null)
-            .withPool(RouteQuery.Pool.PREFILL)
-            .withImages(PromptTokens.images(request));
+            .withPool(ReplicaQuery.Pool.PREFILL)
+            .withImages(TokenizedPrompt.images(request));
     return router
         .selectAndReserve(query)
         .thenCompose(

@@ -3,6 +3,7 @@ package io.kvrouter.ingress.proxy;
 import io.kvrouter.ingress.traffic.FairQueue;
 import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.QueueState;
+import io.kvrouter.ingress.traffic.TenantPrecedence;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,7 +14,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.ToIntFunction;
 
 /**
  * The bounded router queue for requests that arrive while every replica of their model is over its
@@ -46,11 +46,11 @@ import java.util.function.ToIntFunction;
  * <p>When the queue is full a newcomer displaces the {@link FairQueue#victim()} if it is more
  * pressing (a lower priority value), or of equal priority from a tenant holding fewer places: the
  * displaced request is told {@link Wake#SHED} and answered 429. Otherwise the newcomer gets 429.
+ * Which request may pass which is {@link TenantPrecedence}'s; this class queues and wakes.
  *
  * <p>Thread-safe: every operation takes the queue's lock for O(tenants) work, and waiters are woken
- * after it is released. Somewhat over 400 lines: the waiters, the tenants' running counts and what
- * was told to the other ingresses change together under that one lock, and split across classes
- * each turn would need their locks in a fixed order.
+ * after it is released. The waiters, the tenants' running counts and what was told to the other
+ * ingresses change together under that one lock.
  */
 public final class AdmissionQueue {
 
@@ -163,7 +163,8 @@ public final class AdmissionQueue {
     Ticket ticket = new Ticket(model);
     synchronized (this) {
       if (size >= capacity) {
-        FairQueue.Entry<Ticket> victim = victimFor(priority, tenant, model);
+        FairQueue.Entry<Ticket> victim =
+            TenantPrecedence.victim(byModel.values(), byModel.get(model), priority, tenant);
         if (victim == null) {
           return null;
         }
@@ -197,34 +198,6 @@ public final class AdmissionQueue {
         model, m -> new FairQueue<>(quantum, t -> peers.running(m, t, System.nanoTime())));
   }
 
-  /** The least pressing waiter, if a newcomer of {@code priority} and {@code tenant} beats it. */
-  private FairQueue.Entry<Ticket> victimFor(int priority, String tenant, String model) {
-    FairQueue.Entry<Ticket> worst = null;
-    int worstCount = 0;
-    for (FairQueue<Ticket> q : byModel.values()) {
-      FairQueue.Entry<Ticket> v = q.victim();
-      if (v == null) {
-        continue;
-      }
-      int count = q.count(v.priority(), v.tenant());
-      if (worst == null
-          || v.priority() > worst.priority()
-          || (v.priority() == worst.priority() && count > worstCount)) {
-        worst = v;
-        worstCount = count;
-      }
-    }
-    if (worst == null) {
-      return null;
-    }
-    if (priority < worst.priority()) {
-      return worst;
-    }
-    FairQueue<Ticket> own = byModel.get(model);
-    int mine = own == null ? 0 : own.count(priority, tenant);
-    return priority == worst.priority() && worstCount > mine + 1 ? worst : null;
-  }
-
   /** True while requests of {@code model} wait: a newcomer must queue behind them. */
   public synchronized boolean hasWaiters(String model) {
     FairQueue<Ticket> q = byModel.get(model);
@@ -233,38 +206,17 @@ public final class AdmissionQueue {
 
   /**
    * How many requests a replica may hold beyond its busy threshold for a request of {@code tenant}
-   * (of {@code weight}) at {@code priority}: the fair headroom while another tenant waits for
-   * {@code model} at that priority, here or at another ingress, holding a larger slot share
-   * cluster-wide than this tenant would with the request placed, and nothing waits at a more
-   * pressing priority; otherwise 0. Fair order alone cannot bound such a tenant's wait: when every
-   * slot is taken it is first in line, yet waits for some request to end, up to a whole request's
-   * time when requests of one shape end together. With the headroom it runs at once beside them;
-   * the tenant holding more waits for the slots that free.
+   * (of {@code weight}) at {@code priority}: the fair headroom while the tenant is below its fair
+   * share ({@link TenantPrecedence#belowFairShare}), otherwise 0.
    */
   public synchronized int headroom(String model, int priority, String tenant, double weight) {
     if (fairHeadroom == 0) {
       return 0;
     }
-    long now = System.nanoTime();
-    FairQueue<Ticket> q = byModel.get(model);
-    Integer first = q == null ? null : q.firstPriority();
-    if (first == null && !peers.waiting(model, now)) {
-      return 0; // nobody waits for the model anywhere: the usual case, and nothing to overtake
-    }
-    if ((first != null && first < priority) || peers.morePressing(model, priority, now)) {
-      return 0;
-    }
-    double mine =
-        q == null ? (peers.running(model, tenant, now) + 1) / weight : q.share(tenant, weight, 1);
-    if (first != null && first == priority) {
-      for (Map.Entry<String, Double> w : q.firstTenants().entrySet()) {
-        if (!w.getKey().equals(tenant) && q.share(w.getKey(), w.getValue(), 0) > mine) {
-          return fairHeadroom;
-        }
-      }
-    }
-    ToIntFunction<String> here = q == null ? t -> 0 : q::running;
-    return peers.busierWaiting(model, priority, tenant, mine, here, now) ? fairHeadroom : 0;
+    boolean below =
+        TenantPrecedence.belowFairShare(
+            byModel.get(model), peers, model, priority, tenant, weight, System.nanoTime());
+    return below ? fairHeadroom : 0;
   }
 
   /** True when it is {@code ticket}'s turn (it is first in its model's order). */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.Sse;
+import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
@@ -61,8 +62,8 @@ final class EngineCall {
   private final TrafficMetrics traffic;
 
   /**
-   * Engine URIs parsed once: parsing the URL string was half of {@link #call}'s own CPU in a
-   * profile of long chat turns. Cleared when it reaches {@value #MAX_URIS} (replicas come and go).
+   * Engine URIs parsed once: parsing the URL string would be much of {@link #call}'s own CPU.
+   * Cleared when it reaches {@value #MAX_URIS} (replicas come and go).
    */
   private final Map<String, Uri> uris = new ConcurrentHashMap<>();
 

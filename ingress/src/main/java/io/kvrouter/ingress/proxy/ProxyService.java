@@ -5,11 +5,12 @@ import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
+import io.kvrouter.ingress.api.TokenizedPrompt;
+import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.pd.Disaggregation;
 import io.kvrouter.ingress.pd.PdSettings;
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.PeerQueues;
@@ -180,8 +181,8 @@ public final class ProxyService {
       return queue(job, attempt, excluded, lastFailure, "requests are waiting for a replica");
     }
     double target = job.traffic().ttftTargetMillis();
-    RouteQuery query =
-        new RouteQuery(
+    ReplicaQuery query =
+        new ReplicaQuery(
                 job.requestId() + "#" + attempt,
                 request.model(),
                 job.tokenIds(),
@@ -192,7 +193,7 @@ public final class ProxyService {
                 request.endpoint() == Endpoint.RESPONSES ? ReplicaInfo.RESPONSES_API : null)
             .withTtftTarget(target > 0 ? Math.max(1, target - job.traffic().elapsedMillis()) : 0)
             .withCacheSalt(cacheSalt(request))
-            .withImages(PromptTokens.images(request))
+            .withImages(TokenizedPrompt.images(request))
             .withBusyHeadroom(headroom);
     RequestTrace.Phase decide =
         job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);

@@ -1,7 +1,7 @@
 package io.kvrouter.ingress.proxy;
 
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -21,7 +21,7 @@ final class SignallingRouter implements Router {
   }
 
   @Override
-  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+  public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
     return delegate.selectAndReserve(query);
   }
 

@@ -18,7 +18,7 @@ final class ReplicaConstraints {
 
   private ReplicaConstraints() {}
 
-  static Set<String> excluded(RouteQuery query, Collection<ReplicaInfo> replicas) {
+  static Set<String> excluded(ReplicaQuery query, Collection<ReplicaInfo> replicas) {
     return excluded(query, query.model(), replicas, true);
   }
 
@@ -28,7 +28,7 @@ final class ReplicaConstraints {
    *     the common case stays free)
    */
   static Set<String> excluded(
-      RouteQuery query, String model, Collection<ReplicaInfo> replicas, boolean rolesMatter) {
+      ReplicaQuery query, String model, Collection<ReplicaInfo> replicas, boolean rolesMatter) {
     if (query.requiredApi() == null && query.pinnedReplica() == null && !rolesMatter) {
       return query.excluded();
     }
@@ -43,7 +43,7 @@ final class ReplicaConstraints {
       if (query.requiredApi() != null && !i.serves(query.requiredApi())) {
         excluded.add(i.targetId());
       }
-      if (query.pool() == RouteQuery.Pool.PREFILL ? !i.prefills() : !i.decodes()) {
+      if (query.pool() == ReplicaQuery.Pool.PREFILL ? !i.prefills() : !i.decodes()) {
         excluded.add(i.targetId());
       }
       if (pinKnown && !i.targetId().equals(query.pinnedReplica())) {

@@ -14,18 +14,17 @@ import java.util.Set;
  * <p>A gate that turns a request away is not excluded from the next decision: it is counted with
  * the requests it reported ({@link #gateCounts}), so the tracker weighs it as it will once the
  * other ingresses' reservations arrive, and takes it again when it is still the least loaded.
- * Excluding it for a round instead left it at 2 in herding bursts while the request's last
- * candidates went to 4 (every such burst of 1 Dec 2026, instrumented: no gate ever admitted or
- * refused wrongly).
+ * Excluding it for a round instead pushes a herding burst's last requests onto replicas busier than
+ * the one that turned them away.
  *
  * @param query the caller's query, with the replicas gone from the directory excluded
  * @param gateCounts per replica that turned this request away, the requests its gate held then
  * @param turnedAway how many times a gate turned this request away
  */
-record RouteAttempt(RouteQuery query, Map<String, Integer> gateCounts, int turnedAway) {
+record RouteAttempt(ReplicaQuery query, Map<String, Integer> gateCounts, int turnedAway) {
 
   /** The first attempt of a call. */
-  static RouteAttempt first(RouteQuery query) {
+  static RouteAttempt first(ReplicaQuery query) {
     return new RouteAttempt(query, Map.of(), 0);
   }
 

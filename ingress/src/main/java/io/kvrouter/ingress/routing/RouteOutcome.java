@@ -1,6 +1,6 @@
 package io.kvrouter.ingress.routing;
 
-/** The router's answer to a {@link RouteQuery}. */
+/** The router's answer to a {@link ReplicaQuery}. */
 public sealed interface RouteOutcome {
 
   /**

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletionStage;
 public interface Router {
 
   /** Selects the best replica for the query and reserves it atomically. */
-  CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query);
+  CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query);
 
   /** The first token of the reservation's request arrived. */
   void prefillCompleted(String reservationId);

@@ -28,7 +28,7 @@ public record SteeringSettings(
    * The steering of {@code query}, whose LoRA adapter is loaded on {@code adapterHolders} (null
    * when it names no adapter).
    */
-  Steering steering(RouteQuery query, Set<String> adapterHolders) {
+  Steering steering(ReplicaQuery query, Set<String> adapterHolders) {
     if (query.boundReplica() == null && predictor == null && adapterHolders == null) {
       return query.opensSession() ? Steering.OPENS_SESSION : Steering.NONE;
     }

@@ -128,7 +128,7 @@ public final class TrackerRouter implements Router {
   }
 
   @Override
-  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+  public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
     return attempt(RouteAttempt.first(query)).thenCompose(outcome -> withAdapter(query, outcome));
   }
 
@@ -137,7 +137,7 @@ public final class TrackerRouter implements Router {
    * decision spread the adapter to it; when that fails, the reservation is given back and the query
    * decided again without that replica.
    */
-  private CompletionStage<RouteOutcome> withAdapter(RouteQuery query, RouteOutcome outcome) {
+  private CompletionStage<RouteOutcome> withAdapter(ReplicaQuery query, RouteOutcome outcome) {
     var adapter = directory.adapter(query.model());
     if (loader == null
         || adapter.isEmpty()
@@ -196,7 +196,7 @@ public final class TrackerRouter implements Router {
   }
 
   private CompletionStage<RouteOutcome> attempt(RouteAttempt attempt) {
-    RouteQuery query = attempt.query();
+    ReplicaQuery query = attempt.query();
     var adapter = directory.adapter(query.model());
     String model = adapter.map(ReplicaDirectory.Adapter::baseModel).orElse(query.model());
     Set<String> holders = adapter.map(a -> holders(query.model(), a)).orElse(null);
@@ -302,7 +302,7 @@ public final class TrackerRouter implements Router {
     return gates == null ? 0 : gates.open();
   }
 
-  private static RouteOutcome sloMiss(RouteQuery query, Decision decision) {
+  private static RouteOutcome sloMiss(ReplicaQuery query, Decision decision) {
     double best = Double.POSITIVE_INFINITY;
     double floor = Double.POSITIVE_INFINITY;
     for (Decision.Candidate c : decision.ranked()) {
@@ -326,7 +326,7 @@ public final class TrackerRouter implements Router {
    * names them ({@link MediaPrompt#keyExtras}: the client's uuid, else vLLM's content hash under
    * the model's {@code images.engine-model-id}).
    */
-  private ExtraKeys withImages(ExtraKeys extras, String model, RouteQuery query) {
+  private ExtraKeys withImages(ExtraKeys extras, String model, ReplicaQuery query) {
     if (query.images().isEmpty()) {
       return extras;
     }

@@ -17,9 +17,9 @@ import java.util.Map;
  *
  * <p>Thread-safe: the Rust tokenizer is immutable after loading and DJL's {@code encode} passes
  * only the native handle (checked by a concurrency test). Cost: a few hundred thousand tokens per
- * second per thread on one long string (about 0.5 M measured with Qwen3, see {@code
- * TokenizerThroughput} in the tests); loading the 11 MB Qwen3 {@code tokenizer.json} takes about
- * half a second. {@link #close()} frees the native tokenizer; encoding after close fails.
+ * second per thread on one long string ({@code TokenizerThroughput} in the tests); loading Qwen3's
+ * {@code tokenizer.json} takes about half a second. {@link #close()} frees the native tokenizer;
+ * encoding after close fails.
  */
 public final class HfPromptTokenizer implements PromptTokenizer, AutoCloseable {
 

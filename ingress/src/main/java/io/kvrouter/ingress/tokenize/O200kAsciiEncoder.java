@@ -8,10 +8,9 @@ package io.kvrouter.ingress.tokenize;
  *
  * <p>Why: jtokkit runs o200k's pre-tokenizer as a {@code java.util.regex} pattern with Unicode
  * classes and case-insensitive groups, and merges byte pairs through a {@code HashMap} keyed by
- * fresh byte-array wrappers; on the ingress's 1k-token prompts that was the largest CPU cost per
- * request (about 0.35 M tokens/s on word-like text). This class does the same work with a
- * hand-written splitter for the ASCII range and a primitive rank table: measured about ten times
- * faster than jtokkit on word-like ASCII text when it was written.
+ * fresh byte-array wrappers, which made it the largest CPU cost of an ingress request. This class
+ * does the same work with a hand-written splitter for the ASCII range and a primitive rank table,
+ * about ten times faster than jtokkit on word-like ASCII text.
  *
  * <p>Exactness: the splitter implements, for ASCII input, o200k's pattern as tiktoken writes it
  * ({@code openai/tiktoken} {@code tiktoken_ext/openai_public.py}, {@code o200k_base}; jtokkit 1.1.0

@@ -26,8 +26,8 @@ final class O200kRanks {
    * packed into a long with the length in the top byte (ASCII bytes are < 0x80 and the length
    * keeps "a" apart from "a\0"); longer tokens sit in a second open-addressing table keyed by an
    * FNV-1a hash of their bytes, each slot pointing at the token's bytes in one pool so that a hit
-   * is confirmed byte by byte. Neither lookup allocates (the long one used to build a String per
-   * probe and look it up in an immutable map: the top self frame of tokenizing in a JFR profile).
+   * is confirmed byte by byte. Neither lookup allocates (a String built per probe would be the hot
+   * spot of tokenizing).
    */
 
   /** The rank of a byte string that is no token. */

@@ -23,10 +23,9 @@ import java.util.stream.Collectors;
  * gives the same ids about ten times faster than jtokkit's regex pre-tokenizer; other text and
  * other encodings go through jtokkit.
  *
- * <p>Thread-safe: jtokkit encodings and the ASCII encoder are immutable. Cost: jtokkit measured
- * about 2.6 M tokens/s for o200k on English text and 4.6 M for cl100k on one thread, but only 0.35
- * M for o200k on the bench's pseudo-words; loading an encoding takes a few hundred milliseconds the
- * first time per JVM.
+ * <p>Thread-safe: jtokkit encodings and the ASCII encoder are immutable. Cost: jtokkit encodes a
+ * few million tokens per second per thread on English text (far fewer for o200k on text of
+ * pseudo-words); loading an encoding takes a few hundred milliseconds the first time per JVM.
  */
 public final class TiktokenPromptTokenizer implements PromptTokenizer {
 

@@ -18,10 +18,8 @@ import java.util.function.ToIntFunction;
  * time, so without this a tenant that waits now and then (a few closed-loop clients) would find a
  * backlogged tenant's entries visited before its own and wait for several slots to free, while
  * holding fewer of them than the backlogged one: each new request of the quiet tenant starts its
- * round with nothing while the backlogged one keeps what its last visit left over. Measured in
- * {@code TenantFairnessIT} (4 quiet clients against 40 noisy ones, 12 slots): by tokens alone one
- * noisy request was placed ahead of two thirds of the quiet ones, which waited 310 ms at the median
- * (two slots freeing); with slots first, 56 ms and none ahead in four fifths.
+ * round with nothing while the backlogged one keeps what its last visit left over ({@code
+ * TenantFairnessIT} holds the quiet tenant's wait down).
  *
  * <p>Tokens: among the tenants running equally many, deficit round robin (Shreedhar and Varghese,
  * "Efficient Fair Queuing Using Deficit Round Robin", SIGCOMM 1995) with each entry's cost in

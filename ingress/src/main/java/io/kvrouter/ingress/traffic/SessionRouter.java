@@ -1,7 +1,7 @@
 package io.kvrouter.ingress.traffic;
 
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -9,13 +9,13 @@ import java.util.function.LongSupplier;
 
 /**
  * A router that keeps sessions on their replica: it looks up the binding of a query's session
- * ({@link RouteQuery#sessionKey()}, per model), asks the wrapped router with it as the bound
+ * ({@link ReplicaQuery#sessionKey()}, per model), asks the wrapped router with it as the bound
  * replica (the tracker gives it an affinity bonus unless it is busy, gone, or beaten by more than
  * the bonus), and records where the request went: a new session is bound, a session that moved is
  * rebound, and a binding in use is refreshed once older than {@code refreshAfterMillis}. A query
- * whose session has no binding yet is marked as opening it ({@link RouteQuery#opensSession()}): its
- * later turns follow it, which the policy may weigh. Queries without a session key pass straight
- * through.
+ * whose session has no binding yet is marked as opening it ({@link ReplicaQuery#opensSession()}):
+ * its later turns follow it, which the policy may weigh. Queries without a session key pass
+ * straight through.
  */
 public final class SessionRouter implements Router {
 
@@ -44,7 +44,7 @@ public final class SessionRouter implements Router {
   }
 
   @Override
-  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+  public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
     if (query.sessionKey() == null) {
       return delegate.selectAndReserve(query);
     }

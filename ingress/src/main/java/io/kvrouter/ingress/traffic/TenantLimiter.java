@@ -34,13 +34,12 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
  * round's, so the limit holds for the cluster exactly, however the requests are spread over the
  * ingresses and however they race.
  *
- * <p><b>Why one owner.</b> The counts used to be judged by every ingress on its own replica of a
- * CRDT counter, each write reaching the others before its requests proceeded. That cannot hold a
- * limit under a simultaneous burst: while one ingress's round is being written, the other may run
- * several rounds on counts that lack it, each admitting what it believes is left (a burst of 30 at
- * two ingresses let 12 through a limit of 10). A single sequenced decision cannot overshoot. The
- * price is one hop to the owner for requests reaching another ingress, in place of the write every
- * round used to wait for.
+ * <p><b>Why one owner.</b> Counts judged by every ingress on its own replica of a CRDT counter,
+ * each write reaching the others before its requests proceed, cannot hold a limit under a
+ * simultaneous burst: while one ingress's round is being written, another may run several rounds on
+ * counts that lack it, each admitting what it believes is left. A single sequenced decision cannot
+ * overshoot. The price is one hop to the owner for requests reaching another ingress, in place of a
+ * replicated write every round would wait for.
  *
  * <p>The counts are a Pekko Distributed Data {@link PNCounterMap} per tenant (key {@code
  * kvr-usage-<tenant>}) with a counter per window and kind ({@code r<window>} requests, {@code

@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.traffic;
 
+import io.kvrouter.ingress.metrics.LatencyTimers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -120,12 +121,8 @@ public final class TrafficMetrics {
   }
 
   private Timer ttftTimer(String name, String description) {
-    return Timer.builder(name)
-        .description(description)
-        .publishPercentileHistogram()
-        .minimumExpectedValue(Duration.ofMillis(1))
-        .maximumExpectedValue(Duration.ofSeconds(60))
-        .register(registry);
+    return LatencyTimers.histogram(
+        registry, name, description, Duration.ofMillis(1), Duration.ofSeconds(60));
   }
 
   /** A request with a TTFT target: {@code met}, {@code missed} or {@code rejected}. */

@@ -1,7 +1,7 @@
 package io.kvrouter.ingress.http;
 
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
 import java.util.List;
@@ -28,7 +28,7 @@ final class FakeRouter implements Router {
   volatile Function<Target, RouteOutcome> script;
 
   @Override
-  public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+  public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
     queries.add(query.requestId());
     ttftTargets.add(query.ttftTargetMillis());
     if (failure != null) {

@@ -37,7 +37,7 @@ class PlaneTrafficMetricsTest {
   @Test
   void aReservationSerializedForAPeer_showsInTheReservationPlaneBytesTheIngressExports() {
     IngressMetrics metrics = new IngressMetrics();
-    metrics.wire(WireTraffic.get(system));
+    metrics.tracker().wire(WireTraffic.get(system));
     double before = reservationBytes(metrics, "sent");
 
     Serialization serialization = SerializationExtension.get(Adapter.toClassic(system));
@@ -65,7 +65,7 @@ class PlaneTrafficMetricsTest {
   void theCpuSpentDecodingAPlane_isExportedInSecondsByPlaneAndWork() {
     IngressMetrics metrics = new IngressMetrics();
     WireTraffic traffic = WireTraffic.get(system);
-    metrics.wire(traffic);
+    metrics.tracker().wire(traffic);
     traffic.spent(
         io.kvrouter.protocol.WirePlane.EVENTS, WireTraffic.Work.DECODE, 0, 2_000_000_000L);
 

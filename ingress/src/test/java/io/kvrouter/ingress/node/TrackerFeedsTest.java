@@ -133,7 +133,7 @@ class TrackerFeedsTest {
             tracker.getRef(),
             directory,
             new IngressMetrics(),
-            testKit.<Readiness.Command>createTestProbe().getRef(),
+            testKit.<IngressReadiness.Command>createTestProbe().getRef(),
             askTimeout,
             new FaultInjector<KvEventBatch>(0, 0, 0, 1)));
     tracker.fishForMessage(

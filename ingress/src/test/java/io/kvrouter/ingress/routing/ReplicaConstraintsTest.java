@@ -22,8 +22,8 @@ class ReplicaConstraintsTest {
           replica("c", "m", List.of(ReplicaInfo.RESPONSES_API, ReplicaInfo.MESSAGES_API)),
           replica("d", "other", List.of()));
 
-  RouteQuery query(String pinned, String api) {
-    return new RouteQuery("r", "m", new int[] {1}, 4, Set.of("x"), null, pinned, api);
+  ReplicaQuery query(String pinned, String api) {
+    return new ReplicaQuery("r", "m", new int[] {1}, 4, Set.of("x"), null, pinned, api);
   }
 
   @Test

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
  */
 class RouteAttemptTest {
 
-  private static final RouteQuery QUERY =
-      new RouteQuery("q", "m", new int[] {1, 2, 3}, 8, Set.of("caller-excluded"));
+  private static final ReplicaQuery QUERY =
+      new ReplicaQuery("q", "m", new int[] {1, 2, 3}, 8, Set.of("caller-excluded"));
 
   @Test
   void aGateThatTurnsTheRequestAway_staysACandidate_countedWithWhatItHolds() {

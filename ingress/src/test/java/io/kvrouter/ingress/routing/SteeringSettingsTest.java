@@ -11,7 +11,7 @@ class SteeringSettingsTest {
 
   @Test
   void openingASession_reachesTheTrackersSteering() {
-    RouteQuery plain = new RouteQuery("q", "m", new int[] {1}, 8, Set.of(), "chat", null, null);
+    ReplicaQuery plain = new ReplicaQuery("q", "m", new int[] {1}, 8, Set.of(), "chat", null, null);
     SteeringSettings none = SteeringSettings.NONE;
     assertThat(none.steering(plain, null)).isEqualTo(Steering.NONE);
     assertThat(none.steering(plain.withOpensSession(true), null)).isEqualTo(Steering.OPENS_SESSION);

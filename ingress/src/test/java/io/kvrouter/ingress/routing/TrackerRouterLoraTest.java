@@ -117,8 +117,8 @@ class TrackerRouterLoraTest {
     return IntStream.range(0, tokens).map(i -> salt * 100_000 + i).toArray();
   }
 
-  static RouteQuery query(String id, String model, int[] tokens) {
-    return new RouteQuery(id, model, tokens, 8, Set.of());
+  static ReplicaQuery query(String id, String model, int[] tokens) {
+    return new ReplicaQuery(id, model, tokens, 8, Set.of());
   }
 
   static String routed(RouteOutcome outcome) {

@@ -107,8 +107,8 @@ class TrackerRouterStrictTest {
         gate);
   }
 
-  static RouteQuery query(String id) {
-    return new RouteQuery(id, MODEL, IntStream.range(0, 64).toArray(), 8, Set.of());
+  static ReplicaQuery query(String id) {
+    return new ReplicaQuery(id, MODEL, IntStream.range(0, 64).toArray(), 8, Set.of());
   }
 
   /** Reservations the tracker holds per replica (every origin). */

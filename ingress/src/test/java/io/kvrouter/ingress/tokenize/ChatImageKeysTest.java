@@ -7,7 +7,7 @@ import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.api.PromptTokens;
+import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.protocol.keys.BlockKeys;
 import io.kvrouter.protocol.keys.ExtraKeys;
 import io.kvrouter.protocol.keys.MediaPrompt;
@@ -76,11 +76,11 @@ class ChatImageKeysTest {
   static Keyed keyed(List<Map<String, Object>> messages) {
     InferenceRequest r = request(messages);
     int[] tokens =
-        PromptTokens.of(r, demo, (t, q) -> t.encodeChat(q.messages(), null, true, Map.of()));
+        TokenizedPrompt.of(r, demo, (t, q) -> t.encodeChat(q.messages(), null, true, Map.of()));
     ExtraKeys extras =
         MediaPrompt.keyExtras(
             ExtraKeys.NONE,
-            PromptTokens.images(r),
+            TokenizedPrompt.images(r),
             tokens,
             demo.images(),
             demo.images().modelId(MODEL));

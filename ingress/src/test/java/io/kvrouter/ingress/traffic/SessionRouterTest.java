@@ -2,8 +2,8 @@ package io.kvrouter.ingress.traffic;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
-import io.kvrouter.ingress.routing.RouteQuery;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -33,20 +33,22 @@ class SessionRouterTest {
     router.selectAndReserve(query("q2", "chat-1")).toCompletableFuture().join();
     router.selectAndReserve(query("q3", null)).toCompletableFuture().join();
 
-    assertThat(inner.seen).extracting(RouteQuery::opensSession).containsExactly(true, false, false);
-    assertThat(inner.seen).extracting(RouteQuery::boundReplica).containsExactly(null, "r0", null);
+    assertThat(inner.seen)
+        .extracting(ReplicaQuery::opensSession)
+        .containsExactly(true, false, false);
+    assertThat(inner.seen).extracting(ReplicaQuery::boundReplica).containsExactly(null, "r0", null);
   }
 
-  private static RouteQuery query(String id, String session) {
-    return new RouteQuery(id, "m", new int[] {1, 2, 3}, 8, Set.of(), session, null, null);
+  private static ReplicaQuery query(String id, String session) {
+    return new ReplicaQuery(id, "m", new int[] {1, 2, 3}, 8, Set.of(), session, null, null);
   }
 
   /** Routes everything to r0 and keeps the queries it was asked. */
   private static final class Recording implements Router {
-    final List<RouteQuery> seen = new ArrayList<>();
+    final List<ReplicaQuery> seen = new ArrayList<>();
 
     @Override
-    public CompletionStage<RouteOutcome> selectAndReserve(RouteQuery query) {
+    public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
       seen.add(query);
       return CompletableFuture.completedFuture(
           new RouteOutcome.Routed(

@@ -33,7 +33,7 @@ import java.util.function.Consumer;
 public record BenchConfig(
     List<URI> targets,
     String model,
-    Endpoint endpoint,
+    BenchEndpoint endpoint,
     int maxRequests,
     Duration maxDuration,
     int concurrencyCap,
@@ -86,7 +86,7 @@ public record BenchConfig(
     return new BenchConfig(
         targets,
         model,
-        Endpoint.COMPLETIONS,
+        BenchEndpoint.COMPLETIONS,
         -1,
         Duration.ofMinutes(10),
         1024,
@@ -99,7 +99,7 @@ public record BenchConfig(
   }
 
   /** A copy with another endpoint. */
-  public BenchConfig withEndpoint(Endpoint e) {
+  public BenchConfig withEndpoint(BenchEndpoint e) {
     return with(b -> b.endpoint = e);
   }
 
@@ -140,7 +140,7 @@ public record BenchConfig(
   private static final class Builder {
     private List<URI> targets;
     private String model;
-    private Endpoint endpoint;
+    private BenchEndpoint endpoint;
     private int maxRequests;
     private Duration maxDuration;
     private int concurrencyCap;

@@ -77,7 +77,7 @@ public final class EngineMetricsScraper {
   static URI metricsUri(URI url) {
     String path = url.getPath();
     if (path == null || path.isEmpty() || path.equals("/")) {
-      return URI.create(Endpoint.root(url) + "/metrics");
+      return URI.create(BenchEndpoint.root(url) + "/metrics");
     }
     return url;
   }

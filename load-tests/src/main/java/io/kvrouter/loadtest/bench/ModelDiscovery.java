@@ -27,7 +27,7 @@ final class ModelDiscovery {
    */
   static String firstModel(HttpClient client, URI base, String apiKey, Duration timeout)
       throws InterruptedException {
-    URI uri = URI.create(Endpoint.root(base) + "/v1/models");
+    URI uri = URI.create(BenchEndpoint.root(base) + "/v1/models");
     HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(timeout).GET();
     if (apiKey != null) {
       b.header("Authorization", "Bearer " + apiKey);

@@ -31,7 +31,8 @@ final class ReadyTargets implements AutoCloseable {
   private final ScheduledExecutorService poller;
 
   ReadyTargets(List<URI> targets, HttpClient client, Duration interval) {
-    this.readyUrls = targets.stream().map(t -> URI.create(Endpoint.root(t) + "/ready")).toList();
+    this.readyUrls =
+        targets.stream().map(t -> URI.create(BenchEndpoint.root(t) + "/ready")).toList();
     this.client = client;
     Duration five = interval.multipliedBy(5);
     this.timeout = five.compareTo(Duration.ofSeconds(2)) > 0 ? five : Duration.ofSeconds(2);

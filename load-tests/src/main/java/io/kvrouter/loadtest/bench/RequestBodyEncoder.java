@@ -27,13 +27,14 @@ final class RequestBodyEncoder {
    * @throws IllegalArgumentException if the prompt form does not fit the endpoint (token ids to
    *     chat, messages to completions)
    */
-  static byte[] encode(BenchRequest request, String model, Endpoint endpoint, boolean ignoreEos) {
+  static byte[] encode(
+      BenchRequest request, String model, BenchEndpoint endpoint, boolean ignoreEos) {
     BenchPrompt prompt = request.prompt();
-    if (endpoint == Endpoint.COMPLETIONS && prompt instanceof BenchPrompt.Chat) {
+    if (endpoint == BenchEndpoint.COMPLETIONS && prompt instanceof BenchPrompt.Chat) {
       throw new IllegalArgumentException(
           "chat messages cannot be sent to /v1/completions; use --endpoint chat");
     }
-    if (endpoint == Endpoint.CHAT && prompt instanceof BenchPrompt.TokenIds) {
+    if (endpoint == BenchEndpoint.CHAT && prompt instanceof BenchPrompt.TokenIds) {
       throw new IllegalArgumentException(
           "token-id prompts cannot be sent to /v1/chat/completions; "
               + "use --endpoint completions");
@@ -42,7 +43,7 @@ final class RequestBodyEncoder {
     try (JsonGenerator g = JSON.createGenerator(bytes)) {
       g.writeStartObject();
       g.writeStringField("model", model);
-      if (endpoint == Endpoint.COMPLETIONS) {
+      if (endpoint == BenchEndpoint.COMPLETIONS) {
         if (prompt instanceof BenchPrompt.Text t) {
           g.writeStringField("prompt", t.text());
         } else {

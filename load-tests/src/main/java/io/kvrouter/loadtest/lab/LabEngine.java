@@ -16,17 +16,16 @@ import java.util.List;
  * of the most recently admitted request) over a {@link LabKvCache}, timed by the sim's default
  * {@link MockerTimingModel} (the Dynamo mocker's polynomial).
  *
- * <p>Why not the sim core itself: measured on this machine, {@code SimEngineCore} replays 2,000
- * conversation-trace requests over 8 engines in about 11 s (one SHA-256 per 16-token block and one
- * pass object per decode token), so all ten policies over the 12,031-request trace would take about
- * 12 minutes. This engine differs in three stated ways: (1) a block's engine hash is a bijective
- * mix of its router key instead of vLLM's SHA-256 (the router still maps removals through its
- * per-replica engine-hash bridge); (2) blocks of generated tokens are never registered as cached
- * (no trace prompt can hit them; they occupy capacity all the same); (3) runs of pure decode passes
- * (nothing waiting, every running request decoding) are taken as one macro pass of k identical
- * passes ({@link LabPassClock}), cut short at the first pass boundary after a new arrival, with the
- * KV utilisation of the decode term taken at its start. {@code LabEngineTest} checks it against
- * {@code SimEngineCore} on the same requests.
+ * <p>Why not the sim core itself: it computes one SHA-256 per 16-token block and makes one pass
+ * object per decode token, too slow to replay a whole trace once per policy. This engine differs in
+ * three stated ways: (1) a block's engine hash is a bijective mix of its router key instead of
+ * vLLM's SHA-256 (the router still maps removals through its per-replica engine-hash bridge); (2)
+ * blocks of generated tokens are never registered as cached (no trace prompt can hit them; they
+ * occupy capacity all the same); (3) runs of pure decode passes (nothing waiting, every running
+ * request decoding) are taken as one macro pass of k identical passes ({@link LabPassClock}), cut
+ * short at the first pass boundary after a new arrival, with the KV utilisation of the decode term
+ * taken at its start. {@code LabEngineTest} checks it against {@code SimEngineCore} on the same
+ * requests.
  *
  * <p>Its blocks live in {@link LabKvTiers}: the GPU prefix cache ({@link LabKvCache}) and the
  * optional CPU offload tier ({@link LabCpuTier}), which also make the pass's KV-event batch. With a

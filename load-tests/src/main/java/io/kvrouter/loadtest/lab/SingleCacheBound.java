@@ -19,9 +19,7 @@ import io.kvrouter.loadtest.workload.Workload;
  *       the engines do: every replica's capacity pooled, nothing held twice, every request finding
  *       every block any replica kept. A reference for what the capacity holds under the engines'
  *       eviction, not a bound: separate caches evict differently from one pooled cache, and a
- *       policy that keeps each conversation on one replica can hold a little more (0.2737 against
- *       0.2730 on the Mooncake conversation trace, 0.5504 against 0.5474 on the synthetic one, 8 ×
- *       65,536 blocks, in {@code docs/results/lab-conversation-bounds-2026-12-05}). Equal to {@code
+ *       policy that keeps each conversation on one replica can hold a little more. Equal to {@code
  *       tokenRate} when unlimited.
  * </ul>
  *

@@ -28,7 +28,7 @@ class BenchRunnerTest {
     return new BenchConfig(
         targets,
         "fake-model",
-        Endpoint.COMPLETIONS,
+        BenchEndpoint.COMPLETIONS,
         -1,
         Duration.ofSeconds(30),
         64,
@@ -353,7 +353,7 @@ class BenchRunnerTest {
           new BenchConfig(
               List.of(server.base()),
               null,
-              Endpoint.CHAT,
+              BenchEndpoint.CHAT,
               2,
               Duration.ofSeconds(30),
               8,

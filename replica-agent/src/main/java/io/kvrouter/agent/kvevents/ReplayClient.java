@@ -91,23 +91,23 @@ final class ReplayClient implements StreamSequencer.ReplaySource {
    * replaced after any that is not, so a late answer dies with the socket it was meant for.
    */
   @Override
-  public ReplayReply fetch(long fromSeq) {
+  public EngineReplay fetch(long fromSeq) {
     List<TransportFrames.Message> got = new ArrayList<>();
     long from = fromSeq;
     while (got.size() < MAX_REPLAY_MESSAGES) {
-      ReplayReply part = fetchOnce(from);
+      EngineReplay part = fetchOnce(from);
       List<TransportFrames.Message> run = leadingRun(part.batches());
       got.addAll(run);
       if (part.complete() && run.size() == part.batches().size()) {
-        return ReplayReply.of(got); // whole, without a hole: the engine's buffer from fromSeq on
+        return EngineReplay.of(got); // whole, without a hole: the engine's buffer from fromSeq on
       }
       if (run.isEmpty()) {
-        return ReplayReply.unanswered(); // no progress: asked again later, from the start
+        return EngineReplay.unanswered(); // no progress: asked again later, from the start
       }
       // Cut by the ROUTER's high-water mark or the timeout: ask for the rest.
       from = run.get(run.size() - 1).seq() + 1;
     }
-    return ReplayReply.unanswered();
+    return EngineReplay.unanswered();
   }
 
   /**
@@ -129,7 +129,7 @@ final class ReplayClient implements StreamSequencer.ReplaySource {
    * One request and its answer: whole (through the end marker), or what arrived before the timeout
    * or the connection's drop, marked not whole.
    */
-  private ReplayReply fetchOnce(long fromSeq) {
+  private EngineReplay fetchOnce(long fromSeq) {
     requests.incrementAndGet();
     replaceIfDropped(); // its connection dropped since the last answer: start clean
     send(fromSeq);
@@ -170,13 +170,13 @@ final class ReplayClient implements StreamSequencer.ReplaySource {
         if (resent) {
           replaceDealer();
         }
-        return ReplayReply.of(out);
+        return EngineReplay.of(out);
       } else {
         out.add(m);
       }
     }
     replaceDealer();
-    return ReplayReply.partial(out);
+    return EngineReplay.partial(out);
   }
 
   private void send(long fromSeq) {

@@ -38,11 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Not thread-safe: one thread drives it. Cost per live message: one decode and one XXH3 pass
  * over the payload; per audit one replay of about {@code auditDepth} batches.
  *
- * <p>450 lines, over 400 because the rules above are one state machine over one expected seq:
- * order, held batches, continuity and audits each decide what the next of them does. The stores it
- * consults are already apart ({@link HeldBatches}, {@link Continuity}, {@link DeliveredDigests});
- * the LoRA, image, CPU-tier and sliding-window work did not touch it (their events pass through
- * unchanged).
+ * <p>Long because the rules above are one state machine over one expected seq; the stores it
+ * consults are apart ({@link HeldBatches}, {@link Continuity}, {@link DeliveredDigests}).
  */
 public final class StreamSequencer {
 
@@ -52,7 +49,7 @@ public final class StreamSequencer {
   @FunctionalInterface
   public interface ReplaySource {
     /** The engine's answer to a replay request from {@code fromSeq}. */
-    ReplayReply fetch(long fromSeq);
+    EngineReplay fetch(long fromSeq);
   }
 
   /** Hears when a restart cleared what the handler was told (called on the driving thread). */
@@ -177,7 +174,7 @@ public final class StreamSequencer {
       return 0;
     }
     long from = recent.isEmpty() ? Math.max(expected, 0) : recent.oldestSeq();
-    ReplayReply r = fetch(from);
+    EngineReplay r = fetch(from);
     if (!r.complete()) {
       return 0;
     }
@@ -238,7 +235,7 @@ public final class StreamSequencer {
       if (replay == null || replaySuspended) {
         lost(expected, seq);
       } else {
-        ReplayReply r = fetch(expected);
+        EngineReplay r = fetch(expected);
         if (!r.complete()) {
           return false;
         }
@@ -308,8 +305,8 @@ public final class StreamSequencer {
     handler.onBatch(seq, batch);
   }
 
-  private ReplayReply fetch(long from) {
-    ReplayReply r = replay.fetch(from);
+  private EngineReplay fetch(long from) {
+    EngineReplay r = replay.fetch(from);
     if (!r.complete()) {
       unanswered++;
       log.warn("{}: replay from {} went unanswered; asking again later", name, from);
@@ -382,7 +379,7 @@ public final class StreamSequencer {
     if (p != null) {
       return p;
     }
-    ReplayReply r = fetch(continuity.checkpointSeq());
+    EngineReplay r = fetch(continuity.checkpointSeq());
     if (!r.complete()) {
       return Continuity.Proof.UNANSWERED;
     }
@@ -413,7 +410,7 @@ public final class StreamSequencer {
     held.clear();
     listener.onRestart();
     if (replay != null && !replaySuspended) {
-      ReplayReply r = fetch(0);
+      EngineReplay r = fetch(0);
       if (r.complete()) {
         expected = 0;
         deliverReplayed(r.batches(), Long.MAX_VALUE);

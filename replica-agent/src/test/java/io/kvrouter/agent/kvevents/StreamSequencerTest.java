@@ -48,14 +48,14 @@ class StreamSequencerTest {
 
   private static final SubscriberSettings SETTINGS = SubscriberSettings.defaults();
 
-  private ReplayReply fetch(long from) {
+  private EngineReplay fetch(long from) {
     fetches.add(from);
     if (!answering) {
-      return ReplayReply.unanswered();
+      return EngineReplay.unanswered();
     }
     List<TransportFrames.Message> out = new ArrayList<>();
     buffer.tailMap(from, true).forEach((s, p) -> out.add(new TransportFrames.Message(s, p)));
-    return ReplayReply.of(out);
+    return EngineReplay.of(out);
   }
 
   private StreamSequencer sequencer(boolean withReplay) {

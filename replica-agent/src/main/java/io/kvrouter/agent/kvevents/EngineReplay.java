@@ -11,24 +11,24 @@ import java.util.List;
  * @param batches the batches received, without the end marker
  * @param complete true when the end marker arrived
  */
-public record ReplayReply(List<TransportFrames.Message> batches, boolean complete) {
+public record EngineReplay(List<TransportFrames.Message> batches, boolean complete) {
 
-  public ReplayReply {
+  public EngineReplay {
     batches = List.copyOf(batches);
   }
 
   /** A whole answer. */
-  public static ReplayReply of(List<TransportFrames.Message> batches) {
-    return new ReplayReply(batches, true);
+  public static EngineReplay of(List<TransportFrames.Message> batches) {
+    return new EngineReplay(batches, true);
   }
 
   /** What arrived of an answer that was not whole in time (its batches in order, maybe none). */
-  public static ReplayReply partial(List<TransportFrames.Message> batches) {
-    return new ReplayReply(batches, false);
+  public static EngineReplay partial(List<TransportFrames.Message> batches) {
+    return new EngineReplay(batches, false);
   }
 
   /** No (whole) answer in time. */
-  public static ReplayReply unanswered() {
-    return new ReplayReply(List.of(), false);
+  public static EngineReplay unanswered() {
+    return new EngineReplay(List.of(), false);
   }
 }

@@ -3,7 +3,7 @@ package io.kvrouter.loadtest.bench;
 import java.net.URI;
 
 /** The OpenAI-compatible endpoint a run targets. */
-public enum Endpoint {
+public enum BenchEndpoint {
   /** {@code POST /v1/completions}: text or token-id prompts. */
   COMPLETIONS("/v1/completions"),
   /** {@code POST /v1/chat/completions}: chat messages (a text prompt becomes one user message). */
@@ -11,7 +11,7 @@ public enum Endpoint {
 
   private final String path;
 
-  Endpoint(String path) {
+  BenchEndpoint(String path) {
     this.path = path;
   }
 

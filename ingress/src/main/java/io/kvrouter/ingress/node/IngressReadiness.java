@@ -1,13 +1,17 @@
 package io.kvrouter.ingress.node;
 
+import io.kvrouter.config.management.NodeReadiness;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
@@ -19,9 +23,10 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  * (for a shutdown: a SIGTERM's {@code CoordinatedShutdown}) makes the node not ready for good, so a
  * load balancer stops sending before the port closes; a readiness check (Pekko Management's, for
  * one) asks {@link Get} the same way {@code /ready} does. Spawned by {@link IngressGuardian} as
- * {@code readiness}.
+ * {@code readiness}, which {@link #register}s it as the ingress role's part of the node's
+ * readiness.
  */
-public final class Readiness extends AbstractBehavior<Readiness.Command> {
+public final class IngressReadiness extends AbstractBehavior<IngressReadiness.Command> {
 
   /** What must be ready before the node may route. */
   public enum Component {
@@ -67,13 +72,28 @@ public final class Readiness extends AbstractBehavior<Readiness.Command> {
   private final List<ActorRef<Status>> subscribers = new ArrayList<>();
   private boolean draining;
 
-  private Readiness(ActorContext<Command> context) {
+  private IngressReadiness(ActorContext<Command> context) {
     super(context);
   }
 
   /** Not ready until every component has reported ready. */
   public static Behavior<Command> create() {
-    return Behaviors.setup(Readiness::new);
+    return Behaviors.setup(IngressReadiness::new);
+  }
+
+  /**
+   * Wires {@code readiness} into the node's: it becomes the ingress role's query in {@link
+   * NodeReadiness}, which Pekko Management's {@code /ready} asks, and the node's drain (the first
+   * coordinated-shutdown step) reaches it as {@link Drain}, so the ingress's own {@code GET /ready}
+   * turns false at the same moment.
+   */
+  static void register(ActorSystem<?> system, ActorRef<Command> readiness, Duration askTimeout) {
+    NodeReadiness node = NodeReadiness.get(system);
+    node.register(
+        () ->
+            AskPattern.<Command, Status>ask(readiness, Get::new, askTimeout, system.scheduler())
+                .thenApply(Status::ready));
+    node.onDrain(() -> readiness.tell(Drain.INSTANCE));
   }
 
   @Override

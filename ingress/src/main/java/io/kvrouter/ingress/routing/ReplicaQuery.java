@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * @param opensSession whether the query opens its session: it has a session key that no replica is
  *     bound to yet ({@code SessionRouter}), so the session's later turns will follow this decision
  */
-public record RouteQuery(
+public record ReplicaQuery(
     String requestId,
     String model,
     int[] tokenIds,
@@ -55,14 +55,14 @@ public record RouteQuery(
     PREFILL
   }
 
-  public RouteQuery {
+  public ReplicaQuery {
     excluded = Set.copyOf(excluded);
     pool = pool == null ? Pool.SERVE : pool;
     images = images == null ? List.of() : List.copyOf(images);
   }
 
   /** A query served by the replicas that decode, without a session binding or TTFT target. */
-  public RouteQuery(
+  public ReplicaQuery(
       String requestId,
       String model,
       int[] tokenIds,
@@ -90,61 +90,61 @@ public record RouteQuery(
   }
 
   /** A query with no session key, pin or required API. */
-  public RouteQuery(
+  public ReplicaQuery(
       String requestId, String model, int[] tokenIds, int maxTokens, Set<String> excluded) {
     this(requestId, model, tokenIds, maxTokens, excluded, null, null, null);
   }
 
   /** The same query with other replicas excluded. */
-  public RouteQuery withExcluded(Set<String> others) {
+  public ReplicaQuery withExcluded(Set<String> others) {
     return with(b -> b.excluded = others);
   }
 
   /** The same query preferring {@code replica}, the session's (null: none). */
-  public RouteQuery withBoundReplica(String replica) {
+  public ReplicaQuery withBoundReplica(String replica) {
     return with(b -> b.boundReplica = replica);
   }
 
   /** The same query opening its session, or not. */
-  public RouteQuery withOpensSession(boolean opens) {
+  public ReplicaQuery withOpensSession(boolean opens) {
     return with(b -> b.opensSession = opens);
   }
 
   /** The same query with {@code millis} left of its TTFT target (0: none). */
-  public RouteQuery withTtftTarget(double millis) {
+  public ReplicaQuery withTtftTarget(double millis) {
     return with(b -> b.ttftTargetMillis = millis);
   }
 
   /** The same query for {@code pool}'s replicas (null: {@link Pool#SERVE}). */
-  public RouteQuery withPool(Pool pool) {
+  public ReplicaQuery withPool(Pool pool) {
     return with(b -> b.pool = pool);
   }
 
   /** The same query with the request's {@code cache_salt} (null: none). */
-  public RouteQuery withCacheSalt(String salt) {
+  public ReplicaQuery withCacheSalt(String salt) {
     return with(b -> b.cacheSalt = salt);
   }
 
   /** The same query with the chat's images (empty: none). */
-  public RouteQuery withImages(List<MediaPrompt.Image> list) {
+  public ReplicaQuery withImages(List<MediaPrompt.Image> list) {
     return with(b -> b.images = list);
   }
 
   /** The same query allowed {@code requests} beyond a replica's busy threshold (0: none). */
-  public RouteQuery withBusyHeadroom(int requests) {
+  public ReplicaQuery withBusyHeadroom(int requests) {
     return with(b -> b.busyHeadroom = requests);
   }
 
   /** Returns a copy with {@code change} applied to the builder of its components. */
-  private RouteQuery with(Consumer<Builder> change) {
+  private ReplicaQuery with(Consumer<Builder> change) {
     Builder b = new Builder(this);
     change.accept(b);
     return b.build();
   }
 
-  /** The components of a {@link RouteQuery}, for the withers to change one. */
+  /** The components of a {@link ReplicaQuery}, for the withers to change one. */
   private static final class Builder {
-    private final RouteQuery q;
+    private final ReplicaQuery q;
     private Set<String> excluded;
     private String boundReplica;
     private double ttftTargetMillis;
@@ -154,7 +154,7 @@ public record RouteQuery(
     private int busyHeadroom;
     private boolean opensSession;
 
-    private Builder(RouteQuery q) {
+    private Builder(ReplicaQuery q) {
       this.q = q;
       excluded = q.excluded;
       boundReplica = q.boundReplica;
@@ -166,8 +166,8 @@ public record RouteQuery(
       opensSession = q.opensSession;
     }
 
-    private RouteQuery build() {
-      return new RouteQuery(
+    private ReplicaQuery build() {
+      return new ReplicaQuery(
           q.requestId,
           q.model,
           q.tokenIds,

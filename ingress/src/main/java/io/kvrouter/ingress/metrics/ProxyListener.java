@@ -1,4 +1,4 @@
-package io.kvrouter.ingress.proxy;
+package io.kvrouter.ingress.metrics;
 
 /** What the proxy reports as it goes, for metrics and the dashboard. All methods are cheap. */
 public interface ProxyListener {

@@ -13,7 +13,7 @@ import java.util.function.Supplier;
  * both pick the same replica for the same request), with the OpenAI error to answer where
  * tokenizing fails.
  */
-public final class PromptTokens {
+public final class TokenizedPrompt {
 
   /** How a chat request's messages become token ids with its model's tokenizer. */
   @FunctionalInterface
@@ -24,7 +24,7 @@ public final class PromptTokens {
     int[] encode(ModelTokenizer tokenizer, InferenceRequest request);
   }
 
-  private PromptTokens() {}
+  private TokenizedPrompt() {}
 
   /**
    * The images of a chat request in prompt order ({@link MediaPrompt#images}); empty for other

@@ -68,17 +68,13 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
   private final ReplicaLag lag;
   private final NearTies ties;
   private final PeerIntents intents = new PeerIntents();
-  // Under intents: this router's own recent reservations, left out of the intents due before them.
-  private final PeerRecent ownRecent = new PeerRecent();
-  private final SharedTimings sharedTimings = new SharedTimings();
   private final Situation situation;
   private final CostModel costs;
   private final Holds holds;
   private double lastOwnTokens;
   private double typicalTokens = 2048;
   private boolean typicalKnown;
-  private double[] ownByReplica = new double[16];
-  private String routerId = "";
+  private final IntentPlacement placement;
   // When a lone router last decided a prompt no replica held any of.
   private long lastSoloColdMillis = Long.MIN_VALUE;
 
@@ -95,6 +91,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     this.situation = new Situation(s, peers, intents, fit);
     this.costs = new CostModel(s.cost(), busy, writes, lag, peerRecent);
     this.holds = new Holds(s, peers, fit, situation, costs);
+    this.placement = new IntentPlacement(s, intents, costs, ties);
   }
 
   @Override
@@ -112,13 +109,15 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     int n = candidates.length;
     long now = query.nowMillis();
     boolean intentsOn = situation.intentsOn(query);
-    EngineTiming t = intentsOn ? sharedTimings.leader(routerId, fit.current(), now) : fit.current();
+    EngineTiming t = intentsOn ? placement.leader(fit.current(), now) : fit.current();
     double[] phantom = new double[n];
     // Under intents, the replicas' ids once: the placement and this decision's order both read
     // them.
-    String[] ids = intentsOn ? ids(candidates, load) : null;
+    String[] ids = intentsOn ? IntentPlacement.ids(candidates, load) : null;
     double[] prefill =
-        intentsOn ? placeIntents(t, candidates, ids, load, now, phantom, query.blockSize()) : null;
+        intentsOn
+            ? placement.place(t, candidates, ids, load, now, phantom, query.blockSize())
+            : null;
     double extraBand =
         s.ties().unseenBand() > 0 && situation.amongPeers(query)
             ? s.ties().unseenBand() * t.computeMillis(typicalTokens)
@@ -135,8 +134,8 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
         return onHolder;
       }
     }
-    if (intentsOn && announced(own, n)) {
-      return intentRanking(query, candidates, ids, cost, own, prefill, phantom);
+    if (intentsOn && situation.announced(IntentPlacement.least(own, n))) {
+      return placement.rank(query, candidates, ids, cost, own, prefill, phantom);
     }
     if (!s.ties().spread()) {
       return Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
@@ -219,103 +218,6 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     return s.cold().familyHalfLifeMillis() > 0 ? r -> families.on(r, now) : load::inFlight;
   }
 
-  // ------------------------------------------------------------------ intents
-
-  /**
-   * Under intents: places the peers' requests due before this decision as phantom prefill in {@code
-   * phantom} ({@link PeerIntents#place}); returns each candidate's queued prefill.
-   */
-  private double[] placeIntents(
-      EngineTiming t,
-      int[] candidates,
-      String[] ids,
-      LoadView load,
-      long now,
-      double[] phantom,
-      int blockSize) {
-    int n = candidates.length;
-    double[] prefill = new double[n];
-    for (int i = 0; i < n; i++) {
-      prefill[i] = load.prefillTokens(candidates[i]);
-    }
-    intents.place(
-        routerId,
-        now,
-        candidates,
-        ids,
-        prefill,
-        phantom,
-        since -> ownSince(candidates, since),
-        (i, tokens, ahead) -> {
-          int r = candidates[i];
-          if (costs.busy(load, r)) {
-            return Double.POSITIVE_INFINITY;
-          }
-          return costs.ttft(t, ahead, tokens, load, r)
-              + s.cost().workWeight() * t.computeMillis(tokens);
-        },
-        this::intentBand,
-        blockSize);
-    return prefill;
-  }
-
-  /** This router's own prefill reserved on each of {@code candidates} at or after a time. */
-  private double[] ownSince(int[] candidates, long fromMillis) {
-    ownByReplica = ownRecent.prefillSince(fromMillis - 1, ownByReplica);
-    double[] out = new double[candidates.length];
-    for (int i = 0; i < out.length; i++) {
-      int r = candidates[i];
-      out[i] = r < ownByReplica.length ? ownByReplica[r] : 0;
-    }
-    return out;
-  }
-
-  /** The near-tie band above a best cost under intents: the tie band, without the unseen one. */
-  private double intentBand(double best) {
-    return ties.band(best, 0);
-  }
-
-  /** {@link Situation#announced} of the least of the first {@code n} of {@code own}. */
-  private boolean announced(double[] own, int n) {
-    double least = Double.POSITIVE_INFINITY;
-    for (int i = 0; i < n; i++) {
-      least = Math.min(least, own[i]);
-    }
-    return situation.announced(least);
-  }
-
-  /**
-   * Under intents: the candidates by cost, the near-tie {@link PeerIntents#choose} picks first, as
-   * every router picks it (its peers know this request by this router's id and its prompt size).
-   */
-  private int[] intentRanking(
-      RouteQuery query,
-      int[] candidates,
-      String[] ids,
-      double[] cost,
-      double[] own,
-      double[] prefill,
-      double[] phantom) {
-    int n = candidates.length;
-    double[] ahead = new double[n];
-    for (int i = 0; i < n; i++) {
-      ahead[i] = prefill[i] + phantom[i];
-    }
-    long[] order = PeerIntents.order(routerId, query.promptTokens(), ids);
-    int chosen = PeerIntents.choose(cost, own, ahead, order, this::intentBand, query.blockSize());
-    int[] ranked = Ranking.ascending(candidates, cost, Ranking.NO_RANDOMNESS);
-    return chosen < 0 ? ranked : Ranking.withFirst(ranked, candidates[chosen]);
-  }
-
-  /** The replica ids of {@code candidates}, which every router names alike. */
-  private static String[] ids(int[] candidates, LoadView load) {
-    String[] ids = new String[candidates.length];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = load.id(candidates[i]);
-    }
-    return ids;
-  }
-
   @Override
   public boolean readsIntents() {
     return s.intents().enabled();
@@ -359,8 +261,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
 
   @Override
   public void onPeerTiming(String origin, EngineTiming timing, long nowMillis) {
-    sharedTimings.heard(origin, timing, nowMillis, s.peers().horizonMillis());
-    intents.heard(nowMillis);
+    placement.peerTiming(origin, timing, nowMillis);
     // The peer is a live router too: intents need both, so one message turns them on.
     peers.peerHeard(origin, nowMillis);
   }
@@ -393,7 +294,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
 
   @Override
   public void bindRouter(String routerId) {
-    this.routerId = routerId;
+    placement.bind(routerId);
     peers.bind(routerId);
   }
 
@@ -417,7 +318,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     peers.ownDecided(query.nowMillis());
     ownLoad.reserved(requestId, replica);
     if (s.intents().enabled()) {
-      ownRecent.add(replica, lastOwnTokens, query.nowMillis(), query.nowMillis());
+      placement.ownReserved(replica, lastOwnTokens, query.nowMillis());
     }
     double[] entry = costs.observation(replica, query.nowMillis());
     if (entry != null) {
@@ -453,7 +354,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
   public void onReplicaRemoved(int replica) {
     ownLoad.forget(replica);
     peerRecent.forget(replica);
-    ownRecent.forget(replica);
+    placement.forget(replica);
     lag.forget(replica);
     families.forget(replica);
   }

@@ -1,6 +1,7 @@
-package io.kvrouter.tracker.policy;
+package io.kvrouter.loadtest.baselines;
 
 import io.kvrouter.tracker.index.MatchResult;
+import io.kvrouter.tracker.policy.RouteQuery;
 import java.nio.file.*;
 import java.util.*;
 import java.util.regex.*;

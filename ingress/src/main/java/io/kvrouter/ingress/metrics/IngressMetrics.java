@@ -19,8 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code kvrouter_decision_seconds}: select-and-reserve latency (histogram), without the wait
  *       below
  *   <li>{@code kvrouter_decision_hold_seconds}: how long long prompts waited before their decision
- *       (the kvrouter policy's {@code holdFromMillis} and {@code burstHoldFromMillis} among several
- *       routers, {@code soloHoldMillis} alone; histogram, held decisions only)
+ *       (the kvrouter policy's {@code hold.from} and {@code hold.burst.from} among several routers,
+ *       {@code hold.solo} alone; histogram, held decisions only)
  *   <li>{@code kvrouter_prompt_tokens_total}, {@code kvrouter_predicted_cached_tokens_total},
  *       {@code kvrouter_engine_cached_tokens_total}: token counts of routed requests
  *   <li>{@code kvrouter_prediction_error_tokens{replica}}: |predicted − engine-reported| cached

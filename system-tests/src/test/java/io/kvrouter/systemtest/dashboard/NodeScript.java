@@ -42,7 +42,7 @@ final class NodeScript {
     return out;
   }
 
-  /** {@code load-tests/target/dashboard-artifacts}, created. */
+  /** {@code system-tests/target/dashboard-artifacts}, created. */
   static Path artifacts() throws Exception {
     Path dir = Path.of(System.getProperty("user.dir")).resolve("target/dashboard-artifacts");
     Files.createDirectories(dir);

@@ -1,9 +1,11 @@
 package io.kvrouter.cli;
 
+import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
 import io.kvrouter.ingress.node.IngressGuardian;
+import io.kvrouter.ingress.node.TrackerSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -52,6 +54,12 @@ public final class IngressCommand implements Callable<Integer> {
                         "kvrouter.ingress.http.port", httpPort,
                         "kvrouter.ingress.http.host", httpHost,
                         "kvrouter.tracker.policy.name", policy)));
+    try {
+      TrackerSettings.fromConfig(settings.toConfig()); // a bad setting fails here, not in the node
+    } catch (IllegalArgumentException | ConfigException e) {
+      System.err.println("kvrouter ingress: " + e.getMessage());
+      return 2;
+    }
     ActorSystem<Void> system =
         NodeBootstrap.start(
             settings, Map.of(NodeSettings.ROLE_INGRESS, IngressGuardian.roleGuardian()));

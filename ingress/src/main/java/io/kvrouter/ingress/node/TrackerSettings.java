@@ -3,6 +3,7 @@ package io.kvrouter.ingress.node;
 import com.typesafe.config.Config;
 import io.kvrouter.tracker.TrackerConfig;
 import io.kvrouter.tracker.policy.BusyThresholds;
+import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.PolicySettings;
 import java.time.Duration;
 
@@ -37,12 +38,21 @@ public record TrackerSettings(
   /**
    * Reads {@code kvrouter.tracker} from {@code config}.
    *
-   * @throws IllegalArgumentException naming the setting, for an invalid one
+   * @throws IllegalArgumentException naming the setting, for an invalid one or a policy this node
+   *     does not know
    */
   public static TrackerSettings fromConfig(Config config) {
     Config c = config.getConfig("kvrouter.tracker");
+    PolicySettings policy = PolicySettings.fromConfig(c.getConfig("policy"));
+    if (!Policies.known(policy.name())) {
+      throw new IllegalArgumentException(
+          "kvrouter.tracker.policy.name: unknown policy '"
+              + policy.name()
+              + "'; known: "
+              + String.join(", ", Policies.names()));
+    }
     return new TrackerSettings(
-        PolicySettings.fromConfig(c.getConfig("policy")),
+        policy,
         c.getDuration("tick-interval"),
         c.getDuration("lease"),
         c.getDuration("predicted-ttl"),

@@ -3,6 +3,7 @@ package io.kvrouter.tracker.policy;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigResolveOptions;
 import com.typesafe.config.ConfigValueType;
 import java.time.Duration;
 import java.util.Objects;
@@ -372,9 +373,15 @@ public record PolicySettings(
     }
   }
 
-  /** The reference defaults, read once. */
+  /**
+   * The reference defaults, read once: every {@code reference.conf} on the class path, without the
+   * system properties a node's configuration lays over them.
+   */
   private static final class Defaults {
-    static final Config BLOCK = ConfigFactory.defaultReference().getConfig(PATH);
+    static final Config BLOCK =
+        ConfigFactory.parseResources(PolicySettings.class.getClassLoader(), "reference.conf")
+            .resolve(ConfigResolveOptions.defaults().setAllowUnresolved(true))
+            .getConfig(PATH);
     static final PolicySettings SETTINGS = fromConfig(BLOCK);
   }
 }

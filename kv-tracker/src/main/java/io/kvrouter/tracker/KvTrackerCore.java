@@ -91,8 +91,10 @@ public final class KvTrackerCore {
     }
     this.feed = new ReplicaFeed(index, ids);
     this.sync = new ReservationSync(config.ingressId(), config.compactReservations());
-    this.coordination = new Coordination(policy, replicas, new Matcher(replicas, index));
-    this.placement = new Placement(config, replicas, index, ledger, policy, sync, coordination);
+    Matcher matcher = new Matcher(replicas, index);
+    this.coordination = new Coordination(policy, replicas, matcher);
+    this.placement =
+        new Placement(config, replicas, matcher, index, ledger, policy, sync, coordination);
   }
 
   public TrackerConfig config() {

@@ -62,6 +62,7 @@ final class Placement {
   Placement(
       TrackerConfig config,
       Membership replicas,
+      Matcher matcher,
       PrefixIndex index,
       LoadLedger ledger,
       Policy policy,
@@ -69,7 +70,7 @@ final class Placement {
       Coordination coordination) {
     this.config = config;
     this.replicas = replicas;
-    this.matcher = new Matcher(replicas, index);
+    this.matcher = matcher;
     this.index = index;
     this.ledger = ledger;
     this.policy = policy;

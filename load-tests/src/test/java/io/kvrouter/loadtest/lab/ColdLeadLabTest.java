@@ -73,7 +73,7 @@ class ColdLeadLabTest {
   void sglangGsp_sixteenRouters_asOneRouter() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 1);
     LabConfig config =
-        PeerLeadLabTest.headline(
+        PeerLeadLabIT.headline(
             "kvrouter", "kvrouter@coldLookMillis=0", "kvrouter@coldFollowShare=0");
     PolicyResult one = PolicyLab.run(gsp, config, 1, "t").policy("kvrouter");
     LabResults r = PolicyLab.run(gsp, config.withRouters(16, 5_000), 1, "t");
@@ -96,7 +96,7 @@ class ColdLeadLabTest {
   void sglangGsp_oneRouter_startsTheBurstsPrefixesEvenly_andCachesAsTheGreedyPeer() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 5);
     LabConfig config =
-        PeerLeadLabTest.headline(
+        PeerLeadLabIT.headline(
             "kvrouter", "kvrouter@soloBurstByFamilies=false", "sglang_cache_aware");
     LabResults r = PolicyLab.run(gsp, config, 1, "t");
     PolicyResult kv = r.policy("kvrouter");

@@ -14,9 +14,12 @@ import org.junit.jupiter.api.Test;
  * that come within 10 % of kvrouter's p90 on each workload run here (each costs seconds of the
  * suite; the others' p90 is 14 % or more above it); sglang-gsp is pinned in {@link
  * ColdLeadLabTest}.
+ *
+ * <p>A system test ({@code mvn verify -Psystem}): its replays of whole traces take about 30 s of
+ * two cores.
  */
 @org.junit.jupiter.api.Timeout(300)
-class PeerLeadLabTest {
+class PeerLeadLabIT {
 
   private static final double HIT_SLACK = 0.005;
 

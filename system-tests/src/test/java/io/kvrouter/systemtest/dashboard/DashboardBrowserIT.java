@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The dashboard in a real browser: Debian's headless Chromium driven by playwright-core through
- * {@code dashboard-test/dashboard.test.mjs}. Screenshots land in {@code
- * load-tests/target/dashboard-artifacts/} ({@code dashboard.png} is the demo's diverged view).
+ * {@code dashboard/dashboard.test.mjs}. Screenshots land in {@code
+ * system-tests/target/dashboard-artifacts/} ({@code dashboard.png} is the demo's diverged view).
  * Skipped, with a message, only when {@code /usr/bin/chromium} is absent.
  */
 class DashboardBrowserIT {

@@ -7,8 +7,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Node's test runner over {@code dashboard-test/prom.test.mjs}: the page's Prometheus text parser
- * and histogram quantile, the arithmetic behind its lag and latency charts. Needs Node only, no
+ * Node's test runner over {@code dashboard/prom.test.mjs}: the page's Prometheus text parser and
+ * histogram quantile, the arithmetic behind its lag and latency charts. Needs Node only, no
  * browser.
  */
 class DashboardScriptsIT {

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Runs {@code dashboard-test/} (beside the modules): {@code npm ci} when playwright-core is not
- * installed yet (npm never downloads a browser for playwright-core), then {@code node} scripts.
+ * Runs {@code system-tests/dashboard/}: {@code npm ci} when playwright-core is not installed yet
+ * (npm never downloads a browser for playwright-core), then {@code node} scripts.
  */
 final class NodeScript {
 
@@ -19,8 +19,8 @@ final class NodeScript {
   private NodeScript() {}
 
   static Path dir() {
-    Path dir = Path.of(System.getProperty("user.dir")).resolve("../dashboard-test").normalize();
-    assertThat(dir.resolve("dashboard.test.mjs")).as("dashboard-test/ beside the modules").exists();
+    Path dir = Path.of(System.getProperty("user.dir")).resolve("dashboard");
+    assertThat(dir.resolve("dashboard.test.mjs")).as("system-tests/dashboard/").exists();
     return dir;
   }
 
@@ -42,7 +42,7 @@ final class NodeScript {
     return out;
   }
 
-  /** {@code load-tests/target/dashboard-artifacts}, created. */
+  /** {@code system-tests/target/dashboard-artifacts}, created. */
   static Path artifacts() throws Exception {
     Path dir = Path.of(System.getProperty("user.dir")).resolve("target/dashboard-artifacts");
     Files.createDirectories(dir);

@@ -36,8 +36,8 @@ class SdkClientsIT {
 
   @BeforeAll
   static void clients() throws Exception {
-    dir = Path.of(System.getProperty("user.dir")).resolve("../clients").normalize();
-    assertThat(dir.resolve("sdk.test.mjs")).as("clients/ beside the modules").exists();
+    dir = Path.of(System.getProperty("user.dir")).resolve("clients");
+    assertThat(dir.resolve("sdk.test.mjs")).as("system-tests/clients/").exists();
     if (!Files.isDirectory(dir.resolve("node_modules/openai"))
         || !Files.isDirectory(dir.resolve("node_modules/@anthropic-ai/sdk"))) {
       ExternalProcess.run(dir, List.of("npm", "ci", "--no-audit", "--no-fund"), Map.of(), 300);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const KvProm = require("../ingress/src/main/resources/dashboard/prom.js");
+const KvProm = require("../../ingress/src/main/resources/dashboard/prom.js");
 
 const before = `# HELP kvrouter_decision_seconds x
 # TYPE kvrouter_decision_seconds histogram

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
  * full simulation.
  *
  * <p>A system test ({@code mvn verify -Psystem}): it replays the whole conversation trace (12,031
- * requests, about 18 s); {@link ReferenceFiguresTest} checks the lab's round robin on a subset.
+ * requests; 4-8 s of a 2-core machine at load 2-5, 20-36 s at load 11-12); {@link
+ * ReferenceFiguresTest} checks the lab's round robin on a subset.
  */
 class ReferenceFiguresIT {
 

@@ -73,8 +73,7 @@ class ColdLeadLabTest {
   void sglangGsp_sixteenRouters_asOneRouter() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 1);
     LabConfig config =
-        PeerLeadLabTest.headline(
-            "kvrouter", "kvrouter@cold.look=0", "kvrouter@cold.follow-share=0");
+        PeerLeadLabIT.headline("kvrouter", "kvrouter@cold.look=0", "kvrouter@cold.follow-share=0");
     PolicyResult one = PolicyLab.run(gsp, config, 1, "t").policy("kvrouter");
     LabResults r = PolicyLab.run(gsp, config.withRouters(16, 5_000), 1, "t");
     PolicyResult sixteen = r.policy("kvrouter");
@@ -96,7 +95,7 @@ class ColdLeadLabTest {
   void sglangGsp_oneRouter_startsTheBurstsPrefixesEvenly_andCachesAsTheGreedyPeer() {
     Workload gsp = Workloads.byName("sglang-gsp", Map.of(), 5);
     LabConfig config =
-        PeerLeadLabTest.headline(
+        PeerLeadLabIT.headline(
             "kvrouter", "kvrouter@cold.solo-burst-by-families=false", "sglang_cache_aware");
     LabResults r = PolicyLab.run(gsp, config, 1, "t");
     PolicyResult kv = r.policy("kvrouter");

@@ -1,7 +1,6 @@
 package io.kvrouter.loadtest.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
 
 import io.kvrouter.loadtest.workload.PrefixCacheBound;
 import io.kvrouter.loadtest.workload.Workload;
@@ -10,36 +9,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The figures published with the Mooncake traces (listed in the bundled traces' README, {@code
- * load-tests/src/main/resources/io/kvrouter/loadtest/traces/README.md}), reproduced by the lab's
- * full simulation.
+ * The lab's round robin on the first 1,500 requests of the conversation trace counts the hits the
+ * block counter behind the published figures counts; {@link ReferenceFiguresIT} reproduces the
+ * figures on the whole trace.
  */
 class ReferenceFiguresTest {
 
-  private static Workload conversation() {
-    return Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L);
-  }
-
-  @Test
-  void conversationTrace_unlimited_singleCache0_3664_roundRobinOver8_0_136() {
-    LabConfig config = LabConfig.defaults(8).withPolicies(List.of("round_robin"));
-    LabResults r = PolicyLab.run(conversation(), config, 1, "test");
-    PolicyResult rr = r.policy("round_robin");
-    System.out.printf(
-        "single cache %.4f/%.4f, round robin block %.4f, engines %.4f%n",
-        r.bound().blockRate(), r.bound().tokenRate(), rr.blockHitRate(), rr.hitRate());
-
-    assertThat(r.bound().blockRate()).isCloseTo(0.3664, within(0.002));
-    assertThat(rr.blockHitRate()).isCloseTo(0.136, within(0.002));
-    assertThat(rr.completed()).isEqualTo(12_031);
-    // The engines count 16-token blocks, capped at prompt - 1 tokens: close to the block figure.
-    assertThat(rr.hitRate()).isCloseTo(rr.blockHitRate(), within(0.01));
-    assertThat(r.bound().tokenRate()).isCloseTo(r.bound().blockRate(), within(0.01));
-  }
-
   @Test
   void traceSubset_labRoundRobin_equalsTheBlockCounterRoundRobin() {
-    Workload w = conversation().limit(1500);
+    Workload w = Workloads.bundled(Workloads.MOONCAKE_CONVERSATION, 0L).limit(1500);
     LabResults r =
         PolicyLab.run(w, LabConfig.defaults(8).withPolicies(List.of("round_robin")), 1, "test");
     double expected = PrefixCacheBound.roundRobin(w, 8).blockHitRate();

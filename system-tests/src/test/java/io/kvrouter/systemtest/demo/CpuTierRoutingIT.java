@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * replica evicted from GPU but still holds on CPU is routed back to that replica, which loads the
  * blocks back instead of computing them and reports them cached.
  */
-class CpuTierRoutingTest {
+class CpuTierRoutingIT {
 
   private static final Pattern LOADED =
       Pattern.compile("(?m)^sim:cpu_tier_loaded_blocks_total(?:\\{[^}]*\\})? (\\S+)$");

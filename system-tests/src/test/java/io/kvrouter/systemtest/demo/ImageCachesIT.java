@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * same image and another question goes to the engine that holds the image's blocks and hits them
  * there; a chat with another image is predicted uncached and computes afresh.
  */
-class ImageCachesTest {
+class ImageCachesIT {
 
   private static final int IMAGE_TOKENS = MediaPrompt.Settings.DEFAULTS.imageTokens();
 

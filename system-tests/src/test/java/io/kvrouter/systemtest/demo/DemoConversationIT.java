@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * four engines. Asserted: kvrouter above 0.8 on one engine, round robin on more than one engine and
  * at least 0.2 below kvrouter.
  */
-class DemoConversationTest {
+class DemoConversationIT {
 
   static final int TURNS = 12;
 

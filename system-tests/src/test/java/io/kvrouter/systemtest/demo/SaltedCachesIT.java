@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * engine's cache; the same prompt under another salt, or none, is predicted uncached (the router
  * never credits it with another tenant's blocks) and the engine computes it afresh.
  */
-class SaltedCachesTest {
+class SaltedCachesIT {
 
   /** Sends the prompt with {@code salt} (none when null); returns the engine's cached tokens. */
   private static int send(String ingress, String model, ArrayNode messages, String salt)

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * mismatch share 1.00 against 0.00. Asserted: above 100 tokens and a share above 0.5 (alert on)
  * against below 16 tokens (one block) and a share below 0.25 (alert off).
  */
-class MismatchedBlockSizeTest {
+class MismatchedBlockSizeIT {
 
   static double sample(String scrape, String name, String replica) {
     Matcher m =

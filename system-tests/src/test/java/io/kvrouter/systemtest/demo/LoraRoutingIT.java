@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * prompt cached (even once another engine has the adapter too), and the same prompt for the base
  * model hits none of the adapter's blocks, in the router's prediction or in the engine.
  */
-class LoraRoutingTest {
+class LoraRoutingIT {
 
   private static final String ADAPTER = "sql-lora";
 

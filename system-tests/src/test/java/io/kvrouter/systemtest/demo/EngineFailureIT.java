@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * A simulated engine dies while it is serving: every request it had not answered is retried on
  * another replica and succeeds, and no reservation is left behind anywhere.
  */
-class EngineFailureTest {
+class EngineFailureIT {
 
   @Test
   void killedEngine_unansweredRequestsRetriedElsewhere_andNoReservationLeftBehind()

@@ -16,7 +16,7 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
+import io.kvrouter.systemtest.testing.ExtProcStream;
 import io.kvrouter.testing.FreePorts;
 import io.kvrouter.testing.LoopbackHttp;
 import java.net.URL;
@@ -35,8 +35,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -372,24 +370,7 @@ class NodeJarIT {
    * the same one and the body comes back unchanged.
    */
   private static String pickOverExtProc(ManagedChannel channel, String body) throws Exception {
-    LinkedBlockingQueue<Object> in = new LinkedBlockingQueue<>();
-    StreamObserver<ProcessingRequest> out =
-        ExternalProcessorGrpc.newStub(channel)
-            .process(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(ProcessingResponse r) {
-                    in.add(r);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {
-                    in.add(t);
-                  }
-
-                  @Override
-                  public void onCompleted() {}
-                });
+    ExtProcStream out = new ExtProcStream(ExternalProcessorGrpc.newStub(channel));
     HeaderMap.Builder headers = HeaderMap.newBuilder();
     for (String[] h :
         new String[][] {
@@ -401,18 +382,18 @@ class NodeJarIT {
       headers.addHeaders(
           HeaderValue.newBuilder().setKey(h[0]).setRawValue(ByteString.copyFromUtf8(h[1])));
     }
-    out.onNext(
+    out.send(
         ProcessingRequest.newBuilder()
             .setRequestHeaders(HttpHeaders.newBuilder().setHeaders(headers))
             .build());
-    out.onNext(
+    out.send(
         ProcessingRequest.newBuilder()
             .setRequestBody(
                 HttpBody.newBuilder()
                     .setBody(ByteString.copyFrom(body, StandardCharsets.UTF_8))
                     .setEndOfStream(true))
             .build());
-    ProcessingResponse decided = next(in);
+    ProcessingResponse decided = out.next();
     assertThat(decided.hasRequestHeaders()).as(decided.toString()).isTrue();
     HeaderValue set =
         decided.getRequestHeaders().getResponse().getHeaderMutation().getSetHeaders(0).getHeader();
@@ -426,7 +407,7 @@ class NodeJarIT {
                 .getFieldsOrThrow("x-gateway-destination-endpoint")
                 .getStringValue())
         .isEqualTo(endpoint);
-    ProcessingResponse bodyBack = next(in);
+    ProcessingResponse bodyBack = out.next();
     assertThat(
             bodyBack
                 .getRequestBody()
@@ -436,14 +417,8 @@ class NodeJarIT {
                 .getBody()
                 .toStringUtf8())
         .isEqualTo(body);
-    out.onCompleted();
+    out.close();
     return endpoint;
-  }
-
-  private static ProcessingResponse next(LinkedBlockingQueue<Object> in) throws Exception {
-    Object r = in.poll(30, TimeUnit.SECONDS);
-    assertThat(r).as("the picker answered").isInstanceOf(ProcessingResponse.class);
-    return (ProcessingResponse) r;
   }
 
   private void start(String name, Path jar, String... args) throws Exception {

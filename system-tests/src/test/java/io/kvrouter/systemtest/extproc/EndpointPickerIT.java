@@ -15,7 +15,6 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.cli.dev.ModelSimTokenizer;
@@ -29,6 +28,7 @@ import io.kvrouter.sim.MockerTimingModel;
 import io.kvrouter.sim.SimEngineConfig;
 import io.kvrouter.sim.SimEngineSettings;
 import io.kvrouter.sim.SimFleet;
+import io.kvrouter.systemtest.testing.ExtProcStream;
 import io.kvrouter.testing.FreePorts;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -43,7 +43,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -195,24 +194,8 @@ class EndpointPickerIT {
   /** Plays Envoy's part for one request: ext_proc exchange, then the upstream call. */
   private static Picked envoy(ExternalProcessorGrpc.ExternalProcessorStub stub, String body)
       throws Exception {
-    LinkedBlockingQueue<Object> in = new LinkedBlockingQueue<>();
-    StreamObserver<ProcessingRequest> out =
-        stub.process(
-            new StreamObserver<>() {
-              @Override
-              public void onNext(ProcessingResponse r) {
-                in.add(r);
-              }
-
-              @Override
-              public void onError(Throwable t) {
-                in.add(t);
-              }
-
-              @Override
-              public void onCompleted() {}
-            });
-    out.onNext(
+    ExtProcStream out = new ExtProcStream(stub);
+    out.send(
         ProcessingRequest.newBuilder()
             .setRequestHeaders(
                 HttpHeaders.newBuilder()
@@ -226,10 +209,10 @@ class EndpointPickerIT {
             .build());
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     int half = bytes.length / 2;
-    out.onNext(bodyChunk(ByteString.copyFrom(bytes, 0, half), false));
-    out.onNext(bodyChunk(ByteString.copyFrom(bytes, half, bytes.length - half), true));
+    out.send(bodyChunk(ByteString.copyFrom(bytes, 0, half), false));
+    out.send(bodyChunk(ByteString.copyFrom(bytes, half, bytes.length - half), true));
 
-    ProcessingResponse headers = next(in);
+    ProcessingResponse headers = out.next();
     assertThat(headers.hasRequestHeaders()).as(headers.toString()).isTrue();
     String endpoint =
         headers
@@ -258,7 +241,7 @@ class EndpointPickerIT {
                 .getStringValue())
         .as("header and metadata name the same endpoint")
         .isEqualTo(endpoint);
-    ProcessingResponse bodyBack = next(in);
+    ProcessingResponse bodyBack = out.next();
     ByteString forwarded =
         bodyBack.getRequestBody().getResponse().getBodyMutation().getStreamedResponse().getBody();
     assertThat(forwarded.toStringUtf8()).isEqualTo(body);
@@ -271,29 +254,23 @@ class EndpointPickerIT {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(upstream.statusCode()).as(upstream.body()).isEqualTo(200);
-    out.onNext(
+    out.send(
         ProcessingRequest.newBuilder()
             .setResponseHeaders(
                 HttpHeaders.newBuilder()
                     .setHeaders(HeaderMap.newBuilder().addHeaders(header(":status", "200"))))
             .build());
-    assertThat(next(in).hasResponseHeaders()).isTrue();
-    out.onNext(
+    assertThat(out.next().hasResponseHeaders()).isTrue();
+    out.send(
         ProcessingRequest.newBuilder()
             .setResponseBody(
                 HttpBody.newBuilder()
                     .setBody(ByteString.copyFromUtf8(upstream.body()))
                     .setEndOfStream(true))
             .build());
-    assertThat(next(in).hasResponseBody()).isTrue();
-    out.onCompleted();
+    assertThat(out.next().hasResponseBody()).isTrue();
+    out.close();
     return new Picked(endpoint, cached(JSON.readTree(upstream.body())));
-  }
-
-  private static ProcessingResponse next(LinkedBlockingQueue<Object> in) throws Exception {
-    Object r = in.poll(30, TimeUnit.SECONDS);
-    assertThat(r).as("the processor answered").isInstanceOf(ProcessingResponse.class);
-    return (ProcessingResponse) r;
   }
 
   private static ProcessingRequest bodyChunk(ByteString bytes, boolean end) {

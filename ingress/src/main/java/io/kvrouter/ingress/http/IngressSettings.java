@@ -41,7 +41,8 @@ public record IngressSettings(
             c.getDuration("request-timeout"),
             c.getInt("queue.capacity"),
             c.getDuration("queue.max-wait"),
-            c.getDuration("queue.recheck")),
+            c.getDuration("queue.recheck"),
+            c.getBoolean("route-headers")),
         c.getString("admin-token"),
         c.getString("default-model"),
         c.getBoolean("debug-endpoints"));

@@ -29,6 +29,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code kvrouter_prediction_mismatch_ratio{replica}}, {@code
  *       kvrouter_prediction_mismatch_alert{replica}}: index accuracy ({@link PredictionAccuracy})
  *   <li>{@code kvrouter_replica_attempts_total{replica}}: attempts sent to each replica
+ *   <li>{@code kvrouter_request_hops_total{hop}}: answered requests by how their prompt was
+ *       prefilled ({@code direct}, {@code prefill_skipped}, {@code prefill_decode}, {@code
+ *       prefill_fallback})
  *   <li>{@code kvrouter_lora_loads_total{outcome}}: LoRA adapters loaded where the router spread
  *       them
  * </ul>
@@ -51,6 +54,7 @@ public final class IngressMetrics implements ProxyListener {
   private final Map<String, DistributionSummary> predictionErrors = new ConcurrentHashMap<>();
   private final PredictionAccuracy accuracy;
   private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
+  private final Map<String, Counter> hops = new ConcurrentHashMap<>();
   private final TrackerMetrics tracker;
 
   /** Metrics with the accuracy settings of the default configuration. */
@@ -169,6 +173,20 @@ public final class IngressMetrics implements ProxyListener {
                 Counter.builder("kvrouter.replica.attempts")
                     .description("Attempts this node sent to each replica")
                     .tag("replica", r)
+                    .register(registry))
+        .increment();
+  }
+
+  @Override
+  public void answering(String model, String path) {
+    hops.computeIfAbsent(
+            path,
+            p ->
+                Counter.builder("kvrouter.request.hops")
+                    .description(
+                        "Requests answered, by how their prompt was prefilled: on the replica that"
+                            + " answered, or on a prefill replica first")
+                    .tag("hop", p)
                     .register(registry))
         .increment();
   }

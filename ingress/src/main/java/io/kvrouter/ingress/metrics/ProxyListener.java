@@ -23,6 +23,13 @@ public interface ProxyListener {
       int reportedCachedTokens) {}
 
   /**
+   * A request's answer began on the replica it was placed on, its prompt prefilled by {@code path}:
+   * {@code direct}, {@code prefill_skipped}, {@code prefill_decode} or {@code prefill_fallback}
+   * (once per request, for the attempt that answered).
+   */
+  default void answering(String model, String path) {}
+
+  /**
    * A disaggregated request's prefill ran on {@code prefillReplica}, and its decode on {@code
    * decodeReplica} carries the transfer parameters.
    */

@@ -69,37 +69,41 @@ public final class Disaggregation {
   }
 
   /**
-   * The exchange for the decode replica {@code placed}: the ordinary one, or, after a prefill hop,
-   * the one carrying its transfer parameters. Never fails.
+   * The exchange for the decode replica {@code placed}, and how the prompt got there: the ordinary
+   * exchange, or, after a prefill hop, the one carrying its transfer parameters. Never fails.
    *
    * @param hopId a unique id for this attempt's prefill hop (its reservations derive from it)
    */
-  public CompletionStage<EngineExchange> exchange(
+  public CompletionStage<DecodeHop> exchange(
       InferenceRequest request, int[] tokenIds, RouteOutcome.Routed placed, String hopId) {
     EngineExchange plain = EngineExchange.of(request, tokenIds, placed.target(), mapper);
     if (!applies(request)) {
-      return CompletableFuture.completedFuture(plain);
+      return CompletableFuture.completedFuture(DecodeHop.straight(plain, DecodeHop.Path.DIRECT));
     }
     String decode = placed.target().replicaId();
     String skip = settings.skipReason(tokenIds.length, placed.predictedCachedTokens());
     if (skip != null) {
       quietly(() -> listener.prefillSkipped(request.model(), decode, skip));
-      return CompletableFuture.completedFuture(plain);
+      return CompletableFuture.completedFuture(
+          DecodeHop.straight(plain, DecodeHop.Path.PREFILL_SKIPPED));
     }
     return hop.run(request, tokenIds, hopId)
         .thenApply(
             outcome -> {
               if (!outcome.handedOff()) {
                 quietly(() -> listener.prefillFailed(request.model(), decode, outcome.failure()));
-                return plain;
+                return DecodeHop.straight(plain, DecodeHop.Path.PREFILL_FALLBACK);
               }
               quietly(() -> listener.handedOff(request.model(), outcome.prefillReplica(), decode));
-              return EngineExchange.relayed(
-                  request.endpoint(),
-                  Handoff.decodeBody(
-                      EngineExchange.openAiBody(request, tokenIds, placed.target()),
-                      outcome.transferParams()),
-                  mapper);
+              return new DecodeHop(
+                  EngineExchange.relayed(
+                      request.endpoint(),
+                      Handoff.decodeBody(
+                          EngineExchange.openAiBody(request, tokenIds, placed.target()),
+                          outcome.transferParams()),
+                      mapper),
+                  DecodeHop.Path.PREFILL_DECODE,
+                  outcome.prefillReplica());
             });
   }
 

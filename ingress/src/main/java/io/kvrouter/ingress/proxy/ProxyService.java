@@ -7,6 +7,7 @@ import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.ProxyListener;
+import io.kvrouter.ingress.pd.DecodeHop;
 import io.kvrouter.ingress.pd.Disaggregation;
 import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.ReplicaQuery;
@@ -51,7 +52,7 @@ import org.apache.pekko.stream.Materializer;
  * Retry-After} when the queue is full and it may displace nobody, when a more pressing request
  * displaces it, when it has waited too long, or when waiting can no longer meet its TTFT target.
  * Each phase (decide, queue, first byte, stream) is a span of the request's trace, and the engine
- * receives the trace's {@code traceparent}.
+ * receives the trace's {@code traceparent}. An answer says where it went ({@link RouteHeaders}).
  */
 public final class ProxyService {
 
@@ -374,11 +375,13 @@ public final class ProxyService {
     return disaggregation
         .exchange(job.request(), job.tokenIds(), routed, job.requestId() + "#" + attempt)
         .thenCompose(
-            exchange ->
-                engine.call(
-                    new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()),
-                    routed,
-                    exchange))
+            hop ->
+                engine
+                    .call(
+                        new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()),
+                        routed,
+                        hop.exchange())
+                    .thenApply(result -> answering(job, routed, hop, result)))
         .handle(
             (result, error) -> {
               if (error == null) {
@@ -395,6 +398,22 @@ public final class ProxyService {
               return attempt(job, attempt + 1, tried, why);
             })
         .thenCompose(x -> x);
+  }
+
+  /**
+   * The answer of the replica {@code routed} names, counted by its prefill path and carrying the
+   * {@link RouteHeaders} (errors the engine answered included) unless they are switched off.
+   */
+  private Result answering(Job job, RouteOutcome.Routed routed, DecodeHop hop, Result result) {
+    try {
+      listener.answering(job.request().model(), hop.path().label());
+    } catch (RuntimeException listenerFailure) {
+      LOG.warn("proxy listener failed", listenerFailure);
+    }
+    if (!settings.routeHeaders() || !(result instanceof Result.Answered answered)) {
+      return result;
+    }
+    return new Result.Answered(answered.response().addHeaders(RouteHeaders.of(routed, hop)));
   }
 
   private static <T> CompletionStage<T> done(T value) {

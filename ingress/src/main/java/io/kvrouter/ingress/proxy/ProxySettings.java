@@ -12,6 +12,7 @@ import java.time.Duration;
  * @param queueCapacity requests that may wait while every replica is busy; beyond: 429
  * @param queueMaxWait how long one request may wait in that queue before 429
  * @param queueRecheck how often a waiting request asks the router again
+ * @param routeHeaders whether answers carry the {@link RouteHeaders} that say where they went
  */
 public record ProxySettings(
     int maxAttempts,
@@ -19,7 +20,8 @@ public record ProxySettings(
     Duration requestTimeout,
     int queueCapacity,
     Duration queueMaxWait,
-    Duration queueRecheck) {
+    Duration queueRecheck,
+    boolean routeHeaders) {
 
   public ProxySettings {
     if (maxAttempts < 1) {

@@ -12,16 +12,25 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
-/** Routes to targets in order, skipping excluded ones, and records every lifecycle call. */
+/**
+ * Routes to targets in order, skipping excluded ones, and records every lifecycle call. A prefill
+ * hop's query is routed among the prefill targets, when the model is disaggregated.
+ */
 final class FakeRouter implements Router {
 
   final List<Target> targets = new CopyOnWriteArrayList<>();
+  final List<Target> prefillTargets = new CopyOnWriteArrayList<>();
   final Set<String> open = ConcurrentHashMap.newKeySet();
   final List<String> queries = new CopyOnWriteArrayList<>();
   final List<String> prefills = new CopyOnWriteArrayList<>();
   final List<String> releases = new CopyOnWriteArrayList<>();
   final List<Double> ttftTargets = new CopyOnWriteArrayList<>();
   volatile boolean busy;
+  volatile boolean disaggregated;
+
+  /** The prompt tokens every routed outcome predicts cached. */
+  volatile int predictedCached;
+
   volatile RuntimeException failure;
 
   /** When set, answers in place of the targets (given the first target, or null). */
@@ -45,10 +54,12 @@ final class FakeRouter implements Router {
     if (busy) {
       return CompletableFuture.completedFuture(new RouteOutcome.Busy("all replicas busy"));
     }
-    for (Target t : targets) {
+    List<Target> pool = query.pool() == ReplicaQuery.Pool.PREFILL ? prefillTargets : targets;
+    for (Target t : pool) {
       if (!query.excluded().contains(t.replicaId())) {
         open.add(query.requestId());
-        return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), t, 0));
+        return CompletableFuture.completedFuture(
+            new RouteOutcome.Routed(query.requestId(), t, predictedCached));
       }
     }
     return CompletableFuture.completedFuture(
@@ -73,7 +84,7 @@ final class FakeRouter implements Router {
 
   @Override
   public boolean disaggregated(String model) {
-    return false;
+    return disaggregated;
   }
 
   @Override

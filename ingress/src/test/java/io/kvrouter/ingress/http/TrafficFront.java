@@ -27,11 +27,25 @@ final class TrafficFront {
       IngressMetrics metrics,
       Tracing tracing)
       throws Exception {
+    return start(kit, tokenizers, router, metrics, tracing, "");
+  }
+
+  /** The same, with {@code settings} (HOCON) added to {@code kvrouter.ingress}. */
+  static ServerBinding start(
+      ActorTestKit kit,
+      TokenizerRegistry tokenizers,
+      Router router,
+      IngressMetrics metrics,
+      Tracing tracing,
+      String settings)
+      throws Exception {
     Config config =
         ConfigFactory.parseString(
                 "kvrouter.ingress { http.host = 127.0.0.1, first-byte-timeout = 5s,"
                     + " queue { capacity = 4, max-wait = 5s, recheck = 20ms } }")
             .withFallback(ConfigFactory.load());
+    config =
+        ConfigFactory.parseString("kvrouter.ingress { " + settings + " }").withFallback(config);
     IngressTraffic traffic =
         IngressTraffic.standalone(config, new TrafficMetrics(metrics.registry()))
             .withTracing(tracing);

@@ -29,20 +29,6 @@ public interface ProxyListener {
    */
   default void answering(String model, String path) {}
 
-  /**
-   * A disaggregated request's prefill ran on {@code prefillReplica}, and its decode on {@code
-   * decodeReplica} carries the transfer parameters.
-   */
-  default void handedOff(String model, String prefillReplica, String decodeReplica) {}
-
-  /** A request of a disaggregated model is prefilled where it decodes, because {@code reason}. */
-  default void prefillSkipped(String model, String decodeReplica, String reason) {}
-
-  /**
-   * No prefill replica prefilled the request ({@code reason}); it is prefilled where it decodes.
-   */
-  default void prefillFailed(String model, String decodeReplica, String reason) {}
-
   /** No listener. */
   ProxyListener NONE = new ProxyListener() {};
 }

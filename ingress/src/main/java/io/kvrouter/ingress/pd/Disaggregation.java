@@ -4,13 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.EngineExchange;
 import io.kvrouter.ingress.api.InferenceRequest;
-import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.http.javadsl.Http;
 import org.apache.pekko.stream.Materializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Prefill/decode disaggregation at the proxy: what is sent to the decode replica a request was
@@ -42,10 +43,11 @@ import org.apache.pekko.stream.Materializer;
  */
 public final class Disaggregation {
 
+  private static final Logger log = LoggerFactory.getLogger(Disaggregation.class);
+
   private final Router router;
   private final ObjectMapper mapper;
   private final PdSettings settings;
-  private final ProxyListener listener;
   private final PrefillHop hop;
 
   public Disaggregation(
@@ -53,12 +55,10 @@ public final class Disaggregation {
       Materializer materializer,
       Router router,
       ObjectMapper mapper,
-      PdSettings settings,
-      ProxyListener listener) {
+      PdSettings settings) {
     this.router = router;
     this.mapper = mapper;
     this.settings = settings;
-    this.listener = listener;
     this.hop = new PrefillHop(http, materializer, router, mapper, settings);
   }
 
@@ -83,7 +83,7 @@ public final class Disaggregation {
     String decode = placed.target().replicaId();
     String skip = settings.skipReason(tokenIds.length, placed.predictedCachedTokens());
     if (skip != null) {
-      quietly(() -> listener.prefillSkipped(request.model(), decode, skip));
+      log.debug("{}: prefilled on decode replica {}: {}", request.model(), decode, skip);
       return CompletableFuture.completedFuture(
           DecodeHop.straight(plain, DecodeHop.Path.PREFILL_SKIPPED));
     }
@@ -91,10 +91,13 @@ public final class Disaggregation {
         .thenApply(
             outcome -> {
               if (!outcome.handedOff()) {
-                quietly(() -> listener.prefillFailed(request.model(), decode, outcome.failure()));
+                log.debug(
+                    "{}: prefill failed ({}); prefilled on decode replica {}",
+                    request.model(),
+                    outcome.failure(),
+                    decode);
                 return DecodeHop.straight(plain, DecodeHop.Path.PREFILL_FALLBACK);
               }
-              quietly(() -> listener.handedOff(request.model(), outcome.prefillReplica(), decode));
               return new DecodeHop(
                   EngineExchange.relayed(
                       request.endpoint(),
@@ -105,14 +108,5 @@ public final class Disaggregation {
                   DecodeHop.Path.PREFILL_DECODE,
                   outcome.prefillReplica());
             });
-  }
-
-  /** A failing listener must never fail the request. */
-  private static void quietly(Runnable r) {
-    try {
-      r.run();
-    } catch (RuntimeException e) {
-      org.slf4j.LoggerFactory.getLogger(Disaggregation.class).warn("proxy listener failed", e);
-    }
   }
 }

@@ -113,8 +113,7 @@ public final class ProxyService {
             Materializer.matFromSystem(system),
             this.router,
             mapper,
-            PdSettings.fromConfig(system.settings().config()),
-            listener);
+            PdSettings.fromConfig(system.settings().config()));
   }
 
   /** The outcome of forwarding: a response to send, or an error to answer. */

@@ -120,8 +120,7 @@ public final class SimHttpServer implements AutoCloseable {
             apis,
             requests,
             adapters,
-            images,
-            created);
+            images);
     // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
     // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
     System.setProperty("sun.net.httpserver.nodelay", "true");

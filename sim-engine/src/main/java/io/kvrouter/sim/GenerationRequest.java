@@ -78,10 +78,10 @@ public record GenerationRequest(
    * with {@code tokenizer}; decides whether the turn answers with a tool call ({@link
    * SimToolCalls}).
    *
-   * @param requestId makes a tool call's id unique
+   * @param toolCallId the id a tool call this turn makes carries
    */
-  static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer, String requestId) {
-    return chat(body, tokenizer, requestId, Media.DEFAULTS);
+  static GenerationRequest chat(JsonNode body, SimTokenizer tokenizer, String toolCallId) {
+    return chat(body, tokenizer, toolCallId, Media.DEFAULTS);
   }
 
   /**
@@ -92,18 +92,18 @@ public record GenerationRequest(
    * @throws SimApiError 400 for a bad image part
    */
   public static GenerationRequest chat(
-      JsonNode body, SimTokenizer tokenizer, String requestId, Media media) {
-    return chat(body, tokenizer, requestId, true, media);
+      JsonNode body, SimTokenizer tokenizer, String toolCallId, Media media) {
+    return chat(body, tokenizer, toolCallId, true, media);
   }
 
   /** A chat request converted from a Responses request (its tools already as vLLM makes them). */
   static GenerationRequest responses(
-      JsonNode chat, SimTokenizer tokenizer, String requestId, Media media) {
-    return chat(chat, tokenizer, requestId, false, media);
+      JsonNode chat, SimTokenizer tokenizer, String toolCallId, Media media) {
+    return chat(chat, tokenizer, toolCallId, false, media);
   }
 
   private static GenerationRequest chat(
-      JsonNode body, SimTokenizer tokenizer, String requestId, boolean dumpTools, Media media) {
+      JsonNode body, SimTokenizer tokenizer, String toolCallId, boolean dumpTools, Media media) {
     List<String> roles = new ArrayList<>();
     for (String[] m : messages(body)) { // validates the shape whatever the tokenizer does
       roles.add(m[0]);
@@ -128,7 +128,7 @@ public record GenerationRequest(
         true,
         prompt,
         "max_completion_tokens",
-        SimToolCalls.plan(normalized, requestId),
+        SimToolCalls.plan(normalized, toolCallId),
         List.copyOf(roles),
         items);
   }

@@ -41,6 +41,10 @@ public final class SimHttpServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(SimHttpServer.class);
 
+  static {
+    JdkHttpServerProperties.apply();
+  }
+
   private final SimRanks ranks;
   private final RealTimeEngine engine;
   private final String model;
@@ -120,11 +124,7 @@ public final class SimHttpServer implements AutoCloseable {
             apis,
             requests,
             adapters,
-            images,
-            created);
-    // Streamed tokens are small writes: without TCP_NODELAY, Nagle's algorithm and the peer's
-    // delayed ACKs hold each one back by tens of milliseconds (vLLM's uvicorn sets it too).
-    System.setProperty("sun.net.httpserver.nodelay", "true");
+            images);
     this.server = HttpServer.create(new InetSocketAddress(host, port), 512);
     AtomicInteger n = new AtomicInteger();
     this.pool =

@@ -7,7 +7,6 @@ import io.kvrouter.protocol.keys.MediaPrompt;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The simulated engine's inference endpoints, each served as vLLM serves it: OpenAI completions and
@@ -27,8 +26,6 @@ final class SimInference {
   private final SimRequestLog log;
   private final SimAdapters adapters;
   private final MediaPrompt.Settings images;
-  private final AtomicLong ids = new AtomicLong();
-  private final long created;
 
   SimInference(
       SimRanks ranks,
@@ -39,8 +36,7 @@ final class SimInference {
       SimApis apis,
       SimRequestLog log,
       SimAdapters adapters,
-      MediaPrompt.Settings images,
-      long created) {
+      MediaPrompt.Settings images) {
     this.ranks = ranks;
     this.transfer = transfer;
     this.handshake = handshake;
@@ -50,7 +46,6 @@ final class SimInference {
     this.log = log;
     this.adapters = adapters;
     this.images = images;
-    this.created = created;
   }
 
   /**
@@ -71,8 +66,9 @@ final class SimInference {
     return new GenerationRequest.Media(images, images.modelId(model));
   }
 
-  private String nextId(String prefix) {
-    return prefix + Long.toHexString(created) + "-" + ids.incrementAndGet();
+  /** An answer's {@code created}: the time its request arrived, in seconds (as vLLM stamps it). */
+  private static long now() {
+    return System.currentTimeMillis() / 1000;
   }
 
   /**
@@ -81,10 +77,11 @@ final class SimInference {
    * SimKvHandshake}).
    */
   void openAi(HttpExchange ex, JsonNode body, boolean chat) throws Exception {
-    String id = nextId(chat ? "chatcmpl-" : "cmpl-");
+    long created = now();
+    String id = SimIds.openAi(chat ? "chatcmpl-" : "cmpl-");
     GenerationRequest g =
         chat
-            ? GenerationRequest.chat(body, tokenizer, id, media())
+            ? GenerationRequest.chat(body, tokenizer, SimIds.openAiToolCall(), media())
             : GenerationRequest.completion(body, tokenizer);
     String lora = checkModel(g.model());
     SimKvHandshake.Part part = SimKvHandshake.part(body);
@@ -157,9 +154,10 @@ final class SimInference {
   /** {@code /v1/messages}. */
   void messages(HttpExchange ex, JsonNode body) throws Exception {
     requireMaxTokens(body);
-    String id = nextId("chatcmpl-");
+    String id = SimIds.anthropicMessage();
     ObjectNode chat = SimAnthropic.toChat(body);
-    GenerationRequest g = GenerationRequest.chat(chat, tokenizer, id, media());
+    GenerationRequest g =
+        GenerationRequest.chat(chat, tokenizer, SimIds.anthropicToolUse(), media());
     String lora = checkModel(g.model());
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());
     try {
@@ -201,9 +199,11 @@ final class SimInference {
 
   /** {@code /v1/responses}. */
   void responses(HttpExchange ex, JsonNode body) throws Exception {
-    String id = "resp_" + Long.toHexString(created) + ids.incrementAndGet();
+    long created = now();
+    String id = SimIds.openAi("resp_");
     ObjectNode chat = responses.toChat(body);
-    GenerationRequest g = GenerationRequest.responses(chat, tokenizer, id, media());
+    GenerationRequest g =
+        GenerationRequest.responses(chat, tokenizer, SimIds.openAiToolCall(), media());
     String lora = checkModel(g.model());
     String model = answered(lora);
     RealTimeEngine engine = ranks.pick(ex.getRequestHeaders());

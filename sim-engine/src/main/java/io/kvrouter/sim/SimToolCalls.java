@@ -34,7 +34,8 @@ final class SimToolCalls {
   /**
    * A tool call the engine makes.
    *
-   * @param id the call id ({@code chatcmpl-tool-...} as vLLM makes them)
+   * @param id the call id ({@code chatcmpl-tool-...} as vLLM makes them, {@code toolu_...} as
+   *     Anthropic does)
    * @param name the function called
    * @param arguments the arguments as JSON text
    */
@@ -60,9 +61,9 @@ final class SimToolCalls {
   /**
    * The call a chat request (normalized as vLLM does) makes, or {@code null} for a text answer.
    *
-   * @param idSuffix makes the call id unique
+   * @param callId the id the call carries ({@link SimIds})
    */
-  static Call plan(JsonNode chatBody, String idSuffix) {
+  static Call plan(JsonNode chatBody, String callId) {
     JsonNode tools = chatBody.path("tools");
     if (!tools.isArray() || tools.isEmpty()) {
       return null;
@@ -89,9 +90,7 @@ final class SimToolCalls {
     }
     JsonNode function = tool.path("function");
     return new Call(
-        "chatcmpl-tool-" + idSuffix,
-        function.path("name").asText(),
-        arguments(function.path("parameters")).toString());
+        callId, function.path("name").asText(), arguments(function.path("parameters")).toString());
   }
 
   private static JsonNode byName(JsonNode tools, String name) {

@@ -61,6 +61,8 @@ final class FakeOpenAiServer implements AutoCloseable {
     this.chunks = chunks;
     this.gapMillis = gapMillis;
     this.arrivals = new CountDownLatch(expectedArrivals);
+    // Before the JVM's first JDK server, so the simulated engines in this JVM get them too.
+    io.kvrouter.sim.JdkHttpServerProperties.apply();
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
     server.setExecutor(pool);
     server.createContext("/v1/completions", ex -> generate(ex, false));

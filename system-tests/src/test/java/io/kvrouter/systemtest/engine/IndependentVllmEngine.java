@@ -203,6 +203,8 @@ public final class IndependentVllmEngine implements AutoCloseable {
     IOException last = null;
     for (int i = 0; i < 100; i++) {
       try {
+        // Before the JVM's first JDK server, so the simulated engines in this JVM get them too.
+        io.kvrouter.sim.JdkHttpServerProperties.apply();
         http = HttpServer.create(new InetSocketAddress(HOST, port), 64);
         break;
       } catch (IOException e) {

@@ -26,18 +26,25 @@ import org.slf4j.LoggerFactory;
  * with {@code stream_options.include_usage}), and where {@link SimApis} says so {@code POST
  * /v1/messages}, {@code POST /v1/messages/count_tokens} and {@code POST /v1/responses} ({@link
  * SimInference}); {@code GET /v1/models}, {@code POST /tokenize}, {@code POST /detokenize}, {@code
- * GET /health}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, where {@link SimApis} says
- * so (vLLM's {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING}) {@code POST /v1/load_lora_adapter} and
- * {@code POST /v1/unload_lora_adapter} ({@link SimAdapters}), and {@code GET /openapi.json} listing
- * the routes (FastAPI publishes it for vLLM). Usage carries the cached prompt tokens. Bad input
- * gets a 4xx with {@code {"error":{"message","type","param","code"}}} (Anthropic's {@code
- * {"type":"error","error":{...}}} on the Anthropic routes). As a test double it also serves {@code
- * GET /sim/requests}: what its last requests looked like ({@link SimRequestLog}).
+ * GET /health}, {@code GET /version}, {@code GET /metrics}, {@code POST /reset_prefix_cache}, where
+ * {@link SimApis} says so (vLLM's {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING}) {@code POST
+ * /v1/load_lora_adapter} and {@code POST /v1/unload_lora_adapter} ({@link SimAdapters}), and {@code
+ * GET /openapi.json} listing the routes (FastAPI publishes it for vLLM). Usage carries the cached
+ * prompt tokens. Bad input gets a 4xx with {@code {"error":{"message","type","param","code"}}}
+ * (Anthropic's {@code {"type":"error","error":{...}}} on the Anthropic routes). As a test double it
+ * also serves {@code GET /sim/requests}: what its last requests looked like ({@link
+ * SimRequestLog}).
  *
  * <p>Built on the JDK's {@code com.sun.net.httpserver} (a plain OutputStream per response makes SSE
  * flushing trivial); one pooled thread per open request waits on the engine's tokens.
  */
 public final class SimHttpServer implements AutoCloseable {
+
+  /**
+   * What {@code GET /version} answers: the vLLM release whose APIs and map-form KV events the sim
+   * follows, marked as simulated (vLLM answers {@code {"version": VLLM_VERSION}} there).
+   */
+  public static final String VERSION = "0.26.0+sim";
 
   private static final Logger log = LoggerFactory.getLogger(SimHttpServer.class);
 
@@ -212,6 +219,10 @@ public final class SimHttpServer implements AutoCloseable {
       }
       case "/tokenize" -> post(ex, method, b -> tokenize(ex, b));
       case "/detokenize" -> post(ex, method, b -> detokenize(ex, b));
+      case "/version" -> {
+        SimHttp.requireMethod(method, "GET");
+        SimHttp.sendJson(ex, 200, SimHttp.JSON.createObjectNode().put("version", VERSION));
+      }
       case "/health" -> {
         SimHttp.requireMethod(method, "GET");
         SimHttp.send(ex, 200, "text/plain", new byte[0]);
@@ -265,7 +276,7 @@ public final class SimHttpServer implements AutoCloseable {
     for (String p : apis.paths()) {
       paths.putObject(p).putObject("post").put("summary", p);
     }
-    for (String p : new String[] {"/v1/models", "/health", "/metrics"}) {
+    for (String p : new String[] {"/v1/models", "/health", "/version", "/metrics"}) {
       paths.putObject(p).putObject("get").put("summary", p);
     }
     for (String p : new String[] {"/tokenize", "/detokenize"}) {

@@ -213,11 +213,13 @@ class SimHttpServerTest {
   }
 
   @Test
-  void modelsHealthAndTokenize_answerLikeVllm() throws Exception {
+  void modelsHealthVersionAndTokenize_answerLikeVllm() throws Exception {
     JsonNode models = JSON.readTree(get("/v1/models").body());
     assertThat(models.path("data").get(0).path("id").asText()).isEqualTo("m");
     assertThat(models.path("data").get(0).path("max_model_len").asInt()).isEqualTo(4096);
     assertThat(get("/health").statusCode()).isEqualTo(200);
+    assertThat(JSON.readTree(get("/version").body()).path("version").asText())
+        .isEqualTo(SimHttpServer.VERSION);
     JsonNode tok = JSON.readTree(post("/tokenize", "{\"prompt\":\"ab\"}").body());
     assertThat(tok.path("tokens")).hasSize(2);
     assertThat(tok.path("tokens").get(0).asInt()).isEqualTo('a');

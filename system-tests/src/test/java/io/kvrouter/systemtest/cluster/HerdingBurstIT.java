@@ -36,8 +36,8 @@ import org.junit.jupiter.api.Test;
  * not yet. A burst is not simultaneous here: its decisions spread over a few hundred ms and a
  * peer's reservation reaches the others 50-170 ms after it is made (four ingresses and two agents
  * in one JVM on 2 cores), so each router decides on a view holding some of the others' choices and
- * not others. In strict mode a gate that turns a request away counts it with what it holds, and
- * the turned-away reservation's predicted blocks end at once, so the retry is not drawn back by a
+ * not others. In strict mode a gate that turns a request away counts it with what it holds, and the
+ * turned-away reservation's predicted blocks end at once, so the retry is not drawn back by a
  * phantom cache hit.
  *
  * <p>The bounds come from repeated five-burst runs on a shared 2-core machine: strict mode spread

@@ -109,12 +109,7 @@ class TrackerFeedsTest {
             Duration.ofMillis(100),
             () -> {
               topic.tell(Topic.publish(unaligned)); // again until the topic has its subscriber
-              tracker.fishForMessage(
-                  Duration.ofMillis(300),
-                  c ->
-                      c instanceof KvTracker.ReplicaUp up && up.info().equals(unaligned)
-                          ? FishingOutcomes.complete()
-                          : FishingOutcomes.continueAndIgnore());
+              awaitUp(tracker, unaligned, Duration.ofMillis(300));
               return null;
             });
   }
@@ -167,12 +162,18 @@ class TrackerFeedsTest {
             testKit.<IngressReadiness.Command>createTestProbe().getRef(),
             askTimeout,
             new FaultInjector<KvEventBatch>(0, 0, 0, 1)));
+    awaitUp(tracker, info, Duration.ofSeconds(20));
+    return tracker;
+  }
+
+  /** Waits until {@code tracker} is told {@code info} is up. */
+  private static void awaitUp(
+      TestProbe<KvTracker.Command> tracker, ReplicaInfo info, Duration within) {
     tracker.fishForMessage(
-        Duration.ofSeconds(20),
+        within,
         c ->
             c instanceof KvTracker.ReplicaUp up && up.info().equals(info)
                 ? FishingOutcomes.complete()
                 : FishingOutcomes.continueAndIgnore());
-    return tracker;
   }
 }

@@ -9,7 +9,7 @@
 //   EXPECT_REPLICAS  number of replica columns expected (default 4)
 //   STEPS            comma list, in order, of: converged, lagging, diverged, accuracy (default converged,lagging,diverged)
 //   DIVERGE_REPLICA  replica whose state is corrupted in the diverged step (default: first column)
-//   MISMATCH_REPLICA replica the accuracy step expects flagged (others must not be)
+//   MISMATCH_REPLICA replica the accuracy step expects flagged, and flagged unaligned (others must not be)
 //   ARTIFACTS        where screenshots go (default ./artifacts)
 //   TIMEOUT_MS       per wait (default 30000)
 import { chromium } from "playwright-core";
@@ -64,6 +64,8 @@ async function matrix(page) {
       tracker: c.dataset.tracker, origin: c.dataset.origin, state: c.dataset.state })),
     accuracy: Object.fromEntries([...document.querySelectorAll("#replicas tr[data-replica]")].map((tr) =>
       [tr.dataset.replica, tr.querySelector("td.accuracy").dataset.accuracy])),
+    alignment: Object.fromEntries([...document.querySelectorAll("#replicas tr[data-replica]")].map((tr) =>
+      [tr.dataset.replica, tr.querySelector("td.alignment").dataset.alignment])),
     accuracyAlert: document.getElementById("accuracy-alert").hidden ? "" : document.getElementById("accuracy-alert").textContent,
     errors: document.getElementById("errors").textContent,
   }));
@@ -141,6 +143,9 @@ async function main() {
           v.accuracy[bad] === "mismatch" && v.accuracyAlert.includes(bad) &&
           Object.entries(v.accuracy).every(([r, s]) => r === bad || s !== "mismatch") &&
           Object.values(v.accuracy).filter((s) => s === "ok").length >= 1);
+        await until(page, `replica ${bad} flagged unaligned by its agent's probe, no other replica`, (v) =>
+          v.alignment[bad] === "unaligned" &&
+          Object.entries(v.alignment).every(([r, s]) => r === bad || s !== "unaligned"));
         await shot(page, "accuracy");
       } else {
         throw new Error(`unknown step ${step}`);

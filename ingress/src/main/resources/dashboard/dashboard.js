@@ -92,6 +92,22 @@
     ];
   }
 
+  // Which engine serves the replica (kind and version; hash algorithm and block size on hover).
+  function engineCell(r) {
+    const e = r.engine || {};
+    const title = `hash algo ${e.hashAlgo || "unknown"}, engine block size ${e.blockSize ?? "unknown"}`
+      + (r.keys ? `; router keys: block size ${r.keys.blockSize}, extras ${(r.keys.extras || []).join(", ")}` : "");
+    return td(`${e.kind || "unknown"} ${e.version || "unknown"}`, { class: "engine", title, id: "engine-" + r.replica });
+  }
+
+  // The agent's alignment verdict: an unaligned replica is flagged (routed by load alone), with why.
+  function alignmentCell(r) {
+    const a = r.alignment || { state: "unchecked", reason: "" };
+    const label = a.state === "unaligned" ? "UNALIGNED" : a.state;
+    const state = a.state === "unaligned" ? "diverged" : a.state === "aligned" ? "converged" : "unknown";
+    return td(label, { class: "alignment", "data-alignment": a.state, "data-state": state, title: a.reason || "", id: "alignment-" + r.replica });
+  }
+
   function renderReplicas(replicas, scrape, perReplica) {
     const body = $("replicas").tBodies[0];
     body.replaceChildren();
@@ -109,6 +125,7 @@
         td(r.block_size), td(r.kv_events), td(r.blocks),
         td(`${r.epoch}:${r.seq}`), td(r.in_flight), td(`${r.waiting} / ${r.running}`),
         td(r.kv_usage === undefined ? "" : (100 * r.kv_usage).toFixed(1) + "%"), td(r.model), td(r.url),
+        engineCell(r), alignmentCell(r),
         td(r.role || "both", { class: "role" }),
         td(r.dp_size > 1 ? `${r.dp_rank} of ${r.dp_size}` : "–", { class: "dp-rank" }));
       body.appendChild(tr);

@@ -31,6 +31,12 @@ import java.util.Objects;
  *     agent announces its info again on {@link Topics#REPLICA_INFO}. Empty when none, and then not
  *     written at all (so an engine without adapters is announced in the bytes 0.2.0 pinned; readers
  *     that predate the field ignore it, and messages without it read as empty)
+ * @param engine which engine serves the replica (kind, version, hash settings), as its agent knows
+ *     it; {@link EngineIdentity#NOTHING_KNOWN} is not written, and messages without it read as that
+ * @param alignment the agent's alignment self-test verdict; trackers route to an {@link
+ *     AlignmentStatus#untrusted() unaligned} replica by load alone. {@link
+ *     AlignmentStatus#UNCHECKED} without a reason is not written, and messages without it (older
+ *     agents) read as that
  */
 public record ReplicaInfo(
     String replicaId,
@@ -45,7 +51,15 @@ public record ReplicaInfo(
     List<String> apis,
     @JsonInclude(value = JsonInclude.Include.CUSTOM, valueFilter = ReplicaInfo.OneRank.class)
         int dpSize,
-    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> adapters)
+    @JsonInclude(JsonInclude.Include.NON_EMPTY) List<String> adapters,
+    @JsonInclude(
+            value = JsonInclude.Include.CUSTOM,
+            valueFilter = EngineIdentity.NothingKnown.class)
+        EngineIdentity engine,
+    @JsonInclude(
+            value = JsonInclude.Include.CUSTOM,
+            valueFilter = AlignmentStatus.NothingChecked.class)
+        AlignmentStatus alignment)
     implements CborWire {
 
   /** Role of a replica that prefills and decodes (no disaggregation). */
@@ -100,6 +114,39 @@ public record ReplicaInfo(
         acceptsTokenIds,
         null,
         1,
+        null,
+        null,
+        null);
+  }
+
+  /** A replica whose engine and alignment its agent does not say (their defaults). */
+  public ReplicaInfo(
+      String replicaId,
+      int dpRank,
+      String model,
+      String baseUrl,
+      int blockSize,
+      List<Tier> tiers,
+      String role,
+      boolean kvEvents,
+      boolean acceptsTokenIds,
+      List<String> apis,
+      int dpSize,
+      List<String> adapters) {
+    this(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        tiers,
+        role,
+        kvEvents,
+        acceptsTokenIds,
+        apis,
+        dpSize,
+        adapters,
+        null,
         null);
   }
 
@@ -118,6 +165,8 @@ public record ReplicaInfo(
     }
     apis = apis == null ? List.of() : List.copyOf(apis);
     adapters = adapters == null ? List.of() : List.copyOf(adapters);
+    engine = engine == null ? EngineIdentity.NOTHING_KNOWN : engine;
+    alignment = alignment == null ? AlignmentStatus.UNCHECKED : alignment;
     dpSize = Math.max(1, dpSize); // 0 when an older node's announcement lacks the field
     if (dpRank < 0) {
       throw new IllegalArgumentException("dpRank must be >= 0, was " + dpRank);
@@ -154,6 +203,25 @@ public record ReplicaInfo(
     public int hashCode() {
       return 1;
     }
+  }
+
+  /** The same replica with {@code newEngine} and {@code newAlignment}. */
+  public ReplicaInfo with(EngineIdentity newEngine, AlignmentStatus newAlignment) {
+    return new ReplicaInfo(
+        replicaId,
+        dpRank,
+        model,
+        baseUrl,
+        blockSize,
+        tiers,
+        role,
+        kvEvents,
+        acceptsTokenIds,
+        apis,
+        dpSize,
+        adapters,
+        newEngine,
+        newAlignment);
   }
 
   /** True when the engine serves the LoRA adapter {@code name}. */

@@ -4,6 +4,7 @@ import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.AgentGuardian;
 import io.kvrouter.agent.AgentSettings;
 import io.kvrouter.agent.DataParallelRanks;
+import io.kvrouter.agent.EngineSettings;
 import io.kvrouter.agent.ReplicaSpec;
 import io.kvrouter.config.node.NodeBootstrap;
 import io.kvrouter.config.node.NodeSettings;
@@ -96,6 +97,20 @@ public class AgentCommand implements Callable<Integer> {
   protected String role;
 
   @Option(
+      names = "--engine-kind",
+      description =
+          "The engine software, shown on /admin/replicas: vllm, sglang or tensorrt-llm"
+              + " (default: kvrouter.agent.engine.kind, vllm).")
+  protected String engineKind;
+
+  @Option(
+      names = "--hash-algo",
+      description =
+          "The engine's prefix-caching hash algorithm, shown on /admin/replicas (vLLM's"
+              + " --prefix-caching-hash-algo; default: learned from the engine's metrics).")
+  protected String hashAlgo;
+
+  @Option(
       names = "--heartbeat-ms",
       description =
           "Load scrape and health check interval (default: kvrouter.agent.heartbeat-interval,"
@@ -112,6 +127,13 @@ public class AgentCommand implements Callable<Integer> {
     }
     AgentSettings settings =
         AgentSettings.of(replicas).withTokenizers(RouterTokenizers.of(tokenizers));
+    if (engineKind != null || hashAlgo != null) {
+      settings =
+          settings.withEngine(
+              new EngineSettings(
+                  engineKind != null ? engineKind : settings.engine().kind(),
+                  hashAlgo != null ? hashAlgo : settings.engine().hashAlgo()));
+    }
     if (heartbeatMillis != null) {
       settings =
           settings.withHeartbeat(Duration.ofMillis(heartbeatMillis), settings.deadAfterFailures());

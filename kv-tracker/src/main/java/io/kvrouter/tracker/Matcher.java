@@ -47,10 +47,16 @@ final class Matcher {
         request.steering().opensSession());
   }
 
-  /** {@code query}, its prefix match now in {@code out}. */
+  /**
+   * {@code query}, its prefix match now in {@code out}. An untrusted replica ({@link
+   * Membership#untrusted()}) matches nothing: it stays a candidate, ranked by its load alone.
+   */
   RouteQuery matched(RouteQuery query, MatchResult out) {
     index.match(query.keys(), query.keyCount(), out);
     index.applyWindows(query.keys(), query.blockSize(), out);
+    for (int r : replicas.untrusted()) {
+      out.distrust(r);
+    }
     return query;
   }
 }

@@ -13,7 +13,14 @@ import java.util.Map;
  *
  * <p>All replicas of a model must share one block size: the first replica of a model fixes its
  * {@link #blockKeys(String)} function, and blocks reported by replicas that disagree would simply
- * never match. Cost: O(replicas of the model) per change; lookups O(1). Not thread-safe.
+ * never match.
+ *
+ * <p>A replica its agent announced {@link io.kvrouter.protocol.AlignmentStatus#untrusted()
+ * unaligned} is listed by {@link #untrusted()}: its blocks are still applied (so every tracker's
+ * digest of it stays the same), but no decision credits it with a cache hit.
+ *
+ * <p>Cost: O(replicas of the model) per change, O(replicas) when trust changes; lookups O(1). Not
+ * thread-safe.
  */
 final class Membership {
 
@@ -21,6 +28,8 @@ final class Membership {
   private final Map<String, ReplicaInfo> infos = new HashMap<>();
   private final Map<String, int[]> candidatesByModel = new HashMap<>();
   private final Map<String, BlockKeys> keysByModel = new HashMap<>();
+  private static final int[] NONE = new int[0];
+  private int[] untrusted = NONE;
 
   /** The dense ids of every replica seen (including those only seen in events). */
   ReplicaIds ids() {
@@ -37,6 +46,9 @@ final class Membership {
     }
     keysByModel.computeIfAbsent(info.model(), m -> BlockKeys.of(m, info.blockSize()));
     rebuildCandidates(info.model());
+    if (before == null || before.alignment().untrusted() != info.alignment().untrusted()) {
+      rebuildUntrusted();
+    }
   }
 
   /** A replica left: its info and id are released. */
@@ -47,7 +59,15 @@ final class Membership {
     }
     if (info != null) {
       rebuildCandidates(info.model());
+      if (info.alignment().untrusted()) {
+        rebuildUntrusted();
+      }
     }
+  }
+
+  /** The ids of the replicas whose index no decision trusts, ascending (usually none). */
+  int[] untrusted() {
+    return untrusted;
   }
 
   /** The ids of the announced replicas of {@code model}, ascending, or null if none. */
@@ -68,6 +88,15 @@ final class Membership {
   /** Announced replicas' target ids. */
   List<String> announced() {
     return List.copyOf(infos.keySet());
+  }
+
+  private void rebuildUntrusted() {
+    untrusted =
+        infos.values().stream()
+            .filter(i -> i.alignment().untrusted())
+            .mapToInt(i -> ids.indexOf(i.targetId()))
+            .sorted()
+            .toArray();
   }
 
   private void rebuildCandidates(String model) {

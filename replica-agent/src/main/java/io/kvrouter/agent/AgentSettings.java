@@ -25,6 +25,7 @@ import java.util.function.Function;
  *     the alignment probe sends token ids and cannot check the tokenizer)
  * @param adapterRefresh how often a registered replica's engine is asked which LoRA adapters it
  *     serves ({@code GET /v1/models}) and its info announced again on {@code kvrouter-replica-info}
+ * @param engine the engine's kind and hash algorithm as the operator states them
  */
 public record AgentSettings(
     List<ReplicaSpec> replicas,
@@ -38,7 +39,8 @@ public record AgentSettings(
     AlignmentSettings alignment,
     Function<String, RouterKeyFunction> keyFunctions,
     Function<String, RouterTokenizer> tokenizers,
-    Duration adapterRefresh) {
+    Duration adapterRefresh,
+    EngineSettings engine) {
 
   public AgentSettings {
     replicas = List.copyOf(replicas);
@@ -59,7 +61,8 @@ public record AgentSettings(
         AlignmentSettings.fromConfig(c.getConfig("alignment")),
         TrackerRouterKeys::new,
         model -> null,
-        c.getDuration("adapter-refresh-interval"));
+        c.getDuration("adapter-refresh-interval"),
+        EngineSettings.fromConfig(c.getConfig("engine")));
   }
 
   /** {@link #fromConfig} with the application's configuration ({@code ConfigFactory.load()}). */
@@ -68,20 +71,20 @@ public record AgentSettings(
   }
 
   public AgentSettings withHeartbeat(Duration interval, int deadAfter) {
-    return copy(interval, deadAfter, alignment, tokenizers, adapterRefresh);
+    return copy(interval, deadAfter, alignment, tokenizers, adapterRefresh, engine);
   }
 
   public AgentSettings withAlignment(AlignmentSettings a) {
-    return copy(heartbeatInterval, deadAfterFailures, a, tokenizers, adapterRefresh);
+    return copy(heartbeatInterval, deadAfterFailures, a, tokenizers, adapterRefresh, engine);
   }
 
   public AgentSettings withTokenizers(Function<String, RouterTokenizer> f) {
-    return copy(heartbeatInterval, deadAfterFailures, alignment, f, adapterRefresh);
+    return copy(heartbeatInterval, deadAfterFailures, alignment, f, adapterRefresh, engine);
   }
 
   /** The same agent re-reading its engines' LoRA adapters every {@code interval}. */
   public AgentSettings withAdapterRefresh(Duration interval) {
-    return copy(heartbeatInterval, deadAfterFailures, alignment, tokenizers, interval);
+    return copy(heartbeatInterval, deadAfterFailures, alignment, tokenizers, interval, engine);
   }
 
   /** These settings with the components the withers change set to the given ones. */
@@ -90,7 +93,8 @@ public record AgentSettings(
       int deadAfter,
       AlignmentSettings a,
       Function<String, RouterTokenizer> f,
-      Duration refresh) {
+      Duration refresh,
+      EngineSettings e) {
     return new AgentSettings(
         replicas,
         heartbeat,
@@ -103,6 +107,12 @@ public record AgentSettings(
         a,
         keyFunctions,
         f,
-        refresh);
+        refresh,
+        e);
+  }
+
+  /** The same agent in front of the engine {@code e}. */
+  public AgentSettings withEngine(EngineSettings e) {
+    return copy(heartbeatInterval, deadAfterFailures, alignment, tokenizers, adapterRefresh, e);
   }
 }

@@ -3,6 +3,7 @@ package io.kvrouter.agent;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.engine.EngineEvent;
 import io.kvrouter.protocol.keys.BlockKeys;
@@ -56,10 +57,30 @@ public final class AlignmentProbe {
     INCONCLUSIVE
   }
 
-  /** The probe's verdict and, for anything but ALIGNED, what it saw. */
-  public record Result(Outcome outcome, String detail) {
+  /**
+   * The probe's verdict and, for anything but ALIGNED, what it saw.
+   *
+   * @param engineBlockSize the block size of the engine's blocks the probe judged, 0 when it saw
+   *     none
+   */
+  public record Result(Outcome outcome, String detail, int engineBlockSize) {
+
+    /** A verdict that saw no block of the engine's. */
+    public Result(Outcome outcome, String detail) {
+      this(outcome, detail, 0);
+    }
+
     public boolean mismatch() {
       return outcome != Outcome.ALIGNED && outcome != Outcome.INCONCLUSIVE;
+    }
+
+    /** What the replica's announcement says of it: aligned, unaligned or unchecked, and why. */
+    public AlignmentStatus status() {
+      return switch (outcome) {
+        case ALIGNED -> AlignmentStatus.ALIGNED;
+        case INCONCLUSIVE -> AlignmentStatus.unchecked(detail);
+        default -> AlignmentStatus.unaligned(detail);
+      };
     }
   }
 
@@ -183,9 +204,10 @@ public final class AlignmentProbe {
               "hash seed: the agent keys the engine's first block as %016x where the trackers key"
                   + " the same tokens as %016x (the agent's key function for model %s is not the"
                   + " trackers')",
-              agentKey, trackerKey, spec.model()));
+              agentKey, trackerKey, spec.model()),
+          bs);
     }
-    return new Result(Outcome.ALIGNED, "");
+    return new Result(Outcome.ALIGNED, "", bs);
   }
 
   private Result judgeWithoutMatch(List<EngineEvent.BlockStored> roots, int[] router) {
@@ -207,7 +229,8 @@ public final class AlignmentProbe {
                 + " tokenizer gives %s (kvrouter.models.\"%s\".tokenizer must be the engine's)",
             Arrays.toString(Arrays.copyOf(s.tokenIds(), Math.min(n, s.tokenIds().length))),
             Arrays.toString(Arrays.copyOf(router, Math.min(n, router.length))),
-            spec.model()));
+            spec.model()),
+        s.blockSize());
   }
 
   private Result blockSize(EngineEvent.BlockStored s) {
@@ -216,7 +239,8 @@ public final class AlignmentProbe {
         String.format(
             "block size: the engine stores blocks of %d tokens, the router keys blocks of %d (set"
                 + " the agent's --block-size and kvrouter.models.\"%s\".block-size to the engine's)",
-            s.blockSize(), spec.blockSize(), spec.model()));
+            s.blockSize(), spec.blockSize(), spec.model()),
+        s.blockSize());
   }
 
   private static Result inconclusive(String why) {

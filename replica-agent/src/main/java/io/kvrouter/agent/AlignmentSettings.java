@@ -9,7 +9,8 @@ import java.util.Locale;
  * explained).
  *
  * @param probe whether the agent probes at all
- * @param refuseOnMismatch true: a mismatched replica is not registered; false: it is, with an ERROR
+ * @param refuseOnMismatch true: a mismatched replica is not registered; false: it is, with an
+ *     ERROR, announced unaligned (trackers route to it by load alone)
  * @param timeout longest wait for the probe's completion and its BlockStored
  * @param blocks blocks the probe prompt spans
  */

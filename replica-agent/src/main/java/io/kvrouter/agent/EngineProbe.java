@@ -2,6 +2,7 @@ package io.kvrouter.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.metrics.PrometheusText;
@@ -31,8 +32,18 @@ import java.util.concurrent.CompletionStage;
  * vllm/entrypoints/openai/api_server.py} {@code build_app}, {@code
  * vllm/entrypoints/generate/api_router.py}). So the document's {@code paths} say which of those
  * APIs the engine speaks.
+ *
+ * <p>Identity ({@link #identity}): the engine's version from {@code GET /version} (vLLM answers
+ * {@code {"version": "0.11.0"}}, vllm-project/vllm {@code vllm/entrypoints/openai/api_server.py}
+ * {@code show_version}), and its block size and prefix-caching hash algorithm from the labels of
+ * {@code vllm:cache_config_info} on {@code /metrics} (vLLM's {@code PrometheusStatLogger} publishes
+ * every {@code CacheConfig} field as a label of that info gauge, among them {@code block_size} and
+ * {@code prefix_caching_hash_algo}).
  */
 public final class EngineProbe {
+
+  /** vLLM's info gauge whose labels are its cache configuration. */
+  static final String CACHE_CONFIG_INFO = "vllm:cache_config_info";
 
   /** The metric Python's prometheus_client exports for the process (not in multiprocess mode). */
   static final String START_TIME = "process_start_time_seconds";
@@ -165,6 +176,60 @@ public final class EngineProbe {
               }
               return Optional.of(r.statusCode() == 200 ? parse.apply(r.body()) : List.of());
             });
+  }
+
+  /**
+   * Which engine this is: {@code kind} as configured, the version its {@code GET /version} gives,
+   * the hash algorithm {@code hashAlgo} as configured or else as its metrics say, and its block
+   * size as its metrics say. Whatever the engine does not answer reads as unknown; never fails.
+   *
+   * @param kind the configured engine kind
+   * @param hashAlgo the configured hash algorithm, or blank to learn it from the engine
+   */
+  public CompletionStage<EngineIdentity> identity(String kind, String hashAlgo) {
+    CompletionStage<String> version =
+        client
+            .sendAsync(get("/version"), HttpResponse.BodyHandlers.ofString())
+            .handle((r, e) -> e == null && r.statusCode() == 200 ? version(r.body()) : null);
+    CompletionStage<Map<String, String>> cache =
+        client
+            .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
+            .handle(
+                (r, e) -> e == null && r.statusCode() == 200 ? cacheConfig(r.body()) : Map.of());
+    return version.thenCombine(
+        cache,
+        (v, c) ->
+            new EngineIdentity(
+                kind,
+                v,
+                hashAlgo == null || hashAlgo.isBlank()
+                    ? c.get("prefix_caching_hash_algo")
+                    : hashAlgo,
+                intOrZero(c.get("block_size"))));
+  }
+
+  /** The {@code version} of a {@code /version} answer, or null when it has none. */
+  static String version(String body) {
+    JsonNode v = field(body, "version");
+    return v.isValueNode() && !v.asText().isBlank() ? v.asText() : null;
+  }
+
+  /** The labels of {@code vllm:cache_config_info} in a {@code /metrics} text; none when absent. */
+  static Map<String, String> cacheConfig(String metrics) {
+    for (PrometheusText.Sample s : PrometheusText.parse(metrics).samples()) {
+      if (s.name().equals(CACHE_CONFIG_INFO)) {
+        return s.labels();
+      }
+    }
+    return Map.of();
+  }
+
+  private static int intOrZero(String s) {
+    try {
+      return s == null ? 0 : Integer.parseInt(s.trim());
+    } catch (NumberFormatException notANumber) {
+      return 0;
+    }
   }
 
   /**

@@ -2,6 +2,8 @@ package io.kvrouter.agent;
 
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
 import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.AlignmentStatus;
+import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
@@ -49,6 +51,13 @@ import org.apache.pekko.actor.typed.receptionist.ServiceKey;
  * back a picture of an engine that restarted. A replica is registered only once its engine is
  * healthy and the {@link AlignmentProbe} found its blocks keyed as the router keys them (probed
  * again after every engine restart).
+ *
+ * <p>Each announcement says which engine serves the replica ({@link EngineProbe#identity}: kind,
+ * version, hash algorithm and block size, learned with the APIs before each registration; what the
+ * engine does not answer reads as unknown and never holds a registration back) and the probe's
+ * verdict ({@link AlignmentProbe.Result#status}). With {@code alignment.on-mismatch = warn} a
+ * mismatched replica is registered as unaligned, and trackers route to it by load alone; a later
+ * verdict that differs (after an engine restart) is announced on {@code kvrouter-replica-info}.
  */
 public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
@@ -80,8 +89,12 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
    */
   public record Drain(ActorRef<Done> replyTo) implements Command {}
 
-  /** The engine's APIs, or empty when it did not answer; its adapters likewise. */
-  private record ApisLearned(Optional<List<String>> apis, Optional<List<String>> adapters)
+  /**
+   * The engine's APIs, or empty when it did not answer; its adapters likewise; its identity, or
+   * null when asking failed.
+   */
+  private record ApisLearned(
+      Optional<List<String>> apis, Optional<List<String>> adapters, EngineIdentity identity)
       implements Command {}
 
   /** Time to ask the engine for its LoRA adapters again. */
@@ -101,6 +114,9 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private final ServingGate gate;
   private List<String> apis = List.of();
   private List<String> adapters = List.of();
+  private EngineIdentity identity;
+  private AlignmentStatus alignment;
+  private int probedBlockSize;
 
   /**
    * @param spec the replica
@@ -148,6 +164,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     this.settings = settings;
     this.loadTopic = loadTopic;
     this.infoTopic = infoTopic;
+    this.identity =
+        new EngineIdentity(settings.engine().kind(), null, settings.engine().hashAlgo(), 0);
+    this.alignment =
+        !spec.kvEvents()
+            ? AlignmentStatus.unchecked("no KV events (approximate mode)")
+            : settings.alignment().probe()
+                ? AlignmentStatus.UNCHECKED
+                : AlignmentStatus.unchecked("alignment probe off");
     this.engine =
         new EngineProbe(
             spec.baseUrl(), settings.probeTimeout(), spec.dpSize() > 1 ? spec.dpRank() : -1);
@@ -276,8 +300,14 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
                 spec.replicaId(),
                 settings.alignment().refuseOnMismatch()
                     ? "NOT serving it"
-                    : "serving it anyway (alignment.on-mismatch = warn)",
+                    : "serving it flagged unaligned, by load alone (alignment.on-mismatch = warn)",
                 r.detail());
+      }
+      probedBlockSize = r.engineBlockSize();
+      AlignmentStatus before = alignment;
+      alignment = r.status();
+      if (gate.registered() && !alignment.equals(before)) {
+        announce();
       }
     }
     take(gate.probed(m.generation(), r.mismatch()));
@@ -287,13 +317,28 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
   private Behavior<AgentRequest> onApisLearned(ApisLearned m) {
     m.apis().ifPresent(a -> apis = a);
     m.adapters().ifPresent(a -> adapters = a);
+    if (m.identity() != null) {
+      identity = m.identity();
+    }
     take(gate.apisLearned(m.apis().isPresent() && m.adapters().isPresent()));
     return this;
   }
 
-  /** What the agent announces now: the spec with the engine's APIs and adapters. */
+  /**
+   * What the agent announces now: the spec with the engine's APIs, adapters, identity (its block
+   * size as the probe saw it when the engine's metrics do not say) and alignment.
+   */
   private ReplicaInfo info() {
-    return spec.info(apis, adapters);
+    EngineIdentity engine =
+        identity.blockSize() > 0 ? identity : identity.withBlockSize(probedBlockSize);
+    return spec.info(apis, adapters).with(engine, alignment);
+  }
+
+  /** Announces the replica's info on {@code kvrouter-replica-info}, if the agent has that topic. */
+  private void announce() {
+    if (infoTopic != null) {
+      infoTopic.tell(Topic.publish(info()));
+    }
   }
 
   private Behavior<AgentRequest> onAdapterTick() {
@@ -324,9 +369,7 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
               adapters);
       adapters = m.adapters().get();
     }
-    if (infoTopic != null) {
-      infoTopic.tell(Topic.publish(info()));
-    }
+    announce();
     return this;
   }
 
@@ -351,18 +394,28 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
     if (steps.learnApis()) {
       getContext()
           .pipeToSelf(
-              engine.apis().thenCombine(engine.adapters(), ApisLearned::new),
+              engine
+                  .apis()
+                  .thenCombine(engine.adapters(), (a, l) -> new ApisLearned(a, l, null))
+                  .thenCombine(
+                      engine.identity(settings.engine().kind(), settings.engine().hashAlgo()),
+                      (l, id) -> new ApisLearned(l.apis(), l.adapters(), id)),
               (learned, e) ->
-                  learned == null ? new ApisLearned(Optional.empty(), Optional.empty()) : learned);
+                  learned == null
+                      ? new ApisLearned(Optional.empty(), Optional.empty(), null)
+                      : learned);
     }
     if (steps.register()) {
       getContext()
           .getLog()
           .info(
-              "replica {} healthy, serving {}{}: registering",
+              "replica {} healthy, serving {}{}: registering ({} {}, alignment {})",
               spec.replicaId(),
               apis.isEmpty() ? "OpenAI chat and completions" : "also " + apis,
-              adapters.isEmpty() ? "" : ", LoRA adapters " + adapters);
+              adapters.isEmpty() ? "" : ", LoRA adapters " + adapters,
+              identity.kind(),
+              identity.version(),
+              alignment.state().label());
       getContext()
           .getSystem()
           .receptionist()

@@ -3,6 +3,7 @@ package io.kvrouter.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
@@ -80,6 +81,9 @@ class ReplicaAgentTest {
       assertThat(i.apis())
           .as("learned from the engine's /openapi.json before registering")
           .containsExactly("/v1/messages", "/v1/messages/count_tokens", "/v1/responses");
+      assertThat(i.engine().kind()).as("kvrouter.agent.engine.kind").isEqualTo("vllm");
+      assertThat(i.engine().blockSize()).as("the probe saw the engine's blocks").isEqualTo(16);
+      assertThat(i.alignment()).as("the probe passed").isEqualTo(AlignmentStatus.ALIGNED);
 
       // the epoch opens with ReplicaCleared at seq 0; the alignment probe's blocks came next (the
       // replica registered, so the probe passed), then a completion's blocks follow
@@ -141,6 +145,43 @@ class ReplicaAgentTest {
                   : org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes
                       .continueAndIgnore());
       testKit.stop(agent);
+    } finally {
+      engine.close();
+    }
+  }
+
+  /**
+   * With {@code alignment.on-mismatch = warn}, an engine whose blocks do not line up (32-token
+   * blocks where the agent declares 16) is registered, flagged unaligned with the probe's reason,
+   * so trackers route to it by load alone and the dashboard shows why.
+   */
+  @Test
+  void mismatchedEngine_underWarn_isRegisteredFlaggedUnaligned() throws Exception {
+    SimEngine engine =
+        SimEngine.start(
+            SimEngineSettings.loopback()
+                .withModel("m")
+                .withEngine(SimEngineConfig.defaults().withNumBlocks(128).withBlockSize(32)));
+    try {
+      ReplicaSpec spec = AgentTestSupport.spec(engine, "m");
+      AgentSettings settings = AgentSettings.of(List.of(spec));
+      settings = settings.withAlignment(settings.alignment().withRefuseOnMismatch(false));
+      ActorRef<AgentRequest> agent =
+          testKit.spawn(
+              ReplicaAgent.create(
+                  spec,
+                  settings,
+                  testKit.spawn(Topics.kvEvents()),
+                  testKit.spawn(Topics.replicaLoad())));
+
+      AgentTestSupport.awaitRegistered(testKit, agent);
+      TestProbe<ReplicaInfo> info = testKit.createTestProbe();
+      agent.tell(new GetInfo(info.getRef()));
+      ReplicaInfo i = info.receiveMessage();
+
+      assertThat(i.alignment().state()).isEqualTo(AlignmentStatus.State.UNALIGNED);
+      assertThat(i.alignment().reason()).contains("block size", "32");
+      assertThat(i.engine().blockSize()).as("as the probe saw it").isEqualTo(32);
     } finally {
       engine.close();
     }

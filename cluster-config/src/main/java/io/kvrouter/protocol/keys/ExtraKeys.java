@@ -16,6 +16,9 @@ import net.openhft.hashing.LongHashFunction;
  */
 public final class ExtraKeys {
 
+  /** The names of the inputs that enter block keys besides token ids, as admin views list them. */
+  public static final java.util.List<String> KINDS = java.util.List.of("lora", "cache_salt", "mm");
+
   /** No LoRA, no salt, no multimodal items: the common case. */
   public static final ExtraKeys NONE =
       new ExtraKeys(null, null, new long[0], new int[0], new int[0]);

@@ -6,11 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.typesafe.config.ConfigFactory;
+import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.BlocksRemoved;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.CompactPrefillCompleted;
 import io.kvrouter.protocol.CompactReleased;
 import io.kvrouter.protocol.CompactReserved;
+import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.GateCommand;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.GetTrackerReport;
@@ -201,6 +203,12 @@ class WireCompatibilityTest {
             true,
             true));
     m.put(
+        "ReplicaInfoWithEngine",
+        ((ReplicaInfo) m.get("ReplicaInfo"))
+            .with(
+                new EngineIdentity("vllm", "0.11.0", "sha256_cbor", 16),
+                AlignmentStatus.unaligned("block size: the engine stores blocks of 32 tokens")));
+    m.put(
         "TenantQuotaCommand.Verdict",
         new TenantQuotaCommand.Verdict(
             false,
@@ -315,6 +323,45 @@ class WireCompatibilityTest {
               e.getKey(), CURRENT)
           .isEqualTo(pinnedMessages.path(e.getKey()).toString());
     }
+  }
+
+  /**
+   * A replica's engine identity and alignment verdict travel as CBOR fields {@code engine} and
+   * {@code alignment} (the state in lower case), are left out when nothing is known (so older
+   * announcements keep their bytes), and an announcement without them reads as nothing known.
+   */
+  @Test
+  void replicaInfo_carriesEngineAndAlignment_asOptionalCborFields() throws Exception {
+    ObjectMapper cbor = new ObjectMapper(new com.fasterxml.jackson.dataformat.cbor.CBORFactory());
+    ReplicaInfo with = (ReplicaInfo) samples().get("ReplicaInfoWithEngine");
+    JsonNode wire = cbor.readTree(serialization.serialize(with).get());
+    assertThat(wire.path("engine").path("kind").asText()).isEqualTo("vllm");
+    assertThat(wire.path("engine").path("version").asText()).isEqualTo("0.11.0");
+    assertThat(wire.path("engine").path("hashAlgo").asText()).isEqualTo("sha256_cbor");
+    assertThat(wire.path("engine").path("blockSize").asInt()).isEqualTo(16);
+    assertThat(wire.path("alignment").path("state").asText()).isEqualTo("unaligned");
+    assertThat(wire.path("alignment").path("reason").asText()).startsWith("block size");
+    assertThat(decode(with)).isEqualTo(with);
+    assertThat(((ReplicaInfo) decode(with)).alignment().untrusted()).isTrue();
+
+    ReplicaInfo plain = (ReplicaInfo) samples().get("ReplicaInfo");
+    JsonNode plainWire = cbor.readTree(serialization.serialize(plain).get());
+    assertThat(plainWire.has("engine")).as("an unknown engine is left out").isFalse();
+    assertThat(plainWire.has("alignment")).as("an unchecked replica is left out").isFalse();
+    ReplicaInfo back = (ReplicaInfo) decode(plain);
+    assertThat(back.engine()).isEqualTo(EngineIdentity.NOTHING_KNOWN);
+    assertThat(back.alignment()).isEqualTo(AlignmentStatus.UNCHECKED);
+    assertThat(back.alignment().untrusted()).isFalse();
+  }
+
+  private static Object decode(Object message) {
+    var serializer = serialization.findSerializerFor(message);
+    return serialization
+        .deserialize(
+            serialization.serialize(message).get(),
+            serializer.identifier(),
+            Serializers.manifestFor(serializer, message))
+        .get();
   }
 
   private static ObjectNode encode(Object message) {

@@ -13,6 +13,7 @@ import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.LoraSettings;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.routing.RouterBlockSize;
 import io.kvrouter.ingress.routing.SteeringSettings;
 import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.strict.StrictGate;
@@ -243,7 +244,8 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.getSystem().scheduler(),
                 nodeSettings.consistencyGatherTimeout(),
                 metrics),
-            readiness);
+            readiness,
+            new RouterBlockSize(tokenizers, directory));
     IngressReadiness.register(ctx.getSystem(), readiness, nodeSettings.askTimeout());
     ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
     ctx.pipeToSelf(

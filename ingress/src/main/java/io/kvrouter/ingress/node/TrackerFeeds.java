@@ -266,9 +266,10 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
   }
 
   /**
-   * A known replica's info as its agent announces it now (its LoRA adapters change at run time):
-   * the directory takes it. A replica not known yet is left to its registration's {@link GetInfo},
-   * so an announcement never brings in a replica its agent has not registered.
+   * A known replica's info as its agent announces it now (its LoRA adapters change at run time, its
+   * alignment verdict after an engine restart): the directory takes it, and the tracker a changed
+   * verdict. A replica not known yet is left to its registration's {@link GetInfo}, so an
+   * announcement never brings in a replica its agent has not registered.
    */
   private Behavior<Command> onAnnounced(InfoAnnounced m) {
     String targetId = m.info().targetId();
@@ -277,6 +278,17 @@ public final class TrackerFeeds extends AbstractBehavior<TrackerFeeds.Command> {
       return this;
     }
     directory.put(m.info());
+    if (!known.alignment().equals(m.info().alignment())) {
+      // The tracker trusts a replica's index by its alignment: it takes the new verdict.
+      tracker.tell(new KvTracker.ReplicaUp(m.info()));
+      getContext()
+          .getLog()
+          .info(
+              "replica {} now {}{}",
+              targetId,
+              m.info().alignment().state().label(),
+              m.info().alignment().reason().isEmpty() ? "" : ": " + m.info().alignment().reason());
+    }
     if (!known.adapters().equals(m.info().adapters())) {
       getContext()
           .getLog()

@@ -61,6 +61,7 @@ public final class TrackerRouter implements Router {
   private final Duration askTimeout;
   private final ReplicaDirectory directory;
   private final TokenizerRegistry tokenizers;
+  private final RouterBlockSize blockSize;
   private final IngressMetrics metrics;
   private final Map<String, BlockKeys> keys = new ConcurrentHashMap<>();
 
@@ -124,6 +125,7 @@ public final class TrackerRouter implements Router {
     this.askTimeout = askTimeout;
     this.directory = directory;
     this.tokenizers = tokenizers;
+    this.blockSize = new RouterBlockSize(tokenizers, directory);
     this.metrics = metrics;
   }
 
@@ -338,16 +340,7 @@ public final class TrackerRouter implements Router {
 
   /** The block-key function of a model, with the block size its configuration gives. */
   private BlockKeys keysFor(String model) {
-    return keys.computeIfAbsent(
-        model,
-        m -> {
-          int blockSize =
-              tokenizers
-                  .find(m)
-                  .map(t -> t.blockSize())
-                  .orElseGet(() -> directory.blockSize(m, BlockKeys.DEFAULT_BLOCK_SIZE));
-          return BlockKeys.of(m, blockSize);
-        });
+    return keys.computeIfAbsent(model, m -> BlockKeys.of(m, blockSize.applyAsInt(m)));
   }
 
   @Override

@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.routing.ReplicaDirectory;
 import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.GetInfo;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplicaInfo;
@@ -88,6 +89,31 @@ class TrackerFeedsTest {
     assertThat(directory.adapter("chat")).isEmpty();
   }
 
+  /**
+   * A known replica announced again with another alignment verdict (its engine restarted and the
+   * probe found a mismatch) reaches the tracker, which decides whether to trust its index by it.
+   */
+  @Test
+  void aReannouncedReplica_withAnotherAlignment_reachesTheTracker() {
+    ReplicaInfo info = replica("engine-2", List.of());
+    TestProbe<KvTracker.Command> tracker =
+        awaitJoined(info, new ReplicaDirectory(), Duration.ofSeconds(3), () -> true);
+
+    ReplicaInfo unaligned =
+        info.with(info.engine(), AlignmentStatus.unaligned("tokenizer: the engine's first block"));
+    ActorRef<Topic.Command<ReplicaInfo>> topic = testKit.spawn(Topics.replicaInfo());
+    testKit
+        .createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(10),
+            Duration.ofMillis(100),
+            () -> {
+              topic.tell(Topic.publish(unaligned)); // again until the topic has its subscriber
+              awaitUp(tracker, unaligned, Duration.ofMillis(300));
+              return null;
+            });
+  }
+
   /** Replica {@code id} of model m (whose agent serves no extra API) with {@code adapters}. */
   private static ReplicaInfo replica(String id, List<String> adapters) {
     return new ReplicaInfo(
@@ -108,9 +134,9 @@ class TrackerFeedsTest {
   /**
    * Joins the one-node cluster, registers an agent answering a GetInfo with {@code info} when
    * {@code answers} says so, starts the feeds over {@code directory} and waits until they brought
-   * the replica up.
+   * the replica up; returns the tracker's probe.
    */
-  private static void awaitJoined(
+  private static TestProbe<KvTracker.Command> awaitJoined(
       ReplicaInfo info,
       ReplicaDirectory directory,
       Duration askTimeout,
@@ -136,8 +162,15 @@ class TrackerFeedsTest {
             testKit.<IngressReadiness.Command>createTestProbe().getRef(),
             askTimeout,
             new FaultInjector<KvEventBatch>(0, 0, 0, 1)));
+    awaitUp(tracker, info, Duration.ofSeconds(20));
+    return tracker;
+  }
+
+  /** Waits until {@code tracker} is told {@code info} is up. */
+  private static void awaitUp(
+      TestProbe<KvTracker.Command> tracker, ReplicaInfo info, Duration within) {
     tracker.fishForMessage(
-        Duration.ofSeconds(20),
+        within,
         c ->
             c instanceof KvTracker.ReplicaUp up && up.info().equals(info)
                 ? FishingOutcomes.complete()

@@ -120,6 +120,23 @@ public final class MatchResult {
     }
   }
 
+  /**
+   * Forgets {@code replica}'s match, as if it held none of the prompt: for a replica whose index is
+   * not trusted (its blocks do not line up with the router's keys), so no policy credits it with a
+   * cache hit. O(touched replicas).
+   */
+  public void distrust(int replica) {
+    int base = replica * STRIDE;
+    if (counts[base + MATCHED] == 0 && counts[base + FULL_MATCH] == 0) {
+      return;
+    }
+    Arrays.fill(counts, base, base + STRIDE, 0);
+    longest = 0;
+    for (int i = 0; i < touchedCount; i++) {
+      longest = Math.max(longest, counts[touched[i] * STRIDE + MATCHED]);
+    }
+  }
+
   public int gpuLeading(int replica) {
     return counts[replica * STRIDE + GPU_LEADING];
   }

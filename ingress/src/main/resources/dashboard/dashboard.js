@@ -95,8 +95,8 @@
   // Which engine serves the replica (kind and version; hash algorithm and block size on hover).
   function engineCell(r) {
     const e = r.engine || {};
-    const title = `hash algo ${e.hashAlgo || "unknown"}, engine block size ${e.blockSize ?? "unknown"}`
-      + (r.keys ? `; router keys: block size ${r.keys.blockSize}, extras ${(r.keys.extras || []).join(", ")}` : "");
+    const title = `hash algo ${e.hash_algo || "unknown"}, engine block size ${e.block_size ?? "unknown"}`
+      + (r.keys ? `; router keys: block size ${r.keys.block_size}, extras ${(r.keys.extras || []).join(", ")}` : "");
     return td(`${e.kind || "unknown"} ${e.version || "unknown"}`, { class: "engine", title, id: "engine-" + r.replica });
   }
 

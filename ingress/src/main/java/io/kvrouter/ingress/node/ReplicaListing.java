@@ -47,7 +47,7 @@ final class ReplicaListing {
       r.put("dp_size", info.dpSize());
       engine(r.putObject("engine"), info.engine());
       ObjectNode keys = r.putObject("keys");
-      keys.put("blockSize", routerBlockSize.applyAsInt(info.model()));
+      keys.put("block_size", routerBlockSize.applyAsInt(info.model()));
       ExtraKeys.KINDS.forEach(keys.putArray("extras")::add);
       AlignmentStatus alignment = info.alignment();
       r.putObject("alignment")
@@ -80,11 +80,11 @@ final class ReplicaListing {
   private static void engine(ObjectNode e, EngineIdentity engine) {
     e.put("kind", engine.kind());
     e.put("version", engine.version());
-    e.put("hashAlgo", engine.hashAlgo());
+    e.put("hash_algo", engine.hashAlgo());
     if (engine.blockSize() > 0) {
-      e.put("blockSize", engine.blockSize());
+      e.put("block_size", engine.blockSize());
     } else {
-      e.putNull("blockSize");
+      e.putNull("block_size");
     }
   }
 }

@@ -43,9 +43,9 @@ class ReplicaListingTest {
     assertThat(a.path("replica").asText()).isEqualTo("a");
     assertThat(a.path("engine").path("kind").asText()).isEqualTo("vllm");
     assertThat(a.path("engine").path("version").asText()).isEqualTo("0.11.0");
-    assertThat(a.path("engine").path("hashAlgo").asText()).isEqualTo("sha256_cbor");
-    assertThat(a.path("engine").path("blockSize").asInt()).isEqualTo(16);
-    assertThat(a.path("keys").path("blockSize").asInt()).isEqualTo(16);
+    assertThat(a.path("engine").path("hash_algo").asText()).isEqualTo("sha256_cbor");
+    assertThat(a.path("engine").path("block_size").asInt()).isEqualTo(16);
+    assertThat(a.path("keys").path("block_size").asInt()).isEqualTo(16);
     assertThat(a.path("keys").path("extras").toString())
         .isEqualTo("[\"lora\",\"cache_salt\",\"mm\"]");
     assertThat(a.path("alignment").path("state").asText()).isEqualTo("aligned");
@@ -54,8 +54,8 @@ class ReplicaListingTest {
     JsonNode b = list.get(1);
     assertThat(b.path("engine").path("kind").asText()).isEqualTo("sglang");
     assertThat(b.path("engine").path("version").asText()).isEqualTo("unknown");
-    assertThat(b.path("engine").path("hashAlgo").asText()).isEqualTo("unknown");
-    assertThat(b.path("engine").path("blockSize").asInt()).isEqualTo(32);
+    assertThat(b.path("engine").path("hash_algo").asText()).isEqualTo("unknown");
+    assertThat(b.path("engine").path("block_size").asInt()).isEqualTo(32);
     assertThat(b.path("alignment").path("state").asText()).isEqualTo("unaligned");
     assertThat(b.path("alignment").path("reason").asText()).contains("blocks of 32 tokens");
   }
@@ -65,7 +65,7 @@ class ReplicaListingTest {
     JsonNode r = ReplicaListing.of(List.of(replica("c")), NO_DIGESTS, NO_LOADS, m -> 16).get(0);
 
     assertThat(r.path("engine").path("kind").asText()).isEqualTo("unknown");
-    assertThat(r.path("engine").path("blockSize").isNull()).isTrue();
+    assertThat(r.path("engine").path("block_size").isNull()).isTrue();
     assertThat(r.path("alignment").path("state").asText()).isEqualTo("unchecked");
     assertThat(r.path("block_size").asInt()).as("what the agent declared").isEqualTo(16);
   }

@@ -11,6 +11,13 @@ import java.util.function.ToDoubleFunction;
  */
 final class SimMetricsRenderer {
 
+  /**
+   * vLLM's cache configuration as an info gauge, value 1, one sample per engine, labelled with
+   * {@code CacheConfig.metrics_info()} ({@code vllm/v1/metrics/loggers.py}, {@code
+   * log_metrics_info}); the sim publishes the labels an agent reads: block size and hash algorithm.
+   */
+  static final String CACHE_CONFIG_INFO = "vllm:cache_config_info";
+
   private SimMetricsRenderer() {}
 
   /** One engine's figures, for a sim without data parallelism. */
@@ -18,12 +25,25 @@ final class SimMetricsRenderer {
     return render(model, List.of(s), List.of(0));
   }
 
-  /** Every rank's figures. */
+  /** Every rank's figures, after the cache configuration vLLM publishes once per rank. */
   static String render(String model, List<RealTimeEngine> ranks) {
-    return render(
-        model,
-        ranks.stream().map(RealTimeEngine::stats).toList(),
-        ranks.stream().map(RealTimeEngine::dpRank).toList());
+    StringBuilder sb = new StringBuilder();
+    head(sb, CACHE_CONFIG_INFO, "gauge", "Information of the LLMEngine CacheConfig.");
+    for (RealTimeEngine rank : ranks) {
+      sb.append(CACHE_CONFIG_INFO)
+          .append("{block_size=\"")
+          .append(rank.config().blockSize())
+          .append("\",enable_prefix_caching=\"True\",prefix_caching_hash_algo=\"")
+          .append(VllmBlockHasher.HASH_ALGO)
+          .append("\",engine=\"")
+          .append(rank.dpRank())
+          .append("\"} 1.0\n");
+    }
+    return sb
+        + render(
+            model,
+            ranks.stream().map(RealTimeEngine::stats).toList(),
+            ranks.stream().map(RealTimeEngine::dpRank).toList());
   }
 
   private static String render(

@@ -31,6 +31,9 @@ import java.util.List;
  */
 public final class VllmBlockHasher {
 
+  /** The {@code --prefix-caching-hash-algo} this hasher implements. */
+  public static final String HASH_ALGO = "sha256_cbor";
+
   private final byte[] noneHash;
 
   /**

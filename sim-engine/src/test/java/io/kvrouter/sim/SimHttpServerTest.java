@@ -220,6 +220,15 @@ class SimHttpServerTest {
     assertThat(get("/health").statusCode()).isEqualTo(200);
     assertThat(JSON.readTree(get("/version").body()).path("version").asText())
         .isEqualTo(SimHttpServer.VERSION);
+    assertThat(PrometheusText.parse(get("/metrics").body()).samples())
+        .filteredOn(sample -> sample.name().equals("vllm:cache_config_info"))
+        .singleElement()
+        .satisfies(
+            info ->
+                assertThat(info.labels())
+                    .containsEntry("block_size", "16")
+                    .containsEntry("prefix_caching_hash_algo", "sha256_cbor")
+                    .containsEntry("engine", "0"));
     JsonNode tok = JSON.readTree(post("/tokenize", "{\"prompt\":\"ab\"}").body());
     assertThat(tok.path("tokens")).hasSize(2);
     assertThat(tok.path("tokens").get(0).asInt()).isEqualTo('a');

@@ -98,7 +98,10 @@ public final class EngineProbe {
    * with no {@code engine} label) count in its load. vLLM labels each rank's gauges and counters
    * with {@code engine} = its engine index, which is its data-parallel rank (vllm-project/vllm
    * {@code vllm/v1/metrics/loggers.py}, {@code PrometheusStatLogger}); {@code rank} -1 sums every
-   * rank. The process start time is the whole process's.
+   * rank. A rank's scrape carries no process start time (NaN): {@code process_start_time_seconds}
+   * is the front-end process's, which every rank shares, so an unchanged one cannot vouch that one
+   * rank's engine core and its event stream are still the ones the agent heard (a rank gone while
+   * the others serve would otherwise keep its blocks for good).
    */
   public CompletionStage<Scrape> scrape(String replicaId, long epoch, int rank) {
     return client
@@ -111,7 +114,7 @@ public final class EngineProbe {
               PrometheusText.Parsed parsed = PrometheusText.parse(r.body());
               return new Scrape(
                   toLoad(replicaId, epoch, sums(parsed, rank), now()),
-                  parsed.sums().getOrDefault(START_TIME, Double.NaN));
+                  rank >= 0 ? Double.NaN : parsed.sums().getOrDefault(START_TIME, Double.NaN));
             });
   }
 

@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.kvrouter.testing.EngineDoubles;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -235,15 +235,15 @@ public final class IndependentVllmEngine implements AutoCloseable {
       String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
       synchronized (this) {
         if (down) {
-          respond(ex, 503, "{\"error\":{\"message\":\"engine starting\"}}");
+          EngineDoubles.respond(ex, 503, "{\"error\":{\"message\":\"engine starting\"}}");
           return;
         }
       }
       switch (path) {
-        case "/health" -> respond(ex, 200, "");
-        case "/metrics" -> respond(ex, 200, metrics());
+        case "/health" -> EngineDoubles.respond(ex, 200, "");
+        case "/metrics" -> EngineDoubles.respond(ex, 200, metrics());
         case "/v1/completions" -> complete(ex, body);
-        default -> respond(ex, 404, "{\"error\":{\"message\":\"not found\"}}");
+        default -> EngineDoubles.respond(ex, 404, "{\"error\":{\"message\":\"not found\"}}");
       }
     }
   }
@@ -275,19 +275,7 @@ public final class IndependentVllmEngine implements AutoCloseable {
   private void complete(HttpExchange ex, String body) throws IOException {
     JsonNode req = JSON.readTree(body);
     JsonNode prompt = req.path("prompt");
-    int[] tokens;
-    if (prompt.isArray()) {
-      tokens = new int[prompt.size()];
-      for (int i = 0; i < tokens.length; i++) {
-        tokens[i] = prompt.get(i).asInt();
-      }
-    } else {
-      byte[] utf8 = prompt.asText().getBytes(StandardCharsets.UTF_8);
-      tokens = new int[utf8.length];
-      for (int i = 0; i < utf8.length; i++) {
-        tokens[i] = (utf8[i] & 0xFF) + 3;
-      }
-    }
+    int[] tokens = EngineDoubles.tokens(prompt);
     int maxTokens = req.path("max_tokens").asInt(1);
     int cached;
     synchronized (this) {
@@ -317,7 +305,7 @@ public final class IndependentVllmEngine implements AutoCloseable {
     ObjectNode usage = out.putObject("usage");
     usage.put("prompt_tokens", tokens.length).put("completion_tokens", maxTokens);
     usage.putObject("prompt_tokens_details").put("cached_tokens", cached);
-    respond(ex, 200, out.toString());
+    EngineDoubles.respond(ex, 200, out.toString());
   }
 
   private List<KvWire.Event> events(EngineCache.Outcome o) {
@@ -336,17 +324,6 @@ public final class IndependentVllmEngine implements AutoCloseable {
       events.add(new KvWire.Stored(hashes, o.stored().get(0).parentHash(), tokens, bs));
     }
     return events;
-  }
-
-  private static void respond(HttpExchange ex, int status, String body) throws IOException {
-    byte[] b = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", "application/json");
-    ex.sendResponseHeaders(status, b.length == 0 ? -1 : b.length);
-    if (b.length > 0) {
-      try (OutputStream os = ex.getResponseBody()) {
-        os.write(b);
-      }
-    }
   }
 
   @Override

@@ -1,0 +1,213 @@
+package io.kvrouter.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvrouter.protocol.AgentRequest;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplayReply;
+import io.kvrouter.protocol.ReplicaCleared;
+import io.kvrouter.protocol.ReplicaLoad;
+import io.kvrouter.protocol.RequestReplay;
+import io.kvrouter.protocol.SnapshotReply;
+import io.kvrouter.protocol.Topics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.IntStream;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.pubsub.Topic;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Engine faults users of other routers reported, each against {@link VllmEngineDouble} (vLLM's
+ * behaviour, not kvrouter's simulated engine), with the agent's picture of the replica checked
+ * right afterwards: what it holds is what its snapshot gives every tracker (docs/kv-events.md,
+ * "Engine faults").
+ */
+class EngineFaultsTest {
+
+  private static final ActorTestKit testKit = ActorTestKit.create();
+  private static final int BS = 16;
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final RouterKeyFunction KEYS = new TrackerRouterKeys("m");
+
+  @AfterAll
+  static void stop() {
+    testKit.shutdownTestKit();
+  }
+
+  /**
+   * AIBrix #2287: vLLM queues AllBlocksCleared at {@code /reset_prefix_cache} and publishes it with
+   * the next step's batch. Until then the replica's picture is the old one; the batch that brings
+   * it clears the replica before the new blocks apply, in that order within one stamped batch.
+   */
+  @Test
+  void idleReset_isSeenWithTheNextBatch_whichClearsTheReplicaBeforeItsNewBlocks() throws Exception {
+    try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, true);
+        Agent a = start(engine.spec("reset", 0))) {
+      int[] first = tokens(1000, 3);
+      a.storeAndAwait(engine, 0, first);
+
+      engine.resetPrefixCache(); // idle: nothing is published
+      assertThat(engine.complete(0, first)).isZero(); // (only to show the engine lost the blocks)
+      // that request's step published [AllBlocksCleared, BlockStored(first)]
+      KvEventBatch flushed =
+          a.events
+              .fishForMessage(
+                  WAIT,
+                  b ->
+                      b.replicaId().equals(a.replicaId) && b.events().length > 1
+                          ? FishingOutcomes.complete()
+                          : FishingOutcomes.continueAndIgnore())
+              .get(0);
+      assertThat(flushed.events()[0]).isInstanceOf(ReplicaCleared.class);
+      assertThat(flushed.events()[1]).isInstanceOf(BlocksStored.class);
+      assertThat(a.held()).containsExactlyInAnyOrderElementsOf(keys(first));
+
+      int[] second = tokens(2000, 2);
+      engine.resetPrefixCache();
+      assertThat(a.held()) // the window: the engine is empty, the picture still holds `first`
+          .containsExactlyInAnyOrderElementsOf(keys(first));
+      engine.complete(0, second);
+      a.events.awaitAssert(
+          WAIT, () -> assertThat(a.held()).containsExactlyInAnyOrderElementsOf(keys(second)));
+    }
+  }
+
+  /**
+   * llm-d-router #2853: a restart resets the sequence and says nothing, and without a replay
+   * endpoint nothing can show the engine is the same process. Here the engine restarts faster than
+   * a health interval and exports no start time (prometheus_client's multiprocess mode): the
+   * dropped ZMQ connection alone must clear the replica, before the new process publishes anything.
+   */
+  @Test
+  void restartWithoutReplayOrStartTime_clearsTheReplicaBeforeTheNewProcessPublishes()
+      throws Exception {
+    try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, false);
+        Agent a = start(engine.spec("restart", 0))) {
+      int[] before = tokens(3000, 3);
+      a.storeAndAwait(engine, 0, before);
+
+      engine.restart(); // seq from 0, empty cache, nothing announced, /health never failed
+      a.events.awaitAssert(WAIT, () -> assertThat(a.held()).hasSize(0));
+
+      int[] after = tokens(4000, 2);
+      a.storeAndAwait(engine, 0, after); // the new process's stream is taken from its seq 0
+      assertThat(a.held()).doesNotContainAnyElementsOf(keys(before));
+    }
+  }
+
+  /**
+   * llm-d #1736/#1738: one data-parallel rank's engine core is gone (its event socket closed, its
+   * stream silent) while the front-end and the other rank serve on, with the process start time
+   * unchanged (it is the front-end's). The gone rank's blocks leave the picture; the other's stay,
+   * and it goes on serving and storing.
+   */
+  @Test
+  void oneDataParallelRankGone_itsBlocksLeave_theOtherRankKeepsItsBlocksAndServes()
+      throws Exception {
+    try (VllmEngineDouble engine = new VllmEngineDouble(2, BS, true);
+        Agent r0 = start(engine.spec("dp", 0));
+        Agent r1 = start(engine.spec("dp", 1))) {
+      int[] shared = tokens(5000, 3);
+      r0.storeAndAwait(engine, 0, shared);
+      r1.storeAndAwait(engine, 1, shared);
+      Set<Long> rank0 = r0.held();
+
+      engine.stopRank(1);
+      r1.events.awaitAssert(WAIT, () -> assertThat(r1.held()).hasSize(0));
+      assertThat(r0.held()).isEqualTo(rank0);
+
+      int[] more = tokens(6000, 2);
+      r0.storeAndAwait(engine, 0, more);
+      assertThat(r0.held()).containsAll(rank0).containsAll(keys(more));
+    }
+  }
+
+  private static final class Agent implements AutoCloseable {
+    final ActorRef<AgentRequest> ref;
+    final TestProbe<KvEventBatch> events;
+    final String replicaId;
+    private int warmups;
+
+    Agent(ActorRef<AgentRequest> ref, TestProbe<KvEventBatch> events, String replicaId) {
+      this.ref = ref;
+      this.events = events;
+      this.replicaId = replicaId;
+    }
+
+    @Override
+    public void close() {
+      testKit.stop(ref, WAIT);
+    }
+
+    /** The router keys the agent holds for its replica (what its snapshot gives a tracker). */
+    Set<Long> held() {
+      TestProbe<ReplayReply> reply = testKit.createTestProbe();
+      ref.tell(new RequestReplay(replicaId, Long.MIN_VALUE, 0, reply.getRef()));
+      Set<Long> keys = new HashSet<>();
+      for (KvEvent e : ((SnapshotReply) reply.receiveMessage(WAIT)).snapshot().events()) {
+        if (e instanceof BlocksStored s) {
+          for (long k : s.blockKeys()) {
+            keys.add(k);
+          }
+        }
+      }
+      return keys;
+    }
+
+    /**
+     * Serves {@code prompt} on {@code rank} until the agent holds its blocks (the agent's SUB may
+     * join after the first batches, as any ZMQ subscriber does).
+     */
+    void storeAndAwait(VllmEngineDouble engine, int rank, int[] prompt) {
+      events.awaitAssert(
+          WAIT,
+          Duration.ofMillis(100),
+          () -> {
+            engine.complete(rank, tokens(900_000 + rank * 1000 + warmups++, 1));
+            engine.complete(rank, prompt);
+            assertThat(held()).containsAll(keys(prompt));
+            return null;
+          });
+    }
+  }
+
+  private static Agent start(ReplicaSpec spec) {
+    AgentSettings settings =
+        AgentSettings.of(List.of(spec))
+            .withHeartbeat(Duration.ofMillis(100), 3)
+            .withAlignment(AgentSettings.of(List.of(spec)).alignment().withProbe(false));
+    TestProbe<KvEventBatch> events = testKit.createTestProbe();
+    ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
+        testKit.spawn(Topics.kvEvents(), "events-" + spec.info().targetId().replace('#', '-'));
+    ActorRef<Topic.Command<ReplicaLoad>> loadTopic =
+        testKit.spawn(Topics.replicaLoad(), "load-" + spec.info().targetId().replace('#', '-'));
+    eventsTopic.tell(Topic.subscribe(events.getRef()));
+    ActorRef<AgentRequest> agent =
+        testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
+    AgentTestSupport.awaitRegistered(testKit, agent);
+    return new Agent(agent, events, spec.info().targetId());
+  }
+
+  /** {@code blocks} full blocks of tokens from {@code from} on. */
+  private static int[] tokens(int from, int blocks) {
+    return IntStream.range(from, from + blocks * BS).toArray();
+  }
+
+  private static List<Long> keys(int[] prompt) {
+    List<Long> out = new ArrayList<>();
+    for (long k : KEYS.chain(BlocksStored.ROOT, prompt, BS, null)) {
+      out.add(k);
+    }
+    return out;
+  }
+}

@@ -4,30 +4,34 @@
 # and a kvrouter ingress with its ext_proc endpoint picker on, in its own JVM so its CPU can be
 # measured; then runs `kvrouter bench picker` (PickerBench), which plays Envoy: one ext_proc gRPC
 # stream per request (request headers, the chat body in 16 KiB chunks, then the response phase) at
-# a fixed open-loop rate. Each case gets an unmeasured warm-up round first, then its measured
+# a fixed open-loop rate. Each case gets unmeasured warm-up rounds first (until the picker's JIT
+# compiler threads take under 0.05 ms per decision, at most --warmup-rounds), then its measured
 # rounds; the table gives decision time (headers sent to the destination's reply), errors and the
 # picker's process CPU per decision from /proc.
 #
 # Usage, from anywhere:  load-tests/bench/picker.sh [--cases "1024@100 1024@200x3 32768@100 32768@200"]
-#   [--decisions 3000] [--warmup 3000] [--engines 4] [--out DIR]
+#   [--decisions 3000] [--warmup 3000] [--warmup-rounds 5] [--engines 4] [--out DIR]
 # A case is TOKENS@RATE, with xN for N measured rounds. Environment: PICKER_JAVA_OPTS (options of
-# the picker's JVM), PROFILE=1 records each measured case with JFR (picker-<case>.jfr in the output
-# directory), KEEP=1 keeps the processes running at the end.
+# the picker's JVM; to profile it, e.g. -XX:StartFlightRecording=settings=profile,filename=p.jfr
+# from the start, which does not disturb the JIT as a recording started mid-run does), KEEP=1 keeps
+# the processes running at the end.
 # Figures are ratios within one run: run it on a quiet machine, and read the load it reports.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-cases="1024@100 1024@200x3 32768@100 32768@200" decisions=3000 warmup=3000 engines=4
+cases="1024@100 1024@200x3 32768@100 32768@200" decisions=3000 warmup=3000 warmup_rounds=5
+engines=4
 out="$root/load-tests/target/picker"
 while [ $# -gt 0 ]; do
   case "$1" in
     --cases) cases="$2"; shift 2 ;;
     --decisions) decisions="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
+    --warmup-rounds) warmup_rounds="$2"; shift 2 ;;
     --engines) engines="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -90,15 +94,9 @@ for c in $cases; do
   rate="${rest%x*}" rounds=1
   [ "$rest" != "$rate" ] && rounds="${rest#*x}"
   label="${tokens}tok-${rate}per-s"
-  if [ -n "${PROFILE:-}" ]; then
-    # Start recording once the warm-up is over: the bench prints the warm-up line first.
-    ( until grep -q '^warm-up' "$out/$label.log" 2>/dev/null; do sleep 0.2; done
-      jcmd "$picker_pid" JFR.start name=picker settings=profile filename="$out/picker-$label.jfr" >/dev/null ) &
-  fi
   "${java_run[@]}" -jar "$jar" bench picker --target "127.0.0.1:$p_extproc" --pid "$picker_pid" \
     --tokens "$tokens" --rate "$rate" --decisions "$decisions" --warmup "$warmup" \
-    --rounds "$rounds" >"$out/$label.log" 2>&1 || true
-  if [ -n "${PROFILE:-}" ]; then jcmd "$picker_pid" JFR.stop name=picker >/dev/null || true; fi
+    --warmup-rounds "$warmup_rounds" --rounds "$rounds" >"$out/$label.log" 2>&1 || true
   cat "$out/$label.log"
   if [ "$first" = 1 ]; then grep '^|' "$out/$label.log" | head -2 >>"$table"; first=0; fi
   grep '^| [0-9]' "$out/$label.log" >>"$table" || true

@@ -53,8 +53,16 @@ final class PickerBenchCommand implements Callable<Integer> {
   @Option(
       names = "--warmup",
       defaultValue = "3000",
-      description = "Decisions of the unmeasured warm-up round first (default: ${DEFAULT-VALUE}).")
+      description = "Decisions of each unmeasured warm-up round (default: ${DEFAULT-VALUE}).")
   int warmup;
+
+  @Option(
+      names = "--warmup-rounds",
+      defaultValue = "5",
+      description =
+          "Most warm-up rounds: with --pid they go on until the picker's JIT compiler threads take"
+              + " under 0.05 ms per decision (default: ${DEFAULT-VALUE}).")
+  int warmupRounds;
 
   @Option(
       names = "--rounds",
@@ -121,6 +129,7 @@ final class PickerBenchCommand implements Callable<Integer> {
               rate,
               decisions,
               warmup,
+              warmupRounds,
               rounds,
               new PickerBench.WorkloadShape(model, tokens, groups, prefixShare, seed),
               chunkBytes,

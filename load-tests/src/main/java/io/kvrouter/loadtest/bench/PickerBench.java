@@ -24,8 +24,9 @@ import org.HdrHistogram.Histogram;
  * ext_proc server ({@link EnvoyExchange}, one gRPC stream per request over one HTTP/2 connection,
  * as an Envoy worker does), at a fixed open-loop rate (request {@code k} of a round is sent at
  * {@code k / rate} seconds whether or not earlier ones are answered), with chat bodies of a given
- * size from {@link PickerWorkload}. A warm-up round (unmeasured, for the picker's JIT) comes first,
- * then the measured rounds.
+ * size from {@link PickerWorkload}. Unmeasured warm-up rounds come first, for the picker's JIT:
+ * with a pid, until its compiler threads take under {@value #JIT_SETTLED_MS} ms of CPU per decision
+ * (at most {@code warmupRounds}), else one; then the measured rounds.
  *
  * <p>Per round: decision time percentiles (headers sent to the destination's reply), errors by kind
  * (immediate responses, stream errors, no answer within the timeout), and, when the picker's pid is
@@ -35,6 +36,9 @@ import org.HdrHistogram.Histogram;
  */
 public final class PickerBench {
 
+  /** JIT compiler CPU per decision under which the picker counts as warm, ms. */
+  static final double JIT_SETTLED_MS = 0.05;
+
   /**
    * One run's settings.
    *
@@ -43,7 +47,8 @@ public final class PickerBench {
    * @param pid the picker's process id for CPU figures, or 0 for none (Linux only)
    * @param rate decisions per second, open loop
    * @param decisions decisions per measured round
-   * @param warmup decisions of the unmeasured warm-up round (0 = none)
+   * @param warmup decisions of each unmeasured warm-up round (0 = none)
+   * @param warmupRounds most warm-up rounds
    * @param rounds measured rounds
    * @param workload what the requests carry
    * @param chunkBytes largest request body chunk, as Envoy forwards the body in pieces
@@ -56,15 +61,22 @@ public final class PickerBench {
       double rate,
       int decisions,
       int warmup,
+      int warmupRounds,
       int rounds,
       WorkloadShape workload,
       int chunkBytes,
       Duration timeout) {
 
     public Settings {
-      if (!(rate > 0) || decisions < 1 || warmup < 0 || rounds < 1 || chunkBytes < 1) {
+      if (!(rate > 0)
+          || decisions < 1
+          || warmup < 0
+          || warmupRounds < 1
+          || rounds < 1
+          || chunkBytes < 1) {
         throw new IllegalArgumentException(
-            "need rate > 0, decisions >= 1, warmup >= 0, rounds >= 1, chunk bytes >= 1");
+            "need rate > 0, decisions >= 1, warmup >= 0, warmup rounds >= 1, rounds >= 1,"
+                + " chunk bytes >= 1");
       }
     }
   }
@@ -134,8 +146,13 @@ public final class PickerBench {
             .build();
     try {
       ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
-      if (settings.warmup() > 0) {
-        log.println(line(bench.round(stub, "warm-up", settings.warmup())));
+      for (int w = 1; settings.warmup() > 0 && w <= settings.warmupRounds(); w++) {
+        Round warmup = bench.round(stub, "warm-up " + w, settings.warmup());
+        log.println(line(warmup));
+        if (Double.isNaN(warmup.cpuMsPerDecision())
+            || warmup.cpuMsPerDecision() - warmup.cpuMsWithoutJit() < JIT_SETTLED_MS) {
+          break;
+        }
       }
       List<Round> rounds = new ArrayList<>();
       for (int r = 1; r <= settings.rounds(); r++) {
@@ -151,7 +168,7 @@ public final class PickerBench {
 
   private Round round(ExternalProcessorGrpc.ExternalProcessorStub stub, String label, int n)
       throws IOException, InterruptedException {
-    Map<String, Double> threadsBefore = cpu == null ? Map.of() : cpu.byThreadGroup();
+    Map<String, ProcessCpu.ThreadTime> threadsBefore = cpu == null ? Map.of() : cpu.threads();
     double cpuBefore = cpu == null ? 0 : cpu.totalSeconds();
     Histogram late = new Histogram(3);
     List<EnvoyExchange> exchanges = new ArrayList<>(n);
@@ -194,20 +211,14 @@ public final class PickerBench {
     Map<String, Double> threads = new LinkedHashMap<>();
     if (cpu != null) {
       double total = cpu.totalSeconds() - cpuBefore;
-      Map<String, Double> after = cpu.byThreadGroup();
       double jit = 0;
-      List<Map.Entry<String, Double>> deltas = new ArrayList<>();
-      for (Map.Entry<String, Double> e : after.entrySet()) {
-        double d = e.getValue() - threadsBefore.getOrDefault(e.getKey(), 0.0);
+      for (Map.Entry<String, Double> e :
+          ProcessCpu.groupDeltas(threadsBefore, cpu.threads()).entrySet()) {
         if (e.getKey().contains("CompilerThre")) {
-          jit += d;
+          jit += e.getValue();
         }
-        if (d > 0) {
-          deltas.add(Map.entry(e.getKey(), d * 1000 / n));
-        }
+        threads.put(e.getKey(), e.getValue() * 1000 / n);
       }
-      deltas.sort(Map.Entry.<String, Double>comparingByValue().reversed());
-      deltas.forEach(e -> threads.put(e.getKey(), e.getValue()));
       cpuMs = total * 1000 / n;
       withoutJit = (total - jit) * 1000 / n;
     }

@@ -4,8 +4,9 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * CPU time of another process on Linux, from {@code /proc/<pid>/stat} (user + system, fields 14 and
@@ -33,9 +34,12 @@ final class ProcessCpu {
     return ticks(Files.readString(Path.of("/proc", Long.toString(pid), "stat"))) / TICKS_PER_SECOND;
   }
 
-  /** CPU seconds so far by thread group. */
-  Map<String, Double> byThreadGroup() throws IOException {
-    Map<String, Double> groups = new TreeMap<>();
+  /** One thread's CPU seconds so far and its group. */
+  record ThreadTime(String group, double seconds) {}
+
+  /** CPU seconds so far of each live thread, by thread id. */
+  Map<String, ThreadTime> threads() throws IOException {
+    Map<String, ThreadTime> threads = new HashMap<>();
     try (DirectoryStream<Path> tasks =
         Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
       for (Path task : tasks) {
@@ -46,11 +50,31 @@ final class ProcessCpu {
           continue; // the thread ended
         }
         String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        groups.merge(
-            name.replaceAll("[0-9]+", "").trim(), ticks(stat) / TICKS_PER_SECOND, Double::sum);
+        threads.put(
+            task.getFileName().toString(),
+            new ThreadTime(name.replaceAll("[0-9]+", "").trim(), ticks(stat) / TICKS_PER_SECOND));
       }
     }
-    return groups;
+    return threads;
+  }
+
+  /** CPU seconds by thread group between two {@link #threads} snapshots, largest first. */
+  static Map<String, Double> groupDeltas(
+      Map<String, ThreadTime> before, Map<String, ThreadTime> after) {
+    Map<String, Double> groups = new HashMap<>();
+    after.forEach(
+        (tid, t) -> {
+          ThreadTime then = before.get(tid);
+          double d = t.seconds() - (then == null ? 0 : then.seconds());
+          if (d > 0) {
+            groups.merge(t.group(), d, Double::sum);
+          }
+        });
+    Map<String, Double> sorted = new LinkedHashMap<>();
+    groups.entrySet().stream()
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+    return sorted;
   }
 
   /** utime + stime of a stat line; the name in parentheses may hold spaces, so count after it. */

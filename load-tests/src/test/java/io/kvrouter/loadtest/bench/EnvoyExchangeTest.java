@@ -113,6 +113,7 @@ class EnvoyExchangeTest {
                 20,
                 0,
                 1,
+                1,
                 new PickerBench.WorkloadShape(TokenizerRegistry.DEMO_MODEL, 256, 2, 0.5, 3),
                 16384,
                 Duration.ofSeconds(30)),

@@ -5,11 +5,13 @@ import com.google.protobuf.UnsafeByteOperations;
 import io.envoyproxy.envoy.config.core.v3.HeaderMap;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProtocolConfiguration;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +19,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Envoy's side of one HTTP request's ext_proc stream to an endpoint picker, in the processing mode
  * the Gateway API Inference Extension configures (request and response headers SEND, request and
- * response bodies FULL_DUPLEX_STREAMED): the request headers ({@code end_of_stream} false), the
- * body in chunks of at most {@code chunkBytes}, the last with {@code end_of_stream}; then, once the
+ * response bodies FULL_DUPLEX_STREAMED): the request headers ({@code end_of_stream} false, and the
+ * body modes in {@code protocol_config}, which Envoy sends on a stream's first message), the body
+ * in chunks of at most {@code chunkBytes}, the last with {@code end_of_stream}; then, once the
  * picker has answered the headers (with {@code x-gateway-destination-endpoint}) and handed the body
  * back, the upstream's response headers and one response body chunk with {@code end_of_stream}, as
  * Envoy streams them after the upstream answered; then it half-closes the stream, as Envoy does
@@ -165,6 +168,10 @@ final class EnvoyExchange implements StreamObserver<ProcessingResponse> {
 
   private static ProcessingRequest requestHeaders(String path, int contentLength) {
     return ProcessingRequest.newBuilder()
+        .setProtocolConfig(
+            ProtocolConfiguration.newBuilder()
+                .setRequestBodyMode(ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED)
+                .setResponseBodyMode(ProcessingMode.BodySendMode.FULL_DUPLEX_STREAMED))
         .setRequestHeaders(
             HttpHeaders.newBuilder()
                 .setHeaders(

@@ -36,29 +36,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-"$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
-jar="$root/distribution/target/kvrouter-all.jar"
-java_run=(java -Dai.djl.offline=true -DOPT_OUT_TRACKING=true)
+. "$here/lib.sh"   # jar, java_run, out, work, pids stopped on exit, free_ports
 
-mkdir -p "$out"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  if [ "${KEEP:-0}" != 1 ]; then
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  fi
-}
-trap cleanup EXIT
-
-# Free loopback ports, chosen by the kernel.
-read -r p_http p_extproc p_icluster p_acluster < <(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(4)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-for s in socks: s.close()
-PY
-)
+read -r p_http p_extproc p_icluster p_acluster < <(free_ports 4)
 
 cat > "$work/picker.conf" <<CONF
 kvrouter.models.kvrouter-demo.max-model-len = 262144
@@ -106,5 +86,4 @@ cat "$table"
 
 if [ "${KEEP:-0}" = 1 ]; then
   echo "kept running: picker pid $picker_pid, ext_proc $p_extproc, http $p_http; pids ${pids[*]}"
-  trap - EXIT
 fi

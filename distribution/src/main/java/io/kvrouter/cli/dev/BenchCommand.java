@@ -37,6 +37,7 @@ import picocli.CommandLine.Spec;
     name = "bench",
     mixinStandardHelpOptions = true,
     sortOptions = false,
+    subcommands = PickerBenchCommand.class,
     description =
         "Open-loop HTTP load generator for any OpenAI-compatible endpoint; reports TTFT, ITL, end-to-end latency and engine hit rate.")
 final class BenchCommand implements Callable<Integer> {
@@ -45,11 +46,11 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(
       names = "--url",
-      required = true,
       split = ",",
       paramLabel = "URL",
       description =
-          "Target base URL(s), comma-separated; requests go round robin (several ingresses, or plain engines).")
+          "Target base URL(s), comma-separated; requests go round robin (several ingresses, or"
+              + " plain engines). Required.")
   List<URI> urls;
 
   @Option(
@@ -151,6 +152,10 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    // Checked here, not with required = true: picocli would ask it of 'bench picker' too.
+    if (urls == null || urls.isEmpty()) {
+      throw new ParameterException(spec.commandLine(), "Missing required option: '--url=URL'");
+    }
     for (Path p : compareTo) {
       if (!java.nio.file.Files.exists(p.resolve(ResultsWriter.RESULTS_JSON))
           && !java.nio.file.Files.isRegularFile(p)) {

@@ -39,6 +39,12 @@ class MainTest {
   }
 
   @Test
+  void benchPicker_isASubcommandOfBench_withoutBenchsUrl() {
+    assertThat(run("bench", "picker", "--help")).startsWith("Usage: kvrouter bench picker");
+    assertThat(Main.commandLine().execute("bench")).as("bench still needs --url").isEqualTo(2);
+  }
+
+  @Test
   void loraModules_areNameEqualsPath_asVllmTakesThem() {
     SimEngineCommand sim = new SimEngineCommand();
     new CommandLine(sim).parseArgs("--lora-modules", "sql=/a/sql", "chat=/a/chat");

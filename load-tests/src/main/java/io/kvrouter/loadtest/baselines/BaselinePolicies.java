@@ -25,12 +25,12 @@ public final class BaselinePolicies implements PolicyProvider {
           "sglang_cache_aware",
           "tgi_trie",
           DynamoKvPolicy.NAME,
-          "llmd_precise",
+          LlmdPrecisePolicy.NAME,
           "preble_e2");
 
   /** Baselines with a non-default setting, selectable by name but not run by default. */
   private static final List<String> VARIANTS =
-      List.of(DynamoKvPolicy.OVERLAP_2, DynamoKvPolicy.DECODE);
+      List.of(DynamoKvPolicy.OVERLAP_2, DynamoKvPolicy.DECODE, LlmdPrecisePolicy.V0_8_0);
 
   /** The baselines the lab runs by default. */
   public static List<String> defaults() {
@@ -62,7 +62,11 @@ public final class BaselinePolicies implements PolicyProvider {
           new DynamoKvPolicy(name, b.dynamoOverlapWeight(), b.dynamoTemperature(), random);
       case DynamoKvPolicy.OVERLAP_2 -> new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), random);
       case DynamoKvPolicy.DECODE -> new DynamoKvPolicy(name, 0.0, b.dynamoTemperature(), random);
-      case "llmd_precise" -> new LlmdPrecisePolicy(b, random);
+      case LlmdPrecisePolicy.NAME ->
+          new LlmdPrecisePolicy(name, LlmdPrecisePolicy.PrefixScore.MATCHED_OVER_TOTAL, b, random);
+      case LlmdPrecisePolicy.V0_8_0 ->
+          new LlmdPrecisePolicy(
+              name, LlmdPrecisePolicy.PrefixScore.MIN_MAX_OVER_HOLDERS, b, random);
       case "preble_e2" -> new PreblePolicy();
       default -> throw new IllegalArgumentException("not a baseline: " + name);
     };

@@ -26,7 +26,8 @@ public final class BaselinePolicies implements PolicyProvider {
           "tgi_trie",
           DynamoKvPolicy.NAME,
           LlmdPrecisePolicy.NAME,
-          "preble_e2");
+          "preble_e2",
+          VllmRouterKvPolicy.NAME);
 
   /** Baselines with a non-default setting, selectable by name but not run by default. */
   private static final List<String> VARIANTS =
@@ -68,6 +69,7 @@ public final class BaselinePolicies implements PolicyProvider {
           new LlmdPrecisePolicy(
               name, LlmdPrecisePolicy.PrefixScore.MIN_MAX_OVER_HOLDERS, b, random);
       case "preble_e2" -> new PreblePolicy();
+      case VllmRouterKvPolicy.NAME -> new VllmRouterKvPolicy();
       default -> throw new IllegalArgumentException("not a baseline: " + name);
     };
   }

@@ -31,7 +31,11 @@ public final class BaselinePolicies implements PolicyProvider {
 
   /** Baselines with a non-default setting, selectable by name but not run by default. */
   private static final List<String> VARIANTS =
-      List.of(DynamoKvPolicy.OVERLAP_2, DynamoKvPolicy.DECODE, LlmdPrecisePolicy.V0_8_0);
+      List.of(
+          DynamoKvPolicy.OVERLAP_2,
+          DynamoKvPolicy.DECODE,
+          DynamoKvPolicy.V1_1,
+          LlmdPrecisePolicy.V0_8_0);
 
   /** The baselines the lab runs by default. */
   public static List<String> defaults() {
@@ -59,10 +63,17 @@ public final class BaselinePolicies implements PolicyProvider {
       case "chwbl" -> new ChwblPolicy(b);
       case "sglang_cache_aware" -> new SglangCacheAwarePolicy(b);
       case "tgi_trie" -> new TgiTriePolicy(random);
-      case DynamoKvPolicy.NAME ->
-          new DynamoKvPolicy(name, b.dynamoOverlapWeight(), b.dynamoTemperature(), random);
-      case DynamoKvPolicy.OVERLAP_2 -> new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), random);
-      case DynamoKvPolicy.DECODE -> new DynamoKvPolicy(name, 0.0, b.dynamoTemperature(), random);
+      case DynamoKvPolicy.NAME, DynamoKvPolicy.V1_1 ->
+          new DynamoKvPolicy(
+              name,
+              b.dynamoOverlapWeight(),
+              b.dynamoTemperature(),
+              name.equals(DynamoKvPolicy.V1_1),
+              random);
+      case DynamoKvPolicy.OVERLAP_2 ->
+          new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), false, random);
+      case DynamoKvPolicy.DECODE ->
+          new DynamoKvPolicy(name, 0.0, b.dynamoTemperature(), false, random);
       case LlmdPrecisePolicy.NAME ->
           new LlmdPrecisePolicy(name, LlmdPrecisePolicy.PrefixScore.MATCHED_OVER_TOTAL, b, random);
       case LlmdPrecisePolicy.V0_8_0 ->

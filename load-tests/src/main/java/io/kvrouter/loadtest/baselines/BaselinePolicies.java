@@ -35,7 +35,8 @@ public final class BaselinePolicies implements PolicyProvider {
           DynamoKvPolicy.OVERLAP_2,
           DynamoKvPolicy.DECODE,
           DynamoKvPolicy.V1_1,
-          LlmdPrecisePolicy.V0_8_0);
+          LlmdPrecisePolicy.V0_8_0,
+          SglangCacheAwarePolicy.V1_9_0);
 
   /** The baselines the lab runs by default. */
   public static List<String> defaults() {
@@ -61,7 +62,11 @@ public final class BaselinePolicies implements PolicyProvider {
       case "random" -> new RandomPolicy(random);
       case "least_loaded" -> new LeastLoadedPolicy(random);
       case "chwbl" -> new ChwblPolicy(b);
-      case "sglang_cache_aware" -> new SglangCacheAwarePolicy(b);
+      case SglangCacheAwarePolicy.NAME ->
+          new SglangCacheAwarePolicy(
+              name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random);
+      case SglangCacheAwarePolicy.V1_9_0 ->
+          new SglangCacheAwarePolicy(name, SglangCacheAwarePolicy.Selection.FIRST_OWNER, b, random);
       case "tgi_trie" -> new TgiTriePolicy(random);
       case DynamoKvPolicy.NAME, DynamoKvPolicy.V1_1 ->
           new DynamoKvPolicy(

@@ -40,6 +40,13 @@ import java.util.Map;
  * files were read in a code index that does not show their commit; a snapshot of the repository
  * could not be fetched.
  *
+ * <p>Which branch: this is the {@code kv_aware} of vllm-project/router PR #130 ("KV events-aware
+ * precise cache routing for P/D disaggregation"), whose flags and defaults it matches ({@code
+ * --kv-speculative-indexing} true, {@code --kv-speculative-ttl-ms} 2000, {@code --kv-block-size}
+ * 16). That PR was open when read, and the router's RFC #294 proposes a different event-driven
+ * {@code kv_aware} (load in the score, per-stage cost), so the policy may not be on the router's
+ * main branch in this form.
+ *
  * <p>Its tokenizer sees the request's text only, so images do not enter its block keys. Each router
  * keeps its own index and speculation; nothing is shared between router replicas.
  */

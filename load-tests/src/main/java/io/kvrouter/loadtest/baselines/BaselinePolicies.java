@@ -25,12 +25,18 @@ public final class BaselinePolicies implements PolicyProvider {
           "sglang_cache_aware",
           "tgi_trie",
           DynamoKvPolicy.NAME,
-          "llmd_precise",
-          "preble_e2");
+          LlmdPrecisePolicy.NAME,
+          "preble_e2",
+          VllmRouterKvPolicy.NAME);
 
   /** Baselines with a non-default setting, selectable by name but not run by default. */
   private static final List<String> VARIANTS =
-      List.of(DynamoKvPolicy.OVERLAP_2, DynamoKvPolicy.DECODE);
+      List.of(
+          DynamoKvPolicy.OVERLAP_2,
+          DynamoKvPolicy.DECODE,
+          DynamoKvPolicy.V1_1,
+          LlmdPrecisePolicy.V0_8_0,
+          SglangCacheAwarePolicy.V1_9_0);
 
   /** The baselines the lab runs by default. */
   public static List<String> defaults() {
@@ -56,14 +62,30 @@ public final class BaselinePolicies implements PolicyProvider {
       case "random" -> new RandomPolicy(random);
       case "least_loaded" -> new LeastLoadedPolicy(random);
       case "chwbl" -> new ChwblPolicy(b);
-      case "sglang_cache_aware" -> new SglangCacheAwarePolicy(b);
+      case SglangCacheAwarePolicy.NAME ->
+          new SglangCacheAwarePolicy(
+              name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random);
+      case SglangCacheAwarePolicy.V1_9_0 ->
+          new SglangCacheAwarePolicy(name, SglangCacheAwarePolicy.Selection.FIRST_OWNER, b, random);
       case "tgi_trie" -> new TgiTriePolicy(random);
-      case DynamoKvPolicy.NAME ->
-          new DynamoKvPolicy(name, b.dynamoOverlapWeight(), b.dynamoTemperature(), random);
-      case DynamoKvPolicy.OVERLAP_2 -> new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), random);
-      case DynamoKvPolicy.DECODE -> new DynamoKvPolicy(name, 0.0, b.dynamoTemperature(), random);
-      case "llmd_precise" -> new LlmdPrecisePolicy(b, random);
+      case DynamoKvPolicy.NAME, DynamoKvPolicy.V1_1 ->
+          new DynamoKvPolicy(
+              name,
+              b.dynamoOverlapWeight(),
+              b.dynamoTemperature(),
+              name.equals(DynamoKvPolicy.V1_1),
+              random);
+      case DynamoKvPolicy.OVERLAP_2 ->
+          new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), false, random);
+      case DynamoKvPolicy.DECODE ->
+          new DynamoKvPolicy(name, 0.0, b.dynamoTemperature(), false, random);
+      case LlmdPrecisePolicy.NAME ->
+          new LlmdPrecisePolicy(name, LlmdPrecisePolicy.PrefixScore.MATCHED_OVER_TOTAL, b, random);
+      case LlmdPrecisePolicy.V0_8_0 ->
+          new LlmdPrecisePolicy(
+              name, LlmdPrecisePolicy.PrefixScore.MIN_MAX_OVER_HOLDERS, b, random);
       case "preble_e2" -> new PreblePolicy();
+      case VllmRouterKvPolicy.NAME -> new VllmRouterKvPolicy();
       default -> throw new IllegalArgumentException("not a baseline: " + name);
     };
   }

@@ -10,13 +10,15 @@ import io.kvrouter.tracker.policy.Visibility;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code dynamo_kv}: NVIDIA Dynamo's KV router with its default settings, followed from ai-dynamo/
- * dynamo at commit db19bd2a ({@code lib/llm/src/kv_router/scheduler.rs}: {@code
- * DefaultWorkerSelector::select_worker}, {@code softmax_sample}) and 581ee33e ({@code
- * lib/llm/src/kv_router/sequence.rs}: {@code ActiveSequences::potential_blocks_and_tokens}); the
- * defaults are those of {@code KvRouterConfig::default} there (overlap weight 1.0, temperature 0,
- * active blocks tracked with {@code router_assume_kv_reuse}, output blocks not tracked, no replica
- * sync, no predicted-block TTL).
+ * {@code dynamo_kv}: NVIDIA Dynamo's KV router with its default settings. Worker selection now
+ * lives in ai-dynamo/dynamo {@code lib/kv-router/src/scheduling/selector/default.rs} (read at
+ * a4bdb9bf: {@code DefaultWorkerScorer::worker_logit}, {@code pick_default_worker}, {@code
+ * minimum_cost_index}); the older {@code lib/llm/src/kv_router/scheduler.rs} (db19bd2a) it replaced
+ * no longer exists. Active blocks follow {@code ActiveSequences::potential_blocks_and_tokens} in
+ * {@code lib/llm/src/kv_router/sequence.rs} at 581ee33e; the defaults are {@code
+ * KvRouterConfig::default} (overlap credit 1.0 with no decay, prefill load scale 1.0, no
+ * per-request decode weight, temperature 0, active blocks tracked with {@code
+ * router_assume_kv_reuse}, output blocks not tracked, no replica sync, no predicted-block TTL).
  *
  * <p>For each worker the router asks what its load would be with this request added, counting only
  * the requests this router placed itself:
@@ -35,10 +37,16 @@ import java.util.random.RandomGenerator;
  * lib/kv-router/src/scheduling/selector.rs}, read at 01690d42: {@code overlap_credit_blocks =
  * overlap_score_credit · device + host_cache_hit_weight · host_pinned + disk_cache_hit_weight ·
  * disk}, the host and disk runs extending the device prefix, with {@code KvRouterConfig}'s defaults
- * 0.75 and 0.25). The lowest logit wins; several equal lowest logits go to the worker with the
- * smallest tree (fewest blocks held by events), then at random. With a temperature above 0 a worker
- * is drawn with probability proportional to {@code exp(−logit / (range · temperature))}, range
- * being the spread of the logits.
+ * 0.75 and 0.25). The lowest logit wins; several equal lowest logits go to one of them uniformly at
+ * random ({@code minimum_cost_index}, reservoir sampling; drawn here from the lab's seeded
+ * generator, so runs repeat). With a temperature above 0 a worker is drawn with probability
+ * proportional to {@code exp(−logit / (range · temperature))}, range being the spread of the
+ * logits.
+ *
+ * <p>{@code dynamo_kv_v1_1} keeps the tie-break of the 1.1 release line: equal lowest logits go to
+ * the worker with the smallest tree (fewest blocks held by events), then at random. PR #4257 added
+ * the tree-size tie-break, PR #6253 made equal trees random, and PR #9516 removed the tree size on
+ * main after {@code release/1.1.0} was branched; PR #9975 states that the 1.1 line keeps it.
  *
  * <p>Active blocks are kept per request by {@link ActiveBlocks} from this router's own lifecycle
  * events; prefill tokens come from the ledger, which for this policy holds only own requests (see
@@ -55,17 +63,29 @@ final class DynamoKvPolicy implements Policy {
   static final String NAME = "dynamo_kv";
   static final String OVERLAP_2 = "dynamo_kv_w2";
   static final String DECODE = "dynamo_kv_decode";
+  static final String V1_1 = "dynamo_kv_v1_1";
 
   private final String name;
   private final double overlapWeight;
   private final double temperature;
+  private final boolean smallestTreeTies;
   private final RandomGenerator random;
   private final ActiveBlocks active = new ActiveBlocks();
 
-  DynamoKvPolicy(String name, double overlapWeight, double temperature, RandomGenerator random) {
+  /**
+   * @param smallestTreeTies whether equal lowest logits go to the smallest tree first (1.1), not
+   *     straight to a random one of them (main)
+   */
+  DynamoKvPolicy(
+      String name,
+      double overlapWeight,
+      double temperature,
+      boolean smallestTreeTies,
+      RandomGenerator random) {
     this.name = name;
     this.overlapWeight = overlapWeight;
     this.temperature = temperature;
+    this.smallestTreeTies = smallestTreeTies;
     this.random = random;
   }
 
@@ -121,8 +141,10 @@ final class DynamoKvPolicy implements Policy {
         scaled[i] = range > 0 ? cost[i] / range : 0;
       }
       pick = candidates[Ranking.softmin(scaled, temperature, random)];
-    } else {
+    } else if (smallestTreeTies) {
       pick = smallestTreeAmongCheapest(candidates, cost, min, match);
+    } else {
+      pick = ranked[0];
     }
     return Ranking.withFirst(ranked, pick);
   }

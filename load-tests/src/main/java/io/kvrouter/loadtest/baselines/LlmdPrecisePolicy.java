@@ -10,72 +10,90 @@ import io.kvrouter.tracker.policy.Visibility;
 import java.util.random.RandomGenerator;
 
 /**
- * {@code llmd_precise}: the llm-d inference scheduler in its precise-prefix-cache configuration
- * (llm-d/llm-d-inference-scheduler v0.8.0, {@code
- * deploy/config/epp-precise-prefix-cache-config.yaml}; under {@code
- * pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/}: {@code Score} in {@code
- * precise_prefix_cache.go} from line 416 and {@code indexedScoresToNormalizedScoredPods} in {@code
- * utils.go} lines 20-44. The other scorers, the picker and the metrics refresh come from
- * gateway-api-inference-extension v1.5.0, the version it pins, under {@code
- * pkg/epp/framework/plugins/scheduling/}: {@code scorer/queuedepth/queue.go} from line 78, {@code
- * scorer/kvcacheutilization/kvcache_utilization.go} from 76, {@code picker/max_score_picker.go}
- * from 81; and {@code pkg/epp/server/options.go} line 102). The weighted sum of three scorers, the
- * highest wins, ties at random:
+ * {@code llmd_precise}: llm-d's endpoint picker in its precise-prefix-cache configuration, as
+ * llm-d/llm-d-router (formerly llm-d-inference-scheduler) scores now, read at ebab6879: the default
+ * profile of {@code deploy/config/epp-precise-prefix-cache-config.yaml} weighs {@code
+ * prefix-cache-scorer} 2.0, {@code kv-cache-utilization-scorer} 1.0 and {@code queue-scorer} 1.0,
+ * summed ({@code runScorerPlugins} in {@code pkg/epp/scheduling/scheduler_profile.go} line 253),
+ * and {@code max-score-picker} takes the highest, ties at random (shuffle, then a stable sort:
+ * {@code picker/maxscore/picker.go} line 92). Under {@code pkg/epp/framework/plugins/}:
  *
  * <ul>
- *   <li>precise prefix cache × 2: each pod's leading prompt blocks in the index fed by the engines'
- *       KV events, each block counted at the weight of the best tier the pod holds it in (GPU 1.0,
- *       CPU 0.8, a medium it has no weight for 1.0: {@code DefaultKVCacheBackendConfig} in {@code
- *       pkg/kvcache/backend.go} and {@code getMaxWeight} / {@code LongestPrefixScorer.Score} in
- *       {@code pkg/kvcache/kvblock_scorer.go}, llm-d/llm-d-kv-cache-manager at a378f5b3, v0.4.0-9),
- *       min-max normalised over the pods that hold at least the first block (all of them 1 when
- *       they hold equally many; a pod holding none scores 0). Speculative entries are off by
- *       default, so the index has only confirmed blocks;
- *   <li>KV-cache utilisation × 1: {@code 1 − kv_cache_usage};
- *   <li>queue × 1: waiting requests min-max normalised, shortest queue 1, longest 0 (all 1 when
- *       equal).
+ *   <li>precise prefix × 2: each pod's leading prompt blocks in the index fed by the engines' KV
+ *       events, each block counted at the weight of the best tier the pod holds it in (GPU 1.0, CPU
+ *       0.8, a medium without a weight 1.0: {@code LongestPrefixScorer.Score} and {@code
+ *       DefaultKVBlockScorerConfig} in llm-d/llm-d-kv-cache {@code pkg/kvcache/kvblock_scorer.go}
+ *       and {@code backend.go}, read at 7be76e11), truncated to whole blocks ({@code matchLen :=
+ *       int(...)}, {@code produceFromBlockKeys} in {@code
+ *       requestcontrol/dataproducer/preciseprefixcache/producer.go} line 380) and divided by the
+ *       prompt's full blocks ({@code matchRatioScore} in {@code scheduling/scorer/prefix/plugin.go}
+ *       line 158, {@code matchLengthWeight} 0 by default). This is commit e6f6b84f (PR #1107,
+ *       "switch to absolute matched/total normalization"), which replaced the min-max of v0.8.0.
+ *       Speculative entries are off by default ({@code speculativeIndexing} false, 2 s TTL when on:
+ *       {@code producer.go} line 61, {@code prerequest.go} line 35), so the index has only
+ *       confirmed blocks;
+ *   <li>KV-cache utilisation × 1: {@code 1 − kv_cache_usage} ({@code
+ *       scorer/kvcacheutilization/kvcache_utilization.go} line 84);
+ *   <li>queue × 1: waiting requests min-max normalised, shortest queue 1, longest 0, all 1 when
+ *       equal ({@code scorer/queuedepth/queue.go} line 84).
  * </ul>
  *
- * Queue and KV usage are the engines' metrics as last scraped, every 50 ms ({@code
- * --refresh-metrics-interval}).
+ * Queue and KV usage are the engines' metrics as last scraped, every 50 ms (the default and minimum
+ * {@code --refresh-metrics-interval}, {@code pkg/epp/server/options.go} line 45).
+ *
+ * <p>{@code llmd_precise_v0_8_0} keeps llm-d-inference-scheduler v0.8.0, before e6f6b84f: the
+ * prefix score is min-max normalised over the pods that hold at least the first block (all of them
+ * 1 when they hold equally many; a pod holding none scores 0), without truncation ({@code Score} in
+ * {@code pkg/epp/framework/plugins/scheduling/scorer/preciseprefixcache/precise_prefix_cache.go}
+ * from line 416, {@code indexedScoresToNormalizedScoredPods} in {@code utils.go} lines 20-44; the
+ * other scorers and the picker from gateway-api-inference-extension v1.5.0, which it pins).
  *
  * <p>One endpoint picker decides every request however many gateway replicas forward to it: the
  * chart turns on leader election as soon as it runs more than one picker ({@code
- * config/charts/epplib/templates/_deployment.yaml} lines 130-131), and then only the leader passes
- * its readiness probe ({@code --ha-enable-leader-election}, {@code pkg/epp/server/options.go} line
- * 127).
+ * config/charts/epplib/templates/_deployment.yaml} lines 130-131 at v0.8.0), and then only the
+ * leader passes its readiness probe ({@code --ha-enable-leader-election}).
  *
- * <p><b>Herding on a shared first block.</b> A pod that alone holds a prompt's first block scores
- * the full prefix weight 2 (min-max over one holder is 1), while a pod holding none can make up at
+ * <p><b>Herding on a shared first block, v0.8.0 only.</b> Under min-max a pod that alone holds a
+ * prompt's first block scores the full prefix weight 2, while a pod holding none can make up at
  * most 1 + 1 from an empty queue and an empty KV cache; so the holder wins however long its queue,
- * until its KV cache is completely in use (then it ties). Every prompt of the Mooncake conversation
- * trace starts with the same block. With arrivals spread over each tick, the second request arrives
- * after the first one's KV events confirmed that block on one pod, and from then on that pod takes
- * every request (the router sweep's 500 requests: load max/mean 8.0, p90 TTFT 54 s, hit rate 0.04
- * as its cache thrashes under a queue of hundreds). With arrivals as recorded, the first tick's
- * requests arrive together before any event, tie on queue and KV, spread at random, and several
- * pods hold the first block from then on. This is llm-d's scoring as configured, not a lab effect:
- * the scorer sees what its peer sees (confirmed blocks, metrics every 50 ms), and the normalisation
- * above is {@code indexedScoresToNormalizedScoredPods} over the pods {@code LongestPrefixScorer}
- * (llm-d/llm-d-kv-cache v0.7.1, {@code pkg/kvcache/kvblock_scorer.go} lines 106-154) returns, which
- * are the holders of the first block only.
+ * until its KV cache is completely in use. Every prompt of the Mooncake conversation trace starts
+ * with the same block, so with arrivals spread over each tick one pod takes every request (the
+ * router sweep's 500 requests: load max/mean 8.0, p90 TTFT 54 s). Matched over total blocks gives
+ * that pod 2 × 1 / n for one shared block of n, so the queue and KV scores decide again; e6f6b84f's
+ * message names this ("small absolute hits were amplified to 1.0 when best-in-set").
  */
 final class LlmdPrecisePolicy implements Policy {
 
   /** GIE's default {@code --refresh-metrics-interval}. */
   static final long METRICS_REFRESH_MILLIS = 50;
 
+  static final String NAME = "llmd_precise";
+  static final String V0_8_0 = "llmd_precise_v0_8_0";
+
+  /** How the precise prefix scorer turns matched blocks into a score in [0, 1]. */
+  enum PrefixScore {
+    /** llm-d-router since e6f6b84f: whole matched blocks over the prompt's blocks. */
+    MATCHED_OVER_TOTAL,
+    /** llm-d-inference-scheduler v0.8.0: min-max over the pods holding the first block. */
+    MIN_MAX_OVER_HOLDERS
+  }
+
+  private final String name;
+  private final PrefixScore prefixScore;
   private final BaselineSettings config;
   private final RandomGenerator random;
 
-  LlmdPrecisePolicy(BaselineSettings config, RandomGenerator random) {
+  LlmdPrecisePolicy(
+      String name, PrefixScore prefixScore, BaselineSettings config, RandomGenerator random) {
+    this.name = name;
+    this.prefixScore = prefixScore;
     this.config = config;
     this.random = random;
   }
 
   @Override
   public String name() {
-    return "llmd_precise";
+    return name;
   }
 
   @Override
@@ -101,9 +119,10 @@ final class LlmdPrecisePolicy implements Policy {
     double[] score = new double[n];
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
-      double hit = match.matched(r) == 0 ? 0 : weighedHit(match, r);
       double prefix =
-          match.matched(r) == 0 ? 0 : maxHit == minHit ? 1 : (hit - minHit) / (maxHit - minHit);
+          prefixScore == PrefixScore.MATCHED_OVER_TOTAL
+              ? matchedOverTotal(match, r, query.keyCount())
+              : minMaxOverHolders(match, r, minHit, maxHit);
       double kv = 1 - load.kvUsage(r);
       double queue = maxQ == minQ ? 1 : (double) (maxQ - load.waiting(r)) / (maxQ - minQ);
       score[i] =
@@ -112,6 +131,22 @@ final class LlmdPrecisePolicy implements Policy {
               + config.llmdQueueWeight() * queue;
     }
     return Ranking.descending(candidates, score, random);
+  }
+
+  /** Whole weighed blocks over the prompt's blocks, at most 1; 0 for an empty prompt. */
+  static double matchedOverTotal(MatchResult match, int replica, int promptBlocks) {
+    if (promptBlocks == 0 || match.matched(replica) == 0) {
+      return 0;
+    }
+    return Math.min(1.0, Math.floor(weighedHit(match, replica)) / promptBlocks);
+  }
+
+  private static double minMaxOverHolders(
+      MatchResult match, int replica, double minHit, double maxHit) {
+    if (match.matched(replica) == 0) {
+      return 0;
+    }
+    return maxHit == minHit ? 1 : (weighedHit(match, replica) - minHit) / (maxHit - minHit);
   }
 
   /**

@@ -87,7 +87,7 @@ record LabRequestView(
   static boolean seesImages(String policy) {
     return policy.startsWith("kvrouter")
         || policy.startsWith("dynamo_kv")
-        || policy.equals("llmd_precise")
+        || policy.startsWith("llmd_precise")
         || policy.equals("tgi_trie");
   }
 

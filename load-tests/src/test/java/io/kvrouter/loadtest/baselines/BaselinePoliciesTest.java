@@ -25,7 +25,8 @@ class BaselinePoliciesTest {
           "tgi_trie",
           "dynamo_kv",
           "llmd_precise",
-          "preble_e2");
+          "preble_e2",
+          "vllm_router_kv");
 
   @Test
   void theLab_registersEveryBaselineAfterKvrouter_andEachCanBeCreated() {

@@ -53,12 +53,27 @@ class DynamoKvPolicyTest {
     dynamo.onReleased("a", 0);
     dynamo.onReleased("b", 0); // replica 0 idle: 30 + 30 against 30 + 55
     assertThat(f.rank(dynamo, shared)[0]).isEqualTo(0);
-    dynamo.onReleased("c", 0); // both idle and cold: equal logits
+  }
+
+  /**
+   * Both replicas idle and cold for this prompt: equal logits. Dynamo's main branch draws one of
+   * them at random (reservoir sampling in {@code minimum_cost_index}), so over 20 seeds both are
+   * chosen although replica 1's tree is larger; the 1.1 line takes the smaller tree, replica 0,
+   * every time.
+   */
+  @Test
+  void equalLogits_goToARandomWorker_whereTheV1_1LineTookTheSmallestTree() {
+    Fixture f = new Fixture(2);
     f.cache(1, Fixture.prompt(77, 4), 4, Tier.GPU); // replica 1's tree is larger
+    long[] prompt = Fixture.prompt(500, 30);
+    java.util.Set<Integer> chosen = new java.util.HashSet<>();
     for (int seed = 0; seed < 20; seed++) {
-      Policy fresh = Fixture.policy("dynamo_kv", seed);
-      assertThat(f.rank(fresh, shared)[0]).as("seed %d", seed).isEqualTo(0);
+      chosen.add(f.rank(Fixture.policy("dynamo_kv", seed), prompt)[0]);
+      assertThat(f.rank(Fixture.policy("dynamo_kv_v1_1", seed), prompt)[0])
+          .as("seed %d", seed)
+          .isEqualTo(0);
     }
+    assertThat(chosen).containsExactlyInAnyOrder(0, 1);
   }
 
   @Test

@@ -48,9 +48,9 @@ class SglangCacheAwarePolicyTest {
   }
 
   @Test
-  void aMatchAboveThirtyPercent_followsTheTree_unlessLoadsDifferByMoreThan64AndHalf() {
+  void v1_9_0_aMatchAboveThirtyPercent_followsTheTree_unlessLoadsDifferByMoreThan64AndHalf() {
     Fixture f = new Fixture(2);
-    Policy p = Fixture.policy("sglang_cache_aware", 1);
+    Policy p = Fixture.policy("sglang_cache_aware_v1_9_0", 1);
     long[] prompt = Fixture.prompt(10, 8);
     f.inFlight[0] = 1; // the first request goes to replica 1
     int home = f.route(p, prompt);
@@ -69,9 +69,56 @@ class SglangCacheAwarePolicyTest {
     assertThat(f.rank(p, mostlyNew)[0]).isEqualTo(0);
   }
 
+  /**
+   * Replica 0 was sent each prompt first and replica 1 since (the second prompt went back to
+   * replica 0 once more); replica 0 has two more requests in flight. SMG v1.9.0 goes to the node's
+   * first owner, replica 0, for both: the latest toucher would be replica 1 for the first prompt,
+   * and stamping a node anew on every insert would make replica 1 the earliest for the second. SMG
+   * since PR #2161 goes to the least loaded of the two holders, replica 1.
+   */
+  @Test
+  void aHit_goesToTheFirstOwnerInV1_9_0_andToTheLeastLoadedHolderNow() {
+    Fixture f = new Fixture(3);
+    long[] once = Fixture.prompt(10, 8);
+    long[] again = Fixture.prompt(5_000, 8);
+    Policy v190 = Fixture.policy("sglang_cache_aware_v1_9_0", 1);
+    Policy now = Fixture.policy("sglang_cache_aware", 1);
+    for (Policy p : new Policy[] {v190, now}) {
+      f.running(p, "a", once, 0);
+      f.running(p, "b", once, 1);
+      f.running(p, "c", again, 0);
+      f.running(p, "d", again, 1);
+      f.running(p, "e", again, 0);
+    }
+    f.inFlight[0] = 2;
+
+    assertThat(f.rank(v190, once)[0]).isEqualTo(0);
+    assertThat(f.rank(v190, again)[0]).isEqualTo(0);
+    assertThat(f.rank(now, once)[0]).isEqualTo(1);
+  }
+
+  /**
+   * Eight workers, replica 3 the prompt's only holder. SMG now has no fleet-wide imbalance rule: it
+   * spills a hit to the least-loaded worker only when the holder's load exceeds both 1.5 × the mean
+   * and the mean + 64. Holding 73 of 73 in flight (mean 9.1) it keeps the request; at 80 (mean 10)
+   * it spills to replica 0. v1.9.0's max − min rule would have spilled at 65 already.
+   */
+  @Test
+  void aHit_spillsToTheLeastLoaded_onlyWhenTheHolderIs64AboveTheMeanAndHalfAgainAsBusy() {
+    Fixture f = new Fixture(8);
+    long[] prompt = Fixture.prompt(10, 8);
+    Policy p = Fixture.policy("sglang_cache_aware", 1);
+    f.running(p, "home", prompt, 3);
+    f.inFlight[3] = 73;
+    assertThat(f.rank(p, prompt)[0]).isEqualTo(3);
+    f.inFlight[3] = 80;
+    assertThat(f.rank(p, prompt)[0]).isEqualTo(0);
+  }
+
   @Test
   void sees_onlyItsOwnInFlightRequests() {
-    assertThat(Fixture.policy("sglang_cache_aware", 1).visibility())
-        .isEqualTo(Visibility.OWN_REQUESTS);
+    for (String name : new String[] {"sglang_cache_aware", "sglang_cache_aware_v1_9_0"}) {
+      assertThat(Fixture.policy(name, 1).visibility()).isEqualTo(Visibility.OWN_REQUESTS);
+    }
   }
 }

@@ -169,13 +169,15 @@ public final class StreamSequencer {
 
   /**
    * Compares the batches delivered last with the engine's replay buffer and delivers anything newer
-   * (after a live silence, or on a healthy heartbeat).
+   * (after a live silence, or on a healthy heartbeat). Not before {@code replayRetry} after a
+   * request that went unanswered: health checks may come faster than a dead replay socket's
+   * timeout, and the driving thread must get back to its socket (where a dropped connection shows).
    *
    * @return batches delivered (more than 0 after a silence proves the live subscription missed
    *     them)
    */
   public long audit() {
-    if (replay == null || continuity.interrupted() || !held.isEmpty()) {
+    if (replay == null || continuity.interrupted() || !held.isEmpty() || !held.due()) {
       return 0;
     }
     long from = recent.isEmpty() ? Math.max(expected, 0) : recent.oldestSeq();
@@ -328,7 +330,8 @@ public final class StreamSequencer {
   /** Tries again what waits: the proof of continuity, then the held live batches. */
   private void resume(boolean healthy) {
     boolean overdue = proofOverdue();
-    if (continuity.interrupted() && (continuity.holdLive() || healthy || overdue)) {
+    boolean ask = overdue || held.due() && (continuity.holdLive() || healthy);
+    if (continuity.interrupted() && ask) {
       prove();
     }
     if (continuity.interrupted() && (overdue || continuity.holdLive() && held.tooLong())) {

@@ -227,6 +227,28 @@ class StreamSequencerTest {
   }
 
   @Test
+  void healthChecksFasterThanADeadReplay_askItOnlyAfterTheRetryWait() {
+    StreamSequencer s = sequencer(true);
+    live(s, 0, 3);
+    answering = false;
+    s.onHealthy(Double.NaN); // the audit goes unanswered
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L);
+    later(SETTINGS.replayRetry());
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L);
+
+    s.onDisconnected(); // the proof is asked for at once, then not before the retry wait either
+    s.onHealthy(Double.NaN);
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L, 2L);
+    later(SETTINGS.replayRetry());
+    s.onHealthy(Double.NaN);
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L, 2L, 2L);
+  }
+
+  @Test
   void replayThatNeverAnswers_isGivenUpAfterTheLimit_andOnlyThenTheGapIsLost() {
     StreamSequencer s = sequencer(true);
     live(s, 0, 2);

@@ -2,6 +2,8 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.BlocksStored;
 import io.kvrouter.protocol.KvEvent;
@@ -52,7 +54,7 @@ class EngineFaultsTest {
   @Test
   void idleReset_isSeenWithTheNextBatch_whichClearsTheReplicaBeforeItsNewBlocks() throws Exception {
     try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, true);
-        Agent a = start(engine.spec("reset", 0))) {
+        Agent a = start(engine.spec("reset", 0), ConfigFactory.load())) {
       int[] first = tokens(1000, 3);
       a.storeAndAwait(engine, 0, first);
 
@@ -92,7 +94,7 @@ class EngineFaultsTest {
   void restartWithoutReplayOrStartTime_clearsTheReplicaBeforeTheNewProcessPublishes()
       throws Exception {
     try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, false);
-        Agent a = start(engine.spec("restart", 0))) {
+        Agent a = start(engine.spec("restart", 0), ConfigFactory.load())) {
       int[] before = tokens(3000, 3);
       a.storeAndAwait(engine, 0, before);
 
@@ -114,9 +116,33 @@ class EngineFaultsTest {
   @Test
   void oneDataParallelRankGone_itsBlocksLeave_theOtherRankKeepsItsBlocksAndServes()
       throws Exception {
-    try (VllmEngineDouble engine = new VllmEngineDouble(2, BS, true);
-        Agent r0 = start(engine.spec("dp", 0));
-        Agent r1 = start(engine.spec("dp", 1))) {
+    try (VllmEngineDouble engine = new VllmEngineDouble(2, BS, true)) {
+      rankOneGone_itsBlocksLeave_rankZeroServes(engine, "dp", ConfigFactory.load());
+    }
+  }
+
+  /**
+   * The same with a replay endpoint per rank: the gone rank's replay goes unanswered, which nothing
+   * can tell from a slow answer, so its blocks leave once the interruption has waited {@code
+   * give-up-after} (shortened here) for an answer; the other rank keeps its blocks and serves.
+   */
+  @Test
+  void oneDataParallelRankWithReplayGone_itsBlocksLeaveAfterGiveUpAfter_theOtherRankServes()
+      throws Exception {
+    Config quick =
+        ConfigFactory.parseString(
+                "kvrouter.agent.kv-events { give-up-after = 1s, replay-timeout = 300ms }")
+            .withFallback(ConfigFactory.load());
+    try (VllmEngineDouble engine = new VllmEngineDouble(2, BS, true, true)) {
+      rankOneGone_itsBlocksLeave_rankZeroServes(engine, "dpr", quick);
+    }
+  }
+
+  /** Both ranks of {@code engine} store, rank 1 is lost, rank 0 serves on. */
+  private static void rankOneGone_itsBlocksLeave_rankZeroServes(
+      VllmEngineDouble engine, String replicaId, Config config) {
+    try (Agent r0 = start(engine.spec(replicaId, 0), config);
+        Agent r1 = start(engine.spec(replicaId, 1), config)) {
       int[] shared = tokens(5000, 3);
       r0.storeAndAwait(engine, 0, shared);
       r1.storeAndAwait(engine, 1, shared);
@@ -165,27 +191,30 @@ class EngineFaultsTest {
     }
 
     /**
-     * Serves {@code prompt} on {@code rank} until the agent holds its blocks (the agent's SUB may
-     * join after the first batches, as any ZMQ subscriber does).
+     * Serves {@code prompt} on {@code rank} and waits until the agent holds its blocks. Serves new
+     * one-block prompts first until the agent holds one, so its SUB has joined (a ZMQ subscriber
+     * may join after the first batches) before the prompt's only batch is published.
      */
     void storeAndAwait(VllmEngineDouble engine, int rank, int[] prompt) {
       events.awaitAssert(
           WAIT,
           Duration.ofMillis(100),
           () -> {
-            engine.complete(rank, tokens(900_000 + rank * 1000 + warmups++, 1));
-            engine.complete(rank, prompt);
-            assertThat(held()).containsAll(keys(prompt));
+            int[] warmup = tokens(900_000 + rank * 1000 + warmups++, 1);
+            engine.complete(rank, warmup);
+            assertThat(held()).containsAll(keys(warmup));
             return null;
           });
+      engine.complete(rank, prompt);
+      events.awaitAssert(WAIT, () -> assertThat(held()).containsAll(keys(prompt)));
     }
   }
 
-  private static Agent start(ReplicaSpec spec) {
+  private static Agent start(ReplicaSpec spec, Config config) {
+    AgentSettings base = AgentSettings.fromConfig(config, List.of(spec));
     AgentSettings settings =
-        AgentSettings.of(List.of(spec))
-            .withHeartbeat(Duration.ofMillis(100), 3)
-            .withAlignment(AgentSettings.of(List.of(spec)).alignment().withProbe(false));
+        base.withHeartbeat(Duration.ofMillis(100), 3)
+            .withAlignment(base.alignment().withProbe(false));
     TestProbe<KvEventBatch> events = testKit.createTestProbe();
     ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
         testKit.spawn(Topics.kvEvents(), "events-" + spec.info().targetId().replace('#', '-'));

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.engine.ZmqFrames;
 import io.kvrouter.testing.EngineDoubles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,6 +29,7 @@ import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import org.zeromq.ZMsg;
 
 /**
  * A vLLM engine as the agent meets it, written from vLLM's behaviour and not from kvrouter's
@@ -37,7 +39,10 @@ import org.zeromq.ZMQ;
  * (vllm/distributed/kv_events.py, {@code ZmqEventPublisher}: frames topic, seq 8 bytes big-endian
  * from 0 per process, msgpack {@code [ts, [events], dp_rank]}; events positional, {@code
  * ["BlockStored", hashes, parent, token_ids, block_size, lora_id, medium, lora_name]}, {@code
- * ["AllBlocksCleared"]}). No replay socket (vLLM's default).
+ * ["AllBlocksCleared"]}). A replay socket per rank only when asked for (vLLM has none by default):
+ * a ROUTER answering {@code [id, "", start_seq8]} with {@code [id, "", seq8, payload]} for each
+ * batch of the rank's buffer from {@code start_seq} on, then {@code [id, "", END, ""]}
+ * (docs/kv-events.md, section 1), served by a thread of its own.
  *
  * <p>What matters for the faults, as vLLM does it:
  *
@@ -49,8 +54,8 @@ import org.zeromq.ZMQ;
  *       AllBlocksCleared} and publishes nothing until the next request;
  *   <li>{@link #restart} is a new process that says nothing: sockets closed and bound again on the
  *       same ports, sequence from 0, empty caches, a new hash seed, new start time and counters;
- *   <li>{@link #stopRank} loses one rank's engine core: its socket is gone, its requests fail, the
- *       front-end and the other ranks keep serving.
+ *   <li>{@link #stopRank} loses one rank's engine core: its sockets (PUB and replay) are gone, its
+ *       requests fail, the front-end and the other ranks keep serving.
  * </ul>
  *
  * <p>Block hashes: SHA-256 chained over the parent's digest and the block's tokens, seeded per
@@ -64,6 +69,7 @@ final class VllmEngineDouble implements AutoCloseable {
 
   private final int blockSize;
   private final boolean exportStartTime;
+  private final boolean withReplay;
   private final ZContext ctx = new ZContext();
   private final Rank[] ranks;
   private final HttpServer http;
@@ -75,6 +81,8 @@ final class VllmEngineDouble implements AutoCloseable {
     final int index;
     final int port;
     ZMQ.Socket pub;
+    final Replay replay;
+    final List<byte[]> buffer = new ArrayList<>(); // the payloads published, by seq
     long seq;
     byte[] seed;
     final Map<String, byte[]> cache = new HashMap<>(); // token prefix -> block digest
@@ -87,11 +95,13 @@ final class VllmEngineDouble implements AutoCloseable {
       this.pub = ctx.createSocket(SocketType.PUB);
       pub.setLinger(0);
       this.port = pub.bindToRandomPort("tcp://" + HOST);
+      this.replay = withReplay ? new Replay(this) : null;
       newProcess();
     }
 
     void newProcess() {
       seq = 0;
+      buffer.clear();
       seed = new byte[32];
       ThreadLocalRandom.current().nextBytes(seed);
       cache.clear();
@@ -106,14 +116,85 @@ final class VllmEngineDouble implements AutoCloseable {
   }
 
   /**
+   * A rank's replay ROUTER and the thread that owns it. It stays bound across {@link #restart} (a
+   * restart faster than anything notices; the answers come from the new process's buffer) and
+   * closes with {@link #stopRank}.
+   */
+  private final class Replay {
+    final Rank rank;
+    final ZMQ.Socket router;
+    final int port;
+    final Thread thread;
+    volatile boolean stopped;
+
+    Replay(Rank rank) {
+      this.rank = rank;
+      router = ctx.createSocket(SocketType.ROUTER);
+      router.setLinger(0);
+      router.setReceiveTimeOut(20);
+      port = router.bindToRandomPort("tcp://" + HOST);
+      thread = new Thread(this::serve, "vllm-double-replay-" + rank.index);
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void serve() {
+      while (!stopped) {
+        ZMsg req = ZMsg.recvMsg(router);
+        if (req != null && req.size() == 3) {
+          byte[] id = req.pop().getData();
+          req.pop();
+          answer(id, ZmqFrames.seq(req.pop().getData()));
+        }
+      }
+      ctx.destroySocket(router);
+    }
+
+    private void answer(byte[] id, long start) {
+      List<byte[]> batches;
+      synchronized (VllmEngineDouble.this) {
+        batches = new ArrayList<>(rank.buffer);
+      }
+      for (int s = (int) Math.max(start, 0); s < batches.size(); s++) {
+        router.sendMore(id);
+        router.sendMore(new byte[0]);
+        router.sendMore(ZmqFrames.seq(s));
+        router.send(batches.get(s));
+      }
+      router.sendMore(id);
+      router.sendMore(new byte[0]);
+      router.sendMore(ZmqFrames.seq(ZmqFrames.END_OF_REPLAY));
+      router.send(new byte[0]);
+    }
+
+    void stop() {
+      stopped = true;
+      try {
+        thread.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
    * @param ranks data-parallel ranks (1 for an engine without data parallelism)
    * @param blockSize tokens per block
    * @param exportStartTime whether /metrics has {@code process_start_time_seconds} (Python's
    *     prometheus_client exports it, except in multiprocess mode)
    */
   VllmEngineDouble(int ranks, int blockSize, boolean exportStartTime) throws IOException {
+    this(ranks, blockSize, exportStartTime, false);
+  }
+
+  /**
+   * @param withReplay each rank binds a replay socket (vLLM's {@code replay_endpoint})
+   */
+  VllmEngineDouble(int ranks, int blockSize, boolean exportStartTime, boolean withReplay)
+      throws IOException {
     this.blockSize = blockSize;
     this.exportStartTime = exportStartTime;
+    this.withReplay = withReplay;
     this.startTime = System.currentTimeMillis() / 1000.0;
     this.ranks = new Rank[ranks];
     for (int r = 0; r < ranks; r++) {
@@ -134,9 +215,14 @@ final class VllmEngineDouble implements AutoCloseable {
     return "tcp://" + HOST + ":" + ranks[r].port;
   }
 
+  /** Rank {@code r}'s replay endpoint, or null without one. */
+  String replayEndpoint(int r) {
+    return withReplay ? "tcp://" + HOST + ":" + ranks[r].replay.port : null;
+  }
+
   /**
-   * Replica {@code replicaId} for rank {@code rank} of this engine, model {@code m}, without a
-   * replay endpoint.
+   * Replica {@code replicaId} for rank {@code rank} of this engine, model {@code m}, with the
+   * rank's replay endpoint if the engine has them.
    */
   ReplicaSpec spec(String replicaId, int rank) {
     return new ReplicaSpec(
@@ -146,7 +232,7 @@ final class VllmEngineDouble implements AutoCloseable {
         baseUrl(),
         blockSize,
         kvEventsEndpoint(rank),
-        null,
+        replayEndpoint(rank),
         "",
         ReplicaInfo.BOTH,
         ranks.length);
@@ -218,10 +304,16 @@ final class VllmEngineDouble implements AutoCloseable {
     startTime += 1;
   }
 
-  /** Rank {@code rank}'s engine core dies: its socket closes; the other ranks serve on. */
-  synchronized void stopRank(int rank) {
-    ctx.destroySocket(ranks[rank].pub);
-    ranks[rank].pub = null;
+  /** Rank {@code rank}'s engine core dies: its sockets close; the other ranks serve on. */
+  void stopRank(int rank) {
+    Rank r = ranks[rank];
+    synchronized (this) {
+      ctx.destroySocket(r.pub);
+      r.pub = null;
+    }
+    if (r.replay != null) {
+      r.replay.stop(); // outside the lock: the replay thread takes it to read the buffer
+    }
   }
 
   private ZMQ.Socket bindAgain(int port) {
@@ -263,10 +355,11 @@ final class VllmEngineDouble implements AutoCloseable {
       }
       p.packInt(r.index);
       r.queued.clear();
-      byte[] seq = ByteBuffer.allocate(8).putLong(r.seq++).array();
+      byte[] payload = p.toByteArray();
+      r.buffer.add(payload);
       r.pub.sendMore(new byte[0]);
-      r.pub.sendMore(seq);
-      r.pub.send(p.toByteArray());
+      r.pub.sendMore(ZmqFrames.seq(r.seq++));
+      r.pub.send(payload);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -387,9 +480,16 @@ final class VllmEngineDouble implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
     http.stop(0);
     httpThreads.shutdownNow();
-    ctx.close();
+    for (Rank r : ranks) {
+      if (r.replay != null) {
+        r.replay.stop();
+      }
+    }
+    synchronized (this) {
+      ctx.close();
+    }
   }
 }

@@ -1,6 +1,8 @@
 package io.kvrouter.agent.kvevents;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The evidence a {@link StreamSequencer} weighs after an interruption: is the engine it hears still
@@ -32,13 +34,25 @@ final class Continuity {
 
   private record Checkpoint(long seq, long digest) {}
 
+  private final long giveUpAfterNanos;
+  private final LongSupplier nanoClock;
   private boolean interrupted;
+  private long since;
   private boolean holdLive;
   private Checkpoint checkpoint;
   private StartTimeEvidence startEvidence = StartTimeEvidence.NONE;
   private double startTime = Double.NaN;
   private boolean adoptNextStartTime;
   private boolean healthObserved;
+
+  /**
+   * @param giveUpAfter how long an interruption may wait for its proof before it is overdue
+   * @param nanoClock monotonic nanoseconds
+   */
+  Continuity(Duration giveUpAfter, LongSupplier nanoClock) {
+    this.giveUpAfterNanos = giveUpAfter.toNanos();
+    this.nanoClock = nanoClock;
+  }
 
   /**
    * An interruption: pins the checkpoint unless one is pending already.
@@ -52,6 +66,7 @@ final class Continuity {
       return false;
     }
     interrupted = true;
+    since = nanoClock.getAsLong();
     checkpoint =
         recent.isEmpty() ? null : new Checkpoint(recent.newestSeq(), recent.newestDigest());
     startEvidence = StartTimeEvidence.NONE;
@@ -88,6 +103,16 @@ final class Continuity {
 
   boolean interrupted() {
     return interrupted;
+  }
+
+  /** True when the pending interruption has waited longer than {@code giveUpAfter}. */
+  boolean overdue() {
+    return interrupted && nanoClock.getAsLong() - since > giveUpAfterNanos;
+  }
+
+  /** How long the pending interruption has waited, for log lines. */
+  String waited() {
+    return (nanoClock.getAsLong() - since) / 1_000_000 + " ms";
   }
 
   /** True while live batches must wait for the verdict (the connection dropped). */

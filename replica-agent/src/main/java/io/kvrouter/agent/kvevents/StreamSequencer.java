@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Continuity or a clean slate.</b> After a dropped connection ({@link #onDisconnected}) or
  *       a failed health check ({@link #onHealthLost}) the blocks delivered are kept only if {@link
  *       Continuity} shows the same process; else a restart. After a drop, live batches wait for
- *       that verdict.
+ *       that verdict. An interruption whose replay has not answered for {@code giveUpAfter} (a dead
+ *       engine, or a dead data-parallel rank behind a live front-end) is a restart too, with or
+ *       without live batches waiting; the stream is taken up afresh if the engine comes back.
  *   <li><b>Audits.</b> On every healthy heartbeat ({@link #onHealthy}) and after a silence ({@link
  *       #audit}) the last batches delivered are compared with the engine's buffer.
  * </ul>
@@ -65,7 +67,7 @@ public final class StreamSequencer {
   private final VllmEventDecoder decoder = new VllmEventDecoder();
   private final DeliveredDigests recent;
   private final HeldBatches held;
-  private final Continuity continuity = new Continuity();
+  private final Continuity continuity;
   private long expected = -1;
   private boolean cleanSlate = true;
   private long dupFrom;
@@ -96,6 +98,7 @@ public final class StreamSequencer {
     this.listener = listener;
     this.recent = new DeliveredDigests(settings.auditDepth());
     this.held = new HeldBatches(settings, nanoClock);
+    this.continuity = new Continuity(settings.giveUpAfter(), nanoClock);
   }
 
   /** With the defaults of {@code reference.conf}, the system clock and no listener. */
@@ -154,23 +157,27 @@ public final class StreamSequencer {
   /**
    * Nothing arrived for a poll interval: retries what waits for an answer, when due. An
    * interruption with nothing held waits for the engine to show it is back (a live batch or a
-   * healthy check) rather than asking a replay socket that is likely down.
+   * healthy check) rather than asking a replay socket that is likely down, until {@code
+   * giveUpAfter}: then the replay is asked once more, and if it still does not answer the
+   * interruption is given up (a restart).
    */
   public void onIdle() {
-    if (!held.isEmpty() && (held.due() || held.tooLong())) {
+    if ((!held.isEmpty() && (held.due() || held.tooLong())) || proofOverdue()) {
       resume(false);
     }
   }
 
   /**
    * Compares the batches delivered last with the engine's replay buffer and delivers anything newer
-   * (after a live silence, or on a healthy heartbeat).
+   * (after a live silence, or on a healthy heartbeat). Not before {@code replayRetry} after a
+   * request that went unanswered: health checks may come faster than a dead replay socket's
+   * timeout, and the driving thread must get back to its socket (where a dropped connection shows).
    *
    * @return batches delivered (more than 0 after a silence proves the live subscription missed
    *     them)
    */
   public long audit() {
-    if (replay == null || continuity.interrupted() || !held.isEmpty()) {
+    if (replay == null || continuity.interrupted() || !held.isEmpty() || !held.due()) {
       return 0;
     }
     long from = recent.isEmpty() ? Math.max(expected, 0) : recent.oldestSeq();
@@ -322,15 +329,29 @@ public final class StreamSequencer {
 
   /** Tries again what waits: the proof of continuity, then the held live batches. */
   private void resume(boolean healthy) {
-    if (continuity.interrupted() && (continuity.holdLive() || healthy)) {
+    boolean overdue = proofOverdue();
+    boolean ask = overdue || held.due() && (continuity.holdLive() || healthy);
+    if (continuity.interrupted() && ask) {
       prove();
     }
-    if (continuity.holdLive() && held.tooLong()) {
-      log.warn("{}: continuity unproven after waiting {}; starting afresh", name, held.waited());
+    if (continuity.interrupted() && (overdue || continuity.holdLive() && held.tooLong())) {
+      log.warn(
+          "{}: continuity unproven {} after the interruption; starting afresh",
+          name,
+          continuity.waited());
       replaySuspended = true;
       restart("an interruption nothing could prove harmless", -1);
     }
     drainHeld();
+  }
+
+  /**
+   * The interruption has waited past {@code giveUpAfter} for a replay socket that stays silent.
+   * Without a usable replay socket the health check is the proof and no timer gives it up: an
+   * engine whose health checks fail keeps its blocks until it answers again.
+   */
+  private boolean proofOverdue() {
+    return continuity.overdue() && replay != null && !replaySuspended;
   }
 
   private void drainHeld() {

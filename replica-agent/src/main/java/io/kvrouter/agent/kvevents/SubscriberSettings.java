@@ -13,7 +13,8 @@ import java.time.Duration;
  * @param replayRetry wait before a replay that went unanswered is asked again
  * @param silence live silence after which the replay socket is asked for anything newer
  * @param giveUpAfter how long live batches may wait behind an unanswered replay before the missing
- *     batches are declared lost (a new epoch) and the waiting ones delivered
+ *     batches are declared lost (a new epoch) and the waiting ones delivered, and how long an
+ *     interruption may wait for a replay answer before the replica starts afresh (a new epoch)
  * @param maxHeld most live batches that may wait behind an unanswered replay
  * @param auditDepth delivered batches compared with the engine's replay buffer at each audit
  * @param receiveHighWaterMark live messages the SUB socket queues before ZMQ drops them

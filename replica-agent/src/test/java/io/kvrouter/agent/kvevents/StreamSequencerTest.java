@@ -227,6 +227,28 @@ class StreamSequencerTest {
   }
 
   @Test
+  void healthChecksFasterThanADeadReplay_askItOnlyAfterTheRetryWait() {
+    StreamSequencer s = sequencer(true);
+    live(s, 0, 3);
+    answering = false;
+    s.onHealthy(Double.NaN); // the audit goes unanswered
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L);
+    later(SETTINGS.replayRetry());
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L);
+
+    s.onDisconnected(); // the proof is asked for at once, then not before the retry wait either
+    s.onHealthy(Double.NaN);
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L, 2L);
+    later(SETTINGS.replayRetry());
+    s.onHealthy(Double.NaN);
+    s.onHealthy(Double.NaN);
+    assertThat(fetches).containsExactly(0L, 0L, 2L, 2L);
+  }
+
+  @Test
   void replayThatNeverAnswers_isGivenUpAfterTheLimit_andOnlyThenTheGapIsLost() {
     StreamSequencer s = sequencer(true);
     live(s, 0, 2);
@@ -292,6 +314,52 @@ class StreamSequencerTest {
     s.onIdle();
     assertThat(seen).containsExactly("batch 0", "batch 1", "batch 2", "batch 3");
     assertThat(continuity).isEmpty();
+  }
+
+  @Test
+  void afterADisconnect_aReplayThatNeverAnswers_withNothingHeld_isARestartAfterTheLimit() {
+    StreamSequencer s = sequencer(true);
+    live(s, 0, 3);
+    s.onDisconnected(); // a data-parallel rank died: its stream stops, the front-end stays healthy
+    answering = false;
+    s.onHealthy(Double.NaN); // asks the replay, unanswered
+    later(SETTINGS.giveUpAfter().minusMillis(1));
+    s.onIdle();
+    s.onHealthy(Double.NaN); // asks again, unanswered
+    assertThat(seen).containsExactly("batch 0", "batch 1", "batch 2");
+    assertThat(fetches).containsExactly(2L, 2L);
+    assertThat(s.interrupted()).isTrue();
+
+    later(Duration.ofMillis(2));
+    s.onIdle(); // asks once more, then gives up
+    assertThat(fetches).containsExactly(2L, 2L, 2L);
+    assertThat(seen).containsExactly("batch 0", "batch 1", "batch 2", "restart 2->-1");
+    assertThat(continuity).containsExactly("restart");
+    assertThat(s.interrupted()).isFalse();
+
+    s.onIdle();
+    assertThat(fetches).hasSize(3); // given up: no more questions on idle
+    buffer.clear();
+    answering = true;
+    buffered(0, 2, 1); // the rank is back as a new process
+    s.onLive(0, payload(0, 1));
+    s.onLive(1, payload(1, 1));
+    assertThat(seen)
+        .containsExactly("batch 0", "batch 1", "batch 2", "restart 2->-1", "batch 0", "batch 1");
+    assertThat(continuity).containsExactly("restart");
+  }
+
+  @Test
+  void anInterruptionPastTheLimit_whoseLastReplayAnswers_keepsTheBlocks() {
+    StreamSequencer s = sequencer(true);
+    live(s, 0, 3);
+    s.onHealthLost(); // health checks fail for longer than the limit; the stream stays connected
+    later(SETTINGS.giveUpAfter().plusMillis(1));
+    s.onIdle(); // the replay proves the same process
+    assertThat(fetches).containsExactly(2L);
+    assertThat(seen).containsExactly("batch 0", "batch 1", "batch 2");
+    assertThat(continuity).isEmpty();
+    assertThat(s.interrupted()).isFalse();
   }
 
   @Test

@@ -7,11 +7,14 @@ import com.typesafe.config.ConfigFactory;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.tokenize.ChatPrefixCache;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.testing.FreePorts;
 import java.time.Duration;
@@ -60,7 +63,13 @@ class EnvoyExchangeTest {
     tokenizers = TokenizerRegistry.fromConfig(config);
     assertThat(
             ExtProcServer.startIfEnabled(
-                kit.system(), router, tokenizers, TokenizerRegistry.DEMO_MODEL))
+                kit.system(),
+                router,
+                new RequestTokenizer(
+                    tokenizers,
+                    router,
+                    TokenizerRegistry.DEMO_MODEL,
+                    new PromptEncoder(Runnable::run, new ChatPrefixCache(tokenizers, 1 << 20)))))
         .isEqualTo(port);
     channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
   }

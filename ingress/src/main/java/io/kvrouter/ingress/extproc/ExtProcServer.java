@@ -3,8 +3,8 @@ package io.kvrouter.ingress.extproc;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -20,9 +20,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The ingress's endpoint-picker gRPC server ({@code kvrouter.ingress.extproc}), beside its HTTP API
  * and over the same router: Envoy (a Gateway with an {@code InferencePool} whose {@code
- * endpointPickerRef} names kvrouter) asks it which pod serves each request. On shutdown it stops
- * taking new streams in {@code service-unbind} and lets the streams in flight finish, bounded by
- * the drain's grace period.
+ * endpointPickerRef} names kvrouter) asks it which pod serves each request, tokenizing as the HTTP
+ * API does (one {@link RequestTokenizer}, the same chat prefix cache). On shutdown it stops taking
+ * new streams in {@code service-unbind} and lets the streams in flight finish, bounded by the
+ * drain's grace period.
  */
 public final class ExtProcServer {
 
@@ -35,12 +36,12 @@ public final class ExtProcServer {
    * when disabled.
    */
   public static int startIfEnabled(
-      ActorSystem<?> system, Router router, TokenizerRegistry tokenizers, String defaultModel) {
+      ActorSystem<?> system, Router router, RequestTokenizer tokenizer) {
     ExtProcSettings settings = ExtProcSettings.fromConfig(system.settings().config());
     if (!settings.enabled()) {
       return -1;
     }
-    PromptDecoder decoder = new PromptDecoder(new ObjectMapper(), tokenizers, router, defaultModel);
+    PromptDecoder decoder = new PromptDecoder(new ObjectMapper(), tokenizer);
     Server server;
     try {
       server =

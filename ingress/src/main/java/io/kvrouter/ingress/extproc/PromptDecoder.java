@@ -1,21 +1,18 @@
 package io.kvrouter.ingress.extproc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvrouter.ingress.api.ApiError;
 import io.kvrouter.ingress.api.ApiException;
 import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.api.RequestValidator;
-import io.kvrouter.ingress.api.TokenizedPrompt;
-import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.tokenize.ModelTokenizer;
-import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 
 /**
- * Turns a request body that Envoy hands over into what the router needs: the same validation, chat
- * template and tokenizer as the HTTP ingress, so both pick the same replica for the same request.
- * Bad input throws {@link ApiException} with the OpenAI error to answer.
+ * Turns a request body that Envoy hands over into what the router needs: the same validation and
+ * the same {@link RequestTokenizer} (template, tokenizer, chat prefix cache, context-length check)
+ * as the HTTP ingress, so both pick the same replica for the same request. Bad input throws {@link
+ * ApiException} with the OpenAI error to answer.
  */
 final class PromptDecoder {
 
@@ -24,17 +21,12 @@ final class PromptDecoder {
 
   private final BodyReader reader;
   private final RequestValidator validator;
-  private final TokenizerRegistry tokenizers;
-  private final Router router;
-  private final String defaultModel;
+  private final RequestTokenizer tokenizer;
 
-  PromptDecoder(
-      ObjectMapper mapper, TokenizerRegistry tokenizers, Router router, String defaultModel) {
+  PromptDecoder(ObjectMapper mapper, RequestTokenizer tokenizer) {
     this.reader = new BodyReader(mapper);
     this.validator = new RequestValidator();
-    this.tokenizers = tokenizers;
-    this.router = router;
-    this.defaultModel = defaultModel;
+    this.tokenizer = tokenizer;
   }
 
   /** The OpenAI endpoint of an HTTP path, or null when the picker does not route it. */
@@ -53,26 +45,6 @@ final class PromptDecoder {
 
   Decoded decode(Endpoint endpoint, byte[] body) {
     InferenceRequest request = validator.validate(endpoint, reader.read(body));
-    ModelTokenizer tokenizer =
-        TokenizedPrompt.tokenizerFor(
-            tokenizers, router::servedModels, defaultModel, router.baseModel(request.model()));
-    int[] tokens =
-        TokenizedPrompt.of(
-            request,
-            tokenizer,
-            (t, r) -> t.encodeChat(r.messages(), r.tools(), true, r.templateKwargs()));
-    int requested = tokens.length + Math.max(request.maxTokens(), 1);
-    if (requested > tokenizer.maxModelLen()) {
-      throw new ApiException(
-          ApiError.invalid(
-              "This model's maximum context length is "
-                  + tokenizer.maxModelLen()
-                  + " tokens. However, you requested "
-                  + requested
-                  + " tokens.",
-              request.isChat() ? "messages" : "prompt",
-              "context_length_exceeded"));
-    }
-    return new Decoded(request, tokens);
+    return new Decoded(request, tokenizer.tokenize(request));
   }
 }

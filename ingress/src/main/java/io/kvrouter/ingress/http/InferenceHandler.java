@@ -8,14 +8,11 @@ import io.kvrouter.ingress.api.BodyReader;
 import io.kvrouter.ingress.api.CountTokens;
 import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.api.RequestValidator;
-import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
-import io.kvrouter.ingress.routing.Router;
-import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
-import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.IngressTraffic;
 import io.kvrouter.ingress.traffic.LimitVerdict;
@@ -51,34 +48,28 @@ public final class InferenceHandler {
   private final IngressSettings settings;
   private final BodyReader reader;
   private final RequestValidator validator;
-  private final TokenizerRegistry tokenizers;
-  private final Router router;
   private final ProxyService proxy;
   private final IngressMetrics metrics;
   private final Materializer materializer;
-  private final PromptEncoder encoder;
+  private final RequestTokenizer tokenizer;
   private final IngressTraffic traffic;
 
   public InferenceHandler(
       IngressSettings settings,
       ObjectMapper mapper,
-      TokenizerRegistry tokenizers,
-      Router router,
       ProxyService proxy,
       IngressMetrics metrics,
       Materializer materializer,
-      PromptEncoder encoder,
+      RequestTokenizer tokenizer,
       IngressTraffic traffic) {
     this.traffic = traffic;
     this.settings = settings;
     this.reader = new BodyReader(mapper);
     this.validator = new RequestValidator();
-    this.tokenizers = tokenizers;
-    this.router = router;
     this.proxy = proxy;
     this.metrics = metrics;
     this.materializer = materializer;
-    this.encoder = encoder;
+    this.tokenizer = tokenizer;
   }
 
   /** A result and the limit verdict whose headers go with it (null for none). */
@@ -163,8 +154,9 @@ public final class InferenceHandler {
               model[0] = request.model();
               trace.set("gen_ai.request.model", request.model());
               RequestTrace.Phase tokenizing = trace.phase("tokenize");
-              return encoder
-                  .onPool(() -> tokenize(request))
+              return tokenizer
+                  .encoder()
+                  .onPool(() -> tokenizer.tokenize(request))
                   .whenComplete(
                       (tokens, e) -> {
                         if (e == null) {
@@ -229,40 +221,6 @@ public final class InferenceHandler {
       case MESSAGES -> "/v1/messages";
       default -> endpoint.enginePath();
     };
-  }
-
-  private int[] tokenize(InferenceRequest request) {
-    ModelTokenizer tokenizer =
-        TokenizedPrompt.tokenizerFor(
-            tokenizers,
-            router::servedModels,
-            settings.defaultModel(),
-            router.baseModel(request.model()));
-    int[] tokens =
-        TokenizedPrompt.of(
-            request,
-            tokenizer,
-            (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));
-    int limit = tokenizer.maxModelLen();
-    int requested = tokens.length + Math.max(request.maxTokens(), 1);
-    if (requested > limit) {
-      throw new ApiException(
-          ApiError.invalid(
-              "This model's maximum context length is "
-                  + limit
-                  + " tokens. However, you requested "
-                  + requested
-                  + " tokens ("
-                  + tokens.length
-                  + " in the prompt, "
-                  + Math.max(request.maxTokens(), 1)
-                  + " in the completion).",
-              request.maxTokens() > limit
-                  ? "max_tokens"
-                  : (request.isChat() ? "messages" : "prompt"),
-              "context_length_exceeded"));
-    }
-    return tokens;
   }
 
   /**

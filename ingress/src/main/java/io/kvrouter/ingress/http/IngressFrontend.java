@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
@@ -42,10 +43,22 @@ public final class IngressFrontend {
         metrics,
         admin,
         IngressTraffic.standalone(
-            system.settings().config(), new TrafficMetrics(metrics.registry())));
+            system.settings().config(), new TrafficMetrics(metrics.registry())),
+        promptEncoder(system, tokenizers));
   }
 
-  /** Builds the routes and binds them. */
+  /**
+   * The prompt encoder {@code kvrouter.ingress.tokenize} configures, on its own dispatcher; the
+   * HTTP API and the endpoint picker share one, so they share its chat prefix cache.
+   */
+  public static PromptEncoder promptEncoder(ActorSystem<?> system, TokenizerRegistry tokenizers) {
+    return PromptEncoder.fromConfig(
+        system.settings().config(),
+        system.dispatchers().lookup(DispatcherSelector.fromConfig(PromptEncoder.DISPATCHER)),
+        tokenizers);
+  }
+
+  /** Builds the routes and binds them, tokenizing through {@code encoder}. */
   public static CompletionStage<ServerBinding> start(
       ActorSystem<?> system,
       IngressSettings settings,
@@ -53,7 +66,8 @@ public final class IngressFrontend {
       Router router,
       IngressMetrics metrics,
       AdminView admin,
-      IngressTraffic traffic) {
+      IngressTraffic traffic,
+      PromptEncoder encoder) {
     ObjectMapper mapper = new ObjectMapper();
     ProxyService proxy =
         new ProxyService(
@@ -70,17 +84,10 @@ public final class IngressFrontend {
         new InferenceHandler(
             settings,
             mapper,
-            tokenizers,
-            router,
             proxy,
             metrics,
             Materializer.matFromSystem(system),
-            PromptEncoder.fromConfig(
-                system.settings().config(),
-                system
-                    .dispatchers()
-                    .lookup(DispatcherSelector.fromConfig(PromptEncoder.DISPATCHER)),
-                tokenizers),
+            new RequestTokenizer(tokenizers, router, settings.defaultModel(), encoder),
             traffic);
     IngressRoutes routes =
         new IngressRoutes(

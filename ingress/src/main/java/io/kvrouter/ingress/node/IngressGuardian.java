@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.kvrouter.config.node.NodeFailed;
 import io.kvrouter.config.node.RoleGuardian;
 import io.kvrouter.config.serialization.WireTraffic;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.consistency.ConsistencyGatherer;
 import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.http.IngressFrontend;
@@ -17,6 +18,7 @@ import io.kvrouter.ingress.routing.RouterBlockSize;
 import io.kvrouter.ingress.routing.SteeringSettings;
 import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.strict.StrictGate;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.traffic.IngressTraffic;
 import io.kvrouter.ingress.traffic.PeerQueues;
@@ -247,10 +249,14 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
             readiness,
             new RouterBlockSize(tokenizers, directory));
     IngressReadiness.register(ctx.getSystem(), readiness, nodeSettings.askTimeout());
-    ExtProcServer.startIfEnabled(ctx.getSystem(), router, tokenizers, settings.defaultModel());
+    PromptEncoder encoder = IngressFrontend.promptEncoder(ctx.getSystem(), tokenizers);
+    ExtProcServer.startIfEnabled(
+        ctx.getSystem(),
+        router,
+        new RequestTokenizer(tokenizers, router, settings.defaultModel(), encoder));
     ctx.pipeToSelf(
         IngressFrontend.start(
-            ctx.getSystem(), settings, tokenizers, router, metrics, admin, traffic),
+            ctx.getSystem(), settings, tokenizers, router, metrics, admin, traffic, encoder),
         (binding, error) -> binding != null ? new Bound(binding) : new BindFailed(error));
   }
 

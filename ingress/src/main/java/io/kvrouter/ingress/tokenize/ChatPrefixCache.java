@@ -36,19 +36,28 @@ import net.openhft.hashing.LongHashFunction;
  * and a 64-bit hash chained over its turns, with a seed drawn per process) to its token ids. Each
  * request looks up its boundaries from the last back, tokenizes from the longest cached prefix to
  * its last boundary, stores that prefix (dropping the shorter entry it extended: the conversation
- * moved on), and tokenizes the tail (the generation prompt) alone. A collision of the hash would
- * give a request wrong ids for routing and counting; the prompt sent to the engine is never built
- * from them (chat requests are forwarded as messages).
+ * moved on), and tokenizes the tail (the generation prompt) alone. It also stores the prefix that
+ * ends with the prompt's leading system turns ({@link #systemEnd}: the system messages and the tool
+ * definitions ChatML and Qwen render into them), and never drops it for a longer one, so requests
+ * that share a system prompt but not their history tokenize only what follows it. That prefix ends
+ * at a turn boundary like any other, so the split there is exact by the same rule; a template that
+ * writes the system prompt into the first user turn has no such boundary, and gets no such entry. A
+ * collision of the hash would give a request wrong ids for routing and counting; the prompt sent to
+ * the engine is never built from them (chat requests are forwarded as messages).
  *
  * <p><b>Cost.</b> Per request: one pass of XXH3 over the text plus a marker search, about a
  * microsecond per 10 KB, and the tokenization of the new turns only. Memory: 4 bytes per cached
- * token plus about 100 bytes per entry, bounded by {@code maxBytes} (least recently used entries go
- * first). Thread-safe: lookups and updates take the cache's lock briefly; tokenization runs outside
- * it.
+ * token plus about 100 bytes per entry, two entries per conversation with a system prompt (its
+ * latest prefix, and its system prompt, shared with every other request that has it), bounded by
+ * {@code maxBytes} (least recently used entries go first). Thread-safe: lookups and updates take
+ * the cache's lock briefly; tokenization runs outside it.
  */
 public final class ChatPrefixCache {
 
   private static final int ENTRY_OVERHEAD = 96;
+
+  /** The role that follows the marker in a system turn. */
+  private static final String SYSTEM_ROLE = "system\n";
 
   private record Key(String model, int length, long hash) {}
 
@@ -143,26 +152,30 @@ public final class ChatPrefixCache {
     int start = hit < 0 ? 0 : bounds[hit];
     int[] prefix = cached == null ? new int[0] : cached;
     if (hit < last) {
+      int system = systemEnd(text, marker, bounds);
+      if (system > hit && system < last) {
+        // the shared system prompt, kept beside the conversation for requests that share it
+        prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[system]), false));
+        store(new Key(model.name(), bounds[system], hashes[system]), prefix, null);
+        start = bounds[system];
+      }
       prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[last]), false));
+      // the entry this one extends goes (the conversation moved on), unless it is a system prompt
       store(
           new Key(model.name(), bounds[last], hashes[last]),
           prefix,
-          model.name(),
-          hit,
-          bounds,
-          hashes);
+          hit > system ? new Key(model.name(), bounds[hit], hashes[hit]) : null);
     }
     return concat(prefix, tokenizer.encode(text.substring(bounds[last]), false));
   }
 
-  private synchronized void store(
-      Key key, int[] ids, String model, int extended, int[] bounds, long[] hashes) {
+  private synchronized void store(Key key, int[] ids, Key extended) {
     long size = ENTRY_OVERHEAD + 4L * ids.length;
     if (size > maxBytes) {
       return;
     }
-    if (extended >= 0) {
-      int[] old = entries.remove(new Key(model, bounds[extended], hashes[extended]));
+    if (extended != null) {
+      int[] old = entries.remove(extended);
       if (old != null) {
         bytes -= ENTRY_OVERHEAD + 4L * old.length;
       }
@@ -193,6 +206,26 @@ public final class ChatPrefixCache {
       }
     }
     return Arrays.copyOf(out, n);
+  }
+
+  /**
+   * The index in {@code bounds} of the boundary that ends the prompt's leading system turns (those
+   * that start with the marker and the role {@code system}: the system messages and, as ChatML and
+   * Qwen render them, the tool definitions), or -1 when the prompt does not start with one.
+   */
+  static int systemEnd(String text, String marker, int[] bounds) {
+    if (!startsSystemTurn(text, 0, marker)) {
+      return -1;
+    }
+    int k = 0;
+    while (k + 1 < bounds.length && startsSystemTurn(text, bounds[k], marker)) {
+      k++;
+    }
+    return k;
+  }
+
+  private static boolean startsSystemTurn(String text, int at, String marker) {
+    return text.startsWith(marker, at) && text.startsWith(SYSTEM_ROLE, at + marker.length());
   }
 
   private static long chain(long h, long segment) {

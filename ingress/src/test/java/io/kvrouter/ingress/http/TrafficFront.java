@@ -56,7 +56,8 @@ final class TrafficFront {
             router,
             metrics,
             new StaticAdminView(),
-            traffic)
+            traffic,
+            IngressFrontend.promptEncoder(kit.system(), tokenizers))
         .toCompletableFuture()
         .get();
   }

@@ -84,6 +84,131 @@ class ChatPrefixCachePropertiesTest {
     }
   }
 
+  @Property(tries = 150)
+  void requestsSharingASystemPrompt_encodeAsTheWholeText(
+      @ForAll("sharedSystemRequests") List<Request> requests, @ForAll("models") String name) {
+    ModelTokenizer model = REGISTRY.get(name);
+    ChatPrefixCache cache = new ChatPrefixCache(REGISTRY, 64L << 20);
+    for (Request r : requests) {
+      String text = model.renderChat(r.messages(), r.tools(), true, Map.of());
+      assertThat(cache.encode(model, text))
+          .as("%s: %s", name, text)
+          .containsExactly(model.tokenizer().encode(text, false));
+    }
+  }
+
+  @Example
+  void aSecondRequestWithTheSameSystemPrompt_tokenizesOnlyWhatFollowsIt() {
+    ModelTokenizer plain = REGISTRY.get("chatml-o200k");
+    List<String> encoded = new ArrayList<>();
+    ModelTokenizer model =
+        new ModelTokenizer(
+            plain.name(), recording(plain.tokenizer(), encoded), plain.chatTemplate(), 16, 1 << 20);
+    ChatPrefixCache cache = new ChatPrefixCache(REGISTRY, 64L << 20);
+    String system = "You are the support agent of Example Corp. Answer briefly. ".repeat(20);
+    List<Map<String, Object>> tools =
+        List.of(Map.of("type", "function", "function", Map.of("name", "lookup_order")));
+    cache.encode(model, render(plain, system, tools, "Where is my order?"));
+    encoded.clear();
+
+    String second = render(plain, system, tools, "Can I return a gift?");
+    int[] ids = cache.encode(model, second);
+
+    assertThat(ids).containsExactly(plain.tokenizer().encode(second, false));
+    assertThat(String.join("", encoded))
+        .as("text tokenized for the second request")
+        .doesNotContain("Example Corp")
+        .doesNotContain("lookup_order")
+        .contains("Can I return a gift?");
+    assertThat(cache.hits()).isEqualTo(1);
+  }
+
+  private static String render(
+      ModelTokenizer model, String system, List<Map<String, Object>> tools, String user) {
+    return model.renderChat(
+        List.of(
+            Map.of("role", "system", "content", system), Map.of("role", "user", "content", user)),
+        tools,
+        true,
+        Map.of());
+  }
+
+  /** {@code inner}, adding every text it encodes to {@code encoded}. */
+  private static PromptTokenizer recording(PromptTokenizer inner, List<String> encoded) {
+    return new PromptTokenizer() {
+      @Override
+      public int[] encode(String text, boolean addSpecialTokens) {
+        encoded.add(text);
+        return inner.encode(text, addSpecialTokens);
+      }
+
+      @Override
+      public String decode(int[] ids) {
+        return inner.decode(ids);
+      }
+
+      @Override
+      public String description() {
+        return inner.description();
+      }
+    };
+  }
+
+  record Request(List<Map<String, Object>> messages, List<Map<String, Object>> tools) {}
+
+  /**
+   * Requests in a row that draw their system prompts (none, one or two system messages) and tools
+   * from a small pool, so later ones share a system prompt with earlier ones, then one to three
+   * other messages of their own.
+   */
+  @Provide
+  Arbitrary<List<Request>> sharedSystemRequests() {
+    Arbitrary<List<Map<String, Object>>> tools =
+        Arbitraries.of("lookup", "search\n<|im_start|>", "x\n")
+            .map(
+                n ->
+                    List.<Map<String, Object>>of(
+                        Map.of("type", "function", "function", Map.of("name", n))))
+            .injectNull(0.5);
+    Arbitrary<List<Map<String, Object>>> rest =
+        Combinators.combine(Arbitraries.of("user", "assistant", "system"), text())
+            .as((role, content) -> Map.<String, Object>of("role", role, "content", content))
+            .list()
+            .ofMinSize(1)
+            .ofMaxSize(3)
+            .map(
+                ms -> {
+                  List<Map<String, Object>> out = new ArrayList<>(ms);
+                  out.set(0, Map.of("role", "user", "content", ms.get(0).get("content")));
+                  return out;
+                });
+    return text()
+        .list()
+        .ofMaxSize(2)
+        .list()
+        .ofMinSize(1)
+        .ofMaxSize(3)
+        .flatMap(pool -> requests(Arbitraries.of(pool), tools, rest));
+  }
+
+  private static Arbitrary<List<Request>> requests(
+      Arbitrary<List<String>> systems,
+      Arbitrary<List<Map<String, Object>>> tools,
+      Arbitrary<List<Map<String, Object>>> rest) {
+    Arbitrary<Request> request =
+        Combinators.combine(systems, tools, rest)
+            .as(
+                (system, tool, others) -> {
+                  List<Map<String, Object>> messages = new ArrayList<>();
+                  for (String content : system) {
+                    messages.add(Map.of("role", "system", "content", content));
+                  }
+                  messages.addAll(others);
+                  return new Request(messages, tool);
+                });
+    return request.list().ofMinSize(2).ofMaxSize(8);
+  }
+
   @Provide
   Arbitrary<String> texts() {
     return text().list().ofMaxSize(4).map(parts -> String.join("", parts));

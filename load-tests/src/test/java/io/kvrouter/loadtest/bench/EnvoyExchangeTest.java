@@ -7,11 +7,14 @@ import com.typesafe.config.ConfigFactory;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.extproc.ExtProcServer;
 import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.tokenize.ChatPrefixCache;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.testing.FreePorts;
 import java.time.Duration;
@@ -40,6 +43,7 @@ class EnvoyExchangeTest {
       new PickerWorkload(TokenizerRegistry.DEMO_MODEL, 1024, 4, 0.75, 7);
   private ActorTestKit kit;
   private TokenizerRegistry tokenizers;
+  private ChatPrefixCache cache;
   private ManagedChannel channel;
   private int port;
 
@@ -58,9 +62,16 @@ class EnvoyExchangeTest {
             .withFallback(ConfigFactory.load());
     kit = ActorTestKit.create("picker", config);
     tokenizers = TokenizerRegistry.fromConfig(config);
+    cache = new ChatPrefixCache(tokenizers, 1 << 20);
     assertThat(
             ExtProcServer.startIfEnabled(
-                kit.system(), router, tokenizers, TokenizerRegistry.DEMO_MODEL))
+                kit.system(),
+                router,
+                new RequestTokenizer(
+                    tokenizers,
+                    router,
+                    TokenizerRegistry.DEMO_MODEL,
+                    new PromptEncoder(Runnable::run, cache))))
         .isEqualTo(port);
     channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
   }
@@ -86,6 +97,17 @@ class EnvoyExchangeTest {
     assertThat(router.queries.get(0).tokenIds()).hasSize(workload.promptTokens(0));
     assertThat(router.prefilled).containsExactly("r-1");
     assertThat(router.released).containsExactly("r-1");
+  }
+
+  @Test
+  void theSecondRequestOfAGroup_findsItsSystemPromptInTheSharedPrefixCache() throws Exception {
+    router.answer = new RouteOutcome.Routed("r-3", target("http://10.0.0.9:8000"), 0);
+
+    exchange(0, 16384);
+    exchange(4, 16384); // the workload has 4 groups: request 4 shares request 0's system prompt
+
+    assertThat(cache.hits()).isEqualTo(1);
+    assertThat(router.queries.get(1).tokenIds()).hasSize(workload.promptTokens(4));
   }
 
   @Test

@@ -1,0 +1,80 @@
+package io.kvrouter.ingress.api;
+
+import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.tokenize.ModelTokenizer;
+import io.kvrouter.ingress.tokenize.PromptEncoder;
+import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+
+/**
+ * A validated request's prompt as token ids, the one path of the HTTP ingress and the Envoy picker
+ * alike (so both pick the same replica for the same request and both re-use cached chat prefixes):
+ * the model's tokenizer ({@link TokenizedPrompt#tokenizerFor}), chat messages through the {@link
+ * PromptEncoder} and its prefix cache, completions prompts as {@link TokenizedPrompt#of} encodes
+ * them, then the context-length check.
+ *
+ * <p>Thread-safe; runs on the caller's thread (the HTTP ingress calls it on {@link
+ * PromptEncoder#onPool}).
+ */
+public final class RequestTokenizer {
+
+  private final TokenizerRegistry tokenizers;
+  private final Router router;
+  private final String defaultModel;
+  private final PromptEncoder encoder;
+
+  /**
+   * @param tokenizers the configured models
+   * @param router the models the replicas serve, and the base model of an adapter
+   * @param defaultModel whose tokenizer serves a served model without one of its own
+   * @param encoder chat prompts through the prefix cache
+   */
+  public RequestTokenizer(
+      TokenizerRegistry tokenizers, Router router, String defaultModel, PromptEncoder encoder) {
+    this.tokenizers = tokenizers;
+    this.router = router;
+    this.defaultModel = defaultModel;
+    this.encoder = encoder;
+  }
+
+  /**
+   * The prompt's token ids.
+   *
+   * @throws ApiException with the OpenAI error to answer: {@code model_not_found}, the errors of
+   *     {@link TokenizedPrompt#of}, or {@code context_length_exceeded}
+   */
+  public int[] tokenize(InferenceRequest request) {
+    ModelTokenizer tokenizer =
+        TokenizedPrompt.tokenizerFor(
+            tokenizers, router::servedModels, defaultModel, router.baseModel(request.model()));
+    int[] tokens =
+        TokenizedPrompt.of(
+            request,
+            tokenizer,
+            (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));
+    int limit = tokenizer.maxModelLen();
+    int requested = tokens.length + Math.max(request.maxTokens(), 1);
+    if (requested > limit) {
+      throw new ApiException(
+          ApiError.invalid(
+              "This model's maximum context length is "
+                  + limit
+                  + " tokens. However, you requested "
+                  + requested
+                  + " tokens ("
+                  + tokens.length
+                  + " in the prompt, "
+                  + Math.max(request.maxTokens(), 1)
+                  + " in the completion).",
+              request.maxTokens() > limit
+                  ? "max_tokens"
+                  : (request.isChat() ? "messages" : "prompt"),
+              "context_length_exceeded"));
+    }
+    return tokens;
+  }
+
+  /** The encoder: its pool and its cache. */
+  public PromptEncoder encoder() {
+    return encoder;
+  }
+}

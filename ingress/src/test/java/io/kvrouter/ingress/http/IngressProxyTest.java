@@ -92,23 +92,11 @@ class IngressProxyTest {
 
   /** Metrics are updated when the stream ends, after the client may already have its answer. */
   void awaitMetric(String line) {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(10),
-            () -> {
-              assertThat(metrics.scrape()).contains(line);
-              return null;
-            });
+    ProxyAwait.metric(kit, metrics, line);
   }
 
   void awaitNoOpenReservations() {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(10),
-            () -> {
-              assertThat(router.open).isEmpty();
-              return null;
-            });
+    ProxyAwait.noOpenReservations(kit, router);
   }
 
   @Test

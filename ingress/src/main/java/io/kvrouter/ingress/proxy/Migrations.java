@@ -76,7 +76,15 @@ final class Migrations {
         traffic.trace(),
         mapper,
         (body, ids, maxTokens, excluded) ->
-            place(request, requestId, traffic, body, ids, maxTokens, excluded, 1));
+            place(request, requestId, continued(traffic), body, ids, maxTokens, excluded, 1));
+  }
+
+  /**
+   * The request's traffic for a continuation: without its TTFT target, which its first engine met
+   * or missed already (the client's first token is long gone), so it is judged once.
+   */
+  private static RequestTraffic continued(RequestTraffic t) {
+    return new RequestTraffic(t.tenant(), t.priority(), t.tokens(), 0, t.arrivalNanos(), t.trace());
   }
 
   private CompletionStage<StreamMigration.Resumed> place(

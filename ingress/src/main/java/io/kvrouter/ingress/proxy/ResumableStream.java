@@ -10,12 +10,13 @@ import io.kvrouter.ingress.api.Sse;
  * turn: what has been said so far, whether it is over, and how the events of an engine that took
  * over are rewritten so that the client sees one stream.
  *
- * <p>Per event of the engine serving now ({@link #relay}): the text of choice 0 is kept, a tool
- * call delta and a finish reason are noted, {@code [DONE]} ends the stream. Events of a later
- * engine ({@link #resumed}) carry the first engine's {@code id} and {@code created}, lose the
- * {@code role} of their first delta (the client had it), and their usage counts the whole answer:
- * the later engine saw the tokens already generated as prompt, so they move from {@code
- * prompt_tokens} to {@code completion_tokens}.
+ * <p>Events are {@code data:} lines ended by a blank line ({@code \n\n}, as vLLM writes them). Per
+ * event of the engine serving now ({@link #relay}): the text of choice 0 is kept, a tool call delta
+ * and a finish reason are noted, {@code [DONE]} ends the stream. Events of a later engine ({@link
+ * #resumed}) carry the first engine's {@code id} and {@code created}, lose the {@code role} of
+ * their first delta (the client had it), and their usage counts the whole answer: the later engine
+ * saw the tokens already generated as prompt, so they move from {@code prompt_tokens} to {@code
+ * completion_tokens}.
  *
  * <p>Cost: one JSON parse per event (an event carries one token or a few), a serialisation for each
  * rewritten one. Not thread-safe: a stream's events arrive in order, one at a time.
@@ -52,7 +53,8 @@ final class ResumableStream {
     }
     JsonNode chunk = Sse.parse(mapper, data);
     if (!(chunk instanceof ObjectNode node)) {
-      return event + "\n\n";
+      // Half an event, its engine cut off while writing it: the client must not see it.
+      return "";
     }
     if (node.has("error")) {
       // The engine ended the stream itself: its own error is the answer.

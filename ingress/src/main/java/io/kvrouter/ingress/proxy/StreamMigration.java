@@ -109,9 +109,10 @@ final class StreamMigration {
         .idleTimeout(settings.stallTimeout())
         .via(
             Framing.delimiter(
-                ByteString.fromString("\n\n"), MAX_EVENT_BYTES, FramingTruncation.DISALLOW))
-        // The end marker is an element, not a lazily built source, so that it is judged after
-        // every event went through the state.
+                ByteString.fromString("\n\n"), MAX_EVENT_BYTES, FramingTruncation.ALLOW))
+        // A last event without its blank line still counts ([DONE] as some servers end); one
+        // cut in half is dropped by the state. The end marker is an element, not a lazily built
+        // source, so that it is judged after every event went through the state.
         .concat(Source.single(END))
         .mapConcat(
             frame -> {

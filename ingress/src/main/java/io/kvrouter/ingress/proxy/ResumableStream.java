@@ -8,7 +8,8 @@ import io.kvrouter.ingress.api.Sse;
 /**
  * The client's view of one OpenAI chat or completions stream that several engines may serve in
  * turn: what has been said so far, whether it is over, and how the events of an engine that took
- * over are rewritten so that the client sees one stream.
+ * over are rewritten so that the client sees one stream. An engine's own error event mid-answer is
+ * held back: it means the same as a cut.
  *
  * <p>Events are {@code data:} lines ended by a blank line ({@code \n\n}, as vLLM writes them). Per
  * event of the engine serving now ({@link #relay}): the text of choice 0 is kept, a tool call delta
@@ -33,6 +34,7 @@ final class ResumableStream {
   private boolean done;
   private boolean toolCall;
   private boolean otherChoices;
+  private String engineError;
 
   ResumableStream(ObjectMapper mapper) {
     this.mapper = mapper;
@@ -57,9 +59,10 @@ final class ResumableStream {
       return "";
     }
     if (node.has("error")) {
-      // The engine ended the stream itself: its own error is the answer.
-      done = true;
-      return event + "\n\n";
+      // The engine gave up mid-answer (vLLM says so when its engine core dies): held back, since
+      // another engine may finish the answer; the client gets it if none does.
+      engineError = event + "\n\n";
+      return "";
     }
     boolean rewrite = false;
     if (!resumed) {
@@ -129,6 +132,8 @@ final class ResumableStream {
    */
   void resumed(int generatedTokens) {
     resumed = true;
+    done = false;
+    engineError = null;
     tokensBefore = generatedTokens;
   }
 
@@ -137,9 +142,17 @@ final class ResumableStream {
     return text.toString();
   }
 
-  /** True once the stream ended ({@code [DONE]}, or an error event of the engine's own). */
+  /** True once the stream ended ({@code [DONE]}). */
   boolean done() {
-    return done;
+    return done && engineError == null;
+  }
+
+  /**
+   * The error event the engine serving now ended its answer with (not relayed), or null. Cleared
+   * when another engine takes over.
+   */
+  String engineError() {
+    return engineError;
   }
 
   /** True once choice 0 has a finish reason: its text is complete even if the stream is not. */

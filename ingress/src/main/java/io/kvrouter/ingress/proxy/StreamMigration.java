@@ -21,12 +21,14 @@ import org.apache.pekko.util.ByteString;
 
 /**
  * Keeps one streaming OpenAI chat or completions answer going when its engine dies: a stream that
- * breaks, ends before {@code [DONE]}, or stays silent past the stall timeout after its first byte
- * continues on another replica, which is sent the prompt followed by the answer so far ({@link
- * Continuation}), and whose events join the client's stream as the first engine's ({@link
- * ResumableStream}). At most {@link ProxySettings#migrationLimit()} times per request. An answer
- * that cannot move on (a tool call, structured output: {@link Continuation#refusal}), or finds no
- * replica to move to, fails as before: the client gets the error event after the text it had.
+ * breaks, ends before {@code [DONE]}, reports an error of the engine's own mid-answer, or stays
+ * silent past the stall timeout after its first byte continues on another replica, which is sent
+ * the prompt followed by the answer so far ({@link Continuation}), and whose events join the
+ * client's stream as the first engine's ({@link ResumableStream}). At most {@link
+ * ProxySettings#migrationLimit()} times per request. An answer that cannot move on (a tool call,
+ * structured output: {@link Continuation#refusal}), or finds no replica to move to, fails as
+ * before: the client gets the error event after the text it had (the engine's own, when it sent
+ * one).
  *
  * <p>The tokens generated so far are the answer's text encoded again by the model's tokenizer (the
  * one that tokenizes prompts for routing): exact when the engine's tokenizer is the same and the
@@ -123,6 +125,9 @@ final class StreamMigration {
                 return state.done() ? List.<ByteString>of() : List.of(done());
               }
               String out = state.relay(frame.utf8String());
+              if (state.engineError() != null) {
+                throw new Cut("replica " + replicaId + " reported an error mid-answer");
+              }
               return out.isEmpty() ? List.<ByteString>of() : List.of(ByteString.fromString(out));
             })
         .recoverWithRetries(
@@ -185,7 +190,7 @@ final class StreamMigration {
                   if (failure != null) {
                     span.fail(String.valueOf(failure));
                     count("failed", replicaId, error, String.valueOf(failure));
-                    return Source.<ByteString>failed(error);
+                    return ended(error);
                   }
                   span.set("kvrouter.to", resumed.replicaId()).end();
                   count("migrated", replicaId, error, "to " + resumed.replicaId());
@@ -198,6 +203,15 @@ final class StreamMigration {
   private Source<ByteString, NotUsed> refuse(String outcome, Throwable error, String replicaId) {
     count(outcome, replicaId, error, null);
     trace.phase("migrate").set("kvrouter.from", replicaId).fail(outcome);
+    return ended(error);
+  }
+
+  /** The end of a stream that goes no further: the engine's own error event, or the failure. */
+  private Source<ByteString, NotUsed> ended(Throwable error) {
+    String engineError = state.engineError();
+    if (engineError != null) {
+      return Source.from(List.of(ByteString.fromString(engineError), done()));
+    }
     return Source.failed(error);
   }
 

@@ -27,8 +27,8 @@ import java.util.concurrent.TimeUnit;
  * before it alone (prompt and generated so far), drawn from words that encode back to the same
  * tokens. Two such engines given the same context say the same thing, so an answer cut on one and
  * continued on the other must equal the uncut one. It streams one token per event, and can die
- * after a number of tokens: by dropping the connection, by going silent, or after streaming a tool
- * call.
+ * after a number of tokens: by dropping the connection, by going silent, by saying so in an error
+ * event, or after streaming a tool call.
  */
 final class ContextEngine implements AutoCloseable {
 
@@ -39,7 +39,12 @@ final class ContextEngine implements AutoCloseable {
     /** Goes silent after {@link #cutAfter} tokens until closed. */
     STALL,
     /** Streams the start of a tool call, then drops the connection. */
-    TOOL_CALL_CUT
+    TOOL_CALL_CUT,
+    /**
+     * Ends with an error event and {@code [DONE]} after {@link #cutAfter} tokens, as vLLM's server
+     * does when its engine core dies.
+     */
+    ERROR_EVENT
   }
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -196,6 +201,15 @@ final class ContextEngine implements AutoCloseable {
             .put("arguments", "{\"city\": \"Par");
         write(out, chunk(id, created, true, delta, null));
         throw new IOException("engine died inside a tool call");
+      }
+      case ERROR_EVENT -> {
+        out.write(
+            ("data: {\"error\":{\"object\":\"error\",\"message\":\"EngineDeadError: engine"
+                    + " core died\",\"type\":\"InternalServerError\",\"code\":500}}\n\n"
+                    + "data: [DONE]\n\n")
+                .getBytes(StandardCharsets.UTF_8));
+        out.close();
+        exchange.close();
       }
       default -> throw new IOException("engine died");
     }

@@ -210,18 +210,57 @@ class StreamMigrationTest {
     assertSameAnswer(migrated, uncut("/v1/chat/completions", CHAT), "first");
   }
 
-  @Test
-  void streamThatStalls_movesOnAfterTheStallTimeout() throws Exception {
-    startIngress("migration.stall-timeout = 300ms");
-    engine("first", ContextEngine.Mode.STALL);
+  /** A stream whose first engine dies as {@code mode} says ends as the uncut one does. */
+  void assertMovesOn(String settings, ContextEngine.Mode mode, String path, String body)
+      throws Exception {
+    startIngress(settings);
+    engine("first", mode);
     engine("second", ContextEngine.Mode.OK);
 
-    HttpResponse<String> r = post("/v1/completions", COMPLETION);
+    HttpResponse<String> r = post(path, body);
 
     Answer migrated = Answer.of(r.body());
     awaitMetric("kvrouter_migrations_total{outcome=\"migrated\"} 1.0");
     awaitNoOpenReservations();
-    assertSameAnswer(migrated, uncut("/v1/completions", COMPLETION), "first");
+    assertSameAnswer(migrated, uncut(path, body), "first");
+  }
+
+  @Test
+  void streamThatStalls_movesOnAfterTheStallTimeout() throws Exception {
+    assertMovesOn(
+        "migration.stall-timeout = 300ms", ContextEngine.Mode.STALL, "/v1/completions", COMPLETION);
+  }
+
+  @Test
+  void engineThatReportsItsOwnDeathMidAnswer_isReplaced_andItsErrorNeverShown() throws Exception {
+    assertMovesOn("", ContextEngine.Mode.ERROR_EVENT, "/v1/chat/completions", CHAT);
+  }
+
+  /**
+   * The events a structured chat answer ends with when its first engine dies as {@code mode} says:
+   * never sent on to the second engine.
+   */
+  List<String> structuredAnswerCutBy(ContextEngine.Mode mode) throws Exception {
+    startIngress("");
+    engine("first", mode);
+    ContextEngine second = engine("second", ContextEngine.Mode.OK);
+    String body =
+        CHAT.replace("\"messages\"", "\"response_format\":{\"type\":\"json_object\"},\"messages\"");
+
+    HttpResponse<String> r = post("/v1/chat/completions", body);
+
+    assertThat(second.bodies).isEmpty();
+    awaitMetric("kvrouter_migrations_total{outcome=\"refused_structured\"} 1.0");
+    awaitNoOpenReservations();
+    return events(r.body());
+  }
+
+  @Test
+  void engineErrorOfAnAnswerThatCannotMove_reachesTheClientAsTheEngineSaidIt() throws Exception {
+    List<String> events = structuredAnswerCutBy(ContextEngine.Mode.ERROR_EVENT);
+
+    assertThat(events.get(events.size() - 2)).contains("EngineDeadError");
+    assertThat(events).last().isEqualTo("[DONE]");
   }
 
   @Test
@@ -247,18 +286,9 @@ class StreamMigrationTest {
 
   @Test
   void structuredOutput_isNotMoved() throws Exception {
-    startIngress("");
-    engine("first", ContextEngine.Mode.CUT);
-    ContextEngine second = engine("second", ContextEngine.Mode.OK);
-    String body =
-        CHAT.replace("\"messages\"", "\"response_format\":{\"type\":\"json_object\"},\"messages\"");
+    List<String> events = structuredAnswerCutBy(ContextEngine.Mode.CUT);
 
-    HttpResponse<String> r = post("/v1/chat/completions", body);
-
-    assertThat(events(r.body())).anyMatch(e -> e.contains("\"error\""));
-    assertThat(second.bodies).isEmpty();
-    awaitMetric("kvrouter_migrations_total{outcome=\"refused_structured\"} 1.0");
-    awaitNoOpenReservations();
+    assertThat(events.get(events.size() - 2)).contains("\"error\"");
   }
 
   @Test

@@ -93,7 +93,12 @@ class ResumableStreamTest {
     assertThat(done.done()).isTrue();
 
     ResumableStream failed = new ResumableStream(JSON);
-    failed.relay("data: {\"error\":{\"message\":\"boom\"}}");
-    assertThat(failed.done()).isTrue();
+    String error = "data: {\"error\":{\"message\":\"boom\"}}";
+    assertThat(failed.relay(error)).as("held back").isEmpty();
+    failed.relay("data: [DONE]");
+    assertThat(failed.engineError()).isEqualTo(error + "\n\n");
+    assertThat(failed.done()).as("an answer the engine gave up on is not done").isFalse();
+    failed.resumed(0);
+    assertThat(failed.engineError()).isNull();
   }
 }

@@ -107,6 +107,20 @@ public abstract class EngineExchange {
     return new Relayed(endpoint.enginePath(), bytes(body), false, mapper);
   }
 
+  /**
+   * An OpenAI completions or chat request that continues an answer another engine left unfinished:
+   * sent with {@code body} as it is, its stream handed on as it comes (whoever continues it judges
+   * how it ends), a whole answer unchanged.
+   */
+  public static EngineExchange continued(Endpoint endpoint, ObjectNode body) {
+    return new Relayed(endpoint.enginePath(), bytes(body), false, null) {
+      @Override
+      public Source<ByteString, NotUsed> stream(Source<ByteString, NotUsed> engine) {
+        return engine;
+      }
+    };
+  }
+
   static byte[] bytes(JsonNode body) {
     try {
       // Straight to bytes, no intermediate String: a 128k-token conversation is half a megabyte.
@@ -131,7 +145,7 @@ public abstract class EngineExchange {
   }
 
   /** Forwarded and answered unchanged; a broken stream ends with the protocol's error frame. */
-  private static final class Relayed extends EngineExchange {
+  private static class Relayed extends EngineExchange {
     private final String path;
     private final byte[] body;
     private final boolean anthropic;

@@ -2,6 +2,7 @@ package io.kvrouter.ingress.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.RequestTokenizer;
+import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
@@ -79,7 +80,15 @@ public final class IngressFrontend {
             traffic.settings(),
             traffic.metrics(),
             traffic.peers(),
-            traffic.heads());
+            traffic.heads(),
+            (model, text) ->
+                TokenizedPrompt.tokenizerFor(
+                        tokenizers,
+                        router::servedModels,
+                        settings.defaultModel(),
+                        router.baseModel(model))
+                    .tokenizer()
+                    .encode(text, false));
     InferenceHandler handler =
         new InferenceHandler(
             settings,

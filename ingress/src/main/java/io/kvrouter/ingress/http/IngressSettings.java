@@ -42,7 +42,9 @@ public record IngressSettings(
             c.getInt("queue.capacity"),
             c.getDuration("queue.max-wait"),
             c.getDuration("queue.recheck"),
-            c.getBoolean("route-headers")),
+            c.getBoolean("route-headers"),
+            c.getInt("migration.limit"),
+            c.getDuration("migration.stall-timeout")),
         c.getString("admin-token"),
         c.getString("default-model"),
         c.getBoolean("debug-endpoints"));

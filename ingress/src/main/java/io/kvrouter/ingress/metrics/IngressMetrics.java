@@ -32,6 +32,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code kvrouter_request_hops_total{hop}}: answered requests by how their prompt was
  *       prefilled ({@code direct}, {@code prefill_skipped}, {@code prefill_decode}, {@code
  *       prefill_fallback})
+ *   <li>{@code kvrouter_migrations_total{outcome}}: streams cut by their engine after the first
+ *       byte, by what became of them ({@code migrated} to another replica, or {@code
+ *       refused_tool_call}, {@code refused_structured}, {@code refused_unsupported}, {@code limit},
+ *       {@code failed})
  *   <li>{@code kvrouter_lora_loads_total{outcome}}: LoRA adapters loaded where the router spread
  *       them
  * </ul>
@@ -55,6 +59,7 @@ public final class IngressMetrics implements ProxyListener {
   private final PredictionAccuracy accuracy;
   private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
   private final Map<String, Counter> hops = new ConcurrentHashMap<>();
+  private final Map<String, Counter> migrations = new ConcurrentHashMap<>();
   private final TrackerMetrics tracker;
 
   /** Metrics with the accuracy settings of the default configuration. */
@@ -187,6 +192,21 @@ public final class IngressMetrics implements ProxyListener {
                         "Requests answered, by how their prompt was prefilled: on the replica that"
                             + " answered, or on a prefill replica first")
                     .tag("hop", p)
+                    .register(registry))
+        .increment();
+  }
+
+  @Override
+  public void migration(String model, String outcome) {
+    migrations
+        .computeIfAbsent(
+            outcome,
+            o ->
+                Counter.builder("kvrouter.migrations")
+                    .description(
+                        "Streams cut by their engine after the first byte, by outcome: migrated"
+                            + " to another replica, or why not")
+                    .tag("outcome", o)
                     .register(registry))
         .increment();
   }

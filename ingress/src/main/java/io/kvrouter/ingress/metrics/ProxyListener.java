@@ -29,6 +29,13 @@ public interface ProxyListener {
    */
   default void answering(String model, String path) {}
 
+  /**
+   * A stream cut by its engine after its first byte: {@code migrated} to another replica, or why
+   * not ({@code refused_tool_call}, {@code refused_structured}, {@code refused_unsupported}, {@code
+   * limit}, {@code failed}).
+   */
+  default void migration(String model, String outcome) {}
+
   /** No listener. */
   ProxyListener NONE = new ProxyListener() {};
 }

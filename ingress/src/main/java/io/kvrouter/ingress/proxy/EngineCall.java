@@ -50,8 +50,16 @@ final class EngineCall {
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EngineCall.class);
 
-  /** What the call needs of the request. */
-  record Request(InferenceRequest request, int[] tokenIds, RequestTraffic traffic) {}
+  /**
+   * What the call needs of the request.
+   *
+   * @param migration what keeps its stream going when the engine dies, or null
+   */
+  record Request(
+      InferenceRequest request,
+      int[] tokenIds,
+      RequestTraffic traffic,
+      StreamMigration migration) {}
 
   private final Http http;
   private final Materializer materializer;
@@ -256,6 +264,9 @@ final class EngineCall {
                                 (d, e) -> report(job, routed, usage.cachedTokens()));
                             return mat;
                           });
+              if (job.migration() != null) {
+                body = job.migration().wrap(body, routed.target().replicaId());
+              }
               body =
                   exchange.stream(body)
                       .watchTermination(

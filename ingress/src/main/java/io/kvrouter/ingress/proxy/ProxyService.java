@@ -40,11 +40,12 @@ import org.apache.pekko.stream.Materializer;
  * timeout or an empty body before that first byte releases the reservation and tries the next
  * replica, up to {@link ProxySettings#maxAttempts()}. Once the first byte is in, the response is
  * committed: streams are relayed chunk by chunk with backpressure, and a failure later in the
- * stream reaches the client as an error frame in the protocol's own form (OpenAI {@code data:
- * {"error":...}}, Anthropic {@code event: error}). The first byte marks prefill completed; end,
- * error, timeout or client disconnect releases, exactly once. What is sent to the chosen engine,
- * and how its answer is put to the client, is the request's {@link EngineExchange} for that engine
- * (the protocols live in {@code api/}).
+ * stream moves to another replica where it can ({@link StreamMigration}) and otherwise reaches the
+ * client as an error frame in the protocol's own form (OpenAI {@code data: {"error":...}},
+ * Anthropic {@code event: error}). The first byte marks prefill completed; end, error, timeout or
+ * client disconnect releases, exactly once. What is sent to the chosen engine, and how its answer
+ * is put to the client, is the request's {@link EngineExchange} for that engine (the protocols live
+ * in {@code api/}).
  *
  * <p>Admission: when every replica is busy, or none is predicted to meet the request's TTFT target,
  * the request waits in the {@link AdmissionQueue} (by priority, fairly among tenants, then by age),
@@ -66,12 +67,14 @@ public final class ProxyService {
   private final TrafficMetrics traffic;
   private final int retryAfterSeconds;
   private final Disaggregation disaggregation;
+  private final Migrations migrations;
 
   /**
    * @param queueSettings the router queue's fair-queuing quantum, fair headroom and {@code
    *     Retry-After}
    * @param peers what the other ingresses' router queues wait with
    * @param heads told what this ingress's router queue waits with
+   * @param tokens the model's tokenizer for a migrated stream's generated text
    */
   public ProxyService(
       ActorSystem<?> system,
@@ -82,7 +85,8 @@ public final class ProxyService {
       TrafficSettings queueSettings,
       TrafficMetrics traffic,
       PeerQueues peers,
-      Consumer<QueueState> heads) {
+      Consumer<QueueState> heads,
+      TextTokens tokens) {
     this.admission =
         new AdmissionQueue(
             settings.queueCapacity(),
@@ -103,6 +107,15 @@ public final class ProxyService {
             settings,
             listener,
             traffic);
+    this.migrations =
+        new Migrations(
+            this.router,
+            engine,
+            settings,
+            listener,
+            mapper,
+            Materializer.matFromSystem(system),
+            tokens);
     this.settings = settings;
     this.listener = listener;
     this.traffic = traffic;
@@ -363,7 +376,7 @@ public final class ProxyService {
    * The {@code cache_salt} the engine will see (vLLM's request field, forwarded in the engine
    * body), or null when the client sent none or not a string.
    */
-  private static String cacheSalt(InferenceRequest request) {
+  static String cacheSalt(InferenceRequest request) {
     var salt = request.engineBody() == null ? null : request.engineBody().get("cache_salt");
     return salt != null && salt.isTextual() ? salt.asText() : null;
   }
@@ -377,7 +390,12 @@ public final class ProxyService {
             hop ->
                 engine
                     .call(
-                        new EngineCall.Request(job.request(), job.tokenIds(), job.traffic()),
+                        new EngineCall.Request(
+                            job.request(),
+                            job.tokenIds(),
+                            job.traffic(),
+                            migrations.forRequest(
+                                job.request(), job.tokenIds(), job.requestId(), job.traffic())),
                         routed,
                         hop.exchange())
                     .thenApply(result -> answering(job, routed, hop, result)))

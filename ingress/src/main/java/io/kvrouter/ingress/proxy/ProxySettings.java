@@ -13,6 +13,9 @@ import java.time.Duration;
  * @param queueMaxWait how long one request may wait in that queue before 429
  * @param queueRecheck how often a waiting request asks the router again
  * @param routeHeaders whether answers carry the {@link RouteHeaders} that say where they went
+ * @param migrationLimit how many times one stream cut by its engine may continue on another replica
+ *     ({@link StreamMigration}); 0 turns migration off
+ * @param stallTimeout how long a stream may go without a byte before its engine counts as dead
  */
 public record ProxySettings(
     int maxAttempts,
@@ -21,11 +24,19 @@ public record ProxySettings(
     int queueCapacity,
     Duration queueMaxWait,
     Duration queueRecheck,
-    boolean routeHeaders) {
+    boolean routeHeaders,
+    int migrationLimit,
+    Duration stallTimeout) {
 
   public ProxySettings {
     if (maxAttempts < 1) {
       throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
+    }
+    if (migrationLimit < 0) {
+      throw new IllegalArgumentException("migrationLimit must be >= 0, was " + migrationLimit);
+    }
+    if (stallTimeout.isNegative() || stallTimeout.isZero()) {
+      throw new IllegalArgumentException("stallTimeout must be positive, was " + stallTimeout);
     }
   }
 }

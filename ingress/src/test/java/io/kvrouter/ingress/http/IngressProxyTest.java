@@ -92,23 +92,11 @@ class IngressProxyTest {
 
   /** Metrics are updated when the stream ends, after the client may already have its answer. */
   void awaitMetric(String line) {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(10),
-            () -> {
-              assertThat(metrics.scrape()).contains(line);
-              return null;
-            });
+    ProxyAwait.metric(kit, metrics, line);
   }
 
   void awaitNoOpenReservations() {
-    kit.createTestProbe()
-        .awaitAssert(
-            Duration.ofSeconds(10),
-            () -> {
-              assertThat(router.open).isEmpty();
-              return null;
-            });
+    ProxyAwait.noOpenReservations(kit, router);
   }
 
   @Test
@@ -239,7 +227,8 @@ class IngressProxyTest {
   }
 
   @Test
-  void failureAfterTheFirstByte_reachesTheClientAsAnErrorFrame() throws Exception {
+  void failureAfterTheFirstByte_withNoReplicaToMoveTo_reachesTheClientAsAnErrorFrame()
+      throws Exception {
     try (FakeEngine engine = new FakeEngine(FakeEngine.Mode.BREAK_MID_STREAM)) {
       router.targets.add(new Target("r0", engine.url(), true));
       HttpResponse<String> r =
@@ -249,7 +238,10 @@ class IngressProxyTest {
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(r.body()).contains("\"hello\"").contains("\"error\"");
       awaitNoOpenReservations();
-      assertThat(router.queries).as("no retry after the first byte").hasSize(1);
+      // The stream looked for a replica to move to (StreamMigration), and there was none.
+      assertThat(router.queries).hasSize(2);
+      assertThat(router.queries.get(1)).endsWith("#m1.1");
+      awaitMetric("kvrouter_migrations_total{outcome=\"failed\"} 1.0");
     }
   }
 

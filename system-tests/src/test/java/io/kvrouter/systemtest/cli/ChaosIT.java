@@ -46,7 +46,8 @@ import org.junit.jupiter.api.Test;
  *       process; a connection made to a dying JVM is accepted by the kernel and reset when it
  *       exits: seen once in a clean CI run, 67 ms after a kill that took longer than that);
  *   <li><b>cut by an engine kill</b>: the stream had started and an engine was SIGKILLed while it
- *       ran (an answer under way cannot move to another engine);
+ *       ran (an answer under way that could not move to another engine: docs/traffic.md, streams
+ *       whose engine dies; one that moved is completed);
  *   <li><b>ended by its downed ingress</b>: the cluster downed the ingress it was on (the split
  *       brain resolver, when faults come faster than it settles), which ended it at once with the
  *       error event saying so; or <b>died with its downed ingress</b>: its connection was reset as

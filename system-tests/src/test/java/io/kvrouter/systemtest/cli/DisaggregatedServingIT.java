@@ -83,9 +83,18 @@ class DisaggregatedServingIT {
 
   private static final String PAUSE = "8s";
 
+  /**
+   * Streams cut by the kill end with their error event here rather than move to another replica:
+   * the test is about the prefill hop, and the simulated engines' output tokens are byte values
+   * that the ingress's tokenizer counts differently, so a moved stream would not have the length
+   * this test checks ({@code StreamMigrationTest} covers migration).
+   */
+  private static final String MIGRATION_KEY = "kvrouter.ingress.migration.limit";
+
   @BeforeAll
   static void start() throws Exception {
     System.setProperty(PAUSE_KEY, PAUSE); // read by every in-process node (NodeSettings)
+    System.setProperty(MIGRATION_KEY, "0");
     ConfigFactory.invalidateCaches();
     Path config = Files.createTempFile("kvrouter-doomed-decode", ".conf");
     Files.writeString(config, PAUSE_KEY + " = " + PAUSE + "\n");
@@ -155,6 +164,7 @@ class DisaggregatedServingIT {
       cluster.close();
     }
     System.clearProperty(PAUSE_KEY);
+    System.clearProperty(MIGRATION_KEY);
     ConfigFactory.invalidateCaches();
   }
 

@@ -1,0 +1,157 @@
+package io.kvrouter.systemtest.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvrouter.cli.dev.DemoCluster;
+import io.kvrouter.cli.dev.DemoOptions;
+import io.kvrouter.testing.LoopbackHttp;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A simulated engine dies while it streams answers: every stream it was serving goes on at another
+ * replica and ends with {@code [DONE]}, without an error event, one {@code id} throughout; the
+ * ingresses count the migrations, and no reservation is left behind. (The answers are not compared
+ * with uncut ones: the sim's output tokens are byte values that the demo model's tokenizer counts
+ * differently; {@code StreamMigrationTest} in the ingress checks that.)
+ */
+class StreamMigrationIT {
+
+  private static final int STREAMS = 12;
+
+  /** What one stream saw: where it began, its chunk ids, whether it ended well. */
+  private record Streamed(
+      int status, String replica, List<String> ids, boolean error, boolean done, int text) {}
+
+  @Test
+  void killedEngine_itsStreamsGoOnElsewhere_toTheirEnd() throws Exception {
+    DemoOptions options = DemoOptions.defaults().onFreePorts();
+    ExecutorService clients = Executors.newFixedThreadPool(STREAMS);
+    try (DemoCluster cluster = DemoCluster.start(options)) {
+      cluster.awaitReady(Duration.ofSeconds(60));
+      ActorTestKit kit = ActorTestKit.create(cluster.agentNode());
+      CountDownLatch streamingOnSim0 = new CountDownLatch(1);
+      List<CompletableFuture<Streamed>> pending = new ArrayList<>();
+      for (int i = 0; i < STREAMS; i++) {
+        ObjectNode body = LoopbackHttp.JSON.createObjectNode();
+        body.put("model", options.model());
+        body.put("prompt", DemoClient.words(3000 + i, 200));
+        body.put("max_tokens", 300);
+        body.put("stream", true);
+        String ingress = cluster.ingressUrls().get(i % 2);
+        pending.add(
+            CompletableFuture.supplyAsync(() -> stream(ingress, body, streamingOnSim0), clients));
+      }
+      assertThat(streamingOnSim0.await(60, TimeUnit.SECONDS))
+          .as("a stream began on sim-0")
+          .isTrue();
+      cluster.fleet().engines().get(0).close();
+
+      int onSim0 = 0;
+      for (CompletableFuture<Streamed> f : pending) {
+        Streamed s = f.get(3, TimeUnit.MINUTES);
+        assertThat(s.status()).as("%s", s).isEqualTo(200);
+        assertThat(s.done()).as("ended with [DONE]: %s", s).isTrue();
+        assertThat(s.error()).as("no error event: %s", s).isFalse();
+        assertThat(s.ids()).as("one id throughout: %s", s).containsOnly(s.ids().get(0));
+        assertThat(s.text()).isPositive();
+        if ("sim-0".equals(s.replica())) {
+          onSim0++;
+        }
+      }
+      double migrated = 0;
+      for (String ingress : cluster.ingressUrls()) {
+        migrated += migrated(ingress);
+      }
+      System.out.printf(
+          "StreamMigrationIT: %d streams, %d began on sim-0, %.0f migrations%n",
+          STREAMS, onSim0, migrated);
+      assertThat(migrated).as("the streams sim-0 was serving moved").isPositive();
+      kit.createTestProbe()
+          .awaitAssert(
+              Duration.ofSeconds(30),
+              () -> {
+                for (String ingress : cluster.ingressUrls()) {
+                  for (JsonNode replica : LoopbackHttp.getJson(ingress + "/admin/replicas")) {
+                    assertThat(replica.path("in_flight").asInt()).as(replica.toString()).isZero();
+                  }
+                }
+                return null;
+              });
+    } finally {
+      clients.shutdownNow();
+    }
+  }
+
+  /** The streams {@code ingress} moved to another replica. */
+  private static double migrated(String ingress) throws Exception {
+    String sample = "kvrouter_migrations_total{outcome=\"migrated\"}";
+    for (String line : LoopbackHttp.get(ingress + "/metrics").body().split("\n")) {
+      if (line.startsWith(sample)) {
+        return Double.parseDouble(line.substring(sample.length()).trim());
+      }
+    }
+    return 0;
+  }
+
+  private static Streamed stream(String ingress, ObjectNode body, CountDownLatch onSim0) {
+    try {
+      HttpResponse<InputStream> r =
+          LoopbackHttp.CLIENT.send(
+              HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
+                  .timeout(Duration.ofSeconds(180))
+                  .header("Content-Type", "application/json")
+                  .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                  .build(),
+              HttpResponse.BodyHandlers.ofInputStream());
+      String replica = r.headers().firstValue("x-kvrouter-replica").orElse("");
+      List<String> ids = new ArrayList<>();
+      boolean error = false;
+      boolean done = false;
+      int text = 0;
+      try (BufferedReader in =
+          new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+          if (!line.startsWith("data: ")) {
+            continue;
+          }
+          String data = line.substring(6);
+          if (data.equals("[DONE]")) {
+            done = true;
+            continue;
+          }
+          JsonNode chunk = LoopbackHttp.JSON.readTree(data);
+          if (chunk.has("error")) {
+            error = true;
+            continue;
+          }
+          ids.add(chunk.path("id").asText());
+          text += chunk.path("choices").path(0).path("text").asText("").length();
+          if (replica.equals("sim-0") && text > 0) {
+            onSim0.countDown();
+          }
+        }
+      }
+      return new Streamed(r.statusCode(), replica, ids, error, done, text);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -43,9 +43,7 @@ public final class RequestTokenizer {
    *     {@link TokenizedPrompt#of}, or {@code context_length_exceeded}
    */
   public int[] tokenize(InferenceRequest request) {
-    ModelTokenizer tokenizer =
-        TokenizedPrompt.tokenizerFor(
-            tokenizers, router::servedModels, defaultModel, router.baseModel(request.model()));
+    ModelTokenizer tokenizer = tokenizerOf(request.model());
     int[] tokens =
         TokenizedPrompt.of(
             request,
@@ -71,6 +69,16 @@ public final class RequestTokenizer {
               "context_length_exceeded"));
     }
     return tokens;
+  }
+
+  /**
+   * The tokenizer of {@code model} (an adapter's is its base model's).
+   *
+   * @throws ApiException {@code model_not_found} when no replica serves it
+   */
+  public ModelTokenizer tokenizerOf(String model) {
+    return TokenizedPrompt.tokenizerFor(
+        tokenizers, router::servedModels, defaultModel, router.baseModel(model));
   }
 
   /** The encoder: its pool and its cache. */

@@ -2,7 +2,6 @@ package io.kvrouter.ingress.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.RequestTokenizer;
-import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
@@ -70,6 +69,8 @@ public final class IngressFrontend {
       IngressTraffic traffic,
       PromptEncoder encoder) {
     ObjectMapper mapper = new ObjectMapper();
+    RequestTokenizer requestTokenizer =
+        new RequestTokenizer(tokenizers, router, settings.defaultModel(), encoder);
     ProxyService proxy =
         new ProxyService(
             system,
@@ -81,14 +82,7 @@ public final class IngressFrontend {
             traffic.metrics(),
             traffic.peers(),
             traffic.heads(),
-            (model, text) ->
-                TokenizedPrompt.tokenizerFor(
-                        tokenizers,
-                        router::servedModels,
-                        settings.defaultModel(),
-                        router.baseModel(model))
-                    .tokenizer()
-                    .encode(text, false));
+            (model, text) -> requestTokenizer.tokenizerOf(model).tokenizer().encode(text, false));
     InferenceHandler handler =
         new InferenceHandler(
             settings,
@@ -96,7 +90,7 @@ public final class IngressFrontend {
             proxy,
             metrics,
             Materializer.matFromSystem(system),
-            new RequestTokenizer(tokenizers, router, settings.defaultModel(), encoder),
+            requestTokenizer,
             traffic);
     IngressRoutes routes =
         new IngressRoutes(

@@ -19,6 +19,7 @@ import io.kvrouter.protocol.ReplicaLoad;
 import io.kvrouter.protocol.RequestReplay;
 import io.kvrouter.protocol.SnapshotReply;
 import io.kvrouter.protocol.Topics;
+import io.kvrouter.testing.SglangEngineDouble;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -80,7 +81,7 @@ class SglangEngineTest {
   @Test
   void repeatedPrompts_landWhereTheyAreCached() throws Exception {
     try (SglangEngineDouble engine = new SglangEngineDouble(2, PAGE, 256)) {
-      List<ReplicaSpec> ranks = DataParallelRanks.expand(engine.engineSpec("sg"), 2, 2);
+      List<ReplicaSpec> ranks = DataParallelRanks.expand(spec(engine, "sg"), 2, 2);
       try (Agent r0 = start(ranks.get(0), true);
           Agent r1 = start(ranks.get(1), true)) {
         for (Agent a : List.of(r0, r1)) {
@@ -116,7 +117,7 @@ class SglangEngineTest {
   @Test
   void index_equalsTheEnginesOwnBlockSet_throughSplitsAndEvictions() throws Exception {
     try (SglangEngineDouble engine = new SglangEngineDouble(1, PAGE, 10);
-        Agent a = start(engine.engineSpec("set"), false)) {
+        Agent a = start(spec(engine, "set"), false)) {
       a.warm(engine);
       int[] base = tokens(50_000, 3);
       List<int[]> prompts =
@@ -144,7 +145,7 @@ class SglangEngineTest {
   @Test
   void gap_isRepairedThroughReplay_withoutClearingTheReplica() throws Exception {
     try (SglangEngineDouble engine = new SglangEngineDouble(1, PAGE, 256);
-        Agent a = start(engine.engineSpec("gap"), false)) {
+        Agent a = start(spec(engine, "gap"), false)) {
       a.serveAndAwait(engine, tokens(60_000, 2));
       long epoch = a.lastEpoch;
       int cleared = a.clearedSince; // the process's own AllBlocksCleared came with its first batch
@@ -169,7 +170,7 @@ class SglangEngineTest {
   @Test
   void restart_clearsTheReplica_beforeTheNewProcessPublishes() throws Exception {
     try (SglangEngineDouble engine = new SglangEngineDouble(1, PAGE, 256);
-        Agent a = start(engine.engineSpec("restart"), false)) {
+        Agent a = start(spec(engine, "restart"), false)) {
       int[] before = tokens(70_000, 3);
       a.serveAndAwait(engine, before);
 
@@ -347,6 +348,21 @@ class SglangEngineTest {
         testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
     AgentTestSupport.awaitRegistered(testKit, agent);
     return new Agent(agent, events, spec.info().targetId(), spec.dpRank());
+  }
+
+  /** The engine as the operator configures it: rank 0's endpoints, as in --kv-events-config. */
+  private static ReplicaSpec spec(SglangEngineDouble engine, String replicaId) {
+    return new ReplicaSpec(
+        replicaId,
+        0,
+        "m",
+        engine.baseUrl(),
+        engine.pageSize(),
+        engine.kvEventsEndpoint(),
+        engine.replayEndpoint(),
+        "",
+        ReplicaInfo.BOTH,
+        engine.dpSize());
   }
 
   private static int[] tokens(int from, int pages) {

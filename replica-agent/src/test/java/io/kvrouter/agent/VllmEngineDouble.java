@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.engine.ZmqFrames;
 import io.kvrouter.testing.EngineDoubles;
+import io.kvrouter.testing.ZmqRebind;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;

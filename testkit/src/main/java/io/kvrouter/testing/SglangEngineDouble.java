@@ -1,12 +1,10 @@
-package io.kvrouter.agent;
+package io.kvrouter.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.engine.ZmqFrames;
-import io.kvrouter.testing.EngineDoubles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -34,7 +32,7 @@ import org.zeromq.ZMsg;
 
 /**
  * An SGLang server as the agent meets it, written from SGLang's source (sgl-project/sglang) and not
- * from kvrouter's simulated engine or {@link VllmEngineDouble}:
+ * from kvrouter's simulated engine or the other engine doubles:
  *
  * <ul>
  *   <li><b>Cache.</b> Per attention data-parallel rank one radix tree of token pages ({@code
@@ -68,8 +66,9 @@ import org.zeromq.ZMsg;
  *       page_size}, {@code dp_size}, {@code kv_events_config}, and {@code version}), {@code
  *       /generate}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /metrics} with
  *       {@code sglang:*} gauges and no process start time (SGLang runs prometheus_client in
- *       multiprocess mode). A request names its rank in the body's {@code data_parallel_rank};
- *       without it the data-parallel controller takes ranks round robin.
+ *       multiprocess mode). A request names its rank in the {@code X-Data-Parallel-Rank} header
+ *       (OpenAI routes) or the body's {@code routed_dp_rank}/{@code data_parallel_rank}; without
+ *       them the data-parallel controller takes ranks round robin.
  *   <li>{@link #restart} is a new process that says nothing until its first prefill: sockets bound
  *       again on the same ports, seq from 0, empty trees.
  * </ul>
@@ -77,9 +76,11 @@ import org.zeromq.ZMsg;
  * <p>Text is tokenized as in the other doubles ({@link EngineDoubles#tokens}); chat messages'
  * contents are joined with a newline. Thread-safe.
  */
-final class SglangEngineDouble implements AutoCloseable {
+public final class SglangEngineDouble implements AutoCloseable {
 
-  static final String VERSION = "0.5.4";
+  /** The version it answers as: one whose OpenAI routes read the rank header (sglang #38729). */
+  public static final String VERSION = "0.5.19";
+
   private static final String HOST = "127.0.0.1";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int BUFFER_STEPS = 10_000;
@@ -175,7 +176,7 @@ final class SglangEngineDouble implements AutoCloseable {
    * @param pageSize tokens per page ({@code --page-size})
    * @param capacityPages pages each rank's cache holds before it evicts
    */
-  SglangEngineDouble(int dpSize, int pageSize, int capacityPages) throws IOException {
+  public SglangEngineDouble(int dpSize, int pageSize, int capacityPages) throws IOException {
     this.pageSize = pageSize;
     this.capacityPages = capacityPages;
     this.pubBase = freePortRun(dpSize);
@@ -190,23 +191,28 @@ final class SglangEngineDouble implements AutoCloseable {
     http.start();
   }
 
-  String baseUrl() {
+  public String baseUrl() {
     return "http://" + HOST + ":" + http.getAddress().getPort();
   }
 
-  /** The engine as the operator configures it: rank 0's endpoints, as in --kv-events-config. */
-  ReplicaSpec engineSpec(String replicaId) {
-    return new ReplicaSpec(
-        replicaId,
-        0,
-        "m",
-        baseUrl(),
-        pageSize,
-        "tcp://" + HOST + ":" + pubBase,
-        "tcp://" + HOST + ":" + replayBase,
-        "",
-        ReplicaInfo.BOTH,
-        ranks.length);
+  /** Rank 0's KV event PUB endpoint, as in {@code --kv-events-config}; rank r binds port + r. */
+  public String kvEventsEndpoint() {
+    return "tcp://" + HOST + ":" + pubBase;
+  }
+
+  /** Rank 0's replay ROUTER endpoint; rank r binds port + r. */
+  public String replayEndpoint() {
+    return "tcp://" + HOST + ":" + replayBase;
+  }
+
+  /** Tokens per page ({@code --page-size}). */
+  public int pageSize() {
+    return pageSize;
+  }
+
+  /** Attention data-parallel ranks ({@code --dp-size}). */
+  public int dpSize() {
+    return ranks.length;
   }
 
   /**
@@ -215,7 +221,7 @@ final class SglangEngineDouble implements AutoCloseable {
    *
    * @return the prompt tokens the rank had cached
    */
-  synchronized int generate(int rank, int[] prompt) {
+  public synchronized int generate(int rank, int[] prompt) {
     Rank r = ranks[rank];
     int aligned = prompt.length / pageSize * pageSize;
     int[] key = Arrays.copyOf(prompt, aligned);
@@ -228,12 +234,12 @@ final class SglangEngineDouble implements AutoCloseable {
   }
 
   /** The next {@code n} batches of {@code rank} are buffered but lost on the PUB (its HWM). */
-  synchronized void dropNext(int rank, int n) {
+  public synchronized void dropNext(int rank, int n) {
     ranks[rank].dropNext = n;
   }
 
   /** The engine restarts: sockets bound again on the same ports, seq 0, empty trees. */
-  synchronized void restart() {
+  public synchronized void restart() {
     for (Rank r : ranks) {
       ctx.destroySocket(r.pub);
       r.pub = ZmqRebind.pub(ctx, "tcp://" + HOST + ":" + (pubBase + r.index));
@@ -242,7 +248,7 @@ final class SglangEngineDouble implements AutoCloseable {
   }
 
   /** The engine hashes ({@code hash_str_to_int64}) of every page {@code rank}'s cache holds. */
-  synchronized Set<Long> blockSet(int rank) {
+  public synchronized Set<Long> blockSet(int rank) {
     Set<Long> out = new HashSet<>();
     List<Node> stack = new ArrayList<>(List.of(ranks[rank].root));
     while (!stack.isEmpty()) {
@@ -256,7 +262,7 @@ final class SglangEngineDouble implements AutoCloseable {
   }
 
   /** The token pages (each page's token prefix from the root) {@code rank}'s cache holds. */
-  synchronized List<int[]> cachedPrefixes(int rank) {
+  public synchronized List<int[]> cachedPrefixes(int rank) {
     List<int[]> out = new ArrayList<>();
     collect(ranks[rank].root, new int[0], out);
     return out;
@@ -581,10 +587,27 @@ final class SglangEngineDouble implements AutoCloseable {
     return JSON.writeValueAsString(info);
   }
 
-  private synchronized int pickRank(JsonNode request) {
-    JsonNode r = request.path("data_parallel_rank");
-    if (r.isInt() && r.asInt() >= 0 && r.asInt() < ranks.length) {
-      return r.asInt();
+  /**
+   * The rank that serves a request: the {@code X-Data-Parallel-Rank} header where the route reads
+   * it (the OpenAI routes, ahead of the body: sgl-project/sglang #19832, {@code serving_base.py
+   * extract_routed_dp_rank_from_header}; {@code /generate} ignores it, #38729), then the body's
+   * {@code routed_dp_rank} or its deprecated alias {@code data_parallel_rank}, then round robin.
+   */
+  private synchronized int pickRank(HttpExchange ex, JsonNode request, boolean readsHeader) {
+    if (readsHeader) {
+      String h = ex.getRequestHeaders().getFirst("X-Data-Parallel-Rank");
+      if (h != null) {
+        int r = Integer.parseInt(h.trim());
+        if (r >= 0 && r < ranks.length) {
+          return r;
+        }
+      }
+    }
+    for (String field : new String[] {"routed_dp_rank", "data_parallel_rank"}) {
+      JsonNode r = request.path(field);
+      if (r.isInt() && r.asInt() >= 0 && r.asInt() < ranks.length) {
+        return r.asInt();
+      }
     }
     return roundRobin++ % ranks.length;
   }
@@ -595,7 +618,7 @@ final class SglangEngineDouble implements AutoCloseable {
         req.has("input_ids")
             ? EngineDoubles.tokens(req.path("input_ids"))
             : EngineDoubles.tokens(req.path("text"));
-    int cached = generate(pickRank(req), tokens);
+    int cached = generate(pickRank(ex, req, false), tokens);
     EngineDoubles.respond(
         ex,
         200,
@@ -618,7 +641,7 @@ final class SglangEngineDouble implements AutoCloseable {
     } else {
       tokens = EngineDoubles.tokens(req.path("prompt"));
     }
-    int cached = generate(pickRank(req), tokens);
+    int cached = generate(pickRank(ex, req, true), tokens);
     String choice =
         chat
             ? "{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"x\"},"
@@ -639,17 +662,20 @@ final class SglangEngineDouble implements AutoCloseable {
             + "}}}");
   }
 
+  /**
+   * Per-rank gauges. {@code sglang:token_usage} counts pages locked by running requests only:
+   * SGLang's scheduler reports {@code (max_total_num_tokens - (available_size + evictable_size)) /
+   * max_total_num_tokens} ({@code scheduler_metrics_mixin.py}), and a cached page no request holds
+   * is evictable. This double serves one request at a time and holds nothing between them, so an
+   * idle rank reports 0 however full its cache.
+   */
   private synchronized String metrics() {
     StringBuilder sb = new StringBuilder();
     for (Rank r : ranks) {
       String l = "{model_name=\"m\",engine_type=\"unified\",dp_rank=\"" + r.index + "\"}";
       sb.append("sglang:num_running_reqs").append(l).append(" 0.0\n");
       sb.append("sglang:num_queue_reqs").append(l).append(" 0.0\n");
-      sb.append("sglang:token_usage")
-          .append(l)
-          .append(' ')
-          .append(size(r.root) / (double) capacityPages)
-          .append('\n');
+      sb.append("sglang:token_usage").append(l).append(" 0.0\n");
     }
     return sb.toString();
   }

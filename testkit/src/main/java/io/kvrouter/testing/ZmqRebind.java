@@ -1,11 +1,11 @@
-package io.kvrouter.agent;
+package io.kvrouter.testing;
 
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 /** What the engine doubles share to come back on their ports after a restart. */
-final class ZmqRebind {
+public final class ZmqRebind {
 
   private ZmqRebind() {}
 
@@ -14,7 +14,7 @@ final class ZmqRebind {
    * the closed listener may take a moment to let the port go, so the bind is retried every 20 ms,
    * 100 times at most.
    */
-  static ZMQ.Socket pub(ZContext ctx, String endpoint) {
+  public static ZMQ.Socket pub(ZContext ctx, String endpoint) {
     for (int i = 0; ; i++) {
       ZMQ.Socket s = ctx.createSocket(SocketType.PUB);
       s.setLinger(0);

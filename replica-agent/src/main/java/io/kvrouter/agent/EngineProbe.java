@@ -2,6 +2,8 @@ package io.kvrouter.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvrouter.agent.sglang.SglangRankRouting;
+import io.kvrouter.agent.sglang.SglangServerInfo;
 import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
@@ -45,6 +47,9 @@ public final class EngineProbe {
   /** vLLM's info gauge whose labels are its cache configuration. */
   static final String CACHE_CONFIG_INFO = "vllm:cache_config_info";
 
+  /** The engine kind whose HTTP API is SGLang's ({@code kvrouter.agent.engine.kind}). */
+  public static final String SGLANG = "sglang";
+
   /** The metric Python's prometheus_client exports for the process (not in multiprocess mode). */
   static final String START_TIME = "process_start_time_seconds";
 
@@ -60,6 +65,7 @@ public final class EngineProbe {
   private final String baseUrl;
   private final Duration timeout;
   private final int dpRank;
+  private final boolean sglang;
 
   /**
    * @param baseUrl the engine's base URL
@@ -75,6 +81,15 @@ public final class EngineProbe {
    *     rank stores its blocks on that rank's event stream, where this replica never sees them
    */
   public EngineProbe(String baseUrl, Duration timeout, int dpRank) {
+    this(baseUrl, timeout, dpRank, EngineIdentity.VLLM);
+  }
+
+  /**
+   * @param kind the engine kind ({@code kvrouter.agent.engine.kind}): {@value #SGLANG} speaks
+   *     SGLang's HTTP API, anything else vLLM's
+   */
+  public EngineProbe(String baseUrl, Duration timeout, int dpRank, String kind) {
+    this.sglang = SGLANG.equals(kind);
     this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.baseUrl = baseUrl;
     this.timeout = timeout;
@@ -130,8 +145,10 @@ public final class EngineProbe {
         HttpRequest.newBuilder(URI.create(baseUrl + "/v1/completions"))
             .timeout(wait)
             .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(json));
-    if (dpRank >= 0) {
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    sglang ? SglangRankRouting.withRank(json, dpRank) : json));
+    if (dpRank >= 0 && !sglang) {
       request.header(ReplicaInfo.DP_RANK_HEADER, Integer.toString(dpRank));
     }
     return client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString());
@@ -190,6 +207,24 @@ public final class EngineProbe {
    * @param hashAlgo the configured hash algorithm, or blank to learn it from the engine
    */
   public CompletionStage<EngineIdentity> identity(String kind, String hashAlgo) {
+    if (SGLANG.equals(kind)) {
+      return client
+          .sendAsync(get("/get_server_info"), HttpResponse.BodyHandlers.ofString())
+          .handle(
+              (r, e) ->
+                  e == null && r.statusCode() == 200
+                      ? SglangServerInfo.parse(r.body())
+                      : SglangServerInfo.UNKNOWN)
+          .thenApply(
+              info ->
+                  new EngineIdentity(
+                      kind,
+                      info.version(),
+                      hashAlgo == null || hashAlgo.isBlank()
+                          ? SglangServerInfo.HASH_ALGO
+                          : hashAlgo,
+                      info.pageSize()));
+    }
     CompletionStage<String> version =
         client
             .sendAsync(get("/version"), HttpResponse.BodyHandlers.ofString())
@@ -301,12 +336,17 @@ public final class EngineProbe {
     return new ReplicaLoad(
         replicaId,
         epoch,
-        (int) (double) m.getOrDefault("vllm:num_requests_running", 0.0),
-        (int) (double) m.getOrDefault("vllm:num_requests_waiting", 0.0),
-        m.getOrDefault("vllm:kv_cache_usage_perc", 0.0),
+        (int) either(m, "vllm:num_requests_running", "sglang:num_running_reqs"),
+        (int) either(m, "vllm:num_requests_waiting", "sglang:num_queue_reqs"),
+        either(m, "vllm:kv_cache_usage_perc", "sglang:token_usage"),
         (long) queries,
         (long) hits,
         now);
+  }
+
+  /** vLLM's metric, else SGLang's, else 0. */
+  private static double either(Map<String, Double> m, String vllm, String sglang) {
+    return m.getOrDefault(vllm, m.getOrDefault(sglang, 0.0));
   }
 
   private HttpRequest get(String path) {

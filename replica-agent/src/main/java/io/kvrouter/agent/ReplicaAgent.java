@@ -174,7 +174,10 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
                 : AlignmentStatus.unchecked("alignment probe off");
     this.engine =
         new EngineProbe(
-            spec.baseUrl(), settings.probeTimeout(), spec.dpSize() > 1 ? spec.dpRank() : -1);
+            spec.baseUrl(),
+            settings.probeTimeout(),
+            spec.dpSize() > 1 ? spec.dpRank() : -1,
+            settings.engine().kind());
     ActorRef<AgentRequest> self = ctx.getSelf();
     this.plane =
         AgentEventPlane.start(

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.engine.ZmqFrames;
 import io.kvrouter.testing.EngineDoubles;
+import io.kvrouter.testing.ZmqRebind;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
@@ -298,7 +299,7 @@ final class VllmEngineDouble implements AutoCloseable {
   synchronized void restart() {
     for (Rank r : ranks) {
       ctx.destroySocket(r.pub);
-      r.pub = bindAgain(r.port);
+      r.pub = ZmqRebind.pub(ctx, "tcp://" + HOST + ":" + r.port);
       r.newProcess();
     }
     startTime += 1;
@@ -313,31 +314,6 @@ final class VllmEngineDouble implements AutoCloseable {
     }
     if (r.replay != null) {
       r.replay.stop(); // outside the lock: the replay thread takes it to read the buffer
-    }
-  }
-
-  private ZMQ.Socket bindAgain(int port) {
-    for (int i = 0; ; i++) {
-      ZMQ.Socket s = ctx.createSocket(SocketType.PUB);
-      s.setLinger(0);
-      try {
-        s.bind("tcp://" + HOST + ":" + port);
-        return s;
-      } catch (RuntimeException e) {
-        ctx.destroySocket(s);
-        if (i == 100) {
-          throw e;
-        }
-        sleepQuietly(); // the closed listener may take a moment to let the port go
-      }
-    }
-  }
-
-  private static void sleepQuietly() {
-    try {
-      Thread.sleep(20); // retry pacing of a bind
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 

@@ -248,7 +248,7 @@ public final class TrtllmEventPoller implements EngineFeed {
   public void close() {
     running = false;
     if (thread != null) {
-      LockSupport.unpark(thread);
+      thread.interrupt(); // ends a poll in flight (trtllm-serve holds an idle one up to 2 s)
       try {
         thread.join(settings.requestTimeout().plus(settings.pollInterval()).toMillis());
       } catch (InterruptedException e) {

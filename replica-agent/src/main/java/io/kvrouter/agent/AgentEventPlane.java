@@ -16,11 +16,11 @@ import java.util.concurrent.CompletionStage;
 /**
  * The event plane of one replica as its {@link ReplicaAgent} drives it: the {@link
  * ReplicaEventPipeline} the replica's {@link EngineFeed} thread feeds (a {@link KvEventSubscriber},
- * or a {@link TrtllmEventPoller} for a TensorRT-LLM engine), that feed, and the {@link
- * AlignmentProbe} that checks the engine's blocks are keyed as the router keys them. In approximate
- * mode (the replica has no KV-event endpoint) there is none of them: {@link #NONE} publishes
- * nothing about blocks, answers every replay with an empty one, and its health calls do nothing, so
- * the actor needs no null checks.
+ * or a {@link TrtllmEventPoller} for a TensorRT-LLM engine whose events are an HTTP route), that
+ * feed, and the {@link AlignmentProbe} that checks the engine's blocks are keyed as the router keys
+ * them. In approximate mode (the replica has no KV-event endpoint) there is none of them: {@link
+ * #NONE} publishes nothing about blocks, answers every replay with an empty one, and its health
+ * calls do nothing, so the actor needs no null checks.
  *
  * <p>Thread-safety: the pipeline is guarded by its own lock (the subscriber thread writes it); the
  * subscriber's health calls queue a command for its thread. The actor is the only caller of this
@@ -57,7 +57,7 @@ interface AgentEventPlane {
             settings.knownHashes(),
             sink);
     EngineFeed subscriber =
-        settings.engine().isTensorrtLlm()
+        settings.engine().isTensorrtLlm() && TrtllmEventPoller.polls(spec.kvEventsEndpoint())
             ? new TrtllmEventPoller(
                     spec.kvEventsEndpoint(),
                     spec.blockSize(),

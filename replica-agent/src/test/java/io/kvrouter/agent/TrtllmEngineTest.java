@@ -151,6 +151,30 @@ class TrtllmEngineTest {
     }
   }
 
+  /**
+   * A TensorRT-LLM replica whose kv-events endpoint is a ZMQ one (KV cache manager V2's streaming
+   * publisher, vLLM's framing) is subscribed to, not polled: a ZMQ publisher's blocks reach the
+   * agent's picture with {@code engine.kind = tensorrt-llm}.
+   */
+  @Test
+  void zmqEndpoint_ofATensorrtLlmReplica_isSubscribedTo() throws Exception {
+    try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, false);
+        SnapshotAgent a = SnapshotAgent.start(testKit, engine.spec("trt-zmq", 0), TRTLLM)) {
+      int[] next = {0};
+      a.events.awaitAssert(
+          WAIT,
+          Duration.ofMillis(100),
+          () -> {
+            int[] prompt = IntStream.range(0, BS).map(t -> 70_000 + next[0] * BS + t).toArray();
+            next[0]++;
+            engine.complete(0, prompt); // a SUB may join after the first batches: serve anew
+            assertThat(a.held(Tier.GPU))
+                .contains(KEYS.chain(BlocksStored.ROOT, prompt, BS, null)[0]);
+            return null;
+          });
+    }
+  }
+
   /** Leading keys of {@code prompt} that {@code held} holds. */
   private static int prefix(Set<Long> held, int[] prompt) {
     int n = 0;

@@ -83,8 +83,7 @@ public final class TrtllmEventPoller implements EngineFeed {
       String threadName,
       TrtllmSettings settings,
       KvEventSubscriber.Listener listener) {
-    if (engineUrl == null
-        || !(engineUrl.startsWith("http://") || engineUrl.startsWith("https://"))) {
+    if (!polls(engineUrl)) {
       throw new IllegalArgumentException(
           "a TensorRT-LLM replica's kv-events endpoint must be the engine's http://host:port"
               + " (its events are polled over HTTP), was "
@@ -99,6 +98,18 @@ public final class TrtllmEventPoller implements EngineFeed {
     this.listener = listener;
     this.threadName = threadName;
     this.http = HttpClient.newBuilder().connectTimeout(settings.requestTimeout()).build();
+  }
+
+  /**
+   * True when {@code endpoint} is an engine's HTTP address, whose {@code /kv_cache_events} this
+   * poller reads. Any other endpoint of a TensorRT-LLM replica is a ZMQ one: builds with KV cache
+   * manager V2 can publish over ZMQ instead ({@code ZmqEventPublisher}, {@code
+   * tensorrt_llm/_torch/pyexecutor/kv_cache_events.py} at {@code 44004b38}: vLLM's three-frame
+   * framing, sequence and replay, with events as maps tagged by {@code "type"}), which the agent
+   * subscribes to as to vLLM's.
+   */
+  public static boolean polls(String endpoint) {
+    return endpoint != null && (endpoint.startsWith("http://") || endpoint.startsWith("https://"));
   }
 
   /** Starts the polling thread. */

@@ -40,8 +40,9 @@ public class AgentCommand implements Callable<Integer> {
       names = "--kv-events",
       paramLabel = "ENDPOINT",
       description =
-          "The engine's ZMQ KV-event PUB endpoint, e.g. tcp://host:5557. Without it the"
-              + " agent runs in approximate mode (publishes nothing about blocks).")
+          "The engine's ZMQ KV-event PUB endpoint, e.g. tcp://host:5557; with --engine-kind"
+              + " tensorrt-llm the engine's http://host:port, whose /kv_cache_events is polled."
+              + " Without it the agent runs in approximate mode (publishes nothing about blocks).")
   protected String kvEvents;
 
   @Option(

@@ -1,6 +1,8 @@
 package io.kvrouter.agent;
 
+import io.kvrouter.agent.kvevents.EngineFeed;
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
+import io.kvrouter.agent.trtllm.TrtllmEventPoller;
 import io.kvrouter.protocol.KvEventBatch;
 import io.kvrouter.protocol.ReplayReply;
 import io.kvrouter.protocol.Replayed;
@@ -13,11 +15,12 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * The event plane of one replica as its {@link ReplicaAgent} drives it: the {@link
- * ReplicaEventPipeline} the replica's {@link KvEventSubscriber} thread feeds, that subscriber, and
- * the {@link AlignmentProbe} that checks the engine's blocks are keyed as the router keys them. In
- * approximate mode (the replica has no KV-event endpoint) there is none of them: {@link #NONE}
- * publishes nothing about blocks, answers every replay with an empty one, and its health calls do
- * nothing, so the actor needs no null checks.
+ * ReplicaEventPipeline} the replica's {@link EngineFeed} thread feeds (a {@link KvEventSubscriber},
+ * or a {@link TrtllmEventPoller} for a TensorRT-LLM engine whose events are an HTTP route), that
+ * feed, and the {@link AlignmentProbe} that checks the engine's blocks are keyed as the router keys
+ * them. In approximate mode (the replica has no KV-event endpoint) there is none of them: {@link
+ * #NONE} publishes nothing about blocks, answers every replay with an empty one, and its health
+ * calls do nothing, so the actor needs no null checks.
  *
  * <p>Thread-safety: the pipeline is guarded by its own lock (the subscriber thread writes it); the
  * subscriber's health calls queue a command for its thread. The actor is the only caller of this
@@ -53,16 +56,26 @@ interface AgentEventPlane {
             settings.ringCapacity(),
             settings.knownHashes(),
             sink);
-    KvEventSubscriber subscriber =
-        new KvEventSubscriber(
-                spec.kvEventsEndpoint(),
-                spec.replayEndpoint(),
-                spec.topicFilter(),
-                pipeline,
-                "kv-events-" + spec.info().targetId(),
-                settings.kvEvents(),
-                listener)
-            .start();
+    EngineFeed subscriber =
+        settings.engine().isTensorrtLlm() && TrtllmEventPoller.polls(spec.kvEventsEndpoint())
+            ? new TrtllmEventPoller(
+                    spec.kvEventsEndpoint(),
+                    spec.blockSize(),
+                    spec.dpSize() > 1 ? spec.dpRank() : 0,
+                    pipeline,
+                    "kv-events-" + spec.info().targetId(),
+                    settings.engine().tensorrtLlm(),
+                    listener)
+                .start()
+            : new KvEventSubscriber(
+                    spec.kvEventsEndpoint(),
+                    spec.replayEndpoint(),
+                    spec.topicFilter(),
+                    pipeline,
+                    "kv-events-" + spec.info().targetId(),
+                    settings.kvEvents(),
+                    listener)
+                .start();
     AlignmentProbe probe =
         new AlignmentProbe(
             spec, keys, settings.tokenizers().apply(spec.model()), settings.alignment(), engine);
@@ -104,8 +117,7 @@ interface AgentEventPlane {
   default void close() {}
 
   /** The plane of a replica that publishes KV events. */
-  record Streamed(
-      ReplicaEventPipeline pipeline, KvEventSubscriber subscriber, AlignmentProbe alignment)
+  record Streamed(ReplicaEventPipeline pipeline, EngineFeed subscriber, AlignmentProbe alignment)
       implements AgentEventPlane {
 
     @Override

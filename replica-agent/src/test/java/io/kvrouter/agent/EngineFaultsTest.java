@@ -4,27 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.BlocksStored;
-import io.kvrouter.protocol.KvEvent;
 import io.kvrouter.protocol.KvEventBatch;
-import io.kvrouter.protocol.ReplayReply;
 import io.kvrouter.protocol.ReplicaCleared;
-import io.kvrouter.protocol.ReplicaLoad;
-import io.kvrouter.protocol.RequestReplay;
-import io.kvrouter.protocol.SnapshotReply;
-import io.kvrouter.protocol.Topics;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.FishingOutcomes;
-import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
-import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.pubsub.Topic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
@@ -54,9 +44,9 @@ class EngineFaultsTest {
   @Test
   void idleReset_isSeenWithTheNextBatch_whichClearsTheReplicaBeforeItsNewBlocks() throws Exception {
     try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, true);
-        Agent a = start(engine.spec("reset", 0), ConfigFactory.load())) {
+        SnapshotAgent a = start(engine.spec("reset", 0), ConfigFactory.load())) {
       int[] first = tokens(1000, 3);
-      a.storeAndAwait(engine, 0, first);
+      storeAndAwait(a, engine, 0, first);
 
       engine.resetPrefixCache(); // idle: nothing is published
       assertThat(engine.complete(0, first)).isZero(); // (only to show the engine lost the blocks)
@@ -94,15 +84,15 @@ class EngineFaultsTest {
   void restartWithoutReplayOrStartTime_clearsTheReplicaBeforeTheNewProcessPublishes()
       throws Exception {
     try (VllmEngineDouble engine = new VllmEngineDouble(1, BS, false);
-        Agent a = start(engine.spec("restart", 0), ConfigFactory.load())) {
+        SnapshotAgent a = start(engine.spec("restart", 0), ConfigFactory.load())) {
       int[] before = tokens(3000, 3);
-      a.storeAndAwait(engine, 0, before);
+      storeAndAwait(a, engine, 0, before);
 
       engine.restart(); // seq from 0, empty cache, nothing announced, /health never failed
       a.events.awaitAssert(WAIT, () -> assertThat(a.held()).hasSize(0));
 
       int[] after = tokens(4000, 2);
-      a.storeAndAwait(engine, 0, after); // the new process's stream is taken from its seq 0
+      storeAndAwait(a, engine, 0, after); // the new process's stream is taken from its seq 0
       assertThat(a.held()).doesNotContainAnyElementsOf(keys(before));
     }
   }
@@ -141,11 +131,11 @@ class EngineFaultsTest {
   /** Both ranks of {@code engine} store, rank 1 is lost, rank 0 serves on. */
   private static void rankOneGone_itsBlocksLeave_rankZeroServes(
       VllmEngineDouble engine, String replicaId, Config config) {
-    try (Agent r0 = start(engine.spec(replicaId, 0), config);
-        Agent r1 = start(engine.spec(replicaId, 1), config)) {
+    try (SnapshotAgent r0 = start(engine.spec(replicaId, 0), config);
+        SnapshotAgent r1 = start(engine.spec(replicaId, 1), config)) {
       int[] shared = tokens(5000, 3);
-      r0.storeAndAwait(engine, 0, shared);
-      r1.storeAndAwait(engine, 1, shared);
+      storeAndAwait(r0, engine, 0, shared);
+      storeAndAwait(r1, engine, 1, shared);
       Set<Long> rank0 = r0.held();
 
       engine.stopRank(1);
@@ -153,78 +143,35 @@ class EngineFaultsTest {
       assertThat(r0.held()).isEqualTo(rank0);
 
       int[] more = tokens(6000, 2);
-      r0.storeAndAwait(engine, 0, more);
+      storeAndAwait(r0, engine, 0, more);
       assertThat(r0.held()).containsAll(rank0).containsAll(keys(more));
     }
   }
 
-  private static final class Agent implements AutoCloseable {
-    final ActorRef<AgentRequest> ref;
-    final TestProbe<KvEventBatch> events;
-    final String replicaId;
-    private int warmups;
+  private static final AtomicInteger warmups = new AtomicInteger();
 
-    Agent(ActorRef<AgentRequest> ref, TestProbe<KvEventBatch> events, String replicaId) {
-      this.ref = ref;
-      this.events = events;
-      this.replicaId = replicaId;
-    }
-
-    @Override
-    public void close() {
-      testKit.stop(ref, WAIT);
-    }
-
-    /** The router keys the agent holds for its replica (what its snapshot gives a tracker). */
-    Set<Long> held() {
-      TestProbe<ReplayReply> reply = testKit.createTestProbe();
-      ref.tell(new RequestReplay(replicaId, Long.MIN_VALUE, 0, reply.getRef()));
-      Set<Long> keys = new HashSet<>();
-      for (KvEvent e : ((SnapshotReply) reply.receiveMessage(WAIT)).snapshot().events()) {
-        if (e instanceof BlocksStored s) {
-          for (long k : s.blockKeys()) {
-            keys.add(k);
-          }
-        }
-      }
-      return keys;
-    }
-
-    /**
-     * Serves {@code prompt} on {@code rank} and waits until the agent holds its blocks. Serves new
-     * one-block prompts first until the agent holds one, so its SUB has joined (a ZMQ subscriber
-     * may join after the first batches) before the prompt's only batch is published.
-     */
-    void storeAndAwait(VllmEngineDouble engine, int rank, int[] prompt) {
-      events.awaitAssert(
-          WAIT,
-          Duration.ofMillis(100),
-          () -> {
-            int[] warmup = tokens(900_000 + rank * 1000 + warmups++, 1);
-            engine.complete(rank, warmup);
-            assertThat(held()).containsAll(keys(warmup));
-            return null;
-          });
-      engine.complete(rank, prompt);
-      events.awaitAssert(WAIT, () -> assertThat(held()).containsAll(keys(prompt)));
-    }
+  /**
+   * Serves {@code prompt} on {@code rank} and waits until the agent holds its blocks. Serves new
+   * one-block prompts first until the agent holds one, so its SUB has joined (a ZMQ subscriber may
+   * join after the first batches) before the prompt's only batch is published.
+   */
+  private static void storeAndAwait(
+      SnapshotAgent a, VllmEngineDouble engine, int rank, int[] prompt) {
+    a.events.awaitAssert(
+        WAIT,
+        Duration.ofMillis(100),
+        () -> {
+          int[] warmup = tokens(900_000 + rank * 1000 + warmups.getAndIncrement(), 1);
+          engine.complete(rank, warmup);
+          assertThat(a.held()).containsAll(keys(warmup));
+          return null;
+        });
+    engine.complete(rank, prompt);
+    a.events.awaitAssert(WAIT, () -> assertThat(a.held()).containsAll(keys(prompt)));
   }
 
-  private static Agent start(ReplicaSpec spec, Config config) {
-    AgentSettings base = AgentSettings.fromConfig(config, List.of(spec));
-    AgentSettings settings =
-        base.withHeartbeat(Duration.ofMillis(100), 3)
-            .withAlignment(base.alignment().withProbe(false));
-    TestProbe<KvEventBatch> events = testKit.createTestProbe();
-    ActorRef<Topic.Command<KvEventBatch>> eventsTopic =
-        testKit.spawn(Topics.kvEvents(), "events-" + spec.info().targetId().replace('#', '-'));
-    ActorRef<Topic.Command<ReplicaLoad>> loadTopic =
-        testKit.spawn(Topics.replicaLoad(), "load-" + spec.info().targetId().replace('#', '-'));
-    eventsTopic.tell(Topic.subscribe(events.getRef()));
-    ActorRef<AgentRequest> agent =
-        testKit.spawn(ReplicaAgent.create(spec, settings, eventsTopic, loadTopic));
-    AgentTestSupport.awaitRegistered(testKit, agent);
-    return new Agent(agent, events, spec.info().targetId());
+  private static SnapshotAgent start(ReplicaSpec spec, Config config) {
+    return SnapshotAgent.start(testKit, spec, config);
   }
 
   /** {@code blocks} full blocks of tokens from {@code from} on. */

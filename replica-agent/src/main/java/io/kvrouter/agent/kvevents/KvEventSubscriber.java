@@ -41,7 +41,7 @@ import org.zeromq.ZMsg;
  * that the replay fills as any other. Before, the thread died and the replica's events went unread
  * for good.
  */
-public final class KvEventSubscriber implements AutoCloseable {
+public final class KvEventSubscriber implements EngineFeed {
 
   /** What the agent hears back (called on the subscriber's thread; must not block). */
   public interface Listener {

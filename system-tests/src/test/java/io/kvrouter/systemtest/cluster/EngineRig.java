@@ -124,10 +124,18 @@ final class EngineRig implements AutoCloseable {
 
   /** What a tracker holding exactly the engine's blocks reports: count and digest. */
   ReplicaDigest expected() {
-    BlockKeys keys = BlockKeys.of(engine.config().model(), engine.config().blockSize());
+    return digestOf(engine.config().model(), engine.config().blockSize(), engine.cachedPrefixes());
+  }
+
+  /**
+   * What a tracker reports that holds exactly the blocks ending {@code prefixes} (each a token
+   * prefix from the first block on, a whole number of blocks): count and digest.
+   */
+  static ReplicaDigest digestOf(String model, int blockSize, Iterable<int[]> prefixes) {
+    BlockKeys keys = BlockKeys.of(model, blockSize);
     PrefixIndex index = new PrefixIndex();
     long hash = 1;
-    for (int[] prefix : engine.cachedPrefixes()) {
+    for (int[] prefix : prefixes) {
       long[] k = keys.keys(prefix);
       index.store(
           0,
@@ -139,18 +147,31 @@ final class EngineRig implements AutoCloseable {
 
   /** The replica's cell of every tracker in {@code /admin/consistency}. */
   List<JsonNode> cells() throws Exception {
+    return cells(cluster, REPLICA);
+  }
+
+  /** Replica {@code replica}'s cell of every tracker in the first ingress's consistency view. */
+  static List<JsonNode> cells(ClusterHarness cluster, String replica) throws Exception {
     JsonNode view = LoopbackHttp.getJson(cluster.ingresses().get(0).url() + "/admin/consistency");
     List<JsonNode> out = new java.util.ArrayList<>();
     for (JsonNode t : view.path("trackers")) {
-      out.add(t.path("replicas").path(REPLICA));
+      out.add(t.path("replicas").path(replica));
     }
     return out;
   }
 
   /** Null when every tracker holds exactly the engine's blocks, else what differs. */
   String mismatch() throws Exception {
-    ReplicaDigest want = expected();
-    List<JsonNode> cells = cells();
+    return mismatch(cluster, REPLICA, expected());
+  }
+
+  /**
+   * Null when every tracker holds replica {@code replica} as {@code want} in one epoch, else what
+   * differs.
+   */
+  static String mismatch(ClusterHarness cluster, String replica, ReplicaDigest want)
+      throws Exception {
+    List<JsonNode> cells = cells(cluster, replica);
     if (cells.size() != cluster.ingresses().size()) {
       return "trackers answering: " + cells.size();
     }

@@ -18,19 +18,10 @@ class SimSpeculativeDecodingTest {
   private static final TimingModel LINEAR =
       (prefill, decode, active, total) -> 1000 + 10L * prefill + 100L * decode;
 
-  /** Runs {@code tokens} to completion; returns the cached prompt tokens the engine reported. */
+  /** Runs {@code tokens} on the engine alone: the cached prompt tokens it reported. */
   private static int run(SimEngineCore core, String id, int[] tokens) {
-    core.submit(SimRequest.of(id, tokens, 1), 0);
-    int cached = -1;
-    long now = 0;
-    for (int guard = 0; core.hasWork() && guard < 100_000; guard++) {
-      StepResult r = core.step(now);
-      for (var e : r.emissions()) {
-        cached = e.cachedPromptTokens();
-      }
-      now = r.endMicros();
-    }
-    return cached;
+    var arrival = new VirtualTimeDriver.TimedRequest(0, SimRequest.of(id, tokens, 1));
+    return VirtualTimeDriver.run(core, List.of(arrival)).get(0).cachedPromptTokens();
   }
 
   /** Cached tokens of a 100-token prompt run twice, and the block hashes the engine announced. */

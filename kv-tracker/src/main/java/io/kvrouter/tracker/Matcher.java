@@ -1,5 +1,6 @@
 package io.kvrouter.tracker;
 
+import io.kvrouter.protocol.keys.SpeculativeDecoding;
 import io.kvrouter.tracker.index.MatchResult;
 import io.kvrouter.tracker.index.PrefixIndex;
 import io.kvrouter.tracker.policy.RouteQuery;
@@ -49,11 +50,18 @@ final class Matcher {
 
   /**
    * {@code query}, its prefix match now in {@code out}. An untrusted replica ({@link
-   * Membership#untrusted()}) matches nothing: it stays a candidate, ranked by its load alone.
+   * Membership#untrusted()}) matches nothing: it stays a candidate, ranked by its load alone. A
+   * replica whose engine drops the last matched block ({@link Membership#dropsLastBlock()}) is
+   * credited with what that engine reuses ({@link SpeculativeDecoding#reusableBlocks}).
    */
   RouteQuery matched(RouteQuery query, MatchResult out) {
     index.match(query.keys(), query.keyCount(), out);
     index.applyWindows(query.keys(), query.blockSize(), out);
+    for (int r : replicas.dropsLastBlock()) {
+      SpeculativeDecoding rule = replicas.info(r).engine().speculativeDecoding();
+      out.creditOnly(
+          r, rule.reusableBlocks(out.matched(r), query.promptTokens(), query.blockSize()));
+    }
     for (int r : replicas.untrusted()) {
       out.distrust(r);
     }

@@ -19,6 +19,10 @@ import java.util.Map;
  * unaligned} is listed by {@link #untrusted()}: its blocks are still applied (so every tracker's
  * digest of it stays the same), but no decision credits it with a cache hit.
  *
+ * <p>A replica whose engine runs an EAGLE-style speculative method ({@link
+ * io.kvrouter.protocol.EngineIdentity#speculativeDecoding()}) is listed by {@link
+ * #dropsLastBlock()}: its engine reuses one matched block less than it holds.
+ *
  * <p>Cost: O(replicas of the model) per change, O(replicas) when trust changes; lookups O(1). Not
  * thread-safe.
  */
@@ -30,6 +34,7 @@ final class Membership {
   private final Map<String, BlockKeys> keysByModel = new HashMap<>();
   private static final int[] NONE = new int[0];
   private int[] untrusted = NONE;
+  private int[] dropsLastBlock = NONE;
 
   /** The dense ids of every replica seen (including those only seen in events). */
   ReplicaIds ids() {
@@ -49,6 +54,9 @@ final class Membership {
     if (before == null || before.alignment().untrusted() != info.alignment().untrusted()) {
       rebuildUntrusted();
     }
+    if (before == null || drops(before) != drops(info)) {
+      rebuildDropsLastBlock();
+    }
   }
 
   /** A replica left: its info and id are released. */
@@ -62,12 +70,23 @@ final class Membership {
       if (info.alignment().untrusted()) {
         rebuildUntrusted();
       }
+      if (drops(info)) {
+        rebuildDropsLastBlock();
+      }
     }
   }
 
   /** The ids of the replicas whose index no decision trusts, ascending (usually none). */
   int[] untrusted() {
     return untrusted;
+  }
+
+  /**
+   * The ids of the replicas whose engine drops the last matched block of a cache hit (EAGLE-style
+   * speculative decoding), ascending (usually none).
+   */
+  int[] dropsLastBlock() {
+    return dropsLastBlock;
   }
 
   /** The ids of the announced replicas of {@code model}, ascending, or null if none. */
@@ -94,6 +113,19 @@ final class Membership {
     untrusted =
         infos.values().stream()
             .filter(i -> i.alignment().untrusted())
+            .mapToInt(i -> ids.indexOf(i.targetId()))
+            .sorted()
+            .toArray();
+  }
+
+  private static boolean drops(ReplicaInfo info) {
+    return info.engine().speculativeDecoding().dropsLastBlock();
+  }
+
+  private void rebuildDropsLastBlock() {
+    dropsLastBlock =
+        infos.values().stream()
+            .filter(Membership::drops)
             .mapToInt(i -> ids.indexOf(i.targetId()))
             .sorted()
             .toArray();

@@ -58,7 +58,8 @@ public record AgentSettings(
         c.getInt("max-replay-batches"),
         c.getInt("known-hashes"),
         SubscriberSettings.fromConfig(c.getConfig("kv-events")),
-        AlignmentSettings.fromConfig(c.getConfig("alignment")),
+        AlignmentSettings.fromConfig(c.getConfig("alignment"))
+            .withSpeculative(config, replicas.stream().map(ReplicaSpec::model).toList()),
         TrackerRouterKeys::new,
         model -> null,
         c.getDuration("adapter-refresh-interval"),

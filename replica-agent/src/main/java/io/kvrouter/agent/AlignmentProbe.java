@@ -35,7 +35,10 @@ import java.util.function.Consumer;
  *       trackers');
  *   <li>when no root BlockStored matches within the timeout but others came, their block size or
  *       tokens name the mismatch (<b>block size</b> or <b>tokenizer</b>); when none came at all the
- *       probe is inconclusive (prefix caching or KV events off, or the engine busy elsewhere).
+ *       probe is inconclusive (prefix caching or KV events off, or the engine busy elsewhere);
+ *   <li>once block size and keys agree, the prompt is sent again (one token longer) and the cached
+ *       tokens the engine reports for it must be those the router's speculative-decoding method
+ *       predicts ({@link SpeculativeProbe}; else <b>speculative decoding</b>).
  * </ul>
  *
  * The engine's own hash function and seed ({@code PYTHONHASHSEED}, {@code
@@ -54,6 +57,7 @@ public final class AlignmentProbe {
     BLOCK_SIZE,
     TOKENIZER,
     HASH_SEED,
+    SPECULATIVE,
     INCONCLUSIVE
   }
 
@@ -84,8 +88,12 @@ public final class AlignmentProbe {
     }
   }
 
-  /** The probe's request body and the router's tokens of its prompt. */
-  record Prompt(String json, int[] routerTokens) {}
+  /**
+   * The probe's request body and the router's tokens of its prompt.
+   *
+   * @param text the prompt's text, or null for a prompt of token ids
+   */
+  record Prompt(String json, int[] routerTokens, String text) {}
 
   private final ReplicaSpec spec;
   private final RouterKeyFunction keys;
@@ -123,10 +131,13 @@ public final class AlignmentProbe {
     }
     List<EngineEvent.BlockStored> roots = new CopyOnWriteArrayList<>();
     CompletableFuture<Result> done = new CompletableFuture<>();
+    CompletableFuture<EngineEvent.BlockStored> stored = new CompletableFuture<>();
+    CompletableFuture<Void> answered = new CompletableFuture<>();
     Consumer<EngineEvent.BlockStored> watcher =
         s -> {
           roots.add(s);
           if (firstBlockMatches(s, p.routerTokens())) {
+            stored.complete(s);
             done.complete(judgeMatch(s, p.routerTokens()));
           }
         };
@@ -145,11 +156,38 @@ public final class AlignmentProbe {
                             + r.statusCode()
                             + ": "
                             + body.substring(0, Math.min(200, body.length()))));
+              } else {
+                answered.complete(null);
               }
             });
-    return done.orTimeout(settings.timeout().toMillis(), TimeUnit.MILLISECONDS)
+    long timeoutMillis = settings.timeout().toMillis();
+    return done.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
         .exceptionally(e -> judgeWithoutMatch(roots, p.routerTokens()))
-        .whenComplete((r, e) -> pipeline.unwatchRoots(watcher));
+        .whenComplete((r, e) -> pipeline.unwatchRoots(watcher))
+        .thenCompose(
+            r ->
+                r.outcome() != Outcome.ALIGNED
+                    ? CompletableFuture.completedFuture(r)
+                    : answered
+                        .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
+                        .thenCompose(
+                            a ->
+                                new SpeculativeProbe(
+                                        spec.model(),
+                                        spec.blockSize(),
+                                        settings.speculative().apply(spec.model()),
+                                        engine,
+                                        settings.timeout())
+                                    .run(stored.join(), repeat(p)))
+                        .exceptionally(
+                            e ->
+                                new Result(
+                                    Outcome.ALIGNED,
+                                    "speculative decoding unchecked: the probe's first answer did"
+                                        + " not come ("
+                                        + e
+                                        + ")",
+                                    r.engineBlockSize())));
   }
 
   /** The prompt: text of at least {@code blocks} router blocks, or as many token ids. */
@@ -168,6 +206,7 @@ public final class AlignmentProbe {
         tokens = tokenizer.encodePrompt(text.toString());
       }
       body.put("prompt", text.toString());
+      return new Prompt(body.toString(), tokens, text.toString());
     } else {
       SplittableRandom random = new SplittableRandom(nonce);
       tokens = new int[want];
@@ -179,7 +218,27 @@ public final class AlignmentProbe {
         ids.add(t);
       }
     }
-    return new Prompt(body.toString(), tokens);
+    return new Prompt(body.toString(), tokens, null);
+  }
+
+  /**
+   * {@code p} one token longer (text: a word more), so that the engine's reuse of the blocks it
+   * stored for {@code p} is not capped by its rule of recomputing the prompt's last token.
+   */
+  Prompt repeat(Prompt p) {
+    ObjectNode body = JSON.createObjectNode().put("model", spec.model()).put("max_tokens", 1);
+    if (p.text() != null) {
+      String text = p.text() + " again";
+      body.put("prompt", text);
+      return new Prompt(body.toString(), tokenizer.encodePrompt(text), text);
+    }
+    int[] tokens = Arrays.copyOf(p.routerTokens(), p.routerTokens().length + 1);
+    tokens[tokens.length - 1] = 'a';
+    ArrayNode ids = body.putArray("prompt");
+    for (int t : tokens) {
+      ids.add(t);
+    }
+    return new Prompt(body.toString(), tokens, null);
   }
 
   private static boolean firstBlockMatches(EngineEvent.BlockStored s, int[] router) {

@@ -298,13 +298,15 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
         getContext()
             .getLog()
             .error(
-                "replica {}: the router's block keys do not line up with the engine's blocks; {}:"
-                    + " {}",
+                "replica {}: the router's block keys or cache hits do not line up with the engine's;"
+                    + " {}: {}",
                 spec.replicaId(),
                 settings.alignment().refuseOnMismatch()
                     ? "NOT serving it"
                     : "serving it flagged unaligned, by load alone (alignment.on-mismatch = warn)",
                 r.detail());
+      } else if (!r.detail().isEmpty()) {
+        getContext().getLog().warn("replica {}: alignment probe: {}", spec.replicaId(), r.detail());
       }
       probedBlockSize = r.engineBlockSize();
       AlignmentStatus before = alignment;
@@ -329,11 +331,13 @@ public final class ReplicaAgent extends AbstractBehavior<AgentRequest> {
 
   /**
    * What the agent announces now: the spec with the engine's APIs, adapters, identity (its block
-   * size as the probe saw it when the engine's metrics do not say) and alignment.
+   * size as the probe saw it when the engine's metrics do not say, and the speculative method its
+   * cache hits are predicted with) and alignment.
    */
   private ReplicaInfo info() {
     EngineIdentity engine =
         identity.blockSize() > 0 ? identity : identity.withBlockSize(probedBlockSize);
+    engine = engine.withSpeculative(settings.alignment().speculative().apply(spec.model()));
     return spec.info(apis, adapters).with(engine, alignment);
   }
 

@@ -2,6 +2,7 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.ConfigFactory;
 import io.kvrouter.agent.kvevents.KvEventSubscriber;
 import io.kvrouter.sim.ByteTokenizer;
 import io.kvrouter.sim.MockerTimingModel;
@@ -10,6 +11,7 @@ import io.kvrouter.sim.SimEngineConfig;
 import io.kvrouter.sim.SimEngineSettings;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +28,30 @@ class AlignmentProbeTest {
   /** Probes an engine of {@code engineBlockSize} as a replica declared with block size 16. */
   private static AlignmentProbe.Result probe(
       int engineBlockSize, RouterTokenizer tokenizer, RouterKeyFunction keys) throws Exception {
+    return probe(engineBlockSize, "none", tokenizer, keys, SETTINGS);
+  }
+
+  /**
+   * Probes an engine running speculative decoding with {@code engineMethod} for a router whose
+   * {@code kvrouter.models."m".speculative-method} is {@code routerMethod}.
+   */
+  private static AlignmentProbe.Result probeSpeculative(String engineMethod, String routerMethod)
+      throws Exception {
+    AlignmentSettings settings =
+        SETTINGS.withSpeculative(
+            ConfigFactory.parseString(
+                "kvrouter.models.m.speculative-method = \"" + routerMethod + "\""),
+            List.of(MODEL));
+    return probe(16, engineMethod, ByteTokenizer::encode, new TrackerRouterKeys(MODEL), settings);
+  }
+
+  private static AlignmentProbe.Result probe(
+      int engineBlockSize,
+      String engineMethod,
+      RouterTokenizer tokenizer,
+      RouterKeyFunction keys,
+      AlignmentSettings settings)
+      throws Exception {
     try (SimEngine engine =
         SimEngine.start(
             SimEngineSettings.loopback()
@@ -33,6 +59,7 @@ class AlignmentProbeTest {
                 .withEngine(
                     SimEngineConfig.defaults()
                         .withBlockSize(engineBlockSize)
+                        .withSpeculativeMethod(engineMethod)
                         .withTiming(new MockerTimingModel(50))))) {
       ReplicaSpec spec =
           new ReplicaSpec(
@@ -61,7 +88,7 @@ class AlignmentProbeTest {
           Thread.sleep(100); // polling interval of a bounded wait
         }
         assertThat(pipeline.engineBatches()).as("the subscriber hears the engine").isPositive();
-        AlignmentProbe probe = new AlignmentProbe(spec, keys, tokenizer, SETTINGS, http);
+        AlignmentProbe probe = new AlignmentProbe(spec, keys, tokenizer, settings, http);
         return probe.run(pipeline, 42).get(30, TimeUnit.SECONDS);
       }
     }
@@ -106,5 +133,32 @@ class AlignmentProbeTest {
         probe(16, ByteTokenizer::encode, new TrackerRouterKeys("another-model"));
     assertThat(r.outcome()).isEqualTo(AlignmentProbe.Outcome.HASH_SEED);
     assertThat(r.detail()).startsWith("hash seed");
+  }
+
+  @Test
+  void eagleEngine_withTheRoutersSettingNone_isRefused_namingTheSetting() throws Exception {
+    AlignmentProbe.Result r = probeSpeculative("eagle", "none");
+    assertThat(r.outcome()).as(r.detail()).isEqualTo(AlignmentProbe.Outcome.SPECULATIVE);
+    assertThat(r.mismatch()).as("refused under on-mismatch = refuse").isTrue();
+    assertThat(r.detail())
+        .startsWith("speculative decoding")
+        .contains("kvrouter.models.\"m\".speculative-method")
+        .contains("eagle");
+  }
+
+  @Test
+  void plainEngine_withTheRoutersSettingEagle_isRefused_namingTheSetting() throws Exception {
+    AlignmentProbe.Result r = probeSpeculative("none", "eagle3");
+    assertThat(r.outcome()).as(r.detail()).isEqualTo(AlignmentProbe.Outcome.SPECULATIVE);
+    assertThat(r.detail())
+        .contains("kvrouter.models.\"m\".speculative-method = eagle3")
+        .contains("= none");
+  }
+
+  @Test
+  void eagleEngine_withTheRoutersSettingEagle_isAligned() throws Exception {
+    AlignmentProbe.Result r = probeSpeculative("mtp", "eagle");
+    assertThat(r.outcome()).as(r.detail()).isEqualTo(AlignmentProbe.Outcome.ALIGNED);
+    assertThat(r.detail()).as("the check was made").isEmpty();
   }
 }

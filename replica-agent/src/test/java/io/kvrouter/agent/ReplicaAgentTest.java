@@ -2,6 +2,7 @@ package io.kvrouter.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.ConfigFactory;
 import io.kvrouter.protocol.AgentRequest;
 import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.BlocksStored;
@@ -166,18 +167,7 @@ class ReplicaAgentTest {
       ReplicaSpec spec = AgentTestSupport.spec(engine, "m");
       AgentSettings settings = AgentSettings.of(List.of(spec));
       settings = settings.withAlignment(settings.alignment().withRefuseOnMismatch(false));
-      ActorRef<AgentRequest> agent =
-          testKit.spawn(
-              ReplicaAgent.create(
-                  spec,
-                  settings,
-                  testKit.spawn(Topics.kvEvents()),
-                  testKit.spawn(Topics.replicaLoad())));
-
-      AgentTestSupport.awaitRegistered(testKit, agent);
-      TestProbe<ReplicaInfo> info = testKit.createTestProbe();
-      agent.tell(new GetInfo(info.getRef()));
-      ReplicaInfo i = info.receiveMessage();
+      ReplicaInfo i = registeredInfo(spec, settings);
 
       assertThat(i.alignment().state()).isEqualTo(AlignmentStatus.State.UNALIGNED);
       assertThat(i.alignment().reason()).contains("block size", "32");
@@ -185,6 +175,68 @@ class ReplicaAgentTest {
     } finally {
       engine.close();
     }
+  }
+
+  /**
+   * An engine running EAGLE while the router's {@code speculative-method} says none: under warn it
+   * is registered flagged unaligned, the reason naming the setting; with the setting right it is
+   * aligned and announced with its method, which trackers credit its hits by.
+   */
+  @Test
+  void eagleEngine_isFlaggedUntilTheRoutersSpeculativeSettingSaysSo() throws Exception {
+    SimEngine engine =
+        SimEngine.start(
+            SimEngineSettings.loopback()
+                .withModel("m")
+                .withEngine(
+                    SimEngineConfig.defaults().withNumBlocks(128).withSpeculativeMethod("eagle")));
+    try {
+      ReplicaSpec spec = AgentTestSupport.spec(engine, "m");
+      for (String setting : new String[] {"none", "eagle"}) {
+        AgentSettings settings = AgentSettings.of(List.of(spec));
+        settings =
+            settings.withAlignment(
+                settings
+                    .alignment()
+                    .withRefuseOnMismatch(false)
+                    .withSpeculative(
+                        ConfigFactory.parseString(
+                            "kvrouter.models.m.speculative-method = " + setting),
+                        List.of("m")));
+        ReplicaInfo i = registeredInfo(spec, settings);
+
+        if (setting.equals("none")) {
+          assertThat(i.alignment().state()).isEqualTo(AlignmentStatus.State.UNALIGNED);
+          assertThat(i.alignment().reason())
+              .contains("speculative decoding", "kvrouter.models.\"m\".speculative-method");
+        } else {
+          assertThat(i.alignment().state())
+              .as(i.alignment().reason())
+              .isEqualTo(AlignmentStatus.State.ALIGNED);
+          assertThat(i.engine().speculative()).isEqualTo("eagle");
+          assertThat(i.engine().speculativeDecoding().dropsLastBlock()).isTrue();
+        }
+      }
+    } finally {
+      engine.close();
+    }
+  }
+
+  /** What an agent of {@code spec} announces once registered; the agent is stopped after. */
+  private static ReplicaInfo registeredInfo(ReplicaSpec spec, AgentSettings settings) {
+    ActorRef<AgentRequest> agent =
+        testKit.spawn(
+            ReplicaAgent.create(
+                spec,
+                settings,
+                testKit.spawn(Topics.kvEvents()),
+                testKit.spawn(Topics.replicaLoad())));
+    AgentTestSupport.awaitRegistered(testKit, agent);
+    TestProbe<ReplicaInfo> info = testKit.createTestProbe();
+    agent.tell(new GetInfo(info.getRef()));
+    ReplicaInfo i = info.receiveMessage();
+    testKit.stop(agent);
+    return i;
   }
 
   private static void awaitSubscribers(

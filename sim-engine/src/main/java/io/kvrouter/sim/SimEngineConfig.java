@@ -1,5 +1,8 @@
 package io.kvrouter.sim;
 
+import java.util.Locale;
+import java.util.Set;
+
 /**
  * Shape of one simulated engine.
  *
@@ -17,6 +20,10 @@ package io.kvrouter.sim;
  * @param slidingWindow 0 for a model with one full-attention cache group; otherwise the window in
  *     tokens of a second, sliding-window group (group 1) beside the full-attention group 0, as a
  *     hybrid model (Gemma 3, gpt-oss) runs in vLLM's hybrid allocator ({@link SlidingWindowGroup})
+ * @param speculativeMethod the method of vLLM's {@code --speculative-config}, {@code none} without
+ *     speculative decoding; with an EAGLE-style one ({@link #dropsEagleBlock}) every prefix-cache
+ *     hit gives up its last matched block, which the request then recomputes. Block hashes and KV
+ *     events do not change. Not simulated together with a CPU tier or a sliding window
  */
 public record SimEngineConfig(
     int blockSize,
@@ -27,12 +34,28 @@ public record SimEngineConfig(
     TimingModel timing,
     int cpuBlocks,
     long cpuLoadMicrosPerBlock,
-    int slidingWindow) {
+    int slidingWindow,
+    String speculativeMethod) {
+
+  /**
+   * vLLM's {@code SpeculativeConfig.use_eagle()} methods (vllm-project/vllm at 002e77c1, {@code
+   * vllm/config/speculative.py}): their drafter needs the target's hidden states of the last
+   * matched block, so the KV cache manager drops that block from every cache hit ({@code
+   * vllm/v1/core/single_type_kv_cache_manager.py} at 002f3491 and 129ab7c6, {@code
+   * FullAttentionManager.find_longest_cache_hit}: {@code if use_eagle and computed_blocks: pop()},
+   * since PR #17137). The hashes stay vLLM's plain ones ({@link VllmBlockHasher}).
+   */
+  private static final Set<String> EAGLE_STYLE =
+      Set.of("eagle", "eagle3", "mtp", "dflash", "dspark");
+
+  /** Methods vLLM accepts whose prefix-cache hits are unchanged. */
+  private static final Set<String> OTHER_METHODS =
+      Set.of("none", "ngram", "ngram_gpu", "draft_model", "medusa", "mlp_speculator", "suffix");
 
   /** An engine with one full-attention cache group and no CPU tier. */
   public SimEngineConfig(
       int blockSize, int blocks, int seqs, int batched, String seed, TimingModel timing) {
-    this(blockSize, blocks, seqs, batched, seed, timing, 0, 0, 0);
+    this(blockSize, blocks, seqs, batched, seed, timing, 0, 0, 0, "none");
   }
 
   public SimEngineConfig {
@@ -48,6 +71,45 @@ public record SimEngineConfig(
     if (slidingWindow < 0) {
       throw new IllegalArgumentException("slidingWindow must be >= 0, was " + slidingWindow);
     }
+    speculativeMethod =
+        speculativeMethod == null || speculativeMethod.isBlank()
+            ? "none"
+            : speculativeMethod.trim().toLowerCase(Locale.ROOT);
+    if (speculativeMethod.endsWith("_mtp")) {
+      speculativeMethod = "mtp"; // vLLM renames deepseek_mtp, qwen3_next_mtp, ... to mtp
+    }
+    if (!EAGLE_STYLE.contains(speculativeMethod) && !OTHER_METHODS.contains(speculativeMethod)) {
+      throw new IllegalArgumentException(
+          "speculative method must be one of none, eagle, eagle3, mtp, dflash, dspark, ngram,"
+              + " ngram_gpu, draft_model, medusa, mlp_speculator, suffix; was "
+              + speculativeMethod);
+    }
+    if (EAGLE_STYLE.contains(speculativeMethod) && (cpuBlocks > 0 || slidingWindow > 0)) {
+      throw new IllegalArgumentException(
+          "speculative method "
+              + speculativeMethod
+              + " is not simulated with a CPU tier or a sliding window");
+    }
+  }
+
+  /** True when every prefix-cache hit gives up its last matched block (EAGLE-style drafter). */
+  public boolean dropsEagleBlock() {
+    return EAGLE_STYLE.contains(speculativeMethod);
+  }
+
+  /** The same engine running speculative decoding with {@code method} ({@code none}: off). */
+  public SimEngineConfig withSpeculativeMethod(String method) {
+    return new SimEngineConfig(
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoadMicrosPerBlock,
+        slidingWindow,
+        method);
   }
 
   private static void require(int v, String name) {
@@ -100,13 +162,31 @@ public record SimEngineConfig(
   private SimEngineConfig withShape(int bs, int blocks, int seqs, int batched) {
     long cpuLoad = cpuLoadMicrosPerBlock;
     return new SimEngineConfig(
-        bs, blocks, seqs, batched, hashSeed, timing, cpuBlocks, cpuLoad, slidingWindow);
+        bs,
+        blocks,
+        seqs,
+        batched,
+        hashSeed,
+        timing,
+        cpuBlocks,
+        cpuLoad,
+        slidingWindow,
+        speculativeMethod);
   }
 
   /** The same shape with other hash seed, timing, CPU tier and window (the last five). */
   private SimEngineConfig withExtras(
       String seed, TimingModel t, int cpu, long cpuLoadMicros, int window) {
     return new SimEngineConfig(
-        blockSize, numBlocks, maxNumSeqs, maxNumBatchedTokens, seed, t, cpu, cpuLoadMicros, window);
+        blockSize,
+        numBlocks,
+        maxNumSeqs,
+        maxNumBatchedTokens,
+        seed,
+        t,
+        cpu,
+        cpuLoadMicros,
+        window,
+        speculativeMethod);
   }
 }

@@ -44,9 +44,11 @@ import java.util.Map;
  *       preempted (recompute mode: blocks released, back to the front of the queue);
  *   <li>then waiting requests FCFS while {@code maxNumSeqs} and the token budget allow: at first
  *       admission the longest cached prefix is looked up (at most {@code promptLength − 1} tokens,
- *       as vLLM always computes the last prompt token), counted as computed and recorded as {@code
- *       cachedPromptTokens}; the prefix-cache counters add the prompt length to queries and the
- *       cached tokens to hits; a request whose blocks do not fit waits (head of line);
+ *       as vLLM always computes the last prompt token; with EAGLE-style speculative decoding,
+ *       {@link SimEngineConfig#dropsEagleBlock}, less its last block), counted as computed and
+ *       recorded as {@code cachedPromptTokens}; the prefix-cache counters add the prompt length to
+ *       queries and the cached tokens to hits; a request whose blocks do not fit waits (head of
+ *       line);
  *   <li>as each request is scheduled, the full blocks its tokens of this pass fill get their hashes
  *       registered (announced by BlockStored at the pass's end), as vLLM v1 caches blocks when it
  *       allocates them, so a request admitted later in the same pass hits them;
@@ -228,6 +230,9 @@ public final class SimEngineCore {
       if (seq.numBlocks == 0) {
         int limit = Math.min((seq.numTokens - 1) / bs, seq.numHashes);
         hit = tiers.hit(seq, limit);
+        if (config.dropsEagleBlock() && hit > 0) {
+          hit--; // vLLM with EAGLE/MTP: the drafter needs the last matched block recomputed
+        }
         loaded = tiers.loadable(seq, hit, limit);
       }
       int computed = (hit + loaded) * bs;

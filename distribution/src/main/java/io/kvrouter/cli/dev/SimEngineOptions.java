@@ -56,6 +56,15 @@ final class SimEngineOptions {
               + " full-attention group (default: 0, none).")
   int slidingWindow;
 
+  @Option(
+      names = "--speculative-method",
+      paramLabel = "METHOD",
+      description =
+          "Runs speculative decoding as vLLM's --speculative-config method does for the prefix"
+              + " cache: eagle, eagle3, mtp, dflash or dspark recompute the last matched block of"
+              + " every cache hit (default: ${DEFAULT-VALUE}).")
+  String speculativeMethod = "none";
+
   private static final SimKvTransfer TRANSFER = SimKvTransfer.defaults();
 
   @Option(
@@ -162,6 +171,7 @@ final class SimEngineOptions {
             maxNumBatchedTokens,
             hashSeed,
             new MockerTimingModel(speedup))
-        .withSlidingWindow(slidingWindow);
+        .withSlidingWindow(slidingWindow)
+        .withSpeculativeMethod(speculativeMethod);
   }
 }

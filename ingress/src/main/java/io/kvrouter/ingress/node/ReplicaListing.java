@@ -86,5 +86,6 @@ final class ReplicaListing {
     } else {
       e.putNull("block_size");
     }
+    e.put("speculative_method", engine.speculative());
   }
 }

@@ -7,6 +7,7 @@ import io.kvrouter.protocol.AlignmentStatus;
 import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.keys.SpeculativeDecoding;
 import io.kvrouter.tracker.TrackerDigests;
 import io.kvrouter.tracker.actor.KvTracker;
 import java.util.List;
@@ -30,7 +31,10 @@ class ReplicaListingTest {
   void eachReplica_showsItsEngine_theRoutersKeys_andItsAlignment() {
     ReplicaInfo vllm =
         replica("a")
-            .with(new EngineIdentity("vllm", "0.11.0", "sha256_cbor", 16), AlignmentStatus.ALIGNED);
+            .with(
+                new EngineIdentity("vllm", "0.11.0", "sha256_cbor", 16)
+                    .withSpeculative(SpeculativeDecoding.of("eagle3")),
+                AlignmentStatus.ALIGNED);
     ReplicaInfo flagged =
         replica("b")
             .with(
@@ -45,6 +49,7 @@ class ReplicaListingTest {
     assertThat(a.path("engine").path("version").asText()).isEqualTo("0.11.0");
     assertThat(a.path("engine").path("hash_algo").asText()).isEqualTo("sha256_cbor");
     assertThat(a.path("engine").path("block_size").asInt()).isEqualTo(16);
+    assertThat(a.path("engine").path("speculative_method").asText()).isEqualTo("eagle3");
     assertThat(a.path("keys").path("block_size").asInt()).isEqualTo(16);
     assertThat(a.path("keys").path("extras").toString())
         .isEqualTo("[\"lora\",\"cache_salt\",\"mm\"]");
@@ -56,6 +61,7 @@ class ReplicaListingTest {
     assertThat(b.path("engine").path("version").asText()).isEqualTo("unknown");
     assertThat(b.path("engine").path("hash_algo").asText()).isEqualTo("unknown");
     assertThat(b.path("engine").path("block_size").asInt()).isEqualTo(32);
+    assertThat(b.path("engine").path("speculative_method").asText()).isEqualTo("none");
     assertThat(b.path("alignment").path("state").asText()).isEqualTo("unaligned");
     assertThat(b.path("alignment").path("reason").asText()).contains("blocks of 32 tokens");
   }

@@ -100,12 +100,27 @@ public final class MatchResult {
    * GPU-only replica, an approximation otherwise. O(touched replicas).
    */
   public void truncate(int replica, int blocks) {
+    cut(replica, blocks, true);
+  }
+
+  /**
+   * Shrinks {@code replica}'s match to the first {@code blocks} blocks its engine reuses of those
+   * it holds (vLLM with EAGLE-style speculative decoding recomputes the last matched block), as
+   * {@link #truncate} does but without calling the hit partial: the engine reuses all it can.
+   */
+  public void creditOnly(int replica, int blocks) {
+    cut(replica, blocks, false);
+  }
+
+  private void cut(int replica, int blocks, boolean partial) {
     int base = replica * STRIDE;
     int m = counts[base + MATCHED];
     if (blocks >= m) {
       return;
     }
-    counts[base + FULL_MATCH] = Math.max(counts[base + FULL_MATCH], m);
+    if (partial) {
+      counts[base + FULL_MATCH] = Math.max(counts[base + FULL_MATCH], m);
+    }
     int cut = m - blocks;
     for (int slot : new int[] {DISK, CPU, PREDICTED, GPU}) {
       int t = Math.min(cut, counts[base + slot]);

@@ -7,13 +7,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kvrouter.cli.dev.DemoCluster;
 import io.kvrouter.cli.dev.DemoOptions;
 import io.kvrouter.testing.LoopbackHttp;
-import java.io.BufferedReader;
 import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -114,42 +109,36 @@ class StreamMigrationIT {
   private static Streamed stream(String ingress, ObjectNode body, CountDownLatch onSim0) {
     try {
       HttpResponse<InputStream> r =
-          LoopbackHttp.CLIENT.send(
-              HttpRequest.newBuilder(URI.create(ingress + "/v1/completions"))
-                  .timeout(Duration.ofSeconds(180))
-                  .header("Content-Type", "application/json")
-                  .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                  .build(),
-              HttpResponse.BodyHandlers.ofInputStream());
+          LoopbackHttp.postForStream(
+              ingress + "/v1/completions", body.toString(), Duration.ofSeconds(180));
       String replica = r.headers().firstValue("x-kvrouter-replica").orElse("");
       List<String> ids = new ArrayList<>();
-      boolean error = false;
-      boolean done = false;
-      int text = 0;
-      try (BufferedReader in =
-          new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
-        for (String line = in.readLine(); line != null; line = in.readLine()) {
-          if (!line.startsWith("data: ")) {
-            continue;
-          }
-          String data = line.substring(6);
-          if (data.equals("[DONE]")) {
-            done = true;
-            continue;
-          }
-          JsonNode chunk = LoopbackHttp.JSON.readTree(data);
-          if (chunk.has("error")) {
-            error = true;
-            continue;
-          }
-          ids.add(chunk.path("id").asText());
-          text += chunk.path("choices").path(0).path("text").asText("").length();
-          if (replica.equals("sim-0") && text > 0) {
-            onSim0.countDown();
-          }
-        }
-      }
-      return new Streamed(r.statusCode(), replica, ids, error, done, text);
+      boolean[] errorAndDone = new boolean[2];
+      int[] text = new int[1];
+      LoopbackHttp.sseData(
+          r.body(),
+          data -> {
+            if (data.equals("[DONE]")) {
+              errorAndDone[1] = true;
+              return;
+            }
+            JsonNode chunk;
+            try {
+              chunk = LoopbackHttp.JSON.readTree(data);
+            } catch (java.io.IOException e) {
+              throw new IllegalStateException(e);
+            }
+            if (chunk.has("error")) {
+              errorAndDone[0] = true;
+              return;
+            }
+            ids.add(chunk.path("id").asText());
+            text[0] += chunk.path("choices").path(0).path("text").asText("").length();
+            if (replica.equals("sim-0") && text[0] > 0) {
+              onSim0.countDown();
+            }
+          });
+      return new Streamed(r.statusCode(), replica, ids, errorAndDone[0], errorAndDone[1], text[0]);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

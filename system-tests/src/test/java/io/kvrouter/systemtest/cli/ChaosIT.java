@@ -57,10 +57,11 @@ import org.junit.jupiter.api.Test;
  *       unclean error).
  * </ul>
  *
- * <p><b>Long answers</b> ({@link LongAnswers}): two clients more each stream one long answer after
- * the other (600-token chat and completions texts, and chat answers that are a 300-token tool
- * call), and each engine kill waits until a text answer streams from that engine, so that it cuts
- * one. Every text answer not excused as above must be whole: {@code [DONE]}, no error event, the
+ * <p><b>Long answers</b> ({@link LongAnswers}): three clients more each stream one long answer
+ * after the other (600-token chat texts, 600-token completions texts, and chat answers that are a
+ * 300-token tool call, one kind each), and each engine kill waits until a text answer streams from
+ * that engine (with a tool call at the same time, when one comes within 10 s), so that it cuts
+ * them. Every text answer not excused as above must be whole: {@code [DONE]}, no error event, the
  * requested token count in its usage, and its text equal to an uncut run of the same request after
  * the chaos (the simulated engine's answer depends on its context only, so the replica does not
  * matter): an answer cut by an engine kill migrates to the other engine and goes on as if uncut. A
@@ -175,8 +176,8 @@ class ChaosIT {
       cluster.supervise(clock);
       LongAnswers longAnswers = new LongAnswers(cluster, clock);
       List<Thread> longWorkers = new ArrayList<>();
-      for (int w = 0; w < LONG_WORKERS; w++) {
-        longWorkers.add(new Thread(longAnswers.worker(w, LONG_WORKERS), "chaos-long-" + w));
+      for (LongAnswers.Kind kind : LongAnswers.Kind.values()) {
+        longWorkers.add(new Thread(longAnswers.worker(kind), "chaos-long-" + kind));
       }
       longWorkers.add(new Thread(longAnswers.sampler(), "chaos-migration-sampler"));
       longWorkers.forEach(Thread::start);
@@ -325,11 +326,8 @@ class ChaosIT {
     return "lost";
   }
 
-  /** Long answers in flight at a time. */
-  private static final int LONG_WORKERS = 2;
-
-  /** How long an engine kill waits for a long answer to cut. */
-  private static final Duration LONG_ANSWER_WAIT = Duration.ofSeconds(20);
+  /** How long an engine kill waits for long answers to cut, at each of its two tries. */
+  private static final Duration LONG_ANSWER_WAIT = Duration.ofSeconds(10);
 
   /**
    * How the long answers ended ({@code whole}: equal to the uncut reference, with its usage; {@code
@@ -433,22 +431,39 @@ class ChaosIT {
   }
 
   /**
-   * Waits (at most {@link #LONG_ANSWER_WAIT}) until a long text answer streams from the engine
-   * about to be killed, so that each engine kill cuts one: the kill then shows what becomes of it.
+   * Waits until long answers stream from the engine about to be killed, so that each engine kill
+   * cuts some and shows what becomes of them: a text answer and a tool call at once for up to
+   * {@link #LONG_ANSWER_WAIT}, else a text answer (a chat or a completion) for as long again.
    */
   private static void awaitLongAnswerOn(
       ActorTestKit kit, LongAnswers answers, ChaosCluster.Node engine) {
+    String on = engine.name;
+    if (awaits(kit, () -> answers.streamingOn(LongAnswers.Kind.TOOL_CALL, on) && text(answers, on))
+        || awaits(kit, () -> text(answers, on))) {
+      return;
+    }
+    System.out.printf("chaos: no long answer streamed from %s; killed anyway%n", on);
+  }
+
+  private static boolean text(LongAnswers answers, String replica) {
+    return answers.streamingOn(LongAnswers.Kind.CHAT, replica)
+        || answers.streamingOn(LongAnswers.Kind.COMPLETION, replica);
+  }
+
+  /** True once {@code condition} holds, false when it did not within {@link #LONG_ANSWER_WAIT}. */
+  private static boolean awaits(ActorTestKit kit, java.util.function.BooleanSupplier condition) {
     try {
       kit.createTestProbe()
           .awaitAssert(
               LONG_ANSWER_WAIT,
               Duration.ofMillis(20),
               () -> {
-                assertThat(answers.textStreamingOn(engine.name)).isTrue();
+                assertThat(condition.getAsBoolean()).isTrue();
                 return null;
               });
+      return true;
     } catch (AssertionError none) {
-      System.out.printf("chaos: no long answer streamed from %s; killed anyway%n", engine.name);
+      return false;
     }
   }
 

@@ -98,7 +98,10 @@ final class LongAnswers {
   private final List<Streamed> answers = new CopyOnWriteArrayList<>();
   private final Map<String, Map<String, Double>> migrations = new ConcurrentHashMap<>();
 
-  /** The replica each sending thread's answer is streaming from, once its first event is in. */
+  /**
+   * The kind of answer each sending thread is streaming and the replica it streams from, once its
+   * first event is in.
+   */
   private final Map<Thread, String> streaming = new ConcurrentHashMap<>();
 
   private volatile boolean stopped;
@@ -108,12 +111,14 @@ final class LongAnswers {
     this.clock = clock;
   }
 
-  /** The worker {@code worker} of {@code workers}: sends answers one after the other until stop. */
-  Runnable worker(int worker, int workers) {
+  /**
+   * A client that sends answers of {@code kind} one after the other until stop, each prompt in
+   * turn, to each ingress in turn.
+   */
+  Runnable worker(Kind kind) {
     return () -> {
-      for (int k = worker; !stopped; k += workers) {
-        Kind kind = Kind.values()[k % Kind.values().length];
-        answers.add(send(kind, (k / 3) % PROMPTS, (k / 2) % 2, clock));
+      for (int i = 0; !stopped; i++) {
+        answers.add(send(kind, i % PROMPTS, (i + kind.ordinal()) % 2, clock));
       }
     };
   }
@@ -136,9 +141,9 @@ final class LongAnswers {
     stopped = true;
   }
 
-  /** True while a text answer (one that can migrate) is streaming from replica {@code replica}. */
-  boolean textStreamingOn(String replica) {
-    return streaming.containsValue(replica);
+  /** True while an answer of {@code kind} is streaming from replica {@code replica}. */
+  boolean streamingOn(Kind kind, String replica) {
+    return streaming.containsValue(kind + "@" + replica);
   }
 
   List<Streamed> answers() {
@@ -239,8 +244,8 @@ final class LongAnswers {
         done = true;
         return;
       }
-      if (events++ == 0 && kind != Kind.TOOL_CALL) {
-        streaming.put(Thread.currentThread(), replica);
+      if (events++ == 0) {
+        streaming.put(Thread.currentThread(), kind + "@" + replica);
       }
       JsonNode chunk;
       try {

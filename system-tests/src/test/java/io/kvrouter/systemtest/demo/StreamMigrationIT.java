@@ -22,10 +22,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A simulated engine dies while it streams answers: every stream it was serving goes on at another
- * replica and ends with {@code [DONE]}, without an error event, one {@code id} throughout; the
- * ingresses count the migrations, and no reservation is left behind. (The answers are not compared
- * with uncut ones: the sim's output tokens are byte values that the demo model's tokenizer counts
- * differently; {@code StreamMigrationTest} in the ingress checks that.)
+ * replica and ends with {@code [DONE]}, without an error event, one {@code id} throughout, and with
+ * the text the same request gets uncut afterwards (the sim's answer depends on its context only, in
+ * words the demo model's tokenizer encodes back to the same tokens); the ingresses count the
+ * migrations, and no reservation is left behind.
  */
 class StreamMigrationIT {
 
@@ -33,7 +33,7 @@ class StreamMigrationIT {
 
   /** What one stream saw: where it began, its chunk ids, whether it ended well. */
   private record Streamed(
-      int status, String replica, List<String> ids, boolean error, boolean done, int text) {}
+      int status, String replica, List<String> ids, boolean error, boolean done, String text) {}
 
   @Test
   void killedEngine_itsStreamsGoOnElsewhere_toTheirEnd() throws Exception {
@@ -44,6 +44,7 @@ class StreamMigrationIT {
       ActorTestKit kit = ActorTestKit.create(cluster.agentNode());
       CountDownLatch streamingOnSim0 = new CountDownLatch(1);
       List<CompletableFuture<Streamed>> pending = new ArrayList<>();
+      List<ObjectNode> bodies = new ArrayList<>();
       for (int i = 0; i < STREAMS; i++) {
         ObjectNode body = LoopbackHttp.JSON.createObjectNode();
         body.put("model", options.model());
@@ -51,6 +52,7 @@ class StreamMigrationIT {
         body.put("max_tokens", 300);
         body.put("stream", true);
         String ingress = cluster.ingressUrls().get(i % 2);
+        bodies.add(body);
         pending.add(
             CompletableFuture.supplyAsync(() -> stream(ingress, body, streamingOnSim0), clients));
       }
@@ -60,15 +62,20 @@ class StreamMigrationIT {
       cluster.fleet().engines().get(0).close();
 
       int onSim0 = 0;
-      for (CompletableFuture<Streamed> f : pending) {
-        Streamed s = f.get(3, TimeUnit.MINUTES);
+      for (int i = 0; i < STREAMS; i++) {
+        Streamed s = pending.get(i).get(3, TimeUnit.MINUTES);
         assertThat(s.status()).as("%s", s).isEqualTo(200);
         assertThat(s.done()).as("ended with [DONE]: %s", s).isTrue();
         assertThat(s.error()).as("no error event: %s", s).isFalse();
         assertThat(s.ids()).as("one id throughout: %s", s).containsOnly(s.ids().get(0));
-        assertThat(s.text()).isPositive();
+        assertThat(s.text()).isNotEmpty();
         if ("sim-0".equals(s.replica())) {
           onSim0++;
+          Streamed uncut =
+              stream(cluster.ingressUrls().get(0), bodies.get(i), new CountDownLatch(1));
+          assertThat(s.text())
+              .as("the uncut answer, served by %s", uncut.replica())
+              .isEqualTo(uncut.text());
         }
       }
       double migrated = 0;
@@ -114,7 +121,7 @@ class StreamMigrationIT {
       String replica = r.headers().firstValue("x-kvrouter-replica").orElse("");
       List<String> ids = new ArrayList<>();
       boolean[] errorAndDone = new boolean[2];
-      int[] text = new int[1];
+      StringBuilder text = new StringBuilder();
       LoopbackHttp.sseData(
           r.body(),
           data -> {
@@ -133,12 +140,13 @@ class StreamMigrationIT {
               return;
             }
             ids.add(chunk.path("id").asText());
-            text[0] += chunk.path("choices").path(0).path("text").asText("").length();
-            if (replica.equals("sim-0") && text[0] > 0) {
+            text.append(chunk.path("choices").path(0).path("text").asText(""));
+            if (replica.equals("sim-0") && text.length() > 0) {
               onSim0.countDown();
             }
           });
-      return new Streamed(r.statusCode(), replica, ids, errorAndDone[0], errorAndDone[1], text[0]);
+      return new Streamed(
+          r.statusCode(), replica, ids, errorAndDone[0], errorAndDone[1], text.toString());
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

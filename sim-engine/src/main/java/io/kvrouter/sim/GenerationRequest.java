@@ -112,8 +112,21 @@ public record GenerationRequest(
     List<String> identifiers = imageIdentifiers(body, media.modelId());
     int[] prompt;
     List<MediaPrompt.Item> items;
+    boolean continued = body.path("continue_final_message").asBoolean(false);
+    if (continued && body.path("add_generation_prompt").asBoolean(true)) {
+      // vLLM's ChatCompletionRequest.check_generation_prompt (add_generation_prompt defaults true)
+      throw SimApiError.badRequest(
+          "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+          "continue_final_message");
+    }
     try {
-      if (identifiers.isEmpty()) {
+      if (continued && !identifiers.isEmpty()) {
+        throw SimApiError.badRequest(
+            "this engine cannot continue a chat with images", "continue_final_message");
+      } else if (continued) {
+        prompt = tokenizer.encodeChatContinued(normalized);
+        items = List.of();
+      } else if (identifiers.isEmpty()) {
         prompt = tokenizer.encodeChat(normalized, true);
         items = List.of();
       } else {

@@ -15,6 +15,8 @@ import java.util.List;
  * @param cacheSalt vLLM's {@code cache_salt} (enters the first block hash only), or null
  * @param media the prompt's images: each enters the hash of every block its placeholder tokens
  *     overlap, as {@code (identifier, offset from the block start)} ({@link MediaPrompt})
+ * @param answers the vocabulary its output tokens come from ({@link AnswerTokens#LETTERS} when
+ *     null)
  */
 public record SimRequest(
     String requestId,
@@ -22,7 +24,19 @@ public record SimRequest(
     int maxTokens,
     String loraName,
     String cacheSalt,
-    List<MediaPrompt.Item> media) {
+    List<MediaPrompt.Item> media,
+    AnswerTokens answers) {
+
+  /** A request answering in {@link AnswerTokens#LETTERS}. */
+  public SimRequest(
+      String requestId,
+      int[] promptTokens,
+      int maxTokens,
+      String loraName,
+      String cacheSalt,
+      List<MediaPrompt.Item> media) {
+    this(requestId, promptTokens, maxTokens, loraName, cacheSalt, media, AnswerTokens.LETTERS);
+  }
 
   /** A request without images. */
   public SimRequest(
@@ -39,6 +53,7 @@ public record SimRequest(
       throw new IllegalArgumentException("maxTokens must be at least 1, was " + maxTokens);
     }
     media = media == null ? List.of() : List.copyOf(media);
+    answers = answers == null ? AnswerTokens.LETTERS : answers;
     for (MediaPrompt.Item m : media) {
       if (m.start() < 0 || m.length() <= 0 || m.start() + m.length() > promptTokens.length) {
         throw new IllegalArgumentException("image placeholders outside the prompt: " + m);

@@ -88,7 +88,8 @@ final class SimRun {
             request.generated(),
             loraName,
             request.cacheSalt(),
-            request.media()),
+            request.media(),
+            tokenizer.answerTokens()),
         new RealTimeEngine.RequestListener() {
           @Override
           public void onToken(Emission e) {

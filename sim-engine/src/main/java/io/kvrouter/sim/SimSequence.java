@@ -16,8 +16,6 @@ import java.util.List;
  */
 final class SimSequence {
 
-  private static final int SYNTHETIC_ALPHABET = 27;
-
   final SimRequest request;
   final long arrivalMicros;
   final int promptLength;
@@ -119,11 +117,11 @@ final class SimSequence {
 
   /**
    * Samples the next output token at the end of a pass ({@code endMicros}), appends it and says
-   * what was emitted.
+   * what was emitted: a function of the tokens before it ({@link AnswerTokens}).
    */
   Emission sample(long endMicros) {
     int index = outputs;
-    int token = syntheticToken(index);
+    int token = request.answers().next(tokens, numTokens);
     appendToken(token);
     return new Emission(
         id(),
@@ -134,17 +132,5 @@ final class SimSequence {
         cachedPromptTokens,
         endMicros,
         arrivalMicros);
-  }
-
-  /**
-   * The synthetic output token: a deterministic function of request id and index, drawn from the
-   * byte values of {@code " abcdefghijklmnopqrstuvwxyz"} so {@link ByteTokenizer} renders it as
-   * text.
-   */
-  private int syntheticToken(int index) {
-    long h = id().hashCode() * 0x9E3779B97F4A7C15L + index * 0xC2B2AE3D27D4EB4FL;
-    h ^= h >>> 31;
-    int k = (int) Math.floorMod(h, (long) SYNTHETIC_ALPHABET);
-    return k == 0 ? ' ' : 'a' + k - 1;
   }
 }

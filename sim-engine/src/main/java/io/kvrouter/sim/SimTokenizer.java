@@ -32,6 +32,42 @@ public interface SimTokenizer {
   /** Generated token ids back to text. */
   String decode(int[] ids);
 
+  /** The vocabulary the engine's answers are made of ({@link AnswerTokens}). */
+  default AnswerTokens answerTokens() {
+    return AnswerTokens.LETTERS;
+  }
+
+  /**
+   * A chat request with {@code continue_final_message}: rendered without a generation prompt and
+   * cut after its final message's content ({@link #continueFinal}), then encoded. A tokenizer that
+   * cannot do this refuses (the default: a 400).
+   */
+  default int[] encodeChatContinued(JsonNode body) {
+    throw SimApiError.badRequest(
+        "this engine's tokenizer cannot continue a final message", "continue_final_message");
+  }
+
+  /**
+   * A chat rendered without a generation prompt, cut where its final message's content ends, as
+   * transformers does for {@code continue_final_message} ({@code
+   * src/transformers/utils/chat_template_utils.py}, {@code render_jinja_template}: the content is
+   * stripped of surrounding whitespace and the rendering cut after its last occurrence), so the
+   * model goes on inside that message. Whitespace that ends the content is therefore not in the
+   * prompt, as with a real vLLM.
+   *
+   * @throws SimApiError 400 when the rendering does not hold the content
+   */
+  static String continueFinal(String rendered, JsonNode body) {
+    java.util.List<String[]> messages = GenerationRequest.messages(body);
+    String last = messages.get(messages.size() - 1)[1].strip();
+    int at = rendered.lastIndexOf(last);
+    if (at < 0) {
+      throw SimApiError.badRequest(
+          "the final message's content is not in the rendered chat", "continue_final_message");
+    }
+    return rendered.substring(0, at + last.length());
+  }
+
   /** One token per UTF-8 byte and a trivial chat template; needs no files. */
   SimTokenizer BYTES =
       new SimTokenizer() {
@@ -55,6 +91,13 @@ public interface SimTokenizer {
                   GenerationRequest.messages(body), addGenerationPrompt),
               images,
               ByteTokenizer::encode);
+        }
+
+        @Override
+        public int[] encodeChatContinued(JsonNode body) {
+          return ByteTokenizer.encode(
+              continueFinal(
+                  ByteTokenizer.applyChatTemplate(GenerationRequest.messages(body), false), body));
         }
 
         @Override

@@ -3,11 +3,17 @@ package io.kvrouter.testing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.protocol.metrics.PrometheusText;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * The HTTP calls tests make against loopback ingresses and engines, for every module's tests (the
@@ -35,6 +41,33 @@ public final class LoopbackHttp {
   /** POSTs a JSON document. */
   public static HttpResponse<String> post(String url, JsonNode body) throws Exception {
     return post(url, body.toString());
+  }
+
+  /** POSTs a JSON body whose answer is read as it streams ({@link #sseData}). */
+  public static HttpResponse<InputStream> postForStream(String url, String json, Duration timeout)
+      throws Exception {
+    return CLIENT.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(timeout)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json))
+            .build(),
+        HttpResponse.BodyHandlers.ofInputStream());
+  }
+
+  /**
+   * Reads a server-sent event stream to its end, handing the data of each {@code data:} line
+   * ({@code [DONE]} included) to {@code onData} as it arrives.
+   */
+  public static void sseData(InputStream body, Consumer<String> onData) throws IOException {
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8))) {
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        if (line.startsWith("data: ")) {
+          onData.accept(line.substring(6));
+        }
+      }
+    }
   }
 
   /** GETs a page, with the given header name/value pairs. */

@@ -1,6 +1,7 @@
 package io.kvrouter.cli.dev;
 
 import io.kvrouter.loadtest.lab.LabConfig;
+import io.kvrouter.loadtest.lab.LabKills;
 import io.kvrouter.loadtest.lab.LabPolicy;
 import io.kvrouter.loadtest.lab.LabRepeats;
 import io.kvrouter.loadtest.lab.LabReport;
@@ -239,6 +240,16 @@ final class LabCommand implements Callable<Integer> {
   String killReplica;
 
   @Option(
+      names = "--kill-migration",
+      split = ",",
+      paramLabel = "SECONDS",
+      description =
+          "With --kill-replica: replay the first policy twice more per time given, the replica"
+              + " killed then, the requests it cut mid-answer retried by their clients, then"
+              + " migrated (prompt and generated tokens sent on), and print what each cost.")
+  List<Double> killMigration;
+
+  @Option(
       names = "--drop-events",
       paramLabel = "FRACTION",
       defaultValue = "0",
@@ -366,6 +377,12 @@ final class LabCommand implements Callable<Integer> {
           "--jitter-ms in a router sweep wants --arrivals recorded: the sweep spreads over ticks"
               + " that a jitter would already have blurred");
     }
+    if (killMigration != null && (kill < 0 || repeats > 1 || pd != null || sweep)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--kill-migration applies to one lab with --kill-replica: not with --repeats,"
+              + " --prefill/--decode, several --routers or --arrivals both");
+    }
     if (repeats > 1) {
       return repeated(config, command);
     }
@@ -392,6 +409,14 @@ final class LabCommand implements Callable<Integer> {
     if (out != null) {
       PolicyLab.write(results, out);
       System.out.println("wrote " + out.resolve("results.json") + ", report.md and charts");
+    }
+    if (killMigration != null) {
+      String policy = config.policies().get(0);
+      long[] at = killMigration.stream().mapToLong(t -> Math.round(t * 1e6)).toArray();
+      System.out.printf(
+          "%nRequests the kill of r%d cut mid-answer (%s; kills at %s s):%n%n",
+          kill, policy, killMigration);
+      System.out.print(LabKills.markdown(LabKills.compare(workload, config, policy, at)));
     }
     return 0;
   }

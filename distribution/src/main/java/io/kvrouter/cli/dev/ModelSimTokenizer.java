@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.protocol.keys.MediaPrompt;
+import io.kvrouter.sim.AnswerTokens;
 import io.kvrouter.sim.SimTokenizer;
 import java.util.List;
 import java.util.Map;
@@ -20,9 +21,26 @@ public final class ModelSimTokenizer implements SimTokenizer {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ModelTokenizer model;
+  private final AnswerTokens answers;
 
   public ModelSimTokenizer(ModelTokenizer model) {
     this.model = model;
+    this.answers = answers(model);
+  }
+
+  /**
+   * Answers in words the model's tokenizer holds as single tokens ({@link AnswerTokens#WORDS}), so
+   * that the router encodes an answer's text back to its ids; a tokenizer with too few of them (one
+   * that splits a leading space off, say) answers in the byte tokenizer's ids as before, rendered
+   * by the model's tokenizer, which makes text the router does not encode back to those ids.
+   */
+  private static AnswerTokens answers(ModelTokenizer model) {
+    try {
+      return AnswerTokens.fromWords(
+          w -> model.tokenizer().encode(w, false), model.tokenizer()::decode, AnswerTokens.WORDS);
+    } catch (IllegalArgumentException tooFew) {
+      return AnswerTokens.LETTERS;
+    }
   }
 
   /** The model's tokenizer when the registry lists it; the sim's byte tokenizer otherwise. */
@@ -52,6 +70,17 @@ public final class ModelSimTokenizer implements SimTokenizer {
         render(body, addGenerationPrompt), images, t -> model.tokenizer().encode(t, false));
   }
 
+  @Override
+  public int[] encodeChatContinued(JsonNode body) {
+    return model.tokenizer().encode(SimTokenizer.continueFinal(render(body, false), body), false);
+  }
+
+  /** Words of the model's own vocabulary, so that the router re-encodes answers to their ids. */
+  @Override
+  public AnswerTokens answerTokens() {
+    return answers;
+  }
+
   @SuppressWarnings("unchecked")
   private String render(JsonNode body, boolean addGenerationPrompt) {
     List<Map<String, Object>> messages = JSON.convertValue(body.get("messages"), List.class);
@@ -64,12 +93,8 @@ public final class ModelSimTokenizer implements SimTokenizer {
         kwargs == null || kwargs.isNull() ? Map.of() : JSON.convertValue(kwargs, Map.class));
   }
 
-  /**
-   * The sim generates synthetic token ids that spell letters in its byte tokenizer; they are
-   * rendered that way, since they are no real model's output anyway.
-   */
   @Override
   public String decode(int[] ids) {
-    return SimTokenizer.BYTES.decode(ids);
+    return model.tokenizer().decode(ids);
   }
 }

@@ -90,7 +90,8 @@ class MainTest {
         "--jitter-ms=-1|--jitter-ms must be >= 0",
         "--repeats=0|--repeats must be >= 1",
         "--repeats=2 --routers=1,2|--repeats applies to one lab",
-        "--jitter-ms=2 --arrivals=both|--jitter-ms in a router sweep wants --arrivals recorded"
+        "--jitter-ms=2 --arrivals=both|--jitter-ms in a router sweep wants --arrivals recorded",
+        "--kill-migration=1,2|--kill-migration applies to one lab with --kill-replica"
       })
   void lab_refusesABadJitterOrRepeats_withTheReason(String caseLine) {
     String[] parts = caseLine.split("\\|");

@@ -7,15 +7,33 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.api.Sse;
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.routing.ReplicaDirectory;
+import io.kvrouter.ingress.routing.ReplicaQuery;
+import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.routing.TrackerRouter;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.tracing.Tracing;
+import io.kvrouter.protocol.BlocksStored;
+import io.kvrouter.protocol.KvEvent;
+import io.kvrouter.protocol.KvEventBatch;
+import io.kvrouter.protocol.ReplicaInfo;
+import io.kvrouter.protocol.Tier;
+import io.kvrouter.protocol.keys.BlockKeys;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import io.kvrouter.testing.LoopbackHttp;
+import io.kvrouter.tracker.TrackerConfig;
+import io.kvrouter.tracker.actor.KvTracker;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.IntStream;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.http.javadsl.ServerBinding;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -28,6 +46,11 @@ import org.junit.jupiter.api.Test;
  * created, with one usage that counts the whole answer. Tool calls are not moved, and no request
  * moves more often than the limit. The engines ({@link ContextEngine}) say the same thing given the
  * same context, so the uncut answer is the reference.
+ *
+ * <p>Where a cut stream continues is shown through the real {@link TrackerRouter} over a real
+ * {@link KvTracker} (whose clock stands still, so nothing expires): on the replica holding the
+ * longest cached prefix of the prompt followed by the tokens generated so far, which the prompt
+ * alone does not tell apart from a replica holding the prompt only.
  */
 class StreamMigrationTest {
 
@@ -309,5 +332,131 @@ class StreamMigrationTest {
     awaitMetric("kvrouter_migrations_total{outcome=\"migrated\"} 1.0");
     awaitMetric("kvrouter_migrations_total{outcome=\"limit\"} 1.0");
     awaitNoOpenReservations();
+  }
+
+  // ------------------------------------------------------------------ placement
+
+  static final String MODEL = "kvrouter-demo";
+  static final int BLOCK = 16;
+  static final String PROMPT = "Tell me a story about colours that goes on and on";
+
+  /** Tokens the first engine streams before it dies: their prefill costs far more than... */
+  static final int GENERATED = 3000;
+
+  /** ...the queue the replica holding them has beyond the one holding the prompt only. */
+  static final int QUEUED_ON_PROMPT_ONLY = 256;
+
+  static final int QUEUED_ON_WHOLE = 1024;
+
+  /** An engine the real router below places on, known to {@code tracker} and {@code directory}. */
+  ContextEngine tracked(
+      String name,
+      ContextEngine.Mode mode,
+      ActorRef<KvTracker.Command> tracker,
+      ReplicaDirectory directory)
+      throws Exception {
+    ContextEngine e = new ContextEngine(name, model, mode);
+    engines.add(e);
+    ReplicaInfo info =
+        new ReplicaInfo(name, 0, MODEL, e.url(), BLOCK, List.of(Tier.GPU), "both", true, true);
+    tracker.tell(new KvTracker.ReplicaUp(info));
+    directory.put(info);
+    return e;
+  }
+
+  /** Replica {@code replica}'s engine reports the full blocks of {@code tokens} stored. */
+  static void stored(ActorRef<KvTracker.Command> tracker, String replica, int[] tokens) {
+    long[] keys = BlockKeys.of(MODEL, BLOCK).keys(tokens, ExtraKeys.of(null, null));
+    long[] hashes = new long[keys.length];
+    Arrays.setAll(hashes, i -> 1000L + i);
+    tracker.tell(
+        new KvTracker.ApplyBatch(
+            new KvEventBatch(
+                replica,
+                1,
+                0,
+                new KvEvent[] {new BlocksStored(BlocksStored.ROOT, hashes, keys, Tier.GPU)})));
+  }
+
+  /** Keeps {@code tokens} of prefill no replica holds queued on {@code replica}, never released. */
+  static void queued(TrackerRouter router, String replica, int tokens, Set<String> others)
+      throws Exception {
+    int[] ids = IntStream.range(0, tokens).map(i -> 50_000 + 3 * i + replica.length()).toArray();
+    RouteOutcome outcome =
+        router
+            .selectAndReserve(new ReplicaQuery("queued-" + replica, MODEL, ids, 8, others))
+            .toCompletableFuture()
+            .get();
+    assertThat(outcome).isInstanceOf(RouteOutcome.Routed.class);
+    assertThat(((RouteOutcome.Routed) outcome).target().replicaId()).isEqualTo(replica);
+  }
+
+  @Test
+  void continuation_goesToTheReplicaHoldingPromptAndGeneratedTokens_notTheOneHoldingThePrompt()
+      throws Exception {
+    ActorRef<KvTracker.Command> tracker =
+        kit.spawn(
+            KvTracker.create(
+                TrackerConfig.defaults("ingress-1"),
+                () -> 1_000L,
+                Duration.ofHours(1),
+                kit.system().ignoreRef(),
+                kit.system().ignoreRef()));
+    ReplicaDirectory directory = new ReplicaDirectory();
+    TrackerRouter tracking =
+        new TrackerRouter(
+            tracker,
+            kit.system().scheduler(),
+            Duration.ofSeconds(5),
+            directory,
+            tokenizers,
+            new IngressMetrics(),
+            null);
+    ContextEngine first = tracked("first", ContextEngine.Mode.CUT, tracker, directory);
+    ContextEngine promptOnly = tracked("prompt-only", ContextEngine.Mode.OK, tracker, directory);
+    ContextEngine whole = tracked("whole", ContextEngine.Mode.OK, tracker, directory);
+    first.cutAfter = GENERATED;
+    int[] prompt = model.encodePrompt(PROMPT);
+    int[] context = Arrays.copyOf(prompt, prompt.length + GENERATED);
+    for (int n = prompt.length; n < context.length; n++) {
+      context[n] = first.next(Arrays.copyOf(context, n));
+    }
+    // Both hold the whole prompt; only "whole" holds what the first engine generated too (an
+    // earlier answer to the same request, say), and it has more queued: by the prompt alone
+    // "prompt-only" is the better place, by prompt and generated tokens "whole" is.
+    stored(tracker, "prompt-only", prompt);
+    stored(tracker, "whole", context);
+    queued(tracking, "prompt-only", QUEUED_ON_PROMPT_ONLY, Set.of("first", "whole"));
+    queued(tracking, "whole", QUEUED_ON_WHOLE, Set.of("first", "prompt-only"));
+    binding =
+        TrafficFront.start(kit, tokenizers, tracking, new IngressMetrics(), Tracing.off(), "");
+
+    HttpResponse<String> r =
+        LoopbackHttp.post(
+            "http://127.0.0.1:" + binding.localAddress().getPort() + "/v1/completions",
+            "{\"model\":\"kvrouter-demo\",\"prompt\":\""
+                + PROMPT
+                + "\",\"max_tokens\":"
+                + (GENERATED + 10)
+                + ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(first.bodies).hasSize(1);
+    assertThat(promptOnly.bodies.size())
+        .as("continuations sent to the prompt-only replica")
+        .isZero();
+    assertThat(whole.bodies.size()).as("continuations sent to the replica holding both").isOne();
+    JsonNode continued = whole.bodies.get(0);
+    assertThat(continued.path("prompt").size()).isEqualTo(context.length);
+    assertThat(continued.path("max_tokens").asInt()).isEqualTo(10);
+    assertThat(r.body()).contains("\"completion_tokens\":" + (GENERATED + 10));
+    // The premise: routed by the prompt alone, the continuation would have gone elsewhere.
+    RouteOutcome byPrompt =
+        tracking
+            .selectAndReserve(new ReplicaQuery("by-prompt", MODEL, prompt, 10, Set.of("first")))
+            .toCompletableFuture()
+            .get();
+    assertThat(byPrompt).isInstanceOf(RouteOutcome.Routed.class);
+    assertThat(((RouteOutcome.Routed) byPrompt).target().replicaId()).isEqualTo("prompt-only");
   }
 }

@@ -28,8 +28,9 @@ import java.util.SplittableRandom;
  * engine load reports (every {@code loadReportMicros}) and peers' reservation events to routers
  * after the propagation delay (at once when the delay is 0), lease expiry, and the chaos options (a
  * replica killed: removed from every router at once, its live requests re-decided by their routers
- * and counted from their first arrival; batches dropped on the way to a router: delivered empty, so
- * the router's sequence stays gap-free and it relies on its predicted entries).
+ * and counted from their first arrival, as client retries or, those past their first token, as
+ * migrations ({@link LabKills}); batches dropped on the way to a router: delivered empty, so the
+ * router's sequence stays gap-free and it relies on its predicted entries).
  *
  * <p>Visibility: each policy sees only what its peer sees ({@link Visibility}, declared by the
  * policy). Peers' reservation events reach a router only when the policy reads the reservation
@@ -94,6 +95,9 @@ public final class LabSimulation {
   /** What this policy's routers see of each request. */
   private final LabRequestView view;
 
+  /** How a killed replica's requests go on, and what those cut mid-answer cost. */
+  private LabKills kills = new LabKills(LabKills.OnKill.RETRY);
+
   /**
    * Whether the router of {@code policy} tells images apart ({@link LabRequestView#seesImages}).
    */
@@ -138,6 +142,17 @@ public final class LabSimulation {
             dead);
     this.measures = new LabMeasures(workload, config);
     this.arrival = measures.arrival;
+  }
+
+  /** The killed replica's requests go on as {@code onKill} says (a client retry by default). */
+  LabSimulation onKill(LabKills.OnKill onKill) {
+    this.kills = new LabKills(onKill);
+    return this;
+  }
+
+  /** What became of the requests the kill cut. */
+  LabKills kills() {
+    return kills;
   }
 
   /** Replays {@code workload} with {@code policy} on every router; returns what it did. */
@@ -263,7 +278,7 @@ public final class LabSimulation {
         requestId,
         LabConfig.MODEL,
         routerKeys(index),
-        view.routerPromptLength(index),
+        view.routerPromptLength(index) + kills.carried(requestId),
         excluded,
         false,
         view.steering(index, engines, dead),
@@ -333,8 +348,8 @@ public final class LabSimulation {
             requestId,
             router,
             keys.of(index),
-            view.promptLength(index),
-            Math.max(1, workload.get(index).outputLength()),
+            view.promptLength(index) + kills.carried(requestId),
+            Math.max(1, workload.get(index).outputLength()) - kills.carried(requestId),
             arrival[index]);
     seq.adapter = keys.adapter(index);
     engine.submit(seq);
@@ -418,6 +433,7 @@ public final class LabSimulation {
     @Override
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
       measures.firstToken(seq.requestIndex, seq.arrivalMicros, timeMicros);
+      kills.firstToken(seq, timeMicros);
       network.broadcast(
           timeMicros,
           seq.router,
@@ -427,6 +443,7 @@ public final class LabSimulation {
     @Override
     public void finished(LabEngine engine, LabSequence seq, long timeMicros) {
       measures.finished(seq.requestIndex, seq.arrivalMicros, timeMicros);
+      kills.finished(seq, timeMicros);
       if (gates != null) {
         push(timeMicros + gateHopMicros(), GATE_LEAVE, engine.replica(), 0, seq.requestId);
       }
@@ -482,7 +499,7 @@ public final class LabSimulation {
       if (gates != null) {
         gates.leave(replica, s.requestId);
       }
-      decide(now, s.router, s.requestIndex, s.requestId + "+", false, Set.of(), Map.of(), 0);
+      decide(now, s.router, s.requestIndex, kills.cut(s, now), false, Set.of(), Map.of(), 0);
     }
   }
 }

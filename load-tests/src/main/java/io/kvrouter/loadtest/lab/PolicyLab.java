@@ -30,14 +30,7 @@ public final class PolicyLab {
    */
   public static LabResults run(Workload workload, LabConfig config, int threads, String command) {
     long wall = System.nanoTime();
-    PromptKeys keys =
-        PromptKeys.compute(
-            workload,
-            LabConfig.MODEL,
-            config.blockSize(),
-            LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()),
-            LabAdapters.images(workload, config.images(), config.imageZipf(), config.seed()),
-            config.imageTokens());
+    PromptKeys keys = keys(workload, config);
     SingleCacheBound bound =
         SingleCacheBound.of(workload, keys, (long) config.replicas() * config.capacityBlocks());
     ExecutorService pool =
@@ -82,6 +75,17 @@ public final class PolicyLab {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /** The prompts' router keys, with the adapters and images {@code config} assigns them. */
+  static PromptKeys keys(Workload workload, LabConfig config) {
+    return PromptKeys.compute(
+        workload,
+        LabConfig.MODEL,
+        config.blockSize(),
+        LabAdapters.assign(workload, config.adapters(), config.adapterZipf(), config.seed()),
+        LabAdapters.images(workload, config.images(), config.imageZipf(), config.seed()),
+        config.imageTokens());
   }
 
   /** Rough relative cost of a policy's simulation, measured on the conversation trace. */

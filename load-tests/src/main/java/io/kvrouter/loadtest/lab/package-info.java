@@ -11,6 +11,7 @@
  * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 131072 --out DIR
  * ./kvrouter lab --workload mooncake-conversation --routers 4 --propagation-delay-ms 50 --out DIR
  * ./kvrouter lab --workload mooncake-conversation --routers 2 --propagation-delay-ms 20 --kill-replica r3@1200 --drop-events 0.2
+ * ./kvrouter lab --workload mooncake-conversation --policies kvrouter --kill-replica r3@1770 --kill-migration 1200,1770,2300
  * ./kvrouter lab --workload sglang-gsp --workload-param groups=16 --routers 4 --propagation-delay-ms 200 --burst 256
  * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 16384 --cpu-blocks 65536
  * ./kvrouter lab --workload mooncake-conversation --replicas 8 --capacity-blocks 131072 --adapters 16

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +57,19 @@ import org.junit.jupiter.api.Test;
  *       unclean error).
  * </ul>
  *
+ * <p><b>Long answers</b> ({@link LongAnswers}): three clients more each stream one long answer
+ * after the other (600-token chat texts, 600-token completions texts, and chat answers that are a
+ * 300-token tool call, one kind each), and each engine kill waits until a text answer streams from
+ * that engine (with a tool call at the same time, when one comes within 10 s), so that it cuts
+ * them. Every text answer not excused as above must be whole: {@code [DONE]}, no error event, the
+ * requested token count in its usage, and its text equal to an uncut run of the same request after
+ * the chaos (the simulated engine's answer depends on its context only, so the replica does not
+ * matter): an answer cut by an engine kill migrates to the other engine and goes on as if uncut. A
+ * tool call cut inside its arguments cannot migrate: it ends with the error event, and the
+ * ingresses count it ({@code kvrouter_migrations_total{outcome="refused_tool_call"}}, sampled
+ * through every ingress incarnation). With {@code -Dkvrouter.chaos.migration-limit=0} (migration
+ * off) the cut text answers end with the error event, and the test fails.
+ *
  * <p><b>Misroutes</b>: a monitor polls every ingress every 250 ms for its replica listing and its
  * per-replica attempt counter ({@code kvrouter_replica_attempts_total}); a counter that grows
  * between two scrapes both taken while the listing, read before and after them, did not hold the
@@ -83,7 +97,11 @@ class ChaosIT {
    */
   static final String CONFIG =
       "kvrouter.node.drain { unready-delay = 0s, grace-period = 10s }\n"
-          + "pekko.cluster.failure-detector.acceptable-heartbeat-pause = 8s\n";
+          + "pekko.cluster.failure-detector.acceptable-heartbeat-pause = 8s\n"
+          // 0 (-Dkvrouter.chaos.migration-limit=0) shows what the long answers lose without it
+          + "kvrouter.ingress.migration.limit = "
+          + Integer.getInteger("kvrouter.chaos.migration-limit", 3)
+          + "\n";
 
   private static final Duration RECOVERY = Duration.ofSeconds(120);
 
@@ -154,7 +172,15 @@ class ChaosIT {
                   throw new IllegalStateException(e);
                 }
               });
-      cluster.supervise(() -> (long) (runner.counters().elapsedSeconds() * 1e9));
+      LongSupplier clock = () -> (long) (runner.counters().elapsedSeconds() * 1e9);
+      cluster.supervise(clock);
+      LongAnswers longAnswers = new LongAnswers(cluster, clock);
+      List<Thread> longWorkers = new ArrayList<>();
+      for (LongAnswers.Kind kind : LongAnswers.Kind.values()) {
+        longWorkers.add(new Thread(longAnswers.worker(kind), "chaos-long-" + kind));
+      }
+      longWorkers.add(new Thread(longAnswers.sampler(), "chaos-migration-sampler"));
+      longWorkers.forEach(Thread::start);
       Misroutes misroutes = new Misroutes(cluster);
       Thread monitor = new Thread(misroutes, "chaos-misroute-monitor");
       monitor.setDaemon(true);
@@ -174,6 +200,9 @@ class ChaosIT {
               case AGENT -> cluster.agents.get(f.victim());
               case INGRESS -> cluster.ingresses.get(f.victim());
             };
+        if (f.kind() == ChaosSchedule.Kind.ENGINE) {
+          awaitLongAnswerOn(kit, longAnswers, victim);
+        }
         long at = (long) (runner.counters().elapsedSeconds() * 1e9);
         cluster.kill(victim);
         long exited = (long) (runner.counters().elapsedSeconds() * 1e9);
@@ -189,6 +218,10 @@ class ChaosIT {
         Thread.sleep(f.gapMillis()); // the quiet time before the next fault, seeded
       }
       enough.set(true);
+      longAnswers.stop();
+      for (Thread t : longWorkers) {
+        t.join();
+      }
       BenchRun done = run.get(5, TimeUnit.MINUTES);
       misroutes.stop();
       monitor.join();
@@ -227,10 +260,25 @@ class ChaosIT {
 
       // The end state first, so that one run shows both when both fail.
       awaitAccurateAndIdle(kit, cluster);
+      LongVerdict verdict = judge(longAnswers, kills, cluster.selfExits(), clock);
+      System.out.printf(
+          "chaos: long answers %s; migrations %s%n", verdict.ends(), verdict.counts());
       assertThat(killed.keySet()).as("every kind of node was killed").hasSize(3);
       assertThat(lost).as("lost requests%n%s", cluster.logs()).isEmpty();
       assertThat(misroutes.found()).as("requests sent to a removed replica").isEmpty();
       assertThat(ends.getOrDefault("completed", 0)).isPositive();
+      assertThat(verdict.broken())
+          .as("long answers not whole, or not the uncut answer (migration moves them on)")
+          .isEmpty();
+      assertThat(verdict.ends().getOrDefault("whole", 0)).isPositive();
+      assertThat(verdict.counts().getOrDefault("migrated", 0.0))
+          .as("streams moved to another engine")
+          .isPositive();
+      if (verdict.ends().getOrDefault("tool call refused", 0) > 0) {
+        assertThat(verdict.counts().getOrDefault("refused_tool_call", 0.0))
+            .as("cut tool calls are counted")
+            .isPositive();
+      }
     } finally {
       kit.shutdownTestKit();
     }
@@ -276,6 +324,147 @@ class ChaosIT {
       }
     }
     return "lost";
+  }
+
+  /** How long an engine kill waits for long answers to cut, at each of its two tries. */
+  private static final Duration LONG_ANSWER_WAIT = Duration.ofSeconds(10);
+
+  /**
+   * How the long answers ended ({@code whole}: equal to the uncut reference, with its usage; {@code
+   * tool call refused}: a tool call cut by an engine kill ended with the error event), those that
+   * are neither nor excused (as in {@link #classify}: their ingress died, or they never started),
+   * and the ingresses' migrations per outcome.
+   */
+  private record LongVerdict(
+      Map<String, Integer> ends, List<String> broken, Map<String, Double> counts) {}
+
+  private static LongVerdict judge(
+      LongAnswers answers,
+      List<Kill> kills,
+      List<ChaosCluster.SelfExit> selfExits,
+      LongSupplier clock) {
+    Map<String, LongAnswers.Streamed> references = new HashMap<>();
+    Map<String, Integer> ends = new TreeMap<>();
+    List<String> broken = new ArrayList<>();
+    for (LongAnswers.Streamed s : answers.answers()) {
+      String excuse = excuse(s, kills, selfExits);
+      if (excuse != null) {
+        ends.merge(excuse, 1, Integer::sum);
+        continue;
+      }
+      if (s.kind() == LongAnswers.Kind.TOOL_CALL) {
+        boolean whole =
+            s.done()
+                && s.error() == null
+                && s.failure() == null
+                && LongAnswers.wholeCall(s.arguments());
+        boolean refused = s.error() != null && s.done() && s.failure() == null;
+        ends.merge(
+            whole ? "tool call whole" : refused ? "tool call refused" : "broken", 1, Integer::sum);
+        if (!whole && !refused) {
+          broken.add(s.describe());
+        }
+        continue;
+      }
+      LongAnswers.Streamed reference =
+          references.computeIfAbsent(
+              s.kind() + "#" + s.prompt(), k -> answers.send(s.kind(), s.prompt(), 0, clock));
+      boolean whole =
+          s.done()
+              && s.error() == null
+              && s.failure() == null
+              && s.completionTokens() == LongAnswers.MAX_TOKENS
+              && reference.completionTokens() == LongAnswers.MAX_TOKENS
+              && s.text().equals(reference.text());
+      ends.merge(whole ? "whole" : "broken", 1, Integer::sum);
+      if (!whole) {
+        broken.add(
+            s.describe()
+                + (s.text().equals(reference.text())
+                    ? ""
+                    : String.format(
+                        ", text differs from the reference at %d of %d/%d chars",
+                        mismatch(s.text(), reference.text()),
+                        s.text().length(),
+                        reference.text().length())));
+      }
+    }
+    return new LongVerdict(ends, broken, answers.migrations());
+  }
+
+  private static int mismatch(String a, String b) {
+    int i = 0;
+    while (i < a.length() && i < b.length() && a.charAt(i) == b.charAt(i)) {
+      i++;
+    }
+    return i;
+  }
+
+  /** Why a long answer is not held to the reference, as {@link #classify} excuses a request. */
+  private static String excuse(
+      LongAnswers.Streamed s, List<Kill> kills, List<ChaosCluster.SelfExit> selfExits) {
+    if (!s.started() && String.valueOf(s.failure()).contains("ConnectException")) {
+      return "refused";
+    }
+    if (s.status() == 429 || s.status() == 502 || s.status() == 503) {
+      return "clean error";
+    }
+    for (Kill k : kills) {
+      if (k.kind() == ChaosSchedule.Kind.INGRESS
+          && k.victim() == s.target()
+          && k.atNanos() <= s.endNanos()
+          && k.exitedNanos() >= s.sentNanos()) {
+        return "died with its ingress";
+      }
+    }
+    if (String.valueOf(s.error()).contains(DOWNED_INGRESS_ERROR)) {
+      return "ended by its downed ingress";
+    }
+    for (ChaosCluster.SelfExit e : selfExits) {
+      if (e.node().name.equals("ingress-" + s.target())
+          && e.seenNanos() >= s.sentNanos()
+          && e.seenNanos() <= s.endNanos() + SUPERVISOR_LAG_NANOS) {
+        return "died with its downed ingress";
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Waits until long answers stream from the engine about to be killed, so that each engine kill
+   * cuts some and shows what becomes of them: a text answer and a tool call at once for up to
+   * {@link #LONG_ANSWER_WAIT}, else a text answer (a chat or a completion) for as long again.
+   */
+  private static void awaitLongAnswerOn(
+      ActorTestKit kit, LongAnswers answers, ChaosCluster.Node engine) {
+    String on = engine.name;
+    if (awaits(kit, () -> answers.streamingOn(LongAnswers.Kind.TOOL_CALL, on) && text(answers, on))
+        || awaits(kit, () -> text(answers, on))) {
+      return;
+    }
+    System.out.printf("chaos: no long answer streamed from %s; killed anyway%n", on);
+  }
+
+  private static boolean text(LongAnswers answers, String replica) {
+    return answers.streamingOn(LongAnswers.Kind.CHAT, replica)
+        || answers.streamingOn(LongAnswers.Kind.COMPLETION, replica);
+  }
+
+  /** True once {@code condition} holds, false when it did not within {@link #LONG_ANSWER_WAIT}. */
+  private static boolean awaits(ActorTestKit kit, java.util.function.BooleanSupplier condition) {
+    try {
+      kit.createTestProbe()
+          .awaitAssert(
+              LONG_ANSWER_WAIT,
+              Duration.ofMillis(20),
+              () -> {
+                assertThat(condition.getAsBoolean()).isTrue();
+                return null;
+              });
+      return true;
+    } catch (AssertionError none) {
+      return false;
+    }
   }
 
   /** Waits until the node answers {@code /health}. */

@@ -35,6 +35,7 @@ public final class BaselinePolicies implements PolicyProvider {
           DynamoKvPolicy.OVERLAP_2,
           DynamoKvPolicy.DECODE,
           DynamoKvPolicy.V1_1,
+          DynamoKvPolicy.SYNC,
           LlmdPrecisePolicy.V0_8_0,
           SglangCacheAwarePolicy.V1_9_0);
 
@@ -75,6 +76,9 @@ public final class BaselinePolicies implements PolicyProvider {
               b.dynamoTemperature(),
               name.equals(DynamoKvPolicy.V1_1),
               random);
+      case DynamoKvPolicy.SYNC ->
+          new DynamoKvPolicy(
+              name, b.dynamoOverlapWeight(), b.dynamoTemperature(), false, true, random);
       case DynamoKvPolicy.OVERLAP_2 ->
           new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), false, random);
       case DynamoKvPolicy.DECODE ->

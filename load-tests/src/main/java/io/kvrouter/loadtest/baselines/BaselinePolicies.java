@@ -36,6 +36,7 @@ public final class BaselinePolicies implements PolicyProvider {
           DynamoKvPolicy.DECODE,
           DynamoKvPolicy.V1_1,
           DynamoKvPolicy.SYNC,
+          SglangCacheAwarePolicy.MESH,
           LlmdPrecisePolicy.V0_8_0,
           SglangCacheAwarePolicy.V1_9_0);
 
@@ -68,6 +69,9 @@ public final class BaselinePolicies implements PolicyProvider {
               name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random);
       case SglangCacheAwarePolicy.V1_9_0 ->
           new SglangCacheAwarePolicy(name, SglangCacheAwarePolicy.Selection.FIRST_OWNER, b, random);
+      case SglangCacheAwarePolicy.MESH ->
+          new SglangCacheAwarePolicy(
+              name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random, true);
       case "tgi_trie" -> new TgiTriePolicy(random);
       case DynamoKvPolicy.NAME, DynamoKvPolicy.V1_1 ->
           new DynamoKvPolicy(

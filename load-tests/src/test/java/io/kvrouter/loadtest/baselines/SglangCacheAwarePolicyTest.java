@@ -70,6 +70,38 @@ class SglangCacheAwarePolicyTest {
   }
 
   /**
+   * SMG's mesh: gateway A sends a prompt to replica 1 (replica 0 busier). Gateway B has never seen
+   * it, so a follow-up that extends it by two blocks is a miss on B's tree and goes to the least
+   * loaded worker, replica 0 (replica 1 now has one in flight). A's insert reaches B as a hash B
+   * cannot resolve, B asks A for a repair and takes A's tree: a few 1 s gossip rounds later B sends
+   * the follow-up to the holder, replica 1, where a gateway without the mesh still sends it to
+   * replica 0.
+   */
+  @Test
+  void onTheMesh_aPeersInsertReachesThisGatewaysTree_afterTheGossipRounds() {
+    Fixture f = new Fixture(3);
+    Policy a;
+    Policy b;
+    try (PeerGroup group = PeerGroup.open(5_000)) {
+      a = Fixture.policy("sglang_mesh", 1);
+      b = Fixture.policy("sglang_mesh", 2);
+    }
+    Policy alone = Fixture.policy("sglang_cache_aware", 2);
+    long[] prompt = Fixture.prompt(10, 8);
+    long[] followUp = Fixture.prompt(10, 10); // 8 of 10 blocks on the tree: 0.8 > 0.3
+    f.now = 1_000;
+    f.inFlight[0] = 1;
+    assertThat(f.route(a, prompt)).isEqualTo(1);
+    f.inFlight[0] = 0;
+    f.inFlight[1] = 1;
+
+    assertThat(f.rank(b, followUp)[0]).isEqualTo(0);
+    f.now = 11_000;
+    assertThat(f.rank(b, followUp)[0]).isEqualTo(1);
+    assertThat(f.rank(alone, followUp)[0]).isEqualTo(0);
+  }
+
+  /**
    * Replica 0 was sent each prompt first and replica 1 since (the second prompt went back to
    * replica 0 once more); replica 0 has two more requests in flight. SMG v1.9.0 goes to the node's
    * first owner, replica 0, for both: the latest toucher would be replica 1 for the first prompt,

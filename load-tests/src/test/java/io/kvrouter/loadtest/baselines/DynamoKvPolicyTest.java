@@ -123,12 +123,9 @@ class DynamoKvPolicyTest {
     Fixture f = new Fixture(2);
     long[] prompt = Fixture.prompt(1, 100);
     f.cache(0, prompt, 100, Tier.GPU);
-    Policy a;
-    Policy b;
-    try (PeerGroup group = PeerGroup.open(5_000)) {
-      a = Fixture.policy("dynamo_kv_sync", 1);
-      b = Fixture.policy("dynamo_kv_sync", 2);
-    }
+    Policy[] routers = PeerRouters.of("dynamo_kv_sync", 2, 5_000);
+    Policy a = routers[0];
+    Policy b = routers[1];
     Policy alone = Fixture.policy("dynamo_kv", 2);
     f.now = 1_000;
     for (int i = 0; i < 3; i++) {

@@ -80,12 +80,9 @@ class SglangCacheAwarePolicyTest {
   @Test
   void onTheMesh_aPeersInsertReachesThisGatewaysTree_afterTheGossipRounds() {
     Fixture f = new Fixture(3);
-    Policy a;
-    Policy b;
-    try (PeerGroup group = PeerGroup.open(5_000)) {
-      a = Fixture.policy("sglang_mesh", 1);
-      b = Fixture.policy("sglang_mesh", 2);
-    }
+    Policy[] routers = PeerRouters.of("sglang_mesh", 2, 5_000);
+    Policy a = routers[0];
+    Policy b = routers[1];
     Policy alone = Fixture.policy("sglang_cache_aware", 2);
     long[] prompt = Fixture.prompt(10, 8);
     long[] followUp = Fixture.prompt(10, 10); // 8 of 10 blocks on the tree: 0.8 > 0.3

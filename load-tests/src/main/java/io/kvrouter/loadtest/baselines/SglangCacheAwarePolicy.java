@@ -120,7 +120,7 @@ final class SglangCacheAwarePolicy implements Policy {
         mesh
             ? PeerGroup.joined()
                 .channel(MESH, () -> new SmgMesh(PeerGroup.joined().delayMillis()))
-                .join(this::insert, random)
+                .join(this::insert)
             : null;
     this.name = name;
     this.selection = selection;

@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.SplittableRandom;
 import java.util.random.RandomGenerator;
 
 /**
@@ -124,6 +125,7 @@ final class SmgMesh {
   }
 
   private final long delayMillis;
+  private final SplittableRandom draws = new SplittableRandom(0x534D474D455348L); // "SMGMESH"
   private final List<Gateway> gateways = new ArrayList<>();
   private final PriorityQueue<Event> queue =
       new PriorityQueue<>(
@@ -140,9 +142,13 @@ final class SmgMesh {
     this.delayMillis = delayMillis;
   }
 
-  /** A gateway joins with its tree; its rounds start within the first second. */
-  Gateway join(Tree tree, RandomGenerator random) {
-    Gateway g = new Gateway(gateways.size(), tree, random);
+  /**
+   * A gateway joins with its tree; its rounds start within the first second. Its phases and its
+   * choice of repair peer come from the mesh's own generator, not the gateway's routing one, so a
+   * gateway decides as it would without the mesh until a peer's insert reaches it.
+   */
+  Gateway join(Tree tree) {
+    Gateway g = new Gateway(gateways.size(), tree, draws.split());
     gateways.add(g);
     push(g.roundPhase, g.index, ROUND);
     return g;

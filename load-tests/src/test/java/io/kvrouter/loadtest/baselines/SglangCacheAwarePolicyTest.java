@@ -99,6 +99,36 @@ class SglangCacheAwarePolicyTest {
   }
 
   /**
+   * A gateway on a mesh of its own decides as one without the mesh, draw for draw: the mesh's
+   * phases and repair choices do not take from the gateway's routing generator (with one router,
+   * {@code sglang_mesh} is {@code sglang_cache_aware}). Replicas 0 and 1 both hold the prompt (the
+   * second time replica 0 was too busy), so with equal loads each decision draws between them.
+   */
+  @Test
+  void onAMeshOfOne_theGatewayDecidesAsWithoutTheMesh() {
+    Fixture f = new Fixture(4);
+    Policy mesh = PeerRouters.of("sglang_mesh", 1, 5_000)[0];
+    Policy plain = Fixture.policy("sglang_cache_aware", 1);
+    long[] prompt = Fixture.prompt(10, 8);
+    for (Policy p : new Policy[] {mesh, plain}) {
+      f.inFlight[0] = 0;
+      assertThat(f.route(p, prompt)).isEqualTo(0);
+      f.inFlight[0] = 300; // above 1.5 x the mean and the mean + 64: least loaded instead
+      assertThat(f.route(p, prompt)).isEqualTo(1);
+    }
+    f.inFlight[0] = 0;
+    java.util.List<Integer> plainPicks = new java.util.ArrayList<>();
+    java.util.List<Integer> meshPicks = new java.util.ArrayList<>();
+    for (int i = 0; i < 32; i++) {
+      f.now = 1_000L + 100L * i;
+      plainPicks.add(f.rank(plain, prompt)[0]);
+      meshPicks.add(f.rank(mesh, prompt)[0]);
+    }
+    assertThat(plainPicks).contains(0, 1);
+    assertThat(meshPicks).isEqualTo(plainPicks);
+  }
+
+  /**
    * Replica 0 was sent each prompt first and replica 1 since (the second prompt went back to
    * replica 0 once more); replica 0 has two more requests in flight. SMG v1.9.0 goes to the node's
    * first owner, replica 0, for both: the latest toucher would be replica 1 for the first prompt,

@@ -1,6 +1,7 @@
 package io.kvrouter.loadtest.lab;
 
 import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import io.kvrouter.tracker.steering.Steering;
 import java.util.HashSet;
 import java.util.Set;
@@ -78,8 +79,9 @@ record LabRequestView(
 
   /**
    * The keys of each request's first user message ({@link Workload#firstUserSegment}) as a prompt
-   * of its own, or null when the workload has no messages; a request with fewer segments keeps its
-   * prompt's keys.
+   * of its own, keyed with the request's adapter as its prompt is (KubeAI hashes the adapter's name
+   * and the prefix together), or null when the workload has no messages; a request with fewer
+   * segments keeps its prompt's keys.
    */
   static long[][] firstUserKeys(Workload workload, PromptKeys keys) {
     int segment = workload.firstUserSegment();
@@ -98,7 +100,12 @@ record LabRequestView(
         start += prompt.segmentLength(s);
       }
       int[] tokens = prompt.prefix(start + prompt.segmentLength(segment));
-      out[i] = keys.blockKeys().keys(java.util.Arrays.copyOfRange(tokens, start, tokens.length));
+      String adapter = keys.adapter(i);
+      out[i] =
+          keys.blockKeys()
+              .keys(
+                  java.util.Arrays.copyOfRange(tokens, start, tokens.length),
+                  adapter == null ? ExtraKeys.NONE : ExtraKeys.of(adapter, null));
     }
     return out;
   }

@@ -47,4 +47,21 @@ class LabRequestViewTest {
     homes.values().forEach(distinct::addAll);
     assertThat(distinct).containsExactlyInAnyOrder(1, 3, 5, 6);
   }
+
+  /** KubeAI hashes the adapter's name with the prefix: the same first message under two keys. */
+  @Test
+  void chwbl_keysTheFirstUserMessageWithTheRequestsAdapter() {
+    Workload w =
+        MultiTurnChatWorkload.generate(
+            new MultiTurnChatWorkload.Config(2, 2, 1024, 256, 64, 1.0, 10.0), 1);
+    String[] adapters = new String[w.size()];
+    java.util.Arrays.fill(adapters, "sql-lora");
+    LabRequestView base = LabRequestView.of(w, PromptKeys.compute(w, LabConfig.MODEL, 16), "chwbl");
+    LabRequestView lora =
+        LabRequestView.of(w, PromptKeys.compute(w, LabConfig.MODEL, 16, adapters), "chwbl");
+    for (int i = 0; i < w.size(); i++) {
+      assertThat(lora.routerKeys(i)).hasSameSizeAs(base.routerKeys(i));
+      assertThat(lora.routerKeys(i)[0]).isNotEqualTo(base.routerKeys(i)[0]);
+    }
+  }
 }

@@ -112,9 +112,12 @@ final class LabCommand implements Callable<Integer> {
       paramLabel = "a,b,...",
       description =
           "Policies to compare (all when absent): kvrouter, round_robin, random, least_loaded,"
-              + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2;"
-              + " variants on request: dynamo_kv_w2 (Dynamo with overlap weight 2),"
-              + " dynamo_kv_decode (overlap weight 0, Dynamo's decode router),"
+              + " chwbl, sglang_cache_aware, tgi_trie, dynamo_kv, llmd_precise, preble_e2,"
+              + " vllm_router_kv; variants on request: dynamo_kv_w2 (Dynamo with overlap weight"
+              + " 2), dynamo_kv_decode (overlap weight 0, Dynamo's decode router), dynamo_kv_sync"
+              + " (Dynamo's routers sharing their active sequences, router_replica_sync),"
+              + " sglang_mesh (SMG's gateways gossiping their trees, --enable-mesh), earlier"
+              + " releases dynamo_kv_v1_1, llmd_precise_v0_8_0, sglang_cache_aware_v1_9_0,"
               + " kvrouter@KEY=VALUE[@KEY=VALUE...] (kvrouter with settings of"
               + " kvrouter.tracker.policy changed, e.g. kvrouter@cost.work-weight=1.5). NAME/strict"
               + " runs a policy in strict mode (each decision admitted by the replica's gate, one"

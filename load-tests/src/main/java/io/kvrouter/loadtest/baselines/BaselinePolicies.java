@@ -35,6 +35,8 @@ public final class BaselinePolicies implements PolicyProvider {
           DynamoKvPolicy.OVERLAP_2,
           DynamoKvPolicy.DECODE,
           DynamoKvPolicy.V1_1,
+          DynamoKvPolicy.SYNC,
+          SglangCacheAwarePolicy.MESH,
           LlmdPrecisePolicy.V0_8_0,
           SglangCacheAwarePolicy.V1_9_0);
 
@@ -67,6 +69,9 @@ public final class BaselinePolicies implements PolicyProvider {
               name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random);
       case SglangCacheAwarePolicy.V1_9_0 ->
           new SglangCacheAwarePolicy(name, SglangCacheAwarePolicy.Selection.FIRST_OWNER, b, random);
+      case SglangCacheAwarePolicy.MESH ->
+          new SglangCacheAwarePolicy(
+              name, SglangCacheAwarePolicy.Selection.MATCHED_HOLDERS, b, random, true);
       case "tgi_trie" -> new TgiTriePolicy(random);
       case DynamoKvPolicy.NAME, DynamoKvPolicy.V1_1 ->
           new DynamoKvPolicy(
@@ -75,6 +80,9 @@ public final class BaselinePolicies implements PolicyProvider {
               b.dynamoTemperature(),
               name.equals(DynamoKvPolicy.V1_1),
               random);
+      case DynamoKvPolicy.SYNC ->
+          new DynamoKvPolicy(
+              name, b.dynamoOverlapWeight(), b.dynamoTemperature(), false, true, random);
       case DynamoKvPolicy.OVERLAP_2 ->
           new DynamoKvPolicy(name, 2.0, b.dynamoTemperature(), false, random);
       case DynamoKvPolicy.DECODE ->

@@ -30,12 +30,18 @@ import net.openhft.hashing.LongHashFunction;
  *       on the walk takes it. There is no rounding up.
  * </ul>
  *
- * <p>KubeAI's prefix is the first 100 characters of the first user message (chat) or of the prompt
- * (completions). Here only tokens are known: at about 4 characters per token that is 25 tokens,
- * which we round up to whole blocks ({@code chwblPrefixBlocks}, 2 blocks of 16 tokens) and key on
- * the router key of the last of them, which names exactly those tokens. A token trace has no
- * message boundaries, so a system prompt longer than that prefix makes every request hash to the
- * same point (as it does in KubeAI for completions prompts that start with a shared template).
+ * <p>KubeAI's prefix is the first 100 characters ({@code prefixCharLength}'s default) of the first
+ * message whose role is {@code user}, its text parts joined, system and earlier messages left out
+ * (chat), or of the prompt (completions): {@code ChatCompletionRequest.Prefix} in {@code
+ * api/openai/v1/chat_completions.go} at 2f32ef49. Here only tokens are known: at about 4 characters
+ * per token that is 25 tokens, which we round up to whole blocks ({@code chwblPrefixBlocks}, 2
+ * blocks of 16 tokens) and key on the router key of the last of them, which names exactly those
+ * tokens. The keys are those of the first user message alone where the lab's workload sends
+ * messages (the lab's request view gives them, {@code multi-turn-chat}), so chats that share a
+ * system prompt but not their first question spread over the ring. A token trace (the Mooncake
+ * traces) or a prompt sent as one text has no message boundaries: there the keys are the prompt's,
+ * and a shared leading template longer than the prefix makes every request hash to the same point,
+ * as it does in KubeAI for such prompts.
  */
 final class ChwblPolicy implements Policy {
 

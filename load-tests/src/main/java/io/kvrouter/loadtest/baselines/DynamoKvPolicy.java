@@ -54,6 +54,14 @@ import java.util.random.RandomGenerator;
  * worker is over {@code router_queue_threshold} (the lab places every request on arrival, for every
  * policy), and the five-minute forced expiry of stale requests.
  *
+ * <p>{@code dynamo_kv_sync} is {@code dynamo_kv} with {@code router_replica_sync} on, as Dynamo
+ * runs several router replicas in front of one pool ({@code --router-replica-sync}: "NATS-based
+ * synchronization of local routing decisions", {@code docs/router/kv_cache_routing.md}): each
+ * router still keeps its own index from the engines' events, and learns its peers' requests (their
+ * workers, prompt blocks and prefill tokens, their prefill's end and their release) after the
+ * network delay ({@link ReplicaSync}), so its prefill and active-block loads count the whole pool's
+ * requests, not its own share.
+ *
  * <p>The variant {@code dynamo_kv_w2} sets {@code overlap_score_weight} to 2: Dynamo's router docs
  * describe a higher weight as trading inter-token latency for TTFT. {@code dynamo_kv_decode} sets
  * it to 0, as Dynamo's disaggregated serving does for its decode router (overlap scoring off).
@@ -64,6 +72,7 @@ final class DynamoKvPolicy implements Policy {
   static final String OVERLAP_2 = "dynamo_kv_w2";
   static final String DECODE = "dynamo_kv_decode";
   static final String V1_1 = "dynamo_kv_v1_1";
+  static final String SYNC = "dynamo_kv_sync";
 
   private final String name;
   private final double overlapWeight;
@@ -71,6 +80,11 @@ final class DynamoKvPolicy implements Policy {
   private final boolean smallestTreeTies;
   private final RandomGenerator random;
   private final ActiveBlocks active = new ActiveBlocks();
+
+  /** The peers' active sequences with {@code router_replica_sync}, or null without it. */
+  private final ReplicaSync sync;
+
+  private final int member;
 
   /**
    * @param smallestTreeTies whether equal lowest logits go to the smallest tree first (1.1), not
@@ -82,6 +96,26 @@ final class DynamoKvPolicy implements Policy {
       double temperature,
       boolean smallestTreeTies,
       RandomGenerator random) {
+    this(name, overlapWeight, temperature, smallestTreeTies, false, random);
+  }
+
+  /**
+   * @param replicaSync whether the routers share their active sequences ({@code
+   *     router_replica_sync}, through the {@link PeerGroup} open while this policy is created)
+   */
+  DynamoKvPolicy(
+      String name,
+      double overlapWeight,
+      double temperature,
+      boolean smallestTreeTies,
+      boolean replicaSync,
+      RandomGenerator random) {
+    this.sync =
+        replicaSync
+            ? PeerGroup.joined()
+                .channel(SYNC, () -> new ReplicaSync(PeerGroup.joined().delayMillis()))
+            : null;
+    this.member = sync == null ? -1 : sync.join();
     this.name = name;
     this.overlapWeight = overlapWeight;
     this.temperature = temperature;
@@ -100,8 +134,15 @@ final class DynamoKvPolicy implements Policy {
    */
   @Override
   public Visibility visibility() {
-    return Visibility.OWN_REQUESTS;
+    return sync == null ? Visibility.OWN_REQUESTS : REPLICA_SYNC;
   }
+
+  /**
+   * With {@code router_replica_sync}: the peers' requests count in the prefill load (the
+   * reservation plane) and in the active blocks ({@link ReplicaSync}); still only event-confirmed
+   * blocks in the index.
+   */
+  private static final Visibility REPLICA_SYNC = new Visibility(true, false, 0, false);
 
   /** The logit of {@code replica}; lower is better. */
   double logit(RouteQuery query, MatchResult match, LoadView load, int replica) {
@@ -123,6 +164,9 @@ final class DynamoKvPolicy implements Policy {
 
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
+    if (sync != null) {
+      sync.deliver(member, query.nowMillis(), this::applyPeer);
+    }
     int n = candidates.length;
     double[] cost = new double[n];
     double min = Double.POSITIVE_INFINITY;
@@ -159,14 +203,29 @@ final class DynamoKvPolicy implements Policy {
     return Ranking.ascending(candidates, tree, random)[0];
   }
 
+  /** A peer's {@code AddRequest} or {@code Free}, applied as if this router had placed it. */
+  private void applyPeer(ReplicaSync.Event e) {
+    if (e.keys() == null) {
+      active.remove(e.requestId());
+    } else {
+      active.add(e.requestId(), e.replica(), e.keys(), e.keys().length);
+    }
+  }
+
   @Override
   public void onReserved(String requestId, RouteQuery query, int replica) {
     active.add(requestId, replica, query.keys(), query.keyCount());
+    if (sync != null) {
+      sync.added(member, query.nowMillis(), requestId, replica, query.keys(), query.keyCount());
+    }
   }
 
   @Override
   public void onReleased(String requestId, long nowMillis) {
     active.remove(requestId);
+    if (sync != null) {
+      sync.freed(member, Math.max(0, nowMillis), requestId);
+    }
   }
 
   @Override

@@ -58,6 +58,11 @@ import java.util.random.RandomGenerator;
  *   <li>Otherwise it goes to the least-loaded worker.
  * </ol>
  *
+ * <p>{@code sglang_mesh} is the same gateway with {@code --enable-mesh}, as SMG runs several
+ * gateways for high availability: each keeps its own tree and its own in-flight counts, and the
+ * gateways gossip their tree inserts over the mesh ({@link SmgMesh}: once a second, as prompt
+ * hashes that a receiver mostly cannot resolve, so it repairs by copying a random peer's tree).
+ *
  * <p>SMG's HTTP tree holds characters; here each worker's tree is the set of prompt block keys it
  * was sent (a key names its block and the whole prefix before it, so the set is that tree), the
  * match rate is matched tokens over prompt tokens, and the node where a match of L blocks ends is
@@ -69,6 +74,7 @@ final class SglangCacheAwarePolicy implements Policy {
 
   static final String NAME = "sglang_cache_aware";
   static final String V1_9_0 = "sglang_cache_aware_v1_9_0";
+  static final String MESH = "sglang_mesh";
 
   private static final long EVICTION_INTERVAL_MILLIS = 120_000;
 
@@ -92,8 +98,30 @@ final class SglangCacheAwarePolicy implements Policy {
   private long touches;
   private long nextEvictionMillis = Long.MIN_VALUE;
 
+  /** This gateway on SMG's mesh ({@code sglang_mesh}), or null without the mesh. */
+  private final SmgMesh.Gateway mesh;
+
   SglangCacheAwarePolicy(
       String name, Selection selection, BaselineSettings config, RandomGenerator random) {
+    this(name, selection, config, random, false);
+  }
+
+  /**
+   * @param mesh whether the gateway runs with {@code --enable-mesh}, on the mesh of the {@link
+   *     PeerGroup} open while it is created
+   */
+  SglangCacheAwarePolicy(
+      String name,
+      Selection selection,
+      BaselineSettings config,
+      RandomGenerator random,
+      boolean mesh) {
+    this.mesh =
+        mesh
+            ? PeerGroup.joined()
+                .channel(MESH, () -> new SmgMesh(PeerGroup.joined().delayMillis()))
+                .join(this::insert)
+            : null;
     this.name = name;
     this.selection = selection;
     this.config = config;
@@ -130,6 +158,9 @@ final class SglangCacheAwarePolicy implements Policy {
 
   @Override
   public int[] rank(RouteQuery query, int[] candidates, MatchResult match, LoadView load) {
+    if (mesh != null) {
+      mesh.advanceTo(query.nowMillis());
+    }
     evictIfDue(query.nowMillis());
     int[] ranked = leastLoadedFirst(candidates, load);
     return selection == Selection.FIRST_OWNER
@@ -244,17 +275,35 @@ final class SglangCacheAwarePolicy implements Policy {
 
   @Override
   public void onRouted(RouteQuery query, MatchResult match, int replica) {
-    LinkedHashMap<Long, Long> tree = trees.computeIfAbsent(replica, r -> new LinkedHashMap<>());
-    long stamp = ++touches;
-    for (int i = 0; i < query.keyCount(); i++) {
-      Long key = query.keys()[i];
-      Long first = tree.remove(key); // re-insert: the map's order is least recently inserted first
-      tree.put(key, first == null ? stamp : first);
+    if (mesh != null) {
+      int matchedBefore = 0;
+      for (int r : trees.keySet()) {
+        matchedBefore = Math.max(matchedBefore, approximateMatch(query, r));
+      }
+      mesh.routed(
+          query.nowMillis(),
+          replica,
+          query.keys(),
+          query.keyCount(),
+          query.promptTokens(),
+          matchedBefore);
     }
+    insert(replica, query.keys(), query.keyCount());
     if (replica >= processed.length) {
       processed = Arrays.copyOf(processed, Math.max(replica + 1, 2 * processed.length));
     }
     processed[replica]++;
+  }
+
+  /** {@code replica}'s tree takes the first {@code count} of {@code keys}. */
+  private void insert(int replica, long[] keys, int count) {
+    LinkedHashMap<Long, Long> tree = trees.computeIfAbsent(replica, r -> new LinkedHashMap<>());
+    long stamp = ++touches;
+    for (int i = 0; i < count; i++) {
+      Long key = keys[i];
+      Long first = tree.remove(key); // re-insert: the map's order is least recently inserted first
+      tree.put(key, first == null ? stamp : first);
+    }
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.kvrouter.loadtest.lab;
 
 import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.protocol.keys.ExtraKeys;
 import io.kvrouter.tracker.steering.Steering;
 import java.util.HashSet;
 import java.util.Set;
@@ -34,13 +35,17 @@ import java.util.Set;
  * @param steersAdapters whether requests get the ingress's steering: their adapter's holders, and
  *     whether they open a session
  * @param openers the indexes of the requests that open a session
+ * @param firstUserKeys per request, the keys of its first user message alone, for a router that
+ *     keys on that message ({@link #readsFirstUserMessage}) when the workload has messages; else
+ *     null
  */
 record LabRequestView(
     Workload workload,
     PromptKeys keys,
     boolean withImages,
     boolean steersAdapters,
-    java.util.BitSet openers) {
+    java.util.BitSet openers,
+    long[][] firstUserKeys) {
 
   /** The ingress's {@code kvrouter.lora.load-penalty-tokens} default. */
   static final double ADAPTER_LOAD_PENALTY_TOKENS = 4096;
@@ -52,7 +57,57 @@ record LabRequestView(
    */
   static LabRequestView of(Workload workload, PromptKeys keys, String policy) {
     return new LabRequestView(
-        workload, keys, seesImages(policy), policy.startsWith("kvrouter"), openers(workload));
+        workload,
+        keys,
+        seesImages(policy),
+        policy.startsWith("kvrouter"),
+        openers(workload),
+        readsFirstUserMessage(policy) ? firstUserKeys(workload, keys) : null);
+  }
+
+  /**
+   * Whether the router of {@code policy} keys a chat request on its first user message, not on the
+   * prompt: KubeAI's prefix hash takes the first characters of the first message whose role is
+   * {@code user} (substratusai/kubeai at 2f32ef49, {@code api/openai/v1/chat_completions.go},
+   * {@code ChatCompletionRequest.Prefix}), system prompt left out. Where the workload has no
+   * message boundaries (a token trace, or a prompt sent as one text) it gets the prompt's keys, as
+   * KubeAI hashes a completion's prompt.
+   */
+  static boolean readsFirstUserMessage(String policy) {
+    return policy.equals("chwbl");
+  }
+
+  /**
+   * The keys of each request's first user message ({@link Workload#firstUserSegment}) as a prompt
+   * of its own, keyed with the request's adapter as its prompt is (KubeAI hashes the adapter's name
+   * and the prefix together), or null when the workload has no messages; a request with fewer
+   * segments keeps its prompt's keys.
+   */
+  static long[][] firstUserKeys(Workload workload, PromptKeys keys) {
+    int segment = workload.firstUserSegment();
+    if (segment < 0) {
+      return null;
+    }
+    long[][] out = new long[workload.size()][];
+    for (int i = 0; i < workload.size(); i++) {
+      var prompt = workload.get(i).prompt();
+      if (prompt.segmentCount() <= segment) {
+        out[i] = keys.textOf(i);
+        continue;
+      }
+      int start = 0;
+      for (int s = 0; s < segment; s++) {
+        start += prompt.segmentLength(s);
+      }
+      int[] tokens = prompt.prefix(start + prompt.segmentLength(segment));
+      String adapter = keys.adapter(i);
+      out[i] =
+          keys.blockKeys()
+              .keys(
+                  java.util.Arrays.copyOfRange(tokens, start, tokens.length),
+                  adapter == null ? ExtraKeys.NONE : ExtraKeys.of(adapter, null));
+    }
+    return out;
   }
 
   /** The first request of each session, in arrival order. */
@@ -93,6 +148,9 @@ record LabRequestView(
 
   /** The keys of request {@code index} as this policy's router sees them. */
   long[] routerKeys(int index) {
+    if (firstUserKeys != null) {
+      return firstUserKeys[index];
+    }
     return withImages ? keys.of(index) : keys.textOf(index);
   }
 

@@ -1,5 +1,6 @@
 package io.kvrouter.loadtest.lab;
 
+import io.kvrouter.loadtest.baselines.PeerGroup;
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.WorkloadRequest;
 import io.kvrouter.protocol.KvEventBatch;
@@ -115,8 +116,12 @@ public final class LabSimulation {
     this.gates = variant.strict() ? new LabGates() : null;
     this.view = LabRequestView.of(workload, keys, variant.policy());
     this.visibility = Policies.visibility(variant.policy());
-    this.routers =
-        LabRouters.routers(routerCount(config, visibility), variant.policy(), config.seed(), keys);
+    // The routers' own channels (SMG's mesh, Dynamo's replica sync) join them, and no other run's.
+    try (PeerGroup group = PeerGroup.open(config.propagationDelayMicros())) {
+      this.routers =
+          LabRouters.routers(
+              routerCount(config, visibility), variant.policy(), config.seed(), keys);
+    }
     this.engines = new LabEngine[n];
     this.generation = new int[n];
     this.dead = new boolean[n];

@@ -94,7 +94,8 @@ public final class MultiTurnChatWorkload {
         prompt = prompt.extend(TokenExpander.key(NAMESPACE, 2, s, t), answer);
       }
     }
-    return Workload.of(NAME, seed, 0, requests);
+    // Segment 0 is the system prompt, segment 1 the first user message.
+    return Workload.of(NAME, seed, 0, requests).withFirstUserSegment(1);
   }
 
   /** Uniform integer in {@code [mean/2, 3·mean/2]}, at least 1. */

@@ -22,12 +22,43 @@ public final class Workload {
   private final long seed;
   private final int blockTokens;
   private final List<WorkloadRequest> requests;
+  private final int firstUserSegment;
 
   private Workload(String name, long seed, int blockTokens, List<WorkloadRequest> requests) {
+    this(name, seed, blockTokens, requests, -1);
+  }
+
+  private Workload(
+      String name,
+      long seed,
+      int blockTokens,
+      List<WorkloadRequest> requests,
+      int firstUserSegment) {
     this.name = name;
     this.seed = seed;
     this.blockTokens = blockTokens;
     this.requests = requests;
+    this.firstUserSegment = firstUserSegment;
+  }
+
+  /**
+   * The same requests, sent as chat messages whose first user message is prompt segment {@code
+   * segment} of every request ({@link PromptTokens#segmentLength}): what a router that reads
+   * messages, not tokens, keys on (KubeAI).
+   */
+  public Workload withFirstUserSegment(int segment) {
+    if (segment < 0) {
+      throw new IllegalArgumentException("segment must be >= 0, got " + segment);
+    }
+    return new Workload(name, seed, blockTokens, requests, segment);
+  }
+
+  /**
+   * The prompt segment that is each request's first user message, or -1 when the requests carry no
+   * message boundaries (a token trace, or a prompt sent as one text).
+   */
+  public int firstUserSegment() {
+    return firstUserSegment;
   }
 
   /**
@@ -112,7 +143,7 @@ public final class Workload {
     for (WorkloadRequest r : requests) {
       out.add(r.withIndexAndArrival(r.index(), (long) (r.arrivalMicros() / factor)));
     }
-    return new Workload(name, seed, blockTokens, List.copyOf(out));
+    return new Workload(name, seed, blockTokens, List.copyOf(out), firstUserSegment);
   }
 
   /**
@@ -147,7 +178,8 @@ public final class Workload {
       long at = r.arrivalMicros() + (width <= 0 ? 0 : (long) (random.nextDouble() * width));
       out.add(r.withIndexAndArrival(r.index(), at));
     }
-    return of(name, seed, blockTokens, out);
+    Workload spread = of(name, seed, blockTokens, out);
+    return firstUserSegment < 0 ? spread : spread.withFirstUserSegment(firstUserSegment);
   }
 
   /**
@@ -172,7 +204,8 @@ public final class Workload {
     for (WorkloadRequest r : requests) {
       out.add(r.withIndexAndArrival(r.index(), r.arrivalMicros() + random.nextLong(maxMicros)));
     }
-    return of(name, seed, blockTokens, out);
+    Workload spread = of(name, seed, blockTokens, out);
+    return firstUserSegment < 0 ? spread : spread.withFirstUserSegment(firstUserSegment);
   }
 
   /** The first {@code n} requests (all of them if there are fewer). */
@@ -182,7 +215,7 @@ public final class Workload {
     }
     return n >= requests.size()
         ? this
-        : new Workload(name, seed, blockTokens, requests.subList(0, n));
+        : new Workload(name, seed, blockTokens, requests.subList(0, n), firstUserSegment);
   }
 
   @Override

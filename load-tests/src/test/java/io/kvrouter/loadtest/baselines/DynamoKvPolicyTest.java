@@ -110,6 +110,51 @@ class DynamoKvPolicyTest {
   }
 
   /**
+   * With {@code router_replica_sync} a router counts its peer's requests as its own once their
+   * {@code AddRequest} arrives, and forgets them once their {@code Free} does. Replica 0 holds the
+   * whole 100-block prompt; router A has put three 40-block requests there at t = 1,000 ms. Router
+   * B, 5 ms away, still sees replica 0 idle at 1,004 ms (0 prefill + 100 active blocks against 100
+   * + 100 cold) and stays on the cache; from 1,005 ms it counts A's 120 blocks there too (220 >
+   * 200) and goes cold, where a router without the sync stays. A's releases at 1,010 ms reach B at
+   * 1,015 ms, and B is back on the cache.
+   */
+  @Test
+  void withReplicaSync_aPeersRequestsCount_oneNetworkDelayAfterItPlacedThem_untilItFreesThem() {
+    Fixture f = new Fixture(2);
+    long[] prompt = Fixture.prompt(1, 100);
+    f.cache(0, prompt, 100, Tier.GPU);
+    Policy[] routers = PeerRouters.of("dynamo_kv_sync", 2, 5_000);
+    Policy a = routers[0];
+    Policy b = routers[1];
+    Policy alone = Fixture.policy("dynamo_kv", 2);
+    f.now = 1_000;
+    for (int i = 0; i < 3; i++) {
+      f.running(a, "busy-" + i, Fixture.prompt(1_000 * (i + 1), 40), 0);
+    }
+
+    f.now = 1_004;
+    assertThat(f.rank(b, prompt)[0]).isEqualTo(0);
+    f.now = 1_005;
+    assertThat(f.rank(b, prompt)[0]).isEqualTo(1);
+    assertThat(f.rank(alone, prompt)[0]).isEqualTo(0);
+
+    for (int i = 0; i < 3; i++) {
+      a.onReleased("busy-" + i, 1_010);
+    }
+    f.now = 1_014;
+    assertThat(f.rank(b, prompt)[0]).isEqualTo(1);
+    f.now = 1_015;
+    assertThat(f.rank(b, prompt)[0]).isEqualTo(0);
+  }
+
+  @Test
+  void withReplicaSync_seesThePeersReservations_butStillOnlyEventConfirmedBlocks() {
+    Visibility v = Fixture.policy("dynamo_kv_sync", 1).visibility();
+    assertThat(v.peerReservations()).isTrue();
+    assertThat(v.predictedBlocks()).isFalse();
+  }
+
+  /**
    * Dynamo credits a block held in host memory 0.75 and on disk 0.25 of a device block: the same
    * 64-block run costs 16 prefill blocks more from the CPU tier and 48 more from disk.
    */

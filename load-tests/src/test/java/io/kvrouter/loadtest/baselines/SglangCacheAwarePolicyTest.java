@@ -70,6 +70,65 @@ class SglangCacheAwarePolicyTest {
   }
 
   /**
+   * SMG's mesh: gateway A sends a prompt to replica 1 (replica 0 busier). Gateway B has never seen
+   * it, so a follow-up that extends it by two blocks is a miss on B's tree and goes to the least
+   * loaded worker, replica 0 (replica 1 now has one in flight). A's insert reaches B as a hash B
+   * cannot resolve, B asks A for a repair and takes A's tree: a few 1 s gossip rounds later B sends
+   * the follow-up to the holder, replica 1, where a gateway without the mesh still sends it to
+   * replica 0.
+   */
+  @Test
+  void onTheMesh_aPeersInsertReachesThisGatewaysTree_afterTheGossipRounds() {
+    Fixture f = new Fixture(3);
+    Policy[] routers = PeerRouters.of("sglang_mesh", 2, 5_000);
+    Policy a = routers[0];
+    Policy b = routers[1];
+    Policy alone = Fixture.policy("sglang_cache_aware", 2);
+    long[] prompt = Fixture.prompt(10, 8);
+    long[] followUp = Fixture.prompt(10, 10); // 8 of 10 blocks on the tree: 0.8 > 0.3
+    f.now = 1_000;
+    f.inFlight[0] = 1;
+    assertThat(f.route(a, prompt)).isEqualTo(1);
+    f.inFlight[0] = 0;
+    f.inFlight[1] = 1;
+
+    assertThat(f.rank(b, followUp)[0]).isEqualTo(0);
+    f.now = 11_000;
+    assertThat(f.rank(b, followUp)[0]).isEqualTo(1);
+    assertThat(f.rank(alone, followUp)[0]).isEqualTo(0);
+  }
+
+  /**
+   * A gateway on a mesh of its own decides as one without the mesh, draw for draw: the mesh's
+   * phases and repair choices do not take from the gateway's routing generator (with one router,
+   * {@code sglang_mesh} is {@code sglang_cache_aware}). Replicas 0 and 1 both hold the prompt (the
+   * second time replica 0 was too busy), so with equal loads each decision draws between them.
+   */
+  @Test
+  void onAMeshOfOne_theGatewayDecidesAsWithoutTheMesh() {
+    Fixture f = new Fixture(4);
+    Policy mesh = PeerRouters.of("sglang_mesh", 1, 5_000)[0];
+    Policy plain = Fixture.policy("sglang_cache_aware", 1);
+    long[] prompt = Fixture.prompt(10, 8);
+    for (Policy p : new Policy[] {mesh, plain}) {
+      f.inFlight[0] = 0;
+      assertThat(f.route(p, prompt)).isEqualTo(0);
+      f.inFlight[0] = 300; // above 1.5 x the mean and the mean + 64: least loaded instead
+      assertThat(f.route(p, prompt)).isEqualTo(1);
+    }
+    f.inFlight[0] = 0;
+    java.util.List<Integer> plainPicks = new java.util.ArrayList<>();
+    java.util.List<Integer> meshPicks = new java.util.ArrayList<>();
+    for (int i = 0; i < 32; i++) {
+      f.now = 1_000L + 100L * i;
+      plainPicks.add(f.rank(plain, prompt)[0]);
+      meshPicks.add(f.rank(mesh, prompt)[0]);
+    }
+    assertThat(plainPicks).contains(0, 1);
+    assertThat(meshPicks).isEqualTo(plainPicks);
+  }
+
+  /**
    * Replica 0 was sent each prompt first and replica 1 since (the second prompt went back to
    * replica 0 once more); replica 0 has two more requests in flight. SMG v1.9.0 goes to the node's
    * first owner, replica 0, for both: the latest toucher would be replica 1 for the first prompt,

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.agent.sglang.SglangRankRouting;
 import io.kvrouter.agent.sglang.SglangServerInfo;
+import io.kvrouter.agent.trtllm.TrtllmIterationStats;
 import io.kvrouter.protocol.EngineIdentity;
 import io.kvrouter.protocol.ReplicaInfo;
 import io.kvrouter.protocol.ReplicaLoad;
@@ -17,7 +18,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Asynchronous HTTP access to one engine: {@code GET /health}, {@code GET /metrics} (vLLM names;
@@ -41,8 +45,22 @@ import java.util.concurrent.CompletionStage;
  * {@code vllm:cache_config_info} on {@code /metrics} (vLLM's {@code PrometheusStatLogger} publishes
  * every {@code CacheConfig} field as a label of that info gauge, among them {@code block_size} and
  * {@code prefix_caching_hash_algo}).
+ *
+ * <p>A TensorRT-LLM engine ({@code kvrouter.agent.engine.kind = tensorrt-llm}) answers {@code
+ * /metrics} with JSON iteration stats, read by {@link TrtllmIterationStats}; that answer waits for
+ * the engine's 2 s drain ({@link #TRTLLM_DRAIN_WAIT}), and it is not asked for identity (it has no
+ * cache configuration and each call takes the stats it answers).
  */
 public final class EngineProbe {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineProbe.class);
+
+  /**
+   * How long trtllm-serve's {@code /metrics} waits for one more stat before it answers ({@code
+   * get_stats_async(2)}, {@code tensorrt_llm/serve/openai_server.py} at {@code 00057725}): added to
+   * the probe timeout for that request.
+   */
+  static final Duration TRTLLM_DRAIN_WAIT = Duration.ofSeconds(2);
 
   /** vLLM's info gauge whose labels are its cache configuration. */
   static final String CACHE_CONFIG_INFO = "vllm:cache_config_info";
@@ -66,6 +84,7 @@ public final class EngineProbe {
   private final Duration timeout;
   private final int dpRank;
   private final boolean sglang;
+  private final boolean trtllm;
 
   /**
    * @param baseUrl the engine's base URL
@@ -86,10 +105,12 @@ public final class EngineProbe {
 
   /**
    * @param kind the engine kind ({@code kvrouter.agent.engine.kind}): {@value #SGLANG} speaks
-   *     SGLang's HTTP API, anything else vLLM's
+   *     SGLang's HTTP API, {@value EngineSettings#TENSORRT_LLM} trtllm-serve's (JSON load on
+   *     /metrics), anything else vLLM's
    */
   public EngineProbe(String baseUrl, Duration timeout, int dpRank, String kind) {
     this.sglang = SGLANG.equals(kind);
+    this.trtllm = EngineSettings.TENSORRT_LLM.equals(kind);
     this.client = HttpClient.newBuilder().connectTimeout(timeout).build();
     this.baseUrl = baseUrl;
     this.timeout = timeout;
@@ -119,6 +140,9 @@ public final class EngineProbe {
    * the others serve would otherwise keep its blocks for good).
    */
   public CompletionStage<Scrape> scrape(String replicaId, long epoch, int rank) {
+    if (trtllm) {
+      return scrapeTrtllm(replicaId, epoch);
+    }
     return client
         .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
         .thenApply(
@@ -131,6 +155,44 @@ public final class EngineProbe {
                   toLoad(replicaId, epoch, sums(parsed, rank), now()),
                   rank >= 0 ? Double.NaN : parsed.sums().getOrDefault(START_TIME, Double.NaN));
             });
+  }
+
+  /**
+   * Scrapes a TensorRT-LLM engine's JSON {@code /metrics} ({@link TrtllmIterationStats}): its load,
+   * with no prefix-cache counters and no process start time (NaN). Fails, after a warning that says
+   * why, when the answer is not iteration stats: the load is then unknown and no heartbeat goes out
+   * for this tick.
+   */
+  private CompletionStage<Scrape> scrapeTrtllm(String replicaId, long epoch) {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(baseUrl + "/metrics"))
+            .timeout(timeout.plus(TRTLLM_DRAIN_WAIT))
+            .GET()
+            .build();
+    return client
+        .sendAsync(request, HttpResponse.BodyHandlers.ofString())
+        .thenApply(
+            r -> {
+              if (r.statusCode() != 200) {
+                throw new IllegalStateException("/metrics answered " + r.statusCode());
+              }
+              TrtllmIterationStats stats;
+              try {
+                stats = TrtllmIterationStats.parse(r.body());
+              } catch (IllegalArgumentException malformed) {
+                LOG.warn(
+                    "replica {}: load unknown, {}: {}", replicaId, baseUrl, malformed.getMessage());
+                throw malformed;
+              }
+              return new Scrape(trtllmLoad(replicaId, epoch, stats, now()), Double.NaN);
+            });
+  }
+
+  /** A heartbeat from TensorRT-LLM iteration stats (it reports no prefix-cache counters). */
+  static ReplicaLoad trtllmLoad(
+      String replicaId, long epoch, TrtllmIterationStats stats, long now) {
+    return new ReplicaLoad(
+        replicaId, epoch, stats.running(), stats.waiting(), stats.kvUsage(), 0L, 0L, now);
   }
 
   /**
@@ -230,10 +292,13 @@ public final class EngineProbe {
             .sendAsync(get("/version"), HttpResponse.BodyHandlers.ofString())
             .handle((r, e) -> e == null && r.statusCode() == 200 ? version(r.body()) : null);
     CompletionStage<Map<String, String>> cache =
-        client
-            .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
-            .handle(
-                (r, e) -> e == null && r.statusCode() == 200 ? cacheConfig(r.body()) : Map.of());
+        trtllm
+            ? CompletableFuture.completedFuture(Map.of())
+            : client
+                .sendAsync(get("/metrics"), HttpResponse.BodyHandlers.ofString())
+                .handle(
+                    (r, e) ->
+                        e == null && r.statusCode() == 200 ? cacheConfig(r.body()) : Map.of());
     return version.thenCombine(
         cache,
         (v, c) ->

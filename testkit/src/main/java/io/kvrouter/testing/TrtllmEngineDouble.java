@@ -53,12 +53,22 @@ import java.util.concurrent.Executors;
  *   <li>event ids count from 0 per process, the first events being {@code created} (one per window
  *       size); the queue keeps at most {@code event_buffer_max_size} events and drops the oldest;
  *   <li>{@link #restart} is a new process that says nothing: ids from 0, empty cache, {@code
- *       created} first; {@code /health} never fails.
+ *       created} first; {@code /health} never fails;
+ *   <li>{@code GET /metrics} answers the iteration stats queued since the last call, one JSON
+ *       object per iteration with the fields of {@code IterationStats} as {@code
+ *       JsonSerialization::toJsonStr} writes them ({@code
+ *       cpp/tensorrt_llm/executor/jsonSerialization.cpp} at {@code 086f6921}), and drains them;
+ *       after a call the stats stay closed, answering {@code []}, until a request is submitted
+ *       ({@code IterationResult}, whose {@code _done} only {@code mark_undone} at submission
+ *       clears, {@code tensorrt_llm/executor/result.py} at {@code 005bc848}). {@code usedNumBlocks}
+ *       counts the blocks held by requests in flight: blocks kept for reuse are free, as the
+ *       engine's eviction policy counts them ({@code kvCacheManager.cpp} at {@code b35ac1b6}).
  * </ul>
  *
- * <p>Simplification: only the deepest block of a path at its level is evicted (TensorRT-LLM frees
- * an evicted block's children too). Text prompts are tokenized as UTF-8 bytes + 3 ({@link
- * EngineDoubles}). Thread-safe.
+ * <p>Simplifications: {@code /metrics} answers at once (the engine waits 2 s for one more stat); a
+ * served request is one iteration with itself active; only the deepest block of a path at its level
+ * is evicted (TensorRT-LLM frees an evicted block's children too). Text prompts are tokenized as
+ * UTF-8 bytes + 3 ({@link EngineDoubles}). Thread-safe.
  */
 public final class TrtllmEngineDouble implements AutoCloseable {
 
@@ -97,6 +107,9 @@ public final class TrtllmEngineDouble implements AutoCloseable {
   private final ExecutorService httpThreads = Executors.newFixedThreadPool(2);
   private final Block root = new Block(0, null, new int[0]);
   private final Deque<ObjectNode> queue = new ArrayDeque<>();
+  private final List<ObjectNode> stats = new ArrayList<>();
+  private boolean statsClosed;
+  private long iteration;
   private long nextEventId;
   private long clock;
 
@@ -144,6 +157,9 @@ public final class TrtllmEngineDouble implements AutoCloseable {
     root.children.clear();
     queue.clear();
     nextEventId = 0;
+    stats.clear();
+    statsClosed = false;
+    iteration = 0;
     ObjectNode created = NODES.objectNode().put("type", "created");
     created.putArray("num_blocks_per_cache_level").add(primaryBlocks).add(secondaryBlocks);
     enqueue(created);
@@ -177,8 +193,63 @@ public final class TrtllmEngineDouble implements AutoCloseable {
    */
   public synchronized int complete(int[] prompt) {
     int cached = store(prompt, prompt.length - 1, false, true);
+    iterate(1, 0, (prompt.length + 1 + blockSize - 1) / blockSize);
     store(prompt, prompt.length, true, false); // released: prompt + 1 generated, minus the last
     return cached;
+  }
+
+  /**
+   * A request is submitted and the engine runs one iteration with {@code active} requests in the
+   * batch, {@code queued} waiting and {@code heldBlocks} primary blocks held by them: one stat is
+   * queued for {@code /metrics}, and the stats open again.
+   */
+  public synchronized void iterate(int active, int queued, int heldBlocks) {
+    statsClosed = false;
+    int used = Math.min(primaryBlocks, heldBlocks);
+    ObjectNode s = NODES.objectNode();
+    s.put("iter", iteration++)
+        .put("iterLatencyMS", 20.0)
+        .put("newActiveRequestsQueueLatencyMS", 0.0)
+        .put("numNewActiveRequests", 1)
+        .put("numActiveRequests", active)
+        .put("numQueuedRequests", queued)
+        .put("numCompletedRequests", 0)
+        .put("maxNumActiveRequests", 256)
+        .put("gpuMemUsage", 0L)
+        .put("cpuMemUsage", 0L)
+        .put("pinnedMemUsage", 0L);
+    s.putObject("kvCacheStats")
+        .put("maxNumBlocks", primaryBlocks)
+        .put("freeNumBlocks", primaryBlocks - used)
+        .put("usedNumBlocks", used)
+        .put("tokensPerBlock", blockSize)
+        .put("allocTotalBlocks", 0)
+        .put("allocNewBlocks", 0)
+        .put("reusedBlocks", 0)
+        .put("missedBlocks", 0)
+        .put("cacheHitRate", 0.0);
+    s.putNull("staticBatchingStats");
+    s.putObject("inflightBatchingStats")
+        .put("numScheduledRequests", active)
+        .put("numContextRequests", 0)
+        .put("numGenRequests", active)
+        .put("numPausedRequests", 0)
+        .put("numCtxTokens", 0)
+        .put("microBatchId", 0)
+        .put("avgNumDecodedTokensPerIter", 1.0);
+    s.putNull("specDecodingStats");
+    stats.add(s);
+  }
+
+  /** What {@code GET /metrics} answers: the queued stats, or none once closed; then closed. */
+  private synchronized String drainStats() throws IOException {
+    ArrayNode out = NODES.arrayNode();
+    if (!statsClosed) {
+      out.addAll(stats);
+      stats.clear();
+    }
+    statsClosed = true;
+    return JSON.writeValueAsString(out);
   }
 
   /**
@@ -417,7 +488,7 @@ public final class TrtllmEngineDouble implements AutoCloseable {
       switch (path) {
         case "/health" -> EngineDoubles.respond(ex, 200, "");
         case "/version" -> EngineDoubles.respond(ex, 200, "{\"version\":\"" + VERSION + "\"}");
-        case "/metrics" -> EngineDoubles.respond(ex, 200, "[]");
+        case "/metrics" -> EngineDoubles.respond(ex, 200, drainStats());
         case "/v1/models" ->
             EngineDoubles.respond(
                 ex,

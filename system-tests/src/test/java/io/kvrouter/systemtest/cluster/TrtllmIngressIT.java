@@ -97,6 +97,26 @@ class TrtllmIngressIT {
               r.headers().firstValue("x-kvrouter-predicted-cached-tokens").orElse("-1")));
     }
 
+    /**
+     * Waits until every replica's heartbeat reads idle. TensorRT-LLM's last iteration stats still
+     * count the request that just finished (its {@code /metrics} answers them once, then {@code
+     * []}), so a replica that served one looks busy until the agent's next scrape.
+     */
+    void awaitIdle() {
+      kit.createTestProbe()
+          .awaitAssert(
+              DEADLINE,
+              Duration.ofMillis(50),
+              () -> {
+                for (JsonNode r :
+                    LoopbackHttp.getJson(cluster.ingresses().get(0).url() + "/admin/replicas")) {
+                  assertThat(r.path("running").asInt(-1)).as("running on %s", r).isZero();
+                  assertThat(r.path("waiting").asInt(-1)).as("waiting on %s", r).isZero();
+                }
+                return null;
+              });
+    }
+
     /** Waits until the tracker holds replica {@code i} exactly as its engine's GPU blocks. */
     void awaitExact(int i) {
       awaitHolds(i, () -> digest(engines.get(i).fullBlocks(0).values()));
@@ -156,6 +176,7 @@ class TrtllmIngressIT {
       rig.awaitExact(1);
       for (int i = 0; i < prompts.size(); i++) {
         int full = prompts.get(i).length / BS * BS;
+        rig.awaitIdle(); // so that the cache decides, not the last request's stats
         Served s = rig.complete(prompts.get(i));
         assertThat(s.replica()).as("prompt %d", i).isEqualTo(Rig.replica(i % 2));
         assertThat(s.cachedTokens()).as("cached on the engine").isEqualTo(full);

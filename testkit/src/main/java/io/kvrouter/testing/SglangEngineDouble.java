@@ -8,7 +8,6 @@ import io.kvrouter.protocol.engine.ZmqFrames;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -179,8 +178,8 @@ public final class SglangEngineDouble implements AutoCloseable {
   public SglangEngineDouble(int dpSize, int pageSize, int capacityPages) throws IOException {
     this.pageSize = pageSize;
     this.capacityPages = capacityPages;
-    this.pubBase = freePortRun(dpSize);
-    this.replayBase = freePortRun(dpSize);
+    this.pubBase = FreePorts.run(HOST, dpSize);
+    this.replayBase = FreePorts.run(HOST, dpSize);
     this.ranks = new Rank[dpSize];
     for (int r = 0; r < dpSize; r++) {
       ranks[r] = new Rank(r);
@@ -687,31 +686,6 @@ public final class SglangEngineDouble implements AutoCloseable {
     s.setLinger(0);
     s.bind("tcp://" + HOST + ":" + port);
     return s;
-  }
-
-  /** The first of {@code n} consecutive free loopback ports (offset_endpoint_port needs a run). */
-  private static int freePortRun(int n) throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base;
-      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getByName(HOST))) {
-        base = s.getLocalPort();
-      }
-      if (base + n > 65535) {
-        continue;
-      }
-      boolean free = true;
-      for (int k = 1; k < n && free; k++) {
-        try (ServerSocket s = new ServerSocket(base + k, 1, java.net.InetAddress.getByName(HOST))) {
-          free = s.getLocalPort() == base + k;
-        } catch (IOException taken) {
-          free = false;
-        }
-      }
-      if (free) {
-        return base;
-      }
-    }
-    throw new IOException("no run of " + n + " free ports");
   }
 
   private static String last(List<String> l) {

@@ -11,8 +11,10 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Routes a pinned query to its pinned target and any other to {@link #turns}; answers busy to
- * warming queries while {@link #warmBusy}. Records every query and release.
+ * Routes a pinned query to its pinned target, an unpinned warming query to a target other than
+ * {@link #turns} (so a warm that forgot its pin lands elsewhere) and any other query to {@link
+ * #turns}; answers busy to warming queries while {@link #warmBusy}. Records every query and
+ * release.
  */
 final class PinningRouter implements Router {
 
@@ -29,8 +31,9 @@ final class PinningRouter implements Router {
       return CompletableFuture.completedFuture(new RouteOutcome.Busy("replica busy"));
     }
     String want = query.pinnedReplica() != null ? query.pinnedReplica() : turns;
+    boolean elsewhere = query.pinnedReplica() == null && query.requestId().startsWith("warm-");
     for (Target t : targets) {
-      if (t.replicaId().equals(want)) {
+      if (t.replicaId().equals(want) != elsewhere) {
         return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), t, 0));
       }
     }

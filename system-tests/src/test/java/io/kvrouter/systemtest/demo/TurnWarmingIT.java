@@ -44,7 +44,9 @@ class TurnWarmingIT {
    * Per continuing turn: the engine's prompt tokens and cached prompt tokens. One run on the 2-core
    * machine: off (2228, 1776), (2661, 2224), (3105, 2656), (3568, 3104); on (2229, 1856), (2664,
    * 2288), (3108, 2736), (3571, 3168): 64 to 80 tokens (four to five blocks of 16) fewer missing
-   * per turn, the tool call's rendering. Asserted: at least one block fewer on every turn.
+   * per turn, the tool call's rendering; a second run: 76 to 85 fewer. The prompts of the two runs
+   * differ by up to 18 tokens (the engine's random tool-call ids tokenize differently). Asserted:
+   * at least one block fewer on every turn, prompts within 32 tokens.
    */
   record Turn(int prompt, int cached) {}
 
@@ -134,7 +136,7 @@ class TurnWarmingIT {
       Turn without = off.get(i);
       assertThat(Math.abs(with.prompt() - without.prompt()))
           .as("the same prompts but for the tool call ids")
-          .isLessThanOrEqualTo(8);
+          .isLessThanOrEqualTo(32);
       assertThat(with.prompt() - with.cached())
           .as("turn %d misses at least a block fewer of its prompt", i + 1)
           .isLessThanOrEqualTo(without.prompt() - without.cached() - 16);

@@ -74,6 +74,12 @@ class ProgramFrontTest {
           + "\"usage\":{\"prompt_tokens\":60,\"completion_tokens\":9,\"total_tokens\":69,"
           + "\"prompt_tokens_details\":{\"cached_tokens\":48}}}";
 
+  static final String TEXT_ANSWER =
+      "{\"id\":\"chatcmpl-2\",\"object\":\"chat.completion\",\"model\":\"kvrouter-demo\","
+          + "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Done.\"},"
+          + "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":80,\"completion_tokens\":2,"
+          + "\"total_tokens\":82,\"prompt_tokens_details\":{\"cached_tokens\":64}}}";
+
   @BeforeAll
   static void startKit() {
     Config config =
@@ -268,6 +274,21 @@ class ProgramFrontTest {
     return model.encodeRendered(model.renderChat(m, tools, true, Map.of()));
   }
 
+  /** The ids of the first turn's prompt, generation prompt included. */
+  static int[] turnIds() throws Exception {
+    ObjectNode body = (ObjectNode) JSON.readTree(CHAT);
+    ModelTokenizer model = tokenizers.get("kvrouter-demo");
+    return model.encodeRendered(
+        model.renderChat(
+            TemplateInputs.messages(JSON.convertValue(body.get("messages"), MAPS)),
+            TemplateInputs.tools(JSON.convertValue(body.get("tools"), MAPS)),
+            true,
+            Map.of()));
+  }
+
+  static final com.fasterxml.jackson.core.type.TypeReference<List<Map<String, Object>>> MAPS =
+      new com.fasterxml.jackson.core.type.TypeReference<>() {};
+
   static int[] ids(JsonNode prompt) {
     int[] out = new int[prompt.size()];
     for (int i = 0; i < out.length; i++) {
@@ -292,7 +313,10 @@ class ProgramFrontTest {
     assertThat(sent.path("max_tokens").asInt()).isEqualTo(1);
     int[] prefix = ids(sent.path("prompt"));
     int[] next = nextTurnIds();
-    assertThat(prefix.length).isGreaterThan(40).isLessThan(next.length);
+    assertThat(prefix.length)
+        .as("the prefix holds the tool call as rendered, beyond the turn's own prompt")
+        .isGreaterThan(turnIds().length + 10)
+        .isLessThan(next.length);
     assertThat(Arrays.copyOf(next, prefix.length))
         .as("the warmed prefix is the start of the next turn's prompt, tool call rendered")
         .isEqualTo(prefix);
@@ -326,6 +350,7 @@ class ProgramFrontTest {
     assertThat(r.statusCode()).isEqualTo(200);
     awaitAssert(() -> assertThat(warm("warmed")).isEqualTo(1));
     int[] prefix = ids(JSON.readTree(r1.seen("/v1/completions").get(0).body()).path("prompt"));
+    assertThat(prefix.length).isGreaterThan(turnIds().length + 10);
     assertThat(Arrays.copyOf(nextTurnIds(), prefix.length)).isEqualTo(prefix);
 
     r1.answer(
@@ -361,6 +386,8 @@ class ProgramFrontTest {
     awaitAssert(() -> assertThat(r1.seen("/v1/completions")).hasSize(1));
     ReplicaQuery warmQuery = router.warms().get(0);
     assertThat(router.releases).doesNotContain(warmQuery.requestId());
+    // The next turn is answered with text: no newer warm replaces the held one, its arrival must.
+    r1.answer("/v1/chat/completions", "application/json", TEXT_ANSWER);
 
     HttpResponse<String> next = send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-5");
 

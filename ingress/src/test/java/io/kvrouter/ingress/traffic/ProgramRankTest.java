@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvrouter.ingress.program.ProgramLedger;
+import io.kvrouter.ingress.proxy.AdmissionQueue;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -28,6 +30,20 @@ class ProgramRankTest {
     q.add("short", 0, "t", 10, 1, ledger.rank("short"));
 
     assertThat(FairQueueTest.serve(q, 4)).containsExactly("short", "long", "new-1", "anonymous");
+  }
+
+  @Test
+  void theRouterQueue_givesTheTurnToTheProgramInMidSession_thoughItArrivedLater() {
+    AdmissionQueue queue =
+        new AdmissionQueue(8, Duration.ofSeconds(10), Duration.ofSeconds(10), 64);
+    AdmissionQueue.Ticket fresh = queue.enter("m", 0, "t", 100, 1, ledger.rank("fresh"));
+    ledger.replied("mid", 500, true);
+    AdmissionQueue.Ticket mid = queue.enter("m", 0, "t", 100, 1, ledger.rank("mid"));
+
+    assertThat(queue.isNext(mid)).isTrue();
+    assertThat(queue.isNext(fresh)).isFalse();
+    queue.placed(mid);
+    assertThat(queue.isNext(fresh)).isTrue();
   }
 
   @Test

@@ -72,7 +72,9 @@ final class ResponsesRelay extends EngineExchange {
   private void rewrite(ObjectNode response) {
     JsonNode id = response.get("id");
     if (id != null && id.isTextual()) {
-      response.put("id", ResponseIds.encode(id.asText(), replicaId));
+      // The program the response belongs to: its request's, else it starts one of its own.
+      String program = request.sessionKey() != null ? request.sessionKey() : id.asText();
+      response.put("id", ResponseIds.encode(id.asText(), replicaId, program));
     }
     JsonNode previous = response.get("previous_response_id");
     JsonNode asked = request.nativeBody().get("previous_response_id");

@@ -66,6 +66,7 @@ public final class ResponsesRequests {
     }
     ObjectNode engineBody = body.deepCopy();
     String pinned = null;
+    String session = RequestValidator.openAiSessionKey(body);
     JsonNode previous = body.get("previous_response_id");
     if (previous != null && !previous.isNull()) {
       if (!previous.isTextual()) {
@@ -75,6 +76,10 @@ public final class ResponsesRequests {
       if (issued != null) {
         engineBody.put("previous_response_id", issued.engineId());
         pinned = issued.replicaId();
+        if (session == null) {
+          // A response continues the program of the response it follows.
+          session = issued.program();
+        }
       }
     }
     return new InferenceRequest(
@@ -89,7 +94,7 @@ public final class ResponsesRequests {
         Map.of(),
         engineBody,
         body,
-        RequestValidator.openAiSessionKey(body),
+        session,
         pinned,
         null);
   }

@@ -11,6 +11,8 @@ import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.api.RequestValidator;
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.program.ProgramFront;
+import io.kvrouter.ingress.program.ProgramHints;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tracing.RequestTrace;
@@ -53,6 +55,7 @@ public final class InferenceHandler {
   private final Materializer materializer;
   private final RequestTokenizer tokenizer;
   private final IngressTraffic traffic;
+  private final ProgramFront programs;
 
   public InferenceHandler(
       IngressSettings settings,
@@ -61,8 +64,10 @@ public final class InferenceHandler {
       IngressMetrics metrics,
       Materializer materializer,
       RequestTokenizer tokenizer,
-      IngressTraffic traffic) {
+      IngressTraffic traffic,
+      ProgramFront programs) {
     this.traffic = traffic;
+    this.programs = programs;
     this.settings = settings;
     this.reader = new BodyReader(mapper);
     this.validator = new RequestValidator();
@@ -84,7 +89,14 @@ public final class InferenceHandler {
             .tracing()
             .start("POST " + path(endpoint), headers.traceparent(), headers.tracestate());
     String[] model = {null};
-    return admitted(endpoint, http.entity(), headers, trace, arrival, model)
+    ProgramHints hints;
+    try {
+      hints = programs.hints(http);
+    } catch (ApiException e) {
+      http.entity().discardBytes(materializer);
+      return CompletableFuture.completedFuture(traced(error(endpoint, null, e.error()), trace));
+    }
+    return admitted(endpoint, http.entity(), headers, hints, trace, arrival, model)
         .thenApply(reply -> respond(endpoint, model[0], reply))
         .exceptionally(e -> error(endpoint, model[0], toApiError(e)))
         .thenApply(response -> traced(response, trace));
@@ -129,6 +141,7 @@ public final class InferenceHandler {
       Endpoint endpoint,
       HttpEntity entity,
       TrafficHeaders headers,
+      ProgramHints hints,
       RequestTrace trace,
       long arrival,
       String[] model) {
@@ -147,10 +160,12 @@ public final class InferenceHandler {
               byte[] bytes = strict.getData().toArray();
               JsonNode json = reader.read(bytes);
               InferenceRequest request =
-                  traffic
-                      .gate()
-                      .withSession(
-                          headers, validator.validate(endpoint, json).withSent(json, bytes));
+                  programs.identify(
+                      hints,
+                      traffic
+                          .gate()
+                          .withSession(
+                              headers, validator.validate(endpoint, json).withSent(json, bytes)));
               model[0] = request.model();
               trace.set("gen_ai.request.model", request.model());
               RequestTrace.Phase tokenizing = trace.phase("tokenize");
@@ -179,9 +194,14 @@ public final class InferenceHandler {
                                   null));
                         }
                         RequestTraffic described =
-                            traffic
-                                .gate()
-                                .describe(headers, request, tenant, tokens.length, arrival, trace);
+                            programs.describe(
+                                traffic
+                                    .gate()
+                                    .describe(
+                                        headers, request, tenant, tokens.length, arrival, trace),
+                                hints,
+                                request,
+                                tokens.length);
                         trace.set("kvrouter.priority", described.priority());
                         return traffic
                             .gate()
@@ -189,12 +209,19 @@ public final class InferenceHandler {
                             .thenCompose(
                                 verdict ->
                                     verdict.allowed()
-                                        ? proxy
-                                            .forward(
+                                        ? programs
+                                            .around(
+                                                endpoint,
+                                                json,
                                                 request,
-                                                tokens,
-                                                "req-" + UUID.randomUUID(),
-                                                described)
+                                                described,
+                                                hints,
+                                                () ->
+                                                    proxy.forward(
+                                                        request,
+                                                        tokens,
+                                                        "req-" + UUID.randomUUID(),
+                                                        described))
                                             .thenApply(r -> new Reply(r, verdict))
                                         : CompletableFuture.completedFuture(
                                             new Reply(

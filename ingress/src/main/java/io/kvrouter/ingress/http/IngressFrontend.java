@@ -3,6 +3,8 @@ package io.kvrouter.ingress.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.program.ProgramFront;
+import io.kvrouter.ingress.program.ProgramSettings;
 import io.kvrouter.ingress.proxy.ProxyService;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
@@ -91,7 +93,15 @@ public final class IngressFrontend {
             metrics,
             Materializer.matFromSystem(system),
             requestTokenizer,
-            traffic);
+            traffic,
+            new ProgramFront(
+                ProgramSettings.fromConfig(system.settings().config()),
+                system,
+                proxy.router(),
+                requestTokenizer,
+                traffic.sessions(),
+                mapper,
+                metrics.registry()));
     IngressRoutes routes =
         new IngressRoutes(
             settings,

@@ -158,6 +158,15 @@ public final class AdmissionQueue {
    * @param weight its tenant's share
    */
   public Ticket enter(String model, int priority, String tenant, long cost, double weight) {
+    return enter(model, priority, tenant, cost, weight, 0);
+  }
+
+  /**
+   * The same for a request whose program ranks at {@code rank} ({@link FairQueue#add}: lower goes
+   * ahead of its tenant's other waiters at its priority).
+   */
+  public Ticket enter(
+      String model, int priority, String tenant, long cost, double weight, double rank) {
     CompletableFuture<Wake> shedWaiter = null;
     boolean startRecheck;
     Ticket ticket = new Ticket(model);
@@ -177,7 +186,7 @@ public final class AdmissionQueue {
         shedWaiter = shed.waiter;
         shed.waiter = null;
       }
-      ticket.entry = queueOf(model).add(ticket, priority, tenant, cost, weight);
+      ticket.entry = queueOf(model).add(ticket, priority, tenant, cost, weight, rank);
       size++;
       publish(model);
       startRecheck = !rechecking;

@@ -129,6 +129,14 @@ public final class ProxyService {
             PdSettings.fromConfig(system.settings().config()));
   }
 
+  /**
+   * The router requests are placed through: a release through it wakes the router queue (for
+   * requests the ingress makes itself, such as a program's warming prefill).
+   */
+  public Router router() {
+    return router;
+  }
+
   /** The outcome of forwarding: a response to send, or an error to answer. */
   public sealed interface Result {
     /** A response (possibly streaming) ready for the client. */
@@ -274,7 +282,8 @@ public final class ProxyService {
               t.priority(),
               t.tenant().id(),
               t.tokens(),
-              t.tenant().weight());
+              t.tenant().weight(),
+              t.rank());
       if (ticket == null) {
         traffic.queueFull(t.priority());
         return overloaded(

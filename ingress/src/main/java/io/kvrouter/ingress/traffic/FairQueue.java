@@ -1,16 +1,21 @@
 package io.kvrouter.ingress.traffic;
 
 import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.ToIntFunction;
 
 /**
  * The order in which waiting requests get their turn: by priority (lower value first, as vLLM's
- * {@code priority} field), then fairly among tenants within a priority, then by age within a
- * tenant. Fairness is first by slots held, then by tokens served.
+ * {@code priority} field), then fairly among tenants within a priority, then by rank and age within
+ * a tenant. Fairness is first by slots held, then by tokens served. The rank is the attained
+ * service of the entry's program (lower first: programs in mid-session ahead of new ones, the least
+ * served first, {@code program.ProgramLedger}); entries of equal rank (all of them, without
+ * programs) go by age.
  *
  * <p>Slots: among the tenants waiting at a priority, those running the fewest requests for their
  * weight ({@link #started} less {@link #finished}, divided by the weight) go first; the others are
@@ -36,11 +41,11 @@ import java.util.function.ToIntFunction;
  * the most entries at the lowest priority (least important), so the lowest priorities go first and,
  * among them, the tenant that holds the most places.
  *
- * <p>Cost: {@link #add} O(log p) for p priority levels; {@link #peek} O(t) over t tenants of the
- * first level (one pass for the slot counts, asking {@code elsewhere} once per tenant, then at most
- * two rounds: one to find nobody can go, one after crediting the rest); {@link #started} and {@link
- * #finished} O(1); {@link #remove} O(n) in the entry's tenant queue; {@link #victim} O(t) over the
- * last level. Not thread-safe.
+ * <p>Cost: {@link #add} O(log p + log n) for p priority levels and n entries of its tenant; {@link
+ * #peek} O(t) over t tenants of the first level (one pass for the slot counts, asking {@code
+ * elsewhere} once per tenant, then at most two rounds: one to find nobody can go, one after
+ * crediting the rest); {@link #started} and {@link #finished} O(1); {@link #remove} O(log n) in the
+ * entry's tenant queue; {@link #victim} O(t) over the last level. Not thread-safe.
  *
  * @param <T> what waits
  */
@@ -53,14 +58,17 @@ public final class FairQueue<T> {
     private final String tenant;
     private final long cost;
     private final double weight;
+    private final double rank;
     private final long seq;
 
-    private Entry(T value, int priority, String tenant, long cost, double weight, long seq) {
+    private Entry(
+        T value, int priority, String tenant, long cost, double weight, double rank, long seq) {
       this.value = value;
       this.priority = priority;
       this.tenant = tenant;
       this.cost = cost;
       this.weight = weight;
+      this.rank = rank;
       this.seq = seq;
     }
 
@@ -119,10 +127,23 @@ public final class FairQueue<T> {
    * @param weight the tenant's share, positive (its quantum is {@code quantum × weight})
    */
   public Entry<T> add(T value, int priority, String tenant, long cost, double weight) {
+    return add(value, priority, tenant, cost, weight, 0);
+  }
+
+  /**
+   * Adds {@code value} among the entries of its tenant at its priority, behind those of lower or
+   * equal {@code rank}.
+   *
+   * @param rank its program's attained service (lower goes first), finite
+   */
+  public Entry<T> add(T value, int priority, String tenant, long cost, double weight, double rank) {
     if (!(weight > 0)) {
       throw new IllegalArgumentException("weight must be positive, was " + weight);
     }
-    Entry<T> e = new Entry<>(value, priority, tenant, Math.max(1, cost), weight, nextSeq++);
+    if (!Double.isFinite(rank)) {
+      throw new IllegalArgumentException("rank must be finite, was " + rank);
+    }
+    Entry<T> e = new Entry<>(value, priority, tenant, Math.max(1, cost), weight, rank, nextSeq++);
     levels.computeIfAbsent(priority, p -> new Level<>()).add(e, weight);
     size++;
     return e;
@@ -247,7 +268,7 @@ public final class FairQueue<T> {
         round.addLast(q);
       }
       q.weight = weight;
-      q.entries.addLast(e);
+      q.entries.add(e);
     }
 
     Entry<T> peek(long quantum, ToIntFunction<String> running) {
@@ -275,7 +296,7 @@ public final class FairQueue<T> {
           q.deficit += quantum * q.weight;
           q.visiting = true;
         }
-        Entry<T> head = q.entries.peekFirst();
+        Entry<T> head = q.entries.first();
         if (head.cost <= q.deficit) {
           return head;
         }
@@ -299,7 +320,7 @@ public final class FairQueue<T> {
         if (q.share > least) {
           continue;
         }
-        double missing = q.entries.peekFirst().cost - q.deficit;
+        double missing = q.entries.first().cost - q.deficit;
         rounds = Math.min(rounds, Math.ceil(missing / (quantum * q.weight)) - 1);
       }
       if (rounds > 0) {
@@ -332,11 +353,11 @@ public final class FairQueue<T> {
         if (largest == null
             || q.entries.size() > largest.entries.size()
             || (q.entries.size() == largest.entries.size()
-                && q.entries.peekLast().seq > largest.entries.peekLast().seq)) {
+                && q.entries.last().seq > largest.entries.last().seq)) {
           largest = q;
         }
       }
-      return largest.entries.peekLast();
+      return largest.entries.last();
     }
 
     int count(String tenant) {
@@ -349,10 +370,14 @@ public final class FairQueue<T> {
     }
   }
 
-  /** One tenant's entries at one priority, oldest first. */
+  /** By rank, then by age. */
+  private static final Comparator<Entry<?>> ORDER =
+      Comparator.<Entry<?>>comparingDouble(e -> e.rank).thenComparingLong(e -> e.seq);
+
+  /** One tenant's entries at one priority, by rank and then oldest first. */
   private static final class TenantQueue<T> {
     final String tenant;
-    final ArrayDeque<Entry<T>> entries = new ArrayDeque<>();
+    final TreeSet<Entry<T>> entries = new TreeSet<>(ORDER);
     double weight = 1;
     double deficit;
     boolean visiting;

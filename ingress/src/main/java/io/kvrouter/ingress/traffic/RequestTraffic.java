@@ -13,6 +13,8 @@ import io.kvrouter.ingress.tracing.RequestTrace;
  * @param ttftTargetMillis its TTFT target from arrival, or 0 for none
  * @param arrivalNanos when it arrived ({@link System#nanoTime()})
  * @param trace its trace
+ * @param rank its program's rank in the router queue within its priority and tenant (lower first;
+ *     equal ranks go by age): the attained service of its program ({@code program.ProgramLedger})
  */
 public record RequestTraffic(
     Tenant tenant,
@@ -20,7 +22,25 @@ public record RequestTraffic(
     long tokens,
     double ttftTargetMillis,
     long arrivalNanos,
-    RequestTrace trace) {
+    RequestTrace trace,
+    double rank) {
+
+  /** A request whose program has no rank (all such go by age). */
+  public RequestTraffic(
+      Tenant tenant,
+      int priority,
+      long tokens,
+      double ttftTargetMillis,
+      long arrivalNanos,
+      RequestTrace trace) {
+    this(tenant, priority, tokens, ttftTargetMillis, arrivalNanos, trace, 0);
+  }
+
+  /** The same request with {@code tokens} and {@code rank}. */
+  public RequestTraffic withTokensAndRank(long tokens, double rank) {
+    return new RequestTraffic(
+        tenant, priority, tokens, ttftTargetMillis, arrivalNanos, trace, rank);
+  }
 
   /** A request of the default tenant at priority 0 without target or trace, arriving now. */
   public static RequestTraffic plain(long tokens) {

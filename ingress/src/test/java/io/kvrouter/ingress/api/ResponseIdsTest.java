@@ -11,7 +11,16 @@ class ResponseIdsTest {
     String id = ResponseIds.encode("resp_0af3", "replica-a#1");
     assertThat(id).startsWith("resp_0af3.kvr.");
     assertThat(ResponseIds.decode(id))
-        .isEqualTo(new ResponseIds.Issued("resp_0af3", "replica-a#1"));
+        .isEqualTo(new ResponseIds.Issued("resp_0af3", "replica-a#1", null));
+  }
+
+  @Test
+  void issuedIdWithAProgram_givesItBack() {
+    String id = ResponseIds.encode("resp_0af3", "replica-a#1", "agent.run/7");
+    assertThat(ResponseIds.decode(id))
+        .isEqualTo(new ResponseIds.Issued("resp_0af3", "replica-a#1", "agent.run/7"));
+    assertThat(ResponseIds.encode("resp_0af3", "replica-a#1", null))
+        .isEqualTo(ResponseIds.encode("resp_0af3", "replica-a#1"));
   }
 
   @Test

@@ -206,7 +206,7 @@ class AgentApisProxyTest {
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       JsonNode body = JSON.readTree(r.body());
       assertThat(body.path("id").asText())
-          .isEqualTo(io.kvrouter.ingress.api.ResponseIds.encode("resp_42", "sim-1"));
+          .isEqualTo(io.kvrouter.ingress.api.ResponseIds.encode("resp_42", "sim-1", "resp_42"));
       assertThat(body.path("previous_response_id").asText()).isEqualTo(previous);
       assertThat(JSON.readTree(engine.seen.get(0).body()).path("previous_response_id").asText())
           .as("the engine gets its own id")
@@ -239,7 +239,7 @@ class AgentApisProxyTest {
               "{\"model\":\"kvrouter-demo\",\"input\":\"Hi\",\"stream\":true}");
 
       assertThat(r.statusCode()).isEqualTo(200);
-      String id = io.kvrouter.ingress.api.ResponseIds.encode("resp_7", "sim-2");
+      String id = io.kvrouter.ingress.api.ResponseIds.encode("resp_7", "sim-2", "resp_7");
       assertThat(r.body()).contains(delta);
       assertThat(r.body().split("\"id\":\"" + id.replace(".", "\\.") + "\"", -1)).hasSize(3);
       assertThat(r.body()).doesNotContain("\"id\":\"resp_7\"");

@@ -1,0 +1,57 @@
+package io.kvrouter.ingress.program;
+
+import com.typesafe.config.Config;
+import java.time.Duration;
+
+/**
+ * How the ingress knows and serves programs (agent sessions), from {@value #PATH}.
+ *
+ * @param programHeader names a request's program when nothing else does
+ * @param outputTokensHeader the client's expected output length, in tokens
+ * @param toolCallHeader the client's word on whether this turn ends in a tool call
+ * @param admission whether the router queue puts programs in mid-session ahead of new ones
+ * @param newProgramTokens the attained service a new program ranks at: programs served fewer tokens
+ *     go ahead of it, programs served more go behind
+ * @param warm whether the next turn of a program whose reply ended in a tool call is prefilled
+ * @param warmTimeout how long a warming prefill may take before it is given up
+ * @param maxPrograms programs remembered at once; the least recently seen are forgotten past it
+ * @param idleTtl a program unseen for this long is forgotten
+ */
+public record ProgramSettings(
+    String programHeader,
+    String outputTokensHeader,
+    String toolCallHeader,
+    boolean admission,
+    long newProgramTokens,
+    boolean warm,
+    Duration warmTimeout,
+    int maxPrograms,
+    Duration idleTtl) {
+
+  /** Where the settings live. */
+  public static final String PATH = "kvrouter.ingress.programs";
+
+  public ProgramSettings {
+    if (newProgramTokens < 0) {
+      throw new IllegalArgumentException(
+          PATH + ".admission.new-program-tokens must be >= 0, was " + newProgramTokens);
+    }
+    if (maxPrograms < 1) {
+      throw new IllegalArgumentException(PATH + ".max-programs must be >= 1, was " + maxPrograms);
+    }
+  }
+
+  public static ProgramSettings fromConfig(Config config) {
+    Config c = config.getConfig(PATH);
+    return new ProgramSettings(
+        c.getString("headers.program"),
+        c.getString("headers.output-tokens"),
+        c.getString("headers.tool-call"),
+        c.getBoolean("admission.enabled"),
+        c.getLong("admission.new-program-tokens"),
+        c.getBoolean("warm.enabled"),
+        c.getDuration("warm.timeout"),
+        c.getInt("max-programs"),
+        c.getDuration("idle-ttl"));
+  }
+}

@@ -23,6 +23,9 @@ import java.util.Set;
  *       as {@code qps:seconds,qps:seconds,...}), {@code durationScale} (1)</td></tr>
  *   <tr><td>{@code multi-turn-chat}</td><td>{@code sessions} (64), {@code turns} (8), {@code systemTokens} (1024),
  *       {@code userTokens} (256), {@code answerTokens} (256), {@code sessionQps} (1), {@code thinkSeconds} (10)</td></tr>
+ *   <tr><td>{@code agents}</td><td>{@code programs} (48), {@code kinds} (4), {@code medianTurns} (50),
+ *       {@code medianToolSeconds} (2), {@code fanOut} (0.05), {@code programQps} (0.1), {@code blockTokens} (64):
+ *       {@link AgentWorkload}</td></tr>
  * </table>
  *
  * <p>Every workload is a pure function of (name, parameters, seed). Stateless.
@@ -42,7 +45,8 @@ public final class Workloads {
           MOONCAKE_SYNTHETIC,
           GeneratedSharedPrefixWorkload.NAME,
           LlmdB2bWorkload.NAME,
-          MultiTurnChatWorkload.NAME);
+          MultiTurnChatWorkload.NAME,
+          AgentWorkload.NAME);
 
   private Workloads() {}
 
@@ -116,6 +120,9 @@ public final class Workloads {
                   p.positiveDouble("thinkSeconds", d.thinkSeconds())),
               seed);
         }
+      case AgentWorkload.NAME:
+        return AgentWorkload.generate(
+            AgentWorkload.config(new WorkloadParams(name, params, AgentWorkload.PARAMS)), seed);
       default:
         throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }

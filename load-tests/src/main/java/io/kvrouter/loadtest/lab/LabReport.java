@@ -76,6 +76,7 @@ public final class LabReport {
               p.decisions()));
     }
     sb.append('\n');
+    appendPrograms(sb, r);
     appendCpuTier(sb, r);
     appendAdapters(sb, r);
     LabConfig ic = r.config();
@@ -99,6 +100,38 @@ public final class LabReport {
       sb.append("![").append(chart).append("](").append(chart).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /** With programs: their turns' TTFT, sessions' completion, the tokens a turn missed, warming. */
+  private static void appendPrograms(StringBuilder sb, LabResults r) {
+    if (r.policies().stream().allMatch(p -> p.programs() == null)) {
+      return;
+    }
+    sb.append(
+        "| policy | continuing TTFT p50 / p90 ms | session completion p50 / p90 s | missing tokens"
+            + " per continuing turn mean / p90 | sessions | warmed tokens | warm-ups dropped |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
+    for (PolicyResult p : r.policies()) {
+      ProgramResult g = p.programs();
+      if (g == null) {
+        continue;
+      }
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %d | %d | %d |%n",
+              p.policy(),
+              g.continuingTtft().p50(),
+              g.continuingTtft().p90(),
+              g.sessionCompletion().p50() / 1000,
+              g.sessionCompletion().p90() / 1000,
+              g.missingTokens().mean(),
+              g.missingTokens().p90(),
+              g.sessions(),
+              g.warmedTokens(),
+              g.warmsDropped()));
+    }
+    sb.append('\n');
   }
 
   /** With a CPU tier: how much of each policy's hit rate was loaded back from it. */

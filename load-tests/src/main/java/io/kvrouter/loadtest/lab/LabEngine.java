@@ -232,10 +232,11 @@ final class LabEngine {
    * Queues a warm-up: a prompt prefix prefilled only with headroom: in a pass where no real request
    * waits nor prefills (its real requests all decode, or there are none), at most {@code
    * WARM_CHUNK_TOKENS} tokens; so a real request's own prefill passes never carry a warm-up, and
-   * one arriving during a warm-up's pass waits at most that chunk's compute for it. A real request that does not fit preempts every warm-up (their
-   * blocks computed so far stay cached, as a preempted request's do), and one that cannot start
-   * without pushing the engine's used blocks past {@code WARM_MAX_USAGE} of its capacity is
-   * dropped. The caller starts a pass if the engine is idle.
+   * one arriving during a warm-up's pass waits at most that chunk's compute for it. A real request
+   * that does not fit preempts every warm-up (their blocks computed so far stay cached, as a
+   * preempted request's do), and one that cannot start without pushing the engine's used blocks
+   * past {@code WARM_MAX_USAGE} of its capacity is dropped. The caller starts a pass if the engine
+   * is idle.
    */
   void submitWarm(LabSequence s) {
     s.warm = true;
@@ -413,9 +414,7 @@ final class LabEngine {
       add(w, n, k++);
       budget -= n;
     }
-    while (budget > 0
-        && !warmWaiting.isEmpty()
-        && running.size() + warming.size() < maxNumSeqs) {
+    while (budget > 0 && !warmWaiting.isEmpty() && running.size() + warming.size() < maxNumSeqs) {
       LabSequence w = warmWaiting.pollFirst();
       int limit = Math.min((w.promptLength - 1) / blockSize, w.keys.length);
       int hit = tiers.hit(w, limit);

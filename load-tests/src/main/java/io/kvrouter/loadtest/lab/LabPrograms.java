@@ -24,17 +24,16 @@ import java.util.Map;
  *       request that follows that reply arrives ({@link #arrived}).
  *   <li><b>Program order</b> ({@code +las}): a program's request queues at the engine ahead of
  *       every new program's and, among continuing programs, by the program's attained service, the
- *       summed time its earlier requests took from arrival to last token (Autellix's
- *       program-level least-attained-service, PLAS: Luo et al., arXiv 2502.13965, section 4; where
- *       Autellix starts a new program in its highest-priority queue, here it comes after those in
+ *       summed time its earlier requests took from arrival to last token (Autellix's program-level
+ *       least-attained-service, PLAS: Luo et al., arXiv 2502.13965, section 4; where Autellix
+ *       starts a new program in its highest-priority queue, here it comes after those in
  *       mid-session, as issue 55 asks: a program in mid-session keeps its replica ahead of a new
  *       one). No anti-starvation: a new program waits while continuing ones queue.
  * </ul>
  *
  * <p>Measures: per request its TTFT, and for a continuing turn (every request of a program but its
  * first) the prompt tokens the engine did not hold at its first admission; per program (a
- * sub-agent's requests count to their parent's) the time from its first arrival to its last
- * token.
+ * sub-agent's requests count to their parent's) the time from its first arrival to its last token.
  *
  * <p>Cost: O(requests) memory, O(successors) per finish. Single-threaded, one per run.
  */
@@ -136,7 +135,9 @@ final class LabPrograms {
     return pending[i] == 0;
   }
 
-  /** Request {@code i} reached its router at {@code now}: a warm-up for it is not needed any more. */
+  /**
+   * Request {@code i} reached its router at {@code now}: a warm-up for it is not needed any more.
+   */
   void arrived(int i, long now) {
     int p = program[i];
     programFirst[p] = Math.min(programFirst[p], now);
@@ -204,8 +205,7 @@ final class LabPrograms {
       return;
     }
     LabSequence w =
-        new LabSequence(
-            j, "warm-" + j, -1, Arrays.copyOf(next, blocks), blocks * blockSize, 1, 0);
+        new LabSequence(j, "warm-" + j, -1, Arrays.copyOf(next, blocks), blocks * blockSize, 1, 0);
     w.adapter = keys.adapter(j);
     engine.submitWarm(w);
     warms.put(i, w);

@@ -132,6 +132,49 @@ public final class LabReport {
               g.warmsDropped()));
     }
     sb.append('\n');
+    for (PolicyResult p : r.policies()) {
+      String without = p.policy().replace("+warm", "");
+      if (p.programs() == null || without.equals(p.policy())) {
+        continue;
+      }
+      r.policies().stream()
+          .filter(q -> q.policy().equals(without) && q.programs() != null)
+          .findFirst()
+          .ifPresent(q -> sb.append(rises(p, q)));
+    }
+  }
+
+  /**
+   * Per request, how the TTFT under {@code warm} differs from that under {@code without}: the
+   * requests whose TTFT rose, and fell, by more than 10 and 100 ms, and the largest rise.
+   */
+  static String rises(PolicyResult warm, PolicyResult without) {
+    double[] a = warm.programs().ttftByRequest();
+    double[] b = without.programs().ttftByRequest();
+    int up10 = 0;
+    int up100 = 0;
+    int down10 = 0;
+    int down100 = 0;
+    double largest = 0;
+    for (int i = 0; i < a.length; i++) {
+      double d = a[i] - b[i];
+      up10 += d > 10 ? 1 : 0;
+      up100 += d > 100 ? 1 : 0;
+      down10 += d < -10 ? 1 : 0;
+      down100 += d < -100 ? 1 : 0;
+      largest = Math.max(largest, d);
+    }
+    return String.format(
+        Locale.ROOT,
+        "%s against %s, request by request: TTFT higher by more than 10 / 100 ms for %d / %d"
+            + " requests, lower by as much for %d / %d; the largest rise %.1f ms.%n%n",
+        warm.policy(),
+        without.policy(),
+        up10,
+        up100,
+        down10,
+        down100,
+        largest);
   }
 
   /** With a CPU tier: how much of each policy's hit rate was loaded back from it. */

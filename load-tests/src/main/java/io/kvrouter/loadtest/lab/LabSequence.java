@@ -38,8 +38,8 @@ final class LabSequence {
 
   /**
    * A warm-up of a program's next turn ({@link LabEngine#submitWarm}): prefilled at the lowest
-   * priority, never answered; {@code cancelled} once that turn arrived or a real request needed
-   * the room.
+   * priority, never answered; {@code cancelled} once that turn arrived or a real request needed the
+   * room.
    */
   boolean warm;
 

@@ -5,8 +5,8 @@ package io.kvrouter.loadtest.lab;
  *
  * @param continuingTtft TTFT of the continuing turns (every request of a program but its first)
  * @param sessionCompletion a top-level program's first arrival to its last token
- * @param missingTokens per continuing turn, the prompt tokens the engine did not hold when it
- *     first admitted it
+ * @param missingTokens per continuing turn, the prompt tokens the engine did not hold when it first
+ *     admitted it
  * @param sessions top-level programs that finished
  * @param warmedTokens prompt tokens warm-ups prefilled
  * @param warmsDropped warm-ups cancelled, preempted or refused for want of headroom

@@ -19,9 +19,9 @@ import java.util.SplittableRandom;
  *       200-2,000 tokens (uniform; an assumption).
  *   <li><b>Turns per session.</b> Log-normal with median {@code medianTurns} (50) and σ 0.7,
  *       clipped to [10, 200]: the issue's "sessions of 10-200 turns"; the median sits inside the
- *       29-78 median steps per trajectory of four models' 2,920 SWE-agent trajectories on
- *       SWE-Bench Pro (nilenso, "SWE-Bench Pro trajectory analysis", reference tables, section 1).
- *       σ is an assumption.
+ *       29-78 median steps per trajectory of four models' 2,920 SWE-agent trajectories on SWE-Bench
+ *       Pro (nilenso, "SWE-Bench Pro trajectory analysis", reference tables, section 1). σ is an
+ *       assumption.
  *   <li><b>Tool results.</b> Each turn that ends in a tool call is followed by a tool result
  *       log-uniform in [500, 10,000] tokens appended to the history: the issue's "tool results of
  *       0.5-10k tokens a turn".
@@ -29,16 +29,16 @@ import java.util.SplittableRandom;
  *       and σ 0.8, clipped to [20, 2,000]; a session's last turn writes 300-1,500 (uniform). These
  *       are assumptions (an agent step is a short thought and one action).
  *   <li><b>Tool runs.</b> The gap from a reply to the next turn is log-normal with median {@code
- *       medianToolSeconds} (2 s) and σ 1.5, clipped to [0.1 s, 60 s]: heavy-tailed over the
- *       issue's "a fraction of a second to a minute"; tool-call durations vary widely within one
- *       agent (Li et al., "Continuum: Efficient and Robust Multi-Turn LLM Agent Scheduling with KV
- *       Cache Time-to-Live", arXiv 2511.02230, on SWE-Bench and BFCL traces). Median and σ are
+ *       medianToolSeconds} (2 s) and σ 1.5, clipped to [0.1 s, 60 s]: heavy-tailed over the issue's
+ *       "a fraction of a second to a minute"; tool-call durations vary widely within one agent (Li
+ *       et al., "Continuum: Efficient and Robust Multi-Turn LLM Agent Scheduling with KV Cache
+ *       Time-to-Live", arXiv 2511.02230, on SWE-Bench and BFCL traces). Median and σ are
  *       assumptions.
  *   <li><b>Compaction.</b> When the history passes the session's threshold, uniform in [100,000,
  *       200,000] tokens (the issue's "to 100-200k tokens"; Claude Code compacts near the top of its
- *       200,000-token window, code.claude.com/docs context-window, "you run /compact, which replaces
- *       the conversation with a structured summary"), the next request asks for a summary: the
- *       whole history plus a 300-token instruction, answered by a summary of 2,000-6,000 tokens
+ *       200,000-token window, code.claude.com/docs context-window, "you run /compact, which
+ *       replaces the conversation with a structured summary"), the next request asks for a summary:
+ *       the whole history plus a 300-token instruction, answered by a summary of 2,000-6,000 tokens
  *       (uniform; an assumption below Claude Code's 20,000-token cap on a summary, {@code
  *       MAX_OUTPUT_TOKENS_FOR_SUMMARY} in its {@code autoCompact.ts} as read by third parties). The
  *       turn after it is the agent's prefix, the summary and a 100-token continuation: the history
@@ -355,7 +355,8 @@ public final class AgentWorkload {
     }
 
     private int logUniform(int lo, int hi) {
-      return (int) Math.round(Math.exp(Math.log(lo) + random.nextDouble() * Math.log((double) hi / lo)));
+      return (int)
+          Math.round(Math.exp(Math.log(lo) + random.nextDouble() * Math.log((double) hi / lo)));
     }
   }
 

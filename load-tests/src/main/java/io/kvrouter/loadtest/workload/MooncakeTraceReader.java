@@ -171,11 +171,10 @@ public final class MooncakeTraceReader {
    * The programs of a trace: from its {@code session_id}s where the lines carry them ({@link
    * Programs#fromSessions}), else inferred from the blocks. A request continues the program of the
    * latest earlier request of at least two full blocks whose whole prompt but its last block it
-   * starts with (the previous turn
-   * of a conversation, whose partial last block the next turn fills); a request that continues none
-   * opens a program of its own. Turns keep their recorded arrivals (open loop), and nothing is known
-   * of tool calls. A heuristic: two sessions that send the same first turn are taken as one. O(total
-   * blocks) with one map entry per request.
+   * starts with (the previous turn of a conversation, whose partial last block the next turn
+   * fills); a request that continues none opens a program of its own. Turns keep their recorded
+   * arrivals (open loop), and nothing is known of tool calls. A heuristic: two sessions that send
+   * the same first turn are taken as one. O(total blocks) with one map entry per request.
    */
   public static Programs programs(Workload trace) {
     boolean sessions = trace.stream().anyMatch(r -> !r.session().isEmpty());

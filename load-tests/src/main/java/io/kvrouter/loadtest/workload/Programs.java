@@ -28,8 +28,8 @@ public final class Programs {
    * @param after keys ({@link #key}) of the requests whose replies this one waits for; empty: sent
    *     at its recorded arrival
    * @param gapMicros time from the last of those replies to this request (the tool run)
-   * @param endsInToolCall whether this request's reply ends in a tool call (another turn of the same
-   *     session follows, extending this prompt and its reply)
+   * @param endsInToolCall whether this request's reply ends in a tool call (another turn of the
+   *     same session follows, extending this prompt and its reply)
    */
   public record Step(String program, List<String> after, long gapMicros, boolean endsInToolCall) {
     public Step {

@@ -233,8 +233,7 @@ public final class Workload {
     }
     return n >= requests.size()
         ? this
-        : new Workload(
-            name, seed, blockTokens, requests.subList(0, n), firstUserSegment, programs);
+        : new Workload(name, seed, blockTokens, requests.subList(0, n), firstUserSegment, programs);
   }
 
   @Override

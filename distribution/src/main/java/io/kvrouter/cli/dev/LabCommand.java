@@ -47,7 +47,7 @@ final class LabCommand implements Callable<Integer> {
         names = "--workload",
         paramLabel = "NAME",
         description =
-            "A named workload: mooncake-conversation, mooncake-synthetic (traces bundled in the jar), sglang-gsp, llmd-b2b, multi-turn-chat.")
+            "A named workload: mooncake-conversation, mooncake-synthetic (traces bundled in the jar), sglang-gsp, llmd-b2b, multi-turn-chat, agents (coding-agent programs, replayed closed-loop).")
     String workload;
   }
 
@@ -121,7 +121,9 @@ final class LabCommand implements Callable<Integer> {
               + " kvrouter@KEY=VALUE[@KEY=VALUE...] (kvrouter with settings of"
               + " kvrouter.tracker.policy changed, e.g. kvrouter@cost.work-weight=1.5). NAME/strict"
               + " runs a policy in strict mode (each decision admitted by the replica's gate, one"
-              + " propagation delay away).")
+              + " propagation delay away). NAME+warm, NAME+las, NAME+warm+las run it with the"
+              + " program features on a workload of programs (agents): +warm prefills a program's"
+              + " next turn on its replica with headroom, +las queues continuing programs first.")
   List<String> policies;
 
   @Option(

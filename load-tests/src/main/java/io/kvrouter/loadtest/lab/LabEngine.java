@@ -62,6 +62,13 @@ final class LabEngine {
   private final List<LabSequence> scheduled = new ArrayList<>();
   private int[] counts = new int[64];
 
+  /** Warm-ups not started yet, and those prefilling ({@link #submitWarm}). */
+  private final ArrayDeque<LabSequence> warmWaiting = new ArrayDeque<>();
+
+  private final List<LabSequence> warming = new ArrayList<>();
+  private long warmedTokens;
+  private long warmsDropped;
+
   private final LabPassClock clock = new LabPassClock();
 
   private final long cpuLoadMicrosPerBlock;
@@ -123,7 +130,17 @@ final class LabEngine {
   }
 
   boolean hasWork() {
-    return !waiting.isEmpty() || !running.isEmpty();
+    return !waiting.isEmpty() || !running.isEmpty() || !warmWaiting.isEmpty() || !warming.isEmpty();
+  }
+
+  /** Prompt tokens prefilled by warm-ups so far. */
+  long warmedTokens() {
+    return warmedTokens;
+  }
+
+  /** Warm-ups cancelled or preempted before they finished. */
+  long warmsDropped() {
+    return warmsDropped;
   }
 
   int runningCount() {
@@ -180,7 +197,12 @@ final class LabEngine {
     return cache;
   }
 
-  /** Queues a request; the caller starts a pass if the engine is idle. */
+  /**
+   * Queues a request; the caller starts a pass if the engine is idle. A request of {@code priority}
+   * 0 queues last (FCFS, vLLM's default); one of a positive priority goes before every waiting
+   * request of a larger one (vLLM's {@code --scheduling-policy priority} orders its waiting queue
+   * by the request's {@code priority}, lowest first, then by arrival).
+   */
   void submit(LabSequence s) {
     int blocksNeeded = (s.promptLength + s.maxTokens + blockSize - 1) / blockSize;
     if (blocksNeeded > cache.capacity()) {
@@ -192,7 +214,63 @@ final class LabEngine {
               + " blocks, more than the engine's "
               + cache.capacity());
     }
+    if (s.priority == 0 || waiting.isEmpty() || waiting.peekLast().priority <= s.priority) {
+      waiting.addLast(s);
+      return;
+    }
+    List<LabSequence> after = new ArrayList<>();
+    while (!waiting.isEmpty() && waiting.peekLast().priority > s.priority) {
+      after.add(waiting.pollLast());
+    }
     waiting.addLast(s);
+    for (int i = after.size() - 1; i >= 0; i--) {
+      waiting.addLast(after.get(i));
+    }
+  }
+
+  /**
+   * Queues a warm-up: a prompt prefix prefilled only with headroom: in a pass where no real request
+   * waits nor prefills (its real requests all decode, or there are none), at most {@code
+   * WARM_CHUNK_TOKENS} tokens; so a real request's own prefill passes never carry a warm-up, and
+   * one arriving during a warm-up's pass waits at most that chunk's compute for it. A real request
+   * that does not fit preempts every warm-up (their blocks computed so far stay cached, as a
+   * preempted request's do), and one that cannot start without pushing the engine's used blocks
+   * past {@code WARM_MAX_USAGE} of its capacity is dropped. The caller starts a pass if the engine
+   * is idle.
+   */
+  void submitWarm(LabSequence s) {
+    s.warm = true;
+    warmWaiting.addLast(s);
+  }
+
+  /**
+   * Prefill tokens a pass gives warm-ups at most: 2,048, about 40 ms of the mocker's pass time, the
+   * longest a real request arriving mid-pass can wait for them (an assumption, chosen small against
+   * the engine's 8,192-token budget).
+   */
+  static final int WARM_CHUNK_TOKENS = 2_048;
+
+  /** A warm-up starts only while the engine's used blocks stay within this share (assumption). */
+  static final double WARM_MAX_USAGE = 0.8;
+
+  /** Drops the cancelled warm-ups, or with {@code all} every one (a real request needs room). */
+  private void dropWarms(boolean all) {
+    warmWaiting.removeIf(
+        w -> {
+          if (all || w.cancelled) {
+            warmsDropped++;
+            return true;
+          }
+          return false;
+        });
+    for (int i = warming.size() - 1; i >= 0; i--) {
+      LabSequence w = warming.get(i);
+      if (all || w.cancelled) {
+        warming.remove(i);
+        tiers.release(w);
+        warmsDropped++;
+      }
+    }
   }
 
   /**
@@ -210,6 +288,7 @@ final class LabEngine {
    */
   long startPass(long nowMicros) {
     scheduled.clear();
+    dropWarms(false);
     if (tryMacro(nowMicros)) {
       return clock.end();
     }
@@ -223,6 +302,10 @@ final class LabEngine {
       int n = Math.min(s.numTokens() - s.numComputed, budget);
       boolean fits = true;
       while (!tiers.ensureBlocks(s, s.numComputed + n)) {
+        if (!warming.isEmpty()) {
+          dropWarms(true); // warm-ups give way before any real request is preempted
+          continue;
+        }
         LabSequence victim = running.remove(running.size() - 1);
         preempt(victim);
         preempted = true;
@@ -250,6 +333,14 @@ final class LabEngine {
       }
       int n = Math.min(s.numTokens() - computed, budget);
       long newBlocks = (computed + n + blockSize - 1L) / blockSize - hit;
+      if (!tiers.fits(hit, newBlocks) && !warming.isEmpty()) {
+        dropWarms(true); // warm-ups give way to a real request
+        hit = tiers.hit(s, limit);
+        loaded = s.numBlocks == 0 ? tiers.cpu().loadableRun(s.keys, hit, limit) : 0;
+        computed = transferred ? s.numTokens() - 1 : (hit + loaded) * blockSize;
+        n = Math.min(s.numTokens() - computed, budget);
+        newBlocks = (computed + n + blockSize - 1L) / blockSize - hit;
+      }
       if (!tiers.fits(hit, newBlocks)) {
         break;
       }
@@ -275,6 +366,9 @@ final class LabEngine {
       add(s, n, k++);
       budget -= n;
     }
+    if (!preempted && waiting.isEmpty() && !prefills(k)) {
+      k = scheduleWarms(k, Math.min(budget, WARM_CHUNK_TOKENS));
+    }
     int prefillTokens = 0;
     int decodeTokens = 0;
     for (int j = 0; j < k; j++) {
@@ -296,8 +390,63 @@ final class LabEngine {
     return clock.startOne(nowMicros, duration);
   }
 
+  /** Whether any of the pass's first {@code k} scheduled requests prefills. */
+  private boolean prefills(int k) {
+    for (int j = 0; j < k; j++) {
+      if (counts[j] != 1 || !scheduled.get(j).decoding()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Gives warm-ups up to {@code budget} prefill tokens of this pass: those prefilling first, then
+   * new ones while they fit under {@link #WARM_MAX_USAGE}. Returns the pass's new request count.
+   */
+  private int scheduleWarms(int k, int budget) {
+    for (int i = 0; i < warming.size() && budget > 0; i++) {
+      LabSequence w = warming.get(i);
+      int n = Math.min(w.promptLength - w.numComputed, budget);
+      if (n <= 0 || !tiers.ensureBlocks(w, w.numComputed + n)) {
+        continue;
+      }
+      add(w, n, k++);
+      budget -= n;
+    }
+    while (budget > 0 && !warmWaiting.isEmpty() && running.size() + warming.size() < maxNumSeqs) {
+      LabSequence w = warmWaiting.pollFirst();
+      int limit = Math.min((w.promptLength - 1) / blockSize, w.keys.length);
+      int hit = tiers.hit(w, limit);
+      int computed = hit * blockSize;
+      if (hit >= limit) {
+        continue; // already cached: nothing to warm
+      }
+      int n = Math.min(w.promptLength - computed, budget);
+      long need = (w.promptLength + blockSize - 1L) / blockSize - hit;
+      if (cache.usedBlocks() + need > WARM_MAX_USAGE * cache.capacity()) {
+        warmsDropped++; // nothing to warm, or no headroom for it
+        continue;
+      }
+      if (!tiers.fits(hit, (computed + n + blockSize - 1L) / blockSize - hit)) {
+        warmsDropped++;
+        continue;
+      }
+      tiers.admit(w, hit);
+      w.numComputed = computed;
+      w.numRegistered = hit;
+      if (!tiers.ensureBlocks(w, computed + n)) {
+        throw new IllegalStateException("block accounting broken for " + w.requestId);
+      }
+      warming.add(w);
+      add(w, n, k++);
+      budget -= n;
+    }
+    return k;
+  }
+
   private boolean tryMacro(long nowMicros) {
-    if (!waiting.isEmpty() || running.isEmpty()) {
+    if (!waiting.isEmpty() || running.isEmpty() || !warming.isEmpty() || !warmWaiting.isEmpty()) {
       return false;
     }
     int passes = Integer.MAX_VALUE;
@@ -354,6 +503,13 @@ final class LabEngine {
       for (int j = 0; j < scheduled.size(); j++) {
         LabSequence s = scheduled.get(j);
         s.numComputed += counts[j];
+        if (s.warm) {
+          warmedTokens += counts[j];
+          if (s.numComputed >= s.promptLength && warming.remove(s)) {
+            tiers.release(s); // its blocks stay cached for the turn it warms
+          }
+          continue;
+        }
         if (s.numComputed >= s.numTokens()) {
           s.outputs++;
           if (s.outputs == 1 && s.firstTokenMicros < 0) {
@@ -394,6 +550,8 @@ final class LabEngine {
     live.addAll(waiting);
     running.clear();
     waiting.clear();
+    warming.clear();
+    warmWaiting.clear();
     scheduled.clear();
     tiers.dropEvents();
     clock.stop();

@@ -9,7 +9,9 @@ import java.util.stream.Stream;
 /**
  * A policy as the lab runs it: a policy name, optionally with the suffix {@value #STRICT}, which
  * runs it in strict consistency mode (each decision admitted by the chosen replica's gate, {@link
- * LabGates}). {@code kvrouter/strict} is kvrouter's {@code kvrouter.consistency = strict}.
+ * LabGates}). {@code kvrouter/strict} is kvrouter's {@code kvrouter.consistency = strict}. Program
+ * features ({@link LabProgramFeatures}: {@code +warm}, {@code +las}) may follow; they do not change
+ * the policy the routers run.
  *
  * @param policy the policy name ({@link Policies#names()})
  * @param strict decisions go through the replicas' admission gates
@@ -20,11 +22,12 @@ public record LabPolicy(String policy, boolean strict) {
   public static final String STRICT = "/strict";
 
   /**
-   * Parses {@code name} or {@code name/strict}.
+   * Parses {@code name} or {@code name/strict}, each possibly followed by program features.
    *
    * @throws IllegalArgumentException for an unknown policy, listing the known ones
    */
-  public static LabPolicy parse(String name) {
+  public static LabPolicy parse(String label) {
+    String name = LabProgramFeatures.strip(label);
     boolean strict = name.endsWith(STRICT);
     String policy = strict ? name.substring(0, name.length() - STRICT.length()) : name;
     if (!Policies.known(policy)) {

@@ -76,6 +76,7 @@ public final class LabReport {
               p.decisions()));
     }
     sb.append('\n');
+    appendPrograms(sb, r);
     appendCpuTier(sb, r);
     appendAdapters(sb, r);
     LabConfig ic = r.config();
@@ -99,6 +100,81 @@ public final class LabReport {
       sb.append("![").append(chart).append("](").append(chart).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /** With programs: their turns' TTFT, sessions' completion, the tokens a turn missed, warming. */
+  private static void appendPrograms(StringBuilder sb, LabResults r) {
+    if (r.policies().stream().allMatch(p -> p.programs() == null)) {
+      return;
+    }
+    sb.append(
+        "| policy | continuing TTFT p50 / p90 ms | session completion p50 / p90 s | missing tokens"
+            + " per continuing turn mean / p90 | sessions | warmed tokens | warm-ups dropped |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|\n");
+    for (PolicyResult p : r.policies()) {
+      ProgramResult g = p.programs();
+      if (g == null) {
+        continue;
+      }
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %d | %d | %d |%n",
+              p.policy(),
+              g.continuingTtft().p50(),
+              g.continuingTtft().p90(),
+              g.sessionCompletion().p50() / 1000,
+              g.sessionCompletion().p90() / 1000,
+              g.missingTokens().mean(),
+              g.missingTokens().p90(),
+              g.sessions(),
+              g.warmedTokens(),
+              g.warmsDropped()));
+    }
+    sb.append('\n');
+    for (PolicyResult p : r.policies()) {
+      String without = p.policy().replace("+warm", "");
+      if (p.programs() == null || without.equals(p.policy())) {
+        continue;
+      }
+      r.policies().stream()
+          .filter(q -> q.policy().equals(without) && q.programs() != null)
+          .findFirst()
+          .ifPresent(q -> sb.append(rises(p, q)));
+    }
+  }
+
+  /**
+   * Per request, how the TTFT under {@code warm} differs from that under {@code without}: the
+   * requests whose TTFT rose, and fell, by more than 10 and 100 ms, and the largest rise.
+   */
+  static String rises(PolicyResult warm, PolicyResult without) {
+    double[] a = warm.programs().ttftByRequest();
+    double[] b = without.programs().ttftByRequest();
+    int up10 = 0;
+    int up100 = 0;
+    int down10 = 0;
+    int down100 = 0;
+    double largest = 0;
+    for (int i = 0; i < a.length; i++) {
+      double d = a[i] - b[i];
+      up10 += d > 10 ? 1 : 0;
+      up100 += d > 100 ? 1 : 0;
+      down10 += d < -10 ? 1 : 0;
+      down100 += d < -100 ? 1 : 0;
+      largest = Math.max(largest, d);
+    }
+    return String.format(
+        Locale.ROOT,
+        "%s against %s, request by request: TTFT higher by more than 10 / 100 ms for %d / %d"
+            + " requests, lower by as much for %d / %d; the largest rise %.1f ms.%n%n",
+        warm.policy(),
+        without.policy(),
+        up10,
+        up100,
+        down10,
+        down100,
+        largest);
   }
 
   /** With a CPU tier: how much of each policy's hit rate was loaded back from it. */

@@ -36,6 +36,21 @@ final class LabSequence {
   /** The LoRA adapter the request runs with, or null for the base model. */
   String adapter;
 
+  /**
+   * A warm-up of a program's next turn ({@link LabEngine#submitWarm}): prefilled at the lowest
+   * priority, never answered; {@code cancelled} once that turn arrived or a real request needed the
+   * room.
+   */
+  boolean warm;
+
+  boolean cancelled;
+
+  /**
+   * Place in the engine's waiting queue ({@link LabEngine#submit}): 0 queues it last (FCFS), else
+   * it goes before every waiting request of a larger value.
+   */
+  long priority;
+
   LabSequence(
       int requestIndex,
       String requestId,

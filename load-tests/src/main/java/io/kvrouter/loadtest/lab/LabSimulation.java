@@ -96,6 +96,9 @@ public final class LabSimulation {
   /** What this policy's routers see of each request. */
   private final LabRequestView view;
 
+  /** The workload's programs (closed loop, program features, measures), or null for none. */
+  private final LabPrograms programs;
+
   /** How a killed replica's requests go on, and what those cut mid-answer cost. */
   private LabKills kills = new LabKills(LabKills.OnKill.RETRY);
 
@@ -147,6 +150,10 @@ public final class LabSimulation {
             dead);
     this.measures = new LabMeasures(workload, config);
     this.arrival = measures.arrival;
+    this.programs =
+        workload.programs() == null
+            ? null
+            : new LabPrograms(workload, keys, LabProgramFeatures.of(policy), config.blockSize());
   }
 
   /** The killed replica's requests go on as {@code onKill} says (a client retry by default). */
@@ -178,7 +185,9 @@ public final class LabSimulation {
     for (int i = 0; i < workload.size(); i++) {
       WorkloadRequest r = workload.get(i);
       arrival[i] = i < config.burst() ? 0 : r.arrivalMicros();
-      push(arrival[i], ARRIVAL, i % routers.length, i, null);
+      if (programs == null || programs.openLoop(i)) {
+        push(arrival[i], ARRIVAL, i % routers.length, i, null);
+      }
     }
     arrivalsLeft = workload.size();
     network.introduce(0);
@@ -200,11 +209,13 @@ public final class LabSimulation {
         default -> throw new IllegalStateException("unknown event kind " + e.kind());
       }
     }
-    return measures.result(
-        policy,
-        engines,
-        (System.nanoTime() - wall) / 1_000_000,
-        (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
+    PolicyResult result =
+        measures.result(
+            policy,
+            engines,
+            (System.nanoTime() - wall) / 1_000_000,
+            (mx.getCurrentThreadCpuTime() - cpu) / 1_000_000);
+    return programs == null ? result : result.withPrograms(programs.result(engines));
   }
 
   /** Schedules an event; all but ticks keep the run going ({@link LabNetwork} pushes its own). */
@@ -236,6 +247,9 @@ public final class LabSimulation {
    */
   private void onArrival(long now, int router, int index) {
     arrivalsLeft--;
+    if (programs != null) {
+      programs.arrived(index, now);
+    }
     long hold =
         gates == null
             ? routers[router]
@@ -357,6 +371,7 @@ public final class LabSimulation {
             Math.max(1, workload.get(index).outputLength()) - kills.carried(requestId),
             arrival[index]);
     seq.adapter = keys.adapter(index);
+    seq.priority = programs == null ? 0 : programs.priority(index);
     engine.submit(seq);
     if (engine.busy()) {
       if (engine.interrupt(now)) {
@@ -438,6 +453,9 @@ public final class LabSimulation {
     @Override
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
       measures.firstToken(seq.requestIndex, seq.arrivalMicros, timeMicros);
+      if (programs != null) {
+        programs.firstToken(seq.requestIndex, seq, seq.arrivalMicros, timeMicros);
+      }
       kills.firstToken(seq, timeMicros);
       network.broadcast(
           timeMicros,
@@ -454,6 +472,15 @@ public final class LabSimulation {
       }
       network.broadcast(
           timeMicros, seq.router, routers[seq.router].released(seq.requestId, timeMicros / 1000));
+      if (programs != null) {
+        // The turns that waited for this reply are sent after their tool runs (closed loop).
+        for (long[] next :
+            programs.finished(seq.requestIndex, engine, seq.arrivalMicros, timeMicros)) {
+          int j = (int) next[0];
+          arrival[j] = next[1];
+          push(arrival[j], ARRIVAL, j % routers.length, j, null);
+        }
+      }
     }
   }
 

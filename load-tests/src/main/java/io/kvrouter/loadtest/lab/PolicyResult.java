@@ -28,6 +28,7 @@ import java.util.List;
  * @param loadSeriesSeconds sample times in seconds
  * @param wallMillis wall time of this policy's simulation
  * @param cpuMillis CPU time of the thread that simulated it
+ * @param programs what it measured of the workload's programs, or null when it has none
  */
 public record PolicyResult(
     String policy,
@@ -48,4 +49,75 @@ public record PolicyResult(
     List<double[]> loadSeries,
     double[] loadSeriesSeconds,
     long wallMillis,
-    long cpuMillis) {}
+    long cpuMillis,
+    ProgramResult programs) {
+
+  /** A result of a workload without programs. */
+  public PolicyResult(
+      String policy,
+      double hitRate,
+      double cpuHitRate,
+      long adapterLoads,
+      Double blockHitRate,
+      Latency ttft,
+      Latency e2e,
+      double throughputRps,
+      double loadMaxOverMean,
+      long decisions,
+      long completed,
+      long[] perReplicaDecisions,
+      long[] perReplicaPrefillTokens,
+      long decisionsToKilledAfterKill,
+      double[] ttftSortedMillis,
+      List<double[]> loadSeries,
+      double[] loadSeriesSeconds,
+      long wallMillis,
+      long cpuMillis) {
+    this(
+        policy,
+        hitRate,
+        cpuHitRate,
+        adapterLoads,
+        blockHitRate,
+        ttft,
+        e2e,
+        throughputRps,
+        loadMaxOverMean,
+        decisions,
+        completed,
+        perReplicaDecisions,
+        perReplicaPrefillTokens,
+        decisionsToKilledAfterKill,
+        ttftSortedMillis,
+        loadSeries,
+        loadSeriesSeconds,
+        wallMillis,
+        cpuMillis,
+        null);
+  }
+
+  /** The same with {@code p} as what it measured of the programs. */
+  PolicyResult withPrograms(ProgramResult p) {
+    return new PolicyResult(
+        policy,
+        hitRate,
+        cpuHitRate,
+        adapterLoads,
+        blockHitRate,
+        ttft,
+        e2e,
+        throughputRps,
+        loadMaxOverMean,
+        decisions,
+        completed,
+        perReplicaDecisions,
+        perReplicaPrefillTokens,
+        decisionsToKilledAfterKill,
+        ttftSortedMillis,
+        loadSeries,
+        loadSeriesSeconds,
+        wallMillis,
+        cpuMillis,
+        p);
+  }
+}

@@ -22,7 +22,12 @@ import java.util.List;
  * <p>Each request's prompt is the lazy expansion of its hash ids by a {@link TokenExpander} with
  * the given seed: block {@code i} becomes 512 tokens derived from {@code hash_ids[i]} alone (the
  * ids are already chained, so equal id prefixes give equal token prefixes), the last block
- * truncated to {@code input_length}. Session is {@code ""} (the trace has none).
+ * truncated to {@code input_length}.
+ *
+ * <p>Sessions: a line may carry an optional {@code session_id} (a string or an integer; the
+ * Mooncake format plus one field, issue 55): the request's session is its text, and its turn the
+ * number of earlier lines of that session. Without it the session is {@code ""} (the published
+ * traces have none) and {@link #programs} infers the programs from the blocks.
  *
  * <p>Contract: a malformed line (bad JSON, missing or negative field, non-integral id, id count not
  * matching the length) raises {@link TraceFormatException} naming the file and 1-based line number;
@@ -66,6 +71,7 @@ public final class MooncakeTraceReader {
   public static Workload read(BufferedReader in, String source, String name, long seed) {
     TokenExpander expander = new TokenExpander(seed);
     List<WorkloadRequest> requests = new ArrayList<>();
+    java.util.Map<String, Integer> turns = new java.util.HashMap<>();
     try {
       String line;
       long lineNumber = 0;
@@ -74,7 +80,7 @@ public final class MooncakeTraceReader {
         if (line.isBlank()) {
           continue;
         }
-        requests.add(parseLine(source, lineNumber, line, requests.size(), expander));
+        requests.add(parseLine(source, lineNumber, line, requests.size(), expander, turns));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read trace " + source, e);
@@ -83,7 +89,12 @@ public final class MooncakeTraceReader {
   }
 
   static WorkloadRequest parseLine(
-      String file, long lineNumber, String line, int index, TokenExpander expander) {
+      String file,
+      long lineNumber,
+      String line,
+      int index,
+      TokenExpander expander,
+      java.util.Map<String, Integer> turns) {
     JsonNode node;
     try {
       node = JSON.readTree(line);
@@ -137,7 +148,57 @@ public final class MooncakeTraceReader {
     }
     PromptTokens prompt = PromptTokens.ofBlocks(expander, hashIds, (int) inputLength, BLOCK_TOKENS);
     long arrivalMicros = Math.round(timestampMs * 1000.0);
-    return new WorkloadRequest(index, arrivalMicros, "", 0, prompt, (int) outputLength, hashIds);
+    String session = session(file, lineNumber, node);
+    int turn = session.isEmpty() ? 0 : turns.merge(session, 1, Integer::sum) - 1;
+    return new WorkloadRequest(
+        index, arrivalMicros, session, turn, prompt, (int) outputLength, hashIds);
+  }
+
+  /** The optional {@code session_id}: a non-empty string or an integer; {@code ""} when absent. */
+  private static String session(String file, long lineNumber, JsonNode node) {
+    JsonNode v = node.get("session_id");
+    if (v == null || v.isNull()) {
+      return "";
+    }
+    if (v.isIntegralNumber() || (v.isTextual() && !v.asText().isEmpty())) {
+      return v.asText();
+    }
+    throw new TraceFormatException(
+        file, lineNumber, "session_id must be a non-empty string or an integer, got " + v, null);
+  }
+
+  /**
+   * The programs of a trace: from its {@code session_id}s where the lines carry them ({@link
+   * Programs#fromSessions}), else inferred from the blocks. A request continues the program of the
+   * latest earlier request of at least two full blocks whose whole prompt but its last block it
+   * starts with (the previous turn of a conversation, whose partial last block the next turn
+   * fills); a request that continues none opens a program of its own. Turns keep their recorded
+   * arrivals (open loop), and nothing is known of tool calls. A heuristic: two sessions that send
+   * the same first turn are taken as one. O(total blocks) with one map entry per request.
+   */
+  public static Programs programs(Workload trace) {
+    boolean sessions = trace.stream().anyMatch(r -> !r.session().isEmpty());
+    if (sessions) {
+      return Programs.fromSessions(trace);
+    }
+    java.util.Map<Long, String> byLastFullBlock = new java.util.HashMap<>();
+    java.util.Map<String, Programs.Step> steps = new java.util.HashMap<>();
+    for (WorkloadRequest r : trace.requests()) {
+      long[] ids = r.traceBlockIds();
+      String program = null;
+      for (int k = ids.length - 1; k >= 0 && program == null; k--) {
+        program = byLastFullBlock.get(ids[k]);
+      }
+      if (program == null) {
+        program = "program-" + r.index();
+      }
+      steps.put(Programs.key(r), new Programs.Step(program, List.of(), 0, false));
+      int full = ids.length - 1; // the last block may be partial: the next turn rewrites it
+      if (full >= 2) { // one full block is no more than the prompt all conversations open with
+        byLastFullBlock.put(ids[full - 1], program);
+      }
+    }
+    return new Programs(steps);
   }
 
   private static double number(String file, long lineNumber, JsonNode node, String field) {

@@ -24,8 +24,11 @@ public final class Workload {
   private final List<WorkloadRequest> requests;
   private final int firstUserSegment;
 
+  /** The requests' programs, or null when the workload names none ({@link #withPrograms}). */
+  private final Programs programs;
+
   private Workload(String name, long seed, int blockTokens, List<WorkloadRequest> requests) {
-    this(name, seed, blockTokens, requests, -1);
+    this(name, seed, blockTokens, requests, -1, null);
   }
 
   private Workload(
@@ -33,12 +36,27 @@ public final class Workload {
       long seed,
       int blockTokens,
       List<WorkloadRequest> requests,
-      int firstUserSegment) {
+      int firstUserSegment,
+      Programs programs) {
     this.name = name;
     this.seed = seed;
     this.blockTokens = blockTokens;
     this.requests = requests;
     this.firstUserSegment = firstUserSegment;
+    this.programs = programs;
+  }
+
+  /**
+   * The same requests, grouped into programs by {@code programs} (agent sessions: which requests
+   * wait for which replies, which replies end in a tool call).
+   */
+  public Workload withPrograms(Programs programs) {
+    return new Workload(name, seed, blockTokens, requests, firstUserSegment, programs);
+  }
+
+  /** The requests' programs, or null when the workload names none. */
+  public Programs programs() {
+    return programs;
   }
 
   /**
@@ -50,7 +68,7 @@ public final class Workload {
     if (segment < 0) {
       throw new IllegalArgumentException("segment must be >= 0, got " + segment);
     }
-    return new Workload(name, seed, blockTokens, requests, segment);
+    return new Workload(name, seed, blockTokens, requests, segment, programs);
   }
 
   /**
@@ -143,7 +161,7 @@ public final class Workload {
     for (WorkloadRequest r : requests) {
       out.add(r.withIndexAndArrival(r.index(), (long) (r.arrivalMicros() / factor)));
     }
-    return new Workload(name, seed, blockTokens, List.copyOf(out), firstUserSegment);
+    return new Workload(name, seed, blockTokens, List.copyOf(out), firstUserSegment, programs);
   }
 
   /**
@@ -178,7 +196,7 @@ public final class Workload {
       long at = r.arrivalMicros() + (width <= 0 ? 0 : (long) (random.nextDouble() * width));
       out.add(r.withIndexAndArrival(r.index(), at));
     }
-    Workload spread = of(name, seed, blockTokens, out);
+    Workload spread = of(name, seed, blockTokens, out).withPrograms(programs);
     return firstUserSegment < 0 ? spread : spread.withFirstUserSegment(firstUserSegment);
   }
 
@@ -204,7 +222,7 @@ public final class Workload {
     for (WorkloadRequest r : requests) {
       out.add(r.withIndexAndArrival(r.index(), r.arrivalMicros() + random.nextLong(maxMicros)));
     }
-    Workload spread = of(name, seed, blockTokens, out);
+    Workload spread = of(name, seed, blockTokens, out).withPrograms(programs);
     return firstUserSegment < 0 ? spread : spread.withFirstUserSegment(firstUserSegment);
   }
 
@@ -215,7 +233,7 @@ public final class Workload {
     }
     return n >= requests.size()
         ? this
-        : new Workload(name, seed, blockTokens, requests.subList(0, n), firstUserSegment);
+        : new Workload(name, seed, blockTokens, requests.subList(0, n), firstUserSegment, programs);
   }
 
   @Override

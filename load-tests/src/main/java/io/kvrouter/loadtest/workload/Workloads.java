@@ -15,7 +15,9 @@ import java.util.Set;
  *   <caption>Names and parameters (all optional)</caption>
  *   <tr><th>name</th><th>parameters (default)</th></tr>
  *   <tr><td>{@code mooncake-conversation}, {@code mooncake-synthetic}</td>
- *       <td>{@code path} (a file to read instead of the bundled trace), {@code speedUp} (1)</td></tr>
+ *       <td>{@code path} (a file to read instead of the bundled trace), {@code speedUp} (1), {@code programs}
+ *       ({@code none}; {@code infer}: from the lines' {@code session_id}s or the blocks, {@link
+ *       MooncakeTraceReader#programs})</td></tr>
  *   <tr><td>{@code sglang-gsp}</td><td>{@code groups} (64), {@code promptsPerGroup} (16), {@code systemTokens}
  *       (2048), {@code questionTokens} (128), {@code outputTokens} (256), {@code qps} ({@code inf})</td></tr>
  *   <tr><td>{@code llmd-b2b}</td><td>{@code groups} (150), {@code promptsPerGroup} (5), {@code systemTokens}
@@ -23,6 +25,9 @@ import java.util.Set;
  *       as {@code qps:seconds,qps:seconds,...}), {@code durationScale} (1)</td></tr>
  *   <tr><td>{@code multi-turn-chat}</td><td>{@code sessions} (64), {@code turns} (8), {@code systemTokens} (1024),
  *       {@code userTokens} (256), {@code answerTokens} (256), {@code sessionQps} (1), {@code thinkSeconds} (10)</td></tr>
+ *   <tr><td>{@code agents}</td><td>{@code programs} (48), {@code kinds} (4), {@code medianTurns} (50),
+ *       {@code medianToolSeconds} (2), {@code fanOut} (0.05), {@code programQps} (0.1), {@code blockTokens} (64):
+ *       {@link AgentWorkload}</td></tr>
  * </table>
  *
  * <p>Every workload is a pure function of (name, parameters, seed). Stateless.
@@ -42,7 +47,8 @@ public final class Workloads {
           MOONCAKE_SYNTHETIC,
           GeneratedSharedPrefixWorkload.NAME,
           LlmdB2bWorkload.NAME,
-          MultiTurnChatWorkload.NAME);
+          MultiTurnChatWorkload.NAME,
+          AgentWorkload.NAME);
 
   private Workloads() {}
 
@@ -57,14 +63,16 @@ public final class Workloads {
       case MOONCAKE_CONVERSATION:
       case MOONCAKE_SYNTHETIC:
         {
-          WorkloadParams p = new WorkloadParams(name, params, Set.of("path", "speedUp"));
+          WorkloadParams p =
+              new WorkloadParams(name, params, Set.of("path", "speedUp", "programs"));
           String path = p.string("path", null);
           Workload w =
               path != null
                   ? MooncakeTraceReader.read(Paths.get(path), name, seed)
                   : bundled(name, seed);
           double speedUp = p.positiveDouble("speedUp", 1.0);
-          return speedUp == 1.0 ? w : w.speedUp(speedUp);
+          w = speedUp == 1.0 ? w : w.speedUp(speedUp);
+          return programs(w, p.string("programs", "none"));
         }
       case GeneratedSharedPrefixWorkload.NAME:
         {
@@ -116,9 +124,26 @@ public final class Workloads {
                   p.positiveDouble("thinkSeconds", d.thinkSeconds())),
               seed);
         }
+      case AgentWorkload.NAME:
+        return AgentWorkload.generate(
+            AgentWorkload.config(new WorkloadParams(name, params, AgentWorkload.PARAMS)), seed);
       default:
         throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }
+  }
+
+  /**
+   * {@code trace} with its programs ({@link MooncakeTraceReader#programs}) for {@code infer},
+   * without for {@code none}.
+   */
+  private static Workload programs(Workload trace, String mode) {
+    return switch (mode) {
+      case "none" -> trace;
+      case "infer" -> trace.withPrograms(MooncakeTraceReader.programs(trace));
+      default ->
+          throw new IllegalArgumentException(
+              "parameter 'programs' of a trace workload is none or infer, got '" + mode + "'");
+    };
   }
 
   /**

@@ -153,4 +153,62 @@ class MooncakeTraceReaderTest {
     assertThatThrownBy(() -> Workloads.fromTrace(ts))
         .hasMessageContaining(":1: 'timestamp' must be >= 0");
   }
+
+  @Test
+  void sessionId_namesTheSession_andTurnsCountItsLines() throws IOException {
+    Path file =
+        write(
+            "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [1, 2],"
+                + " \"session_id\": \"a\"}",
+            "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [9],"
+                + " \"session_id\": 7}",
+            "{\"timestamp\": 2, \"input_length\": 1100, \"output_length\": 5, \"hash_ids\": [1, 3,"
+                + " 4], \"session_id\": \"a\"}",
+            "{\"timestamp\": 3, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [8]}");
+    Workload w = Workloads.fromTrace(file);
+    assertThat(w.requests())
+        .extracting(WorkloadRequest::session, WorkloadRequest::turn)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("a", 0),
+            org.assertj.core.groups.Tuple.tuple("7", 0),
+            org.assertj.core.groups.Tuple.tuple("a", 1),
+            org.assertj.core.groups.Tuple.tuple("", 0));
+    Programs programs = MooncakeTraceReader.programs(w);
+    assertThat(programs.of(w.get(2)).program()).isEqualTo("a");
+    assertThat(programs.of(w.get(3)).program()).isEqualTo("request-3");
+    assertThat(programs.of(w.get(2)).after()).isEmpty(); // a trace's turns keep their arrivals
+  }
+
+  @Test
+  void badSessionId_isReported() throws IOException {
+    Path file =
+        write(
+            "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1],"
+                + " \"session_id\": [1]}");
+    assertThatThrownBy(() -> Workloads.fromTrace(file))
+        .isInstanceOf(TraceFormatException.class)
+        .hasMessageContaining(":1: session_id must be a non-empty string or an integer");
+  }
+
+  @Test
+  void withoutSessionIds_aTurnThatExtendsAnEarlierPrompt_continuesItsProgram() throws IOException {
+    Path file =
+        write(
+            // a conversation: 3 blocks, then its next turn extends the first two whole blocks
+            "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 5, \"hash_ids\": [0, 1,"
+                + " 2]}",
+            "{\"timestamp\": 1, \"input_length\": 1100, \"output_length\": 5, \"hash_ids\": [0, 5,"
+                + " 6]}",
+            "{\"timestamp\": 2, \"input_length\": 2000, \"output_length\": 5, \"hash_ids\": [0, 1,"
+                + " 3, 4]}",
+            // shares only the first block, which every conversation opens with
+            "{\"timestamp\": 3, \"input_length\": 1100, \"output_length\": 5, \"hash_ids\": [0, 7,"
+                + " 8]}");
+    Workload w = Workloads.fromTrace(file);
+    Programs programs = MooncakeTraceReader.programs(w);
+    assertThat(programs.of(w.get(2)).program()).isEqualTo(programs.of(w.get(0)).program());
+    assertThat(programs.of(w.get(1)).program()).isNotEqualTo(programs.of(w.get(0)).program());
+    assertThat(programs.of(w.get(3)).program())
+        .isNotIn(programs.of(w.get(0)).program(), programs.of(w.get(1)).program());
+  }
 }

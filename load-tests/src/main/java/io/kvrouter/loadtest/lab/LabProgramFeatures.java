@@ -1,0 +1,66 @@
+package io.kvrouter.loadtest.lab;
+
+import java.util.Set;
+
+/**
+ * The program features the lab adds to a policy (issue 55), named as suffixes of the policy in
+ * {@code --policies}: {@code +warm} warms a program's next turn on its replica ({@link
+ * LabPrograms}), {@code +las} orders each engine's waiting requests by program ({@link
+ * LabEngine#submit}). {@code kvrouter+warm+las} is kvrouter with both, {@code kvrouter} the same
+ * run without them. They model what the ingress does for a program, so any policy takes them.
+ *
+ * @param warm warm the next turn after a reply that ends in a tool call
+ * @param las continuing programs ahead of new ones, least attained service first
+ */
+public record LabProgramFeatures(boolean warm, boolean las) {
+
+  /** No program feature. */
+  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false);
+
+  private static final Set<String> NAMES = Set.of("warm", "las");
+
+  /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
+  public static LabProgramFeatures of(String label) {
+    boolean warm = false;
+    boolean las = false;
+    for (String f : suffixes(label)) {
+      warm |= f.equals("warm");
+      las |= f.equals("las");
+    }
+    return new LabProgramFeatures(warm, las);
+  }
+
+  /**
+   * {@code label} without its feature suffixes.
+   *
+   * @throws IllegalArgumentException for a suffix that names no feature
+   */
+  public static String strip(String label) {
+    int plus = label.indexOf('+');
+    if (plus < 0) {
+      return label;
+    }
+    suffixes(label);
+    return label.substring(0, plus);
+  }
+
+  private static String[] suffixes(String label) {
+    int plus = label.indexOf('+');
+    if (plus < 0) {
+      return new String[0];
+    }
+    String[] out = label.substring(plus + 1).split("\\+");
+    for (String f : out) {
+      if (!NAMES.contains(f)) {
+        throw new IllegalArgumentException(
+            "policy '" + label + "': '+" + f + "' is no program feature; known: +warm, +las");
+      }
+    }
+    return out;
+  }
+
+  /** Whether any feature is on. */
+  public boolean any() {
+    return warm || las;
+  }
+}

@@ -1,0 +1,249 @@
+package io.kvrouter.loadtest.lab;
+
+import io.kvrouter.loadtest.workload.Programs;
+import io.kvrouter.loadtest.workload.Workload;
+import io.kvrouter.loadtest.workload.WorkloadRequest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The programs of a {@link LabSimulation} run (a workload with {@link Programs}): when each request
+ * is sent, what the program features do, and what a program's turns measure.
+ *
+ * <ul>
+ *   <li><b>Closed loop</b> (every policy): a request that waits for replies is sent its gap after
+ *       the last of them finished ({@link #finished} returns it); the others at their recorded
+ *       arrival.
+ *   <li><b>Warming</b> ({@code +warm}): when a reply that ends in a tool call finishes, the next
+ *       turn's prefix (this prompt and its reply, as the next prompt holds them: the first {@code
+ *       (prompt + output) / blockSize} of its blocks) goes to the replica that answered, as a
+ *       warm-up at the lowest priority ({@link LabEngine#submitWarm}); it is cancelled when a
+ *       request that follows that reply arrives ({@link #arrived}).
+ *   <li><b>Program order</b> ({@code +las}): a program's request queues at the engine ahead of
+ *       every new program's and, among continuing programs, by the program's attained service, the
+ *       summed time its earlier requests took from arrival to last token (Autellix's program-level
+ *       least-attained-service, PLAS: Luo et al., arXiv 2502.13965, section 4; where Autellix
+ *       starts a new program in its highest-priority queue, here it comes after those in
+ *       mid-session, as issue 55 asks: a program in mid-session keeps its replica ahead of a new
+ *       one). No anti-starvation: a new program waits while continuing ones queue.
+ * </ul>
+ *
+ * <p>Measures: per request its TTFT, and for a continuing turn (every request of a program but its
+ * first) the prompt tokens the engine did not hold at its first admission; per program (a
+ * sub-agent's requests count to their parent's) the time from its first arrival to its last token.
+ *
+ * <p>Cost: O(requests) memory, O(successors) per finish. Single-threaded, one per run.
+ */
+final class LabPrograms {
+
+  private final Workload workload;
+  private final PromptKeys keys;
+  private final LabProgramFeatures features;
+  private final int blockSize;
+
+  /** Per request: its program's number, its step, its successors, replies it still waits for. */
+  private final int[] program;
+
+  private final Programs.Step[] steps;
+  private final int[][] successors;
+  private final int[] pending;
+
+  /** Per request: whether it opens its program; per program: attained service, first, last. */
+  private final boolean[] opener;
+
+  private final double[] attainedMillis;
+  private final long[] programFirst;
+  private final long[] programLast;
+  private final boolean[] topLevel;
+
+  /** Request indexes by {@link Programs#key}. */
+  private final Map<String, Integer> byKey = new HashMap<>();
+
+  /** The warm-up running for request i's next turn, by the index of request i. */
+  private final Map<Integer, LabSequence> warms = new HashMap<>();
+
+  private final double[] ttftMillis;
+  private final double[] missing;
+
+  LabPrograms(Workload workload, PromptKeys keys, LabProgramFeatures features, int blockSize) {
+    this.workload = workload;
+    this.keys = keys;
+    this.features = features;
+    this.blockSize = blockSize;
+    int n = workload.size();
+    Programs programs = workload.programs();
+    for (WorkloadRequest r : workload.requests()) {
+      byKey.put(Programs.key(r), r.index());
+    }
+    Map<String, Integer> programIds = new HashMap<>();
+    this.program = new int[n];
+    this.steps = new Programs.Step[n];
+    this.pending = new int[n];
+    this.opener = new boolean[n];
+    List<List<Integer>> next = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      next.add(new ArrayList<>());
+    }
+    List<Boolean> top = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      WorkloadRequest r = workload.get(i);
+      Programs.Step step = programs.of(r);
+      if (step == null) {
+        step = new Programs.Step("request-" + i, List.of(), 0, false);
+      }
+      steps[i] = step;
+      Integer id = programIds.get(step.program());
+      if (id == null) {
+        id = programIds.size();
+        programIds.put(step.program(), id);
+        opener[i] = true;
+        top.add(r.session().equals(step.program()) || r.session().isEmpty());
+      }
+      program[i] = id;
+      for (String before : step.after()) {
+        Integer b = byKey.get(before);
+        if (b != null) {
+          next.get(b).add(i);
+          pending[i]++;
+        }
+      }
+    }
+    this.successors = new int[n][];
+    for (int i = 0; i < n; i++) {
+      successors[i] = next.get(i).stream().mapToInt(Integer::intValue).toArray();
+    }
+    int programsCount = programIds.size();
+    this.attainedMillis = new double[programsCount];
+    this.programFirst = new long[programsCount];
+    this.programLast = new long[programsCount];
+    this.topLevel = new boolean[programsCount];
+    Arrays.fill(programFirst, Long.MAX_VALUE);
+    for (int p = 0; p < programsCount; p++) {
+      topLevel[p] = top.get(p);
+    }
+    this.ttftMillis = new double[n];
+    this.missing = new double[n];
+    Arrays.fill(ttftMillis, -1);
+    Arrays.fill(missing, -1);
+  }
+
+  /** Whether request {@code i} is sent at its recorded arrival (it waits for no reply). */
+  boolean openLoop(int i) {
+    return pending[i] == 0;
+  }
+
+  /**
+   * Request {@code i} reached its router at {@code now}: a warm-up for it is not needed any more.
+   */
+  void arrived(int i, long now) {
+    int p = program[i];
+    programFirst[p] = Math.min(programFirst[p], now);
+    Programs.Step step = steps[i];
+    for (String before : step.after()) {
+      LabSequence warm = warms.remove(indexOf(before));
+      if (warm != null) {
+        warm.cancelled = true;
+      }
+    }
+  }
+
+  private int indexOf(String key) {
+    Integer i = byKey.get(key);
+    return i == null ? -1 : i;
+  }
+
+  /** The waiting-queue priority of request {@code i} ({@link LabEngine#submit}; 0: FCFS). */
+  long priority(int i) {
+    if (!features.las()) {
+      return 0;
+    }
+    if (opener[i]) {
+      return Long.MAX_VALUE;
+    }
+    return 1 + (long) attainedMillis[program[i]];
+  }
+
+  /** Request {@code i}'s first token: {@code seq} tells what the engine held of its prompt. */
+  void firstToken(int i, LabSequence seq, long arrivalMicros, long timeMicros) {
+    if (ttftMillis[i] < 0) {
+      ttftMillis[i] = (timeMicros - arrivalMicros) / 1000.0;
+      missing[i] = Math.max(0, seq.promptLength - seq.cachedPromptTokens);
+    }
+  }
+
+  /**
+   * Request {@code i} finished at {@code now} on {@code engine}: its program's service grows, a
+   * warm-up of its next turn goes to {@code engine} (with {@code +warm}), and the requests that
+   * waited for it alone are returned as {@code {index, arrival}} pairs to send.
+   */
+  List<long[]> finished(int i, LabEngine engine, long arrivalMicros, long now) {
+    int p = program[i];
+    attainedMillis[p] += (now - arrivalMicros) / 1000.0;
+    programLast[p] = Math.max(programLast[p], now);
+    if (features.warm() && steps[i].endsInToolCall() && successors[i].length > 0) {
+      warm(i, engine);
+    }
+    List<long[]> send = new ArrayList<>(successors[i].length);
+    for (int j : successors[i]) {
+      if (--pending[j] == 0) {
+        send.add(new long[] {j, now + steps[j].gapMicros()});
+      }
+    }
+    return send;
+  }
+
+  /** A warm-up of the prefix request {@code i}'s successors share: its prompt and its reply. */
+  private void warm(int i, LabEngine engine) {
+    WorkloadRequest r = workload.get(i);
+    int j = successors[i][0];
+    long[] next = keys.of(j);
+    int blocks = Math.min(next.length, (r.inputLength() + r.outputLength()) / blockSize);
+    if (blocks < 2) {
+      return;
+    }
+    LabSequence w =
+        new LabSequence(j, "warm-" + j, -1, Arrays.copyOf(next, blocks), blocks * blockSize, 1, 0);
+    w.adapter = keys.adapter(j);
+    engine.submitWarm(w);
+    warms.put(i, w);
+  }
+
+  /** What the programs measured. */
+  ProgramResult result(LabEngine[] engines) {
+    List<Double> continuing = new ArrayList<>();
+    List<Double> missingTokens = new ArrayList<>();
+    for (int i = 0; i < ttftMillis.length; i++) {
+      if (!opener[i] && ttftMillis[i] >= 0) {
+        continuing.add(ttftMillis[i]);
+        missingTokens.add(missing[i]);
+      }
+    }
+    List<Double> sessions = new ArrayList<>();
+    for (int p = 0; p < programFirst.length; p++) {
+      if (topLevel[p] && programLast[p] > 0 && programFirst[p] != Long.MAX_VALUE) {
+        sessions.add((programLast[p] - programFirst[p]) / 1000.0);
+      }
+    }
+    long warmed = 0;
+    long dropped = 0;
+    for (LabEngine e : engines) {
+      warmed += e.warmedTokens();
+      dropped += e.warmsDropped();
+    }
+    return new ProgramResult(
+        Latency.of(toArray(continuing)),
+        Latency.of(toArray(sessions)),
+        Latency.of(toArray(missingTokens)),
+        sessions.size(),
+        warmed,
+        dropped,
+        ttftMillis.clone());
+  }
+
+  private static double[] toArray(List<Double> values) {
+    return values.stream().mapToDouble(Double::doubleValue).toArray();
+  }
+}

@@ -438,6 +438,7 @@ public final class LabSimulation {
     @Override
     public void firstToken(LabEngine engine, LabSequence seq, long timeMicros) {
       measures.firstToken(seq.requestIndex, seq.arrivalMicros, timeMicros);
+      measures.sessions.admitted(seq.requestIndex, seq.cachedPromptTokens, seq.promptLength);
       kills.firstToken(seq, timeMicros);
       network.broadcast(
           timeMicros,
@@ -480,12 +481,14 @@ public final class LabSimulation {
     }
     if (measures.sampleDue(now)) {
       measures.sampleLoad(now, engines);
+      measures.sessions.sample(routers);
     }
     boolean busy = arrivalsLeft > 0 || queue.workPending();
     if (busy) {
       push(now + reportMicros(config, visibility), TICK, 0, 0, null);
     } else {
       measures.sampleLoad(now, engines);
+      measures.sessions.sample(routers);
     }
   }
 

@@ -28,6 +28,8 @@ import java.util.List;
  * @param loadSeriesSeconds sample times in seconds
  * @param wallMillis wall time of this policy's simulation
  * @param cpuMillis CPU time of the thread that simulated it
+ * @param sessions follow-up, load-spread and tracker-size measures, or null when the workload has
+ *     no follow-up request
  */
 public record PolicyResult(
     String policy,
@@ -48,4 +50,5 @@ public record PolicyResult(
     List<double[]> loadSeries,
     double[] loadSeriesSeconds,
     long wallMillis,
-    long cpuMillis) {}
+    long cpuMillis,
+    SessionMeasures sessions) {}

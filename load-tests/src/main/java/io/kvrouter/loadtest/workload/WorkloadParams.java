@@ -72,6 +72,23 @@ public final class WorkloadParams {
     }
   }
 
+  /** A number in [0, 1). */
+  double fraction(String name, double fallback) {
+    String v = values.get(name);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      double x = Double.parseDouble(v.trim());
+      if (!(x >= 0 && x < 1)) {
+        throw new IllegalArgumentException(where(name) + " must be in [0, 1), got '" + v + "'");
+      }
+      return x;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(where(name) + " must be a number, got '" + v + "'", e);
+    }
+  }
+
   private String where(String name) {
     return "parameter '" + name + "' of workload '" + workload + "'";
   }

@@ -23,6 +23,9 @@ import java.util.Set;
  *       as {@code qps:seconds,qps:seconds,...}), {@code durationScale} (1)</td></tr>
  *   <tr><td>{@code multi-turn-chat}</td><td>{@code sessions} (64), {@code turns} (8), {@code systemTokens} (1024),
  *       {@code userTokens} (256), {@code answerTokens} (256), {@code sessionQps} (1), {@code thinkSeconds} (10)</td></tr>
+ *   <tr><td>{@code many-sessions}</td><td>{@code sessions} (20000), {@code sessionQps} (100), {@code t2Ratio} (0.26),
+ *       {@code maxTurns} (8), {@code thinkSeconds} (10), {@code systemPrefixTokens} (1024), {@code systemPrefixPool} (64),
+ *       {@code userTokens} (256), {@code answerTokens} (256)</td></tr>
  * </table>
  *
  * <p>Every workload is a pure function of (name, parameters, seed). Stateless.
@@ -42,7 +45,8 @@ public final class Workloads {
           MOONCAKE_SYNTHETIC,
           GeneratedSharedPrefixWorkload.NAME,
           LlmdB2bWorkload.NAME,
-          MultiTurnChatWorkload.NAME);
+          MultiTurnChatWorkload.NAME,
+          ManySessionsWorkload.NAME);
 
   private Workloads() {}
 
@@ -116,9 +120,42 @@ public final class Workloads {
                   p.positiveDouble("thinkSeconds", d.thinkSeconds())),
               seed);
         }
+      case ManySessionsWorkload.NAME:
+        return manySessions(params, seed);
       default:
         throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }
+  }
+
+  /** {@link ManySessionsWorkload} with its parameters read from {@code params}. */
+  private static Workload manySessions(Map<String, String> params, long seed) {
+    WorkloadParams p =
+        new WorkloadParams(
+            ManySessionsWorkload.NAME,
+            params,
+            Set.of(
+                "sessions",
+                "sessionQps",
+                "t2Ratio",
+                "maxTurns",
+                "thinkSeconds",
+                "systemPrefixTokens",
+                "systemPrefixPool",
+                "userTokens",
+                "answerTokens"));
+    ManySessionsWorkload.Config d = ManySessionsWorkload.Config.DEFAULTS;
+    return ManySessionsWorkload.generate(
+        new ManySessionsWorkload.Config(
+            p.positiveInt("sessions", d.sessions()),
+            p.positiveDouble("sessionQps", d.sessionQps()),
+            p.fraction("t2Ratio", d.t2Ratio()),
+            p.positiveInt("maxTurns", d.maxTurns()),
+            p.positiveDouble("thinkSeconds", d.thinkSeconds()),
+            p.positiveInt("systemPrefixTokens", d.systemPrefixTokens()),
+            p.positiveInt("systemPrefixPool", d.systemPrefixPool()),
+            p.positiveInt("userTokens", d.userTokens()),
+            p.positiveInt("answerTokens", d.answerTokens())),
+        seed);
   }
 
   /**

@@ -69,7 +69,7 @@ public final class EventPlaneScale {
     final Set<Integer> sharedHeld = new HashSet<>();
     final ArrayDeque<Integer> heldShared = new ArrayDeque<>();
     final SplittableRandom rnd;
-    long seq = 1;
+    long seq = 0;
     long parent = BlocksStored.ROOT;
 
     Stream(int replica) {
@@ -189,22 +189,23 @@ public final class EventPlaneScale {
         tracker.apply(s.next(shared, capacity));
       }
     }
+    // Holdings at steady state are what the fill left: memory first, then the ring.
+    long after = HeapPerBlock.usedAfterGc();
+    TrackerStats stats = tracker.stats();
+    // The generator keeps its own copy of every held run (keys and hashes, two long[16] of 144
+    // bytes each with their headers, plus three deque slots): not the tracker's.
+    long generator = 0;
+    for (Stream s : streams) {
+      generator += s.held.size() * (2L * (16 + 8 * RUN) + 3 * 4);
+    }
+    double tracked = after - before - generator;
+    double perHolding = tracked / stats.indexHoldings();
+    double perBlock = tracked / stats.indexBlocks();
+    double estimate = stats.indexBytes() / (double) stats.indexHoldings();
     // The steady-state batches, built before timing (about 64 MB at most).
     int ring = Math.min(1 << 16, Math.max(replicas * 16, 4096));
     KvEventBatch[] batches = new KvEventBatch[ring];
-    int blockEvents = 0;
-    for (int i = 0; i < ring; i++) {
-      batches[i] = streams[i % replicas].next(shared, capacity);
-      for (KvEvent e : batches[i].events()) {
-        blockEvents += e instanceof BlocksStored st ? st.blockKeys().length : RUN;
-      }
-    }
-    // Holdings at steady state are what the fill left: measure memory before applying the ring.
-    long after = HeapPerBlock.usedAfterGc();
-    TrackerStats stats = tracker.stats();
-    double perHolding = (after - before) / (double) stats.indexHoldings();
-    double perBlock = (after - before) / (double) stats.indexBlocks();
-    double estimate = stats.indexBytes() / (double) stats.indexHoldings();
+    int blockEvents = nextBatches(batches, streams, shared, capacity);
     // Apply the ring over and over for `seconds` of CPU (the ring's later passes re-store what the
     // stream would have: each replica's seq moves on, so the ring is rebuilt when it runs out).
     long cpu = 0;
@@ -219,13 +220,7 @@ public final class EventPlaneScale {
       cpu += MX.getCurrentThreadCpuTime() - t0;
       events += blockEvents;
       batchCount += ring;
-      blockEvents = 0;
-      for (int i = 0; i < ring; i++) {
-        batches[i] = streams[i % replicas].next(shared, capacity);
-        for (KvEvent e : batches[i].events()) {
-          blockEvents += e instanceof BlocksStored st ? st.blockKeys().length : RUN;
-        }
-      }
+      blockEvents = nextBatches(batches, streams, shared, capacity);
     }
     Reference.reachabilityFence(tracker);
     Reference.reachabilityFence(streams);
@@ -242,12 +237,26 @@ public final class EventPlaneScale {
         batchCount / (cpu / 1e9) / 1e3);
   }
 
+  /** Fills {@code batches} with the streams' next batches, in turn; returns their block events. */
+  private static int nextBatches(
+      KvEventBatch[] batches, Stream[] streams, long[][] shared, int capacity) {
+    int blockEvents = 0;
+    for (int i = 0; i < batches.length; i++) {
+      batches[i] = streams[i % streams.length].next(shared, capacity);
+      for (KvEvent e : batches[i].events()) {
+        blockEvents += e instanceof BlocksStored st ? st.blockKeys().length : RUN;
+      }
+    }
+    return blockEvents;
+  }
+
   /** What an agent spends per batch per ingress: the serializer both ways, CPU per batch. */
   private static void agent() {
     ActorSystem system =
         ActorSystem.create(
             "bench",
-            ConfigFactory.parseString("pekko.actor.provider = local")
+            ConfigFactory.parseString(
+                    "pekko.actor.provider = local\npekko.fail-mixed-versions = off")
                 .withFallback(ConfigFactory.load()));
     try {
       Serialization serialization = SerializationExtension.get(system);

@@ -44,7 +44,8 @@ import java.util.SplittableRandom;
  * policies) is {@link LabRequestView}'s.
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); {@link LabMeasures}
- * counts {@code block_hit_rate} over trace blocks from each request's first placement.
+ * counts {@code block_hit_rate} over trace blocks from each request's first placement, and (in
+ * {@link SessionMeasures}) follow-ups cached, load CoV and the routers' index size.
  *
  * <p>Cost: O(arrivals × (prompt blocks + replicas)) for decisions, O(passes × running) for the
  * engines; memory: the engines' and routers' indexes of cached blocks. Single-threaded; one

@@ -34,6 +34,9 @@ final class LabMeasures {
   private long lastSampleMicros;
   private final long sampleMicros;
 
+  /** Follow-up and tracker measures ({@link SessionMeasures}). */
+  final SessionMeasures.Recorder sessions;
+
   /** Counts trace-block hits; null when the workload has no trace blocks. */
   private final BlockHitCounter blockHits;
 
@@ -55,6 +58,7 @@ final class LabMeasures {
         workload.blockTokens() > 0
             ? new BlockHitCounter(workload, replicas, (int) Math.min(Integer.MAX_VALUE, cap))
             : null;
+    this.sessions = new SessionMeasures.Recorder(workload);
     this.arrival = new long[requests];
     this.ttftMillis = new double[requests];
     this.e2eMillis = new double[requests];
@@ -69,6 +73,7 @@ final class LabMeasures {
    * Request {@code index} reached {@code replica} for the first time (not a retry after a kill).
    */
   void placedFirst(int index, int replica) {
+    sessions.placed(index, replica);
     if (blockHits != null) {
       blockHits.record(index, replica);
     }
@@ -168,6 +173,7 @@ final class LabMeasures {
         List.copyOf(loadSeries),
         loadSeconds.stream().mapToDouble(Double::doubleValue).toArray(),
         wallMillis,
-        cpuMillis);
+        cpuMillis,
+        sessions.result(perReplicaDecisions));
   }
 }

@@ -79,6 +79,7 @@ public final class LabReport {
     appendPrograms(sb, r);
     appendCpuTier(sb, r);
     appendAdapters(sb, r);
+    appendSessions(sb, r);
     LabConfig ic = r.config();
     if (ic.images() > 0) {
       sb.append(
@@ -213,6 +214,35 @@ public final class LabReport {
           "adapter loads",
           p -> Long.toString(p.adapterLoads()));
     }
+  }
+
+  /** With follow-up requests: the measures SMG reports ({@link SessionMeasures}). */
+  private static void appendSessions(StringBuilder sb, LabResults r) {
+    if (r.policies().stream().anyMatch(p -> p.sessions() != null)) {
+      perPolicy(
+          sb,
+          r,
+          "Sessions: follow-ups cached (share of their prompt tokens), on their first turn's"
+              + " replica, load CoV (requests per replica), one router's index (largest estimate).",
+          "follow-ups | cached | same replica | load CoV | index MiB | index blocks | holdings",
+          p -> sessionCells(p.sessions()));
+    }
+  }
+
+  /** The cells of {@link #appendSessions}'s table for one policy. */
+  static String sessionCells(SessionMeasures m) {
+    return m == null
+        ? "n/a | | | | | |"
+        : String.format(
+            Locale.ROOT,
+            "%d | %.4f | %.4f | %.4f | %.1f | %d | %d",
+            m.followUps(),
+            m.followUpCached(),
+            m.followUpSameReplica(),
+            m.loadCov(),
+            m.trackerBytes() / 1048576.0,
+            m.trackerNodes(),
+            m.trackerHoldings());
   }
 
   /** A title line and a table of one row per policy: its name, then {@code cells}. */

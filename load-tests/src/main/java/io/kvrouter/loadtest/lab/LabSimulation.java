@@ -44,7 +44,8 @@ import java.util.SplittableRandom;
  * policies) is {@link LabRequestView}'s.
  *
  * <p>Measures: the engines count cached prompt tokens ({@code hit_rate}); {@link LabMeasures}
- * counts {@code block_hit_rate} over trace blocks from each request's first placement.
+ * counts {@code block_hit_rate} over trace blocks from each request's first placement, and (in
+ * {@link SessionMeasures}) follow-ups cached, load CoV and the routers' index size.
  *
  * <p>Cost: O(arrivals × (prompt blocks + replicas)) for decisions, O(passes × running) for the
  * engines; memory: the engines' and routers' indexes of cached blocks. Single-threaded; one
@@ -456,6 +457,7 @@ public final class LabSimulation {
       if (programs != null) {
         programs.firstToken(seq.requestIndex, seq, seq.arrivalMicros, timeMicros);
       }
+      measures.sessions.admitted(seq.requestIndex, seq.cachedPromptTokens, seq.promptLength);
       kills.firstToken(seq, timeMicros);
       network.broadcast(
           timeMicros,
@@ -507,12 +509,14 @@ public final class LabSimulation {
     }
     if (measures.sampleDue(now)) {
       measures.sampleLoad(now, engines);
+      measures.sessions.sample(routers);
     }
     boolean busy = arrivalsLeft > 0 || queue.workPending();
     if (busy) {
       push(now + reportMicros(config, visibility), TICK, 0, 0, null);
     } else {
       measures.sampleLoad(now, engines);
+      measures.sessions.sample(routers);
     }
   }
 

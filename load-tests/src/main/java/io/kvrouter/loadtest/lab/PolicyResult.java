@@ -28,6 +28,8 @@ import java.util.List;
  * @param loadSeriesSeconds sample times in seconds
  * @param wallMillis wall time of this policy's simulation
  * @param cpuMillis CPU time of the thread that simulated it
+ * @param sessions follow-up, load-spread and tracker-size measures, or null when the workload has
+ *     no follow-up request
  * @param programs what it measured of the workload's programs, or null when it has none
  */
 public record PolicyResult(
@@ -50,6 +52,7 @@ public record PolicyResult(
     double[] loadSeriesSeconds,
     long wallMillis,
     long cpuMillis,
+    SessionMeasures sessions,
     ProgramResult programs) {
 
   /** A result of a workload without programs. */
@@ -72,7 +75,8 @@ public record PolicyResult(
       List<double[]> loadSeries,
       double[] loadSeriesSeconds,
       long wallMillis,
-      long cpuMillis) {
+      long cpuMillis,
+      SessionMeasures sessions) {
     this(
         policy,
         hitRate,
@@ -93,6 +97,7 @@ public record PolicyResult(
         loadSeriesSeconds,
         wallMillis,
         cpuMillis,
+        sessions,
         null);
   }
 
@@ -118,6 +123,7 @@ public record PolicyResult(
         loadSeriesSeconds,
         wallMillis,
         cpuMillis,
+        sessions,
         p);
   }
 }

@@ -115,7 +115,55 @@ public final class RouterSweep {
         sb.append('\n');
       }
     }
+    appendSessions(sb, points, ks);
     return sb.toString();
+  }
+
+  /**
+   * With follow-up requests, a second table: per arrival mode, policy and K, follow-ups cached /
+   * load CoV / one router's index MiB ({@link SessionMeasures}).
+   */
+  private static void appendSessions(StringBuilder sb, List<Point> points, List<Integer> ks) {
+    if (points.stream()
+        .allMatch(p -> p.results().policies().stream().allMatch(r -> r.sessions() == null))) {
+      return;
+    }
+    sb.append("\nFollow-ups cached / same replica / load CoV / index MiB of one router:\n\n");
+    sb.append("| arrivals | policy |");
+    for (int k : ks) {
+      sb.append(" K=").append(k).append(" |");
+    }
+    sb.append("\n|---|---|").append("---:|".repeat(ks.size())).append('\n');
+    for (String mode : List.of("recorded", "spread")) {
+      for (String policy : points.get(0).results().config().policies()) {
+        List<Point> row = points.stream().filter(p -> p.arrivals().equals(mode)).toList();
+        if (row.isEmpty()) {
+          continue;
+        }
+        sb.append("| ").append(mode).append(" | ").append(policy).append(" |");
+        for (int k : ks) {
+          SessionMeasures m =
+              row.stream()
+                  .filter(p -> p.routers() == k)
+                  .map(p -> p.results().policy(policy))
+                  .filter(r -> r != null && r.sessions() != null)
+                  .map(PolicyResult::sessions)
+                  .findFirst()
+                  .orElse(null);
+          sb.append(
+              m == null
+                  ? " |"
+                  : String.format(
+                      Locale.ROOT,
+                      " %.3f / %.3f / %.3f / %.0f |",
+                      m.followUpCached(),
+                      m.followUpSameReplica(),
+                      m.loadCov(),
+                      m.trackerBytes() / 1048576.0));
+        }
+        sb.append('\n');
+      }
+    }
   }
 
   /** Writes {@code sweep.md} and the two charts into {@code out}. */

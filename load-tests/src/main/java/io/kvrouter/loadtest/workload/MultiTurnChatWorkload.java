@@ -99,7 +99,7 @@ public final class MultiTurnChatWorkload {
   }
 
   /** Uniform integer in {@code [mean/2, 3·mean/2]}, at least 1. */
-  private static int around(int mean, SplittableRandom random) {
+  static int around(int mean, SplittableRandom random) {
     int lo = Math.max(1, mean / 2);
     int hi = Math.max(lo, mean + mean / 2);
     return lo + random.nextInt(hi - lo + 1);

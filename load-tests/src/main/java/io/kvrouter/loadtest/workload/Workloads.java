@@ -28,6 +28,9 @@ import java.util.Set;
  *   <tr><td>{@code agents}</td><td>{@code programs} (48), {@code kinds} (4), {@code medianTurns} (50),
  *       {@code medianToolSeconds} (2), {@code fanOut} (0.05), {@code programQps} (0.1), {@code blockTokens} (64):
  *       {@link AgentWorkload}</td></tr>
+ *   <tr><td>{@code many-sessions}</td><td>{@code sessions} (20000), {@code sessionQps} (100), {@code t2Ratio} (0.26),
+ *       {@code maxTurns} (8), {@code thinkSeconds} (10), {@code systemPrefixTokens} (1024), {@code systemPrefixPool} (64),
+ *       {@code userTokens} (256), {@code answerTokens} (256)</td></tr>
  * </table>
  *
  * <p>Every workload is a pure function of (name, parameters, seed). Stateless.
@@ -48,7 +51,8 @@ public final class Workloads {
           GeneratedSharedPrefixWorkload.NAME,
           LlmdB2bWorkload.NAME,
           MultiTurnChatWorkload.NAME,
-          AgentWorkload.NAME);
+          AgentWorkload.NAME,
+          ManySessionsWorkload.NAME);
 
   private Workloads() {}
 
@@ -127,9 +131,42 @@ public final class Workloads {
       case AgentWorkload.NAME:
         return AgentWorkload.generate(
             AgentWorkload.config(new WorkloadParams(name, params, AgentWorkload.PARAMS)), seed);
+      case ManySessionsWorkload.NAME:
+        return manySessions(params, seed);
       default:
         throw new IllegalArgumentException("unknown workload '" + name + "'; known: " + NAMES);
     }
+  }
+
+  /** {@link ManySessionsWorkload} with its parameters read from {@code params}. */
+  private static Workload manySessions(Map<String, String> params, long seed) {
+    WorkloadParams p =
+        new WorkloadParams(
+            ManySessionsWorkload.NAME,
+            params,
+            Set.of(
+                "sessions",
+                "sessionQps",
+                "t2Ratio",
+                "maxTurns",
+                "thinkSeconds",
+                "systemPrefixTokens",
+                "systemPrefixPool",
+                "userTokens",
+                "answerTokens"));
+    ManySessionsWorkload.Config d = ManySessionsWorkload.Config.DEFAULTS;
+    return ManySessionsWorkload.generate(
+        new ManySessionsWorkload.Config(
+            p.positiveInt("sessions", d.sessions()),
+            p.positiveDouble("sessionQps", d.sessionQps()),
+            p.fraction("t2Ratio", d.t2Ratio()),
+            p.positiveInt("maxTurns", d.maxTurns()),
+            p.positiveDouble("thinkSeconds", d.thinkSeconds()),
+            p.positiveInt("systemPrefixTokens", d.systemPrefixTokens()),
+            p.positiveInt("systemPrefixPool", d.systemPrefixPool()),
+            p.positiveInt("userTokens", d.userTokens()),
+            p.positiveInt("answerTokens", d.answerTokens())),
+        seed);
   }
 
   /**

@@ -38,7 +38,8 @@ class LabRepeatsTest {
         List.of(),
         new double[0],
         0,
-        0);
+        0,
+        null);
   }
 
   private static LabRepeats.Run run(long seed, PolicyResult... policies) {

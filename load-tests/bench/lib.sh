@@ -1,9 +1,12 @@
 # Shared by the bench scripts (sourced, after they set root and out): builds the jar when a source
-# is newer, sets jar and java_run, makes out and a work directory, and stops every process whose
-# pid is in pids on exit (KEEP=1 leaves them running). free_ports N prints N free loopback ports.
+# is newer (or takes KVROUTER_JAR, another build's kvrouter-all.jar, as it is), sets jar and
+# java_run, makes out and a work directory, and stops every process whose pid is in pids on exit
+# (KEEP=1 leaves them running). free_ports N prints N free loopback ports.
 
-"$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
-jar="$root/distribution/target/kvrouter-all.jar"
+if [ -z "${KVROUTER_JAR:-}" ]; then
+  "$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
+fi
+jar="${KVROUTER_JAR:-$root/distribution/target/kvrouter-all.jar}"
 java_run=(java -Dai.djl.offline=true -DOPT_OUT_TRACKING=true)
 mkdir -p "$out"
 work="$(mktemp -d)"

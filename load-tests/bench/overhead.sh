@@ -16,7 +16,12 @@
 # NettyUpstreamClient, instead of Pekko HTTP's connection pool), WARMUP_ROUNDS (most extra warm-up
 # rounds of each JVM proxy, 8), PROFILE=1 records the measured ingress runs with JFR
 # (ingress-<round>.jfr in the output directory), KEEP=1 keeps the processes running at the end (the
-# script prints their ports).
+# script prints their ports), KVROUTER_JAR (the jar measured, default the build's, built when a
+# source is newer), BEFORE_JAR=<kvrouter-all.jar of another build> adds that build's
+# ingress (with its own agent, in its own cluster, on the same engine) as the path "before", measured
+# in the same rotation as "ingress" (a change's before and after in one run), PATHS (the paths
+# measured, default "engine nginx pekko netty ingress", plus "before" with BEFORE_JAR),
+# BEFORE_JAVA_OPTS (options of the "before" ingress's JVM, default INGRESS_JAVA_OPTS).
 # Figures are ratios within one run: run it on a quiet machine.
 set -euo pipefail
 
@@ -37,11 +42,18 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-"$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
-jar="$root/distribution/target/kvrouter-all.jar"
+if [ -z "${KVROUTER_JAR:-}" ]; then
+  "$root/kvrouter" --version >/dev/null   # builds the jar when a source is newer
+fi
+jar="${KVROUTER_JAR:-$root/distribution/target/kvrouter-all.jar}"
 java_run=(java -Dai.djl.offline=true -DOPT_OUT_TRACKING=true)
+paths="${PATHS:-engine nginx pekko netty ingress${BEFORE_JAR:+ before}}"
+has() { case " $paths " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
-[ -x "$nginx_bin" ] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
+if has nginx && [ ! -x "$nginx_bin" ]; then
+  echo "nginx not found (apt-get install nginx, or leave it out of PATHS)" >&2
+  exit 1
+fi
 
 mkdir -p "$out"
 work="$(mktemp -d)"
@@ -55,9 +67,10 @@ cleanup() {
 trap cleanup EXIT
 
 # Free loopback ports, chosen by the kernel.
-read -r p_engine p_zmq p_replay p_ingress p_icluster p_acluster p_nginx p_pekko p_netty < <(python3 - <<'PY'
+read -r p_engine p_zmq p_replay p_ingress p_icluster p_acluster p_nginx p_pekko p_netty p_before \
+  p_bcluster p_bacluster < <(python3 - <<'PY'
 import socket
-socks = [socket.socket() for _ in range(9)]
+socks = [socket.socket() for _ in range(12)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 for s in socks: s.close()
@@ -74,15 +87,20 @@ echo "engine :$p_engine  ingress :$p_ingress  nginx :$p_nginx  pekko :$p_pekko  
   --kv-events "tcp://127.0.0.1:$p_zmq" --replay "tcp://127.0.0.1:$p_replay" \
   >"$work/engine.log" 2>&1 &
 pids+=($!); engine_pid=$!
-"${java_run[@]}" ${INGRESS_JAVA_OPTS:-} -jar "$jar" ingress --config "$work/ingress.conf" \
-  --host 127.0.0.1 --port "$p_icluster" --http-host 127.0.0.1 --http-port "$p_ingress" \
-  --seed-nodes "pekko://kvrouter@127.0.0.1:$p_icluster" >"$work/ingress.log" 2>&1 &
-pids+=($!); ingress_pid=$!
-"${java_run[@]}" -jar "$jar" agent --host 127.0.0.1 --port "$p_acluster" \
-  --seed-nodes "pekko://kvrouter@127.0.0.1:$p_icluster" \
-  --engine-url "http://127.0.0.1:$p_engine" --kv-events "tcp://127.0.0.1:$p_zmq" \
-  --replay "tcp://127.0.0.1:$p_replay" >"$work/agent.log" 2>&1 &
-pids+=($!)
+# An ingress and its agent on the engine, in a cluster of their own; sets started_pid (the ingress).
+start_ingress() { # jar java_opts http_port ingress_cluster_port agent_cluster_port log_name
+  "${java_run[@]}" $2 -jar "$1" ingress --config "$work/ingress.conf" \
+    --host 127.0.0.1 --port "$4" --http-host 127.0.0.1 --http-port "$3" \
+    --seed-nodes "pekko://kvrouter@127.0.0.1:$4" >"$work/$6.log" 2>&1 &
+  pids+=($!); started_pid=$!
+  "${java_run[@]}" -jar "$1" agent --host 127.0.0.1 --port "$5" \
+    --seed-nodes "pekko://kvrouter@127.0.0.1:$4" \
+    --engine-url "http://127.0.0.1:$p_engine" --kv-events "tcp://127.0.0.1:$p_zmq" \
+    --replay "tcp://127.0.0.1:$p_replay" >"$work/$6-agent.log" 2>&1 &
+  pids+=($!)
+}
+start_ingress "$jar" "${INGRESS_JAVA_OPTS:-}" "$p_ingress" "$p_icluster" "$p_acluster" ingress
+ingress_pid=$started_pid
 "${java_run[@]}" ${PEKKO_JAVA_OPTS:-} -cp "$jar" io.kvrouter.loadtest.bench.BarePekkoProxy --port "$p_pekko" \
   --client "${PEKKO_CLIENT:-pekko}" \
   --upstream "http://127.0.0.1:$p_engine" >"$work/pekko.log" 2>&1 &
@@ -90,7 +108,27 @@ pids+=($!); pekko_pid=$!
 "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.NettyRelayProxy --port "$p_netty" \
   --upstream "http://127.0.0.1:$p_engine" >"$work/netty.log" 2>&1 &
 pids+=($!); netty_pid=$!
+before_pid=""
+if [ -n "${BEFORE_JAR:-}" ]; then
+  start_ingress "$BEFORE_JAR" "${BEFORE_JAVA_OPTS-${INGRESS_JAVA_OPTS:-}}" "$p_before" "$p_bcluster" \
+    "$p_bacluster" before
+  before_pid=$started_pid
+fi
+url_of() {
+  case "$1" in
+    engine) echo "http://127.0.0.1:$p_engine" ;; nginx) echo "http://127.0.0.1:$p_nginx" ;;
+    pekko) echo "http://127.0.0.1:$p_pekko" ;; netty) echo "http://127.0.0.1:$p_netty" ;;
+    ingress) echo "http://127.0.0.1:$p_ingress" ;; before) echo "http://127.0.0.1:$p_before" ;;
+  esac
+}
+pid_of() {
+  case "$1" in
+    pekko) echo "$pekko_pid" ;; netty) echo "$netty_pid" ;; ingress) echo "$ingress_pid" ;;
+    before) echo "$before_pid" ;; *) echo "$engine_pid" ;;
+  esac
+}
 
+if has nginx; then
 mkdir -p "$work/nginx"
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
@@ -118,6 +156,7 @@ http {
 }
 CONF
 "$nginx_bin" -c "$work/nginx.conf" -p "$work/nginx"
+fi
 
 wait_for() { # url seconds
   local deadline=$((SECONDS + $2))
@@ -127,11 +166,13 @@ wait_for() { # url seconds
   done
 }
 wait_for "http://127.0.0.1:$p_engine/v1/models" 90
-wait_for "http://127.0.0.1:$p_nginx/v1/models" 30
+if has nginx; then wait_for "http://127.0.0.1:$p_nginx/v1/models" 30; fi
 wait_for "http://127.0.0.1:$p_pekko/v1/models" 60
 wait_for "http://127.0.0.1:$p_netty/v1/models" 60
-wait_for "http://127.0.0.1:$p_ingress/ready" 300
-until curl -sf "http://127.0.0.1:$p_ingress/v1/models" | grep -q kvrouter-demo; do sleep 0.5; done
+for i in ingress ${before_pid:+before}; do
+  wait_for "$(url_of "$i")/ready" 300
+  until curl -sf "$(url_of "$i")/v1/models" | grep -q kvrouter-demo; do sleep 0.5; done
+done
 
 # CPU seconds (user + system) of a set of processes, from /proc/<pid>/stat fields 14 and 15.
 cpu_of() {
@@ -165,11 +206,8 @@ bench() { # label url requests seed out
 
 # Warm-up: JIT-compile every path (unmeasured; the JVM's compiler threads still show in the
 # per-thread breakdown when this was not enough).
-for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
-         "pekko http://127.0.0.1:$p_pekko" "netty http://127.0.0.1:$p_netty" \
-         "ingress http://127.0.0.1:$p_ingress"; do
-  set -- $t
-  bench "warmup-$1" "$2" 1500 99 "$work/warmup-$1"
+for label in $paths; do
+  bench "warmup-$label" "$(url_of "$label")" 1500 99 "$work/warmup-$label"
 done
 # The ingress runs far more distinct code per request than the engine (Pekko HTTP server and
 # client, streams, the tracker); code run once per request reaches C2 only after several thousand
@@ -183,9 +221,9 @@ jit_ticks() { # pid
     fi
   done | awk '{ s += $1 } END { print s + 0 }'
 }
-for t in "ingress $ingress_pid http://127.0.0.1:$p_ingress" "pekko $pekko_pid http://127.0.0.1:$p_pekko" \
-         "netty $netty_pid http://127.0.0.1:$p_netty"; do
-  set -- $t
+for label in $paths; do
+  case "$label" in engine|nginx) continue ;; esac
+  set -- "$label" "$(pid_of "$label")" "$(url_of "$label")"
   for w in $(seq 1 "${WARMUP_ROUNDS:-8}"); do
     j0="$(jit_ticks "$2")"
     bench "warmup-$1-$w" "$3" 2000 "$((100 + w))" "$work/warmup-$1-$w"
@@ -197,19 +235,14 @@ done
 
 declare -A cpu
 for round in $(seq 1 "$rounds"); do
-  for t in "engine http://127.0.0.1:$p_engine" "nginx http://127.0.0.1:$p_nginx" \
-           "pekko http://127.0.0.1:$p_pekko" "netty http://127.0.0.1:$p_netty" \
-           "ingress http://127.0.0.1:$p_ingress"; do
-    set -- $t
+  for label in $paths; do
+    set -- "$label" "$(url_of "$label")"
     case "$1" in
       nginx) procs="$(nginx_pids)" ;;
-      pekko) procs="$pekko_pid" ;;
-      netty) procs="$netty_pid" ;;
-      ingress) procs="$ingress_pid" ;;
-      *) procs="$engine_pid" ;;
+      *) procs="$(pid_of "$1")" ;;
     esac
     jvm=""   # the JVM proxies get a per-thread breakdown and their JIT share taken out
-    case "$1" in ingress|pekko|netty) jvm="$procs" ;; esac
+    case "$1" in ingress|pekko|netty|before) jvm="$procs" ;; esac
     if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
       jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
     fi
@@ -251,7 +284,7 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
   echo "| round | path | sent / ok | TTFT p50 ms | TTFT p99 ms | CPU per request ms (proxy process; JVM proxies also without JIT compiler threads) |"
   echo "|---|---|---:|---:|---:|---:|"
   for round in $(seq 1 "$rounds"); do
-    for label in engine nginx pekko netty ingress; do
+    for label in $paths; do
       d="$out/$label-$round"
       c="${cpu[$label-$round]}"
       [ "$label" = engine ] && c="($c engine)"
@@ -261,7 +294,8 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
     done
   done
   echo
-  for label in pekko netty ingress; do
+  for label in $paths; do
+    case "$label" in engine|nginx) continue ;; esac
     echo
     echo "$label CPU per request by thread group (round 1): $out/$label-threads-1.txt"
     grep -v 'context switches' "$out/$label-threads-1.txt" | head -8
@@ -274,8 +308,9 @@ if [ -n "$conversations" ] && [ "$conversations" != none ]; then
   echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each after 30 unmeasured"
   "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
     --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
-    --proxies "nginx=http://127.0.0.1:$p_nginx,pekko=http://127.0.0.1:$p_pekko,netty=http://127.0.0.1:$p_netty" \
-    --sizes "$conversations" --turns 15
+    --proxies "$(for l in $paths; do
+      case "$l" in engine|ingress) ;; *) printf '%s=%s,' "$l" "$(url_of "$l")" ;; esac
+    done)" --sizes "$conversations" --turns 15 --mode "${CONVERSATION_MODE:-both}"
 fi 2>&1 | tee -a "$out/table.md"
 
 if [ "${KEEP:-0}" = 1 ]; then

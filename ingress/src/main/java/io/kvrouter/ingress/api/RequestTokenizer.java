@@ -12,8 +12,8 @@ import io.kvrouter.ingress.tokenize.TokenizerRegistry;
  * PromptEncoder} and its prefix cache, completions prompts as {@link TokenizedPrompt#of} encodes
  * them, then the context-length check.
  *
- * <p>Thread-safe; runs on the caller's thread (the HTTP ingress calls it on {@link
- * PromptEncoder#onPool}).
+ * <p>Thread-safe; runs on the caller's thread (the HTTP ingress calls it through {@link
+ * PromptEncoder#forBody}).
  */
 public final class RequestTokenizer {
 

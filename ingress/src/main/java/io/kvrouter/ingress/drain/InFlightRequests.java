@@ -1,5 +1,6 @@
 package io.kvrouter.ingress.drain;
 
+import io.kvrouter.ingress.stage.SameThread;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -84,15 +85,17 @@ public final class InFlightRequests {
       if (aborted) {
         cut.run();
       }
-      response.whenComplete(
-          (r, e) -> {
-            cuts.remove(cut);
-            if (e != null) {
-              answer.completeExceptionally(e);
-            } else if (!answer.complete(r)) {
-              r.discardEntityBytes(materializer); // the client was answered already
-            }
-          });
+      // The routes' answer is a Pekko future: taken up where it completes, not on the common pool.
+      SameThread.of(response)
+          .whenComplete(
+              (r, e) -> {
+                cuts.remove(cut);
+                if (e != null) {
+                  answer.completeExceptionally(e);
+                } else if (!answer.complete(r)) {
+                  r.discardEntityBytes(materializer); // the client was answered already
+                }
+              });
       return answer.handle(
           (r, e) -> {
             if (e != null) {
@@ -122,11 +125,12 @@ public final class InFlightRequests {
             .takeWhile(bytes -> bytes != cut.frame, true)
             .watchTermination(
                 (mat, done) -> {
-                  done.whenComplete(
-                      (d, e) -> {
-                        cuts.remove(cut);
-                        leave();
-                      });
+                  SameThread.of(done)
+                      .whenComplete(
+                          (d, e) -> {
+                            cuts.remove(cut);
+                            leave();
+                          });
                   return mat;
                 }));
   }

@@ -14,6 +14,7 @@ import io.kvrouter.ingress.metrics.IngressMetrics;
 import io.kvrouter.ingress.program.ProgramFront;
 import io.kvrouter.ingress.program.ProgramHints;
 import io.kvrouter.ingress.proxy.ProxyService;
+import io.kvrouter.ingress.stage.SameThread;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.IngressTraffic;
@@ -37,13 +38,14 @@ import org.apache.pekko.stream.Materializer;
 
 /**
  * The request path of one inference call: authenticate its tenant (401 before the body is read),
- * read the body (size limit, strict UTF-8, JSON), validate, tokenize with the model's template (on
- * the {@link PromptEncoder}'s pool, re-using the tokens of a conversation's earlier turns), check
- * the context length, count it against its tenant's limits (429 naming the limit), then route and
- * forward through the {@link ProxyService} with its priority, session and TTFT target. Every
- * failure becomes the protocol's error object with its status; nothing reaches a replica, and no
- * reservation is made, before validation passed. Responses of a tenant with limits carry OpenAI's
- * {@code x-ratelimit-*} headers; the request's trace spans it all.
+ * read the body (size limit, strict UTF-8, JSON), validate, tokenize with the model's template (a
+ * short body at once, a long one on the {@link PromptEncoder}'s pool, re-using the tokens of a
+ * conversation's earlier turns), check the context length, count it against its tenant's limits
+ * (429 naming the limit), then route and forward through the {@link ProxyService} with its
+ * priority, session and TTFT target. Every failure becomes the protocol's error object with its
+ * status; nothing reaches a replica, and no reservation is made, before validation passed.
+ * Responses of a tenant with limits carry OpenAI's {@code x-ratelimit-*} headers; the request's
+ * trace spans it all.
  */
 public final class InferenceHandler {
 
@@ -117,7 +119,7 @@ public final class InferenceHandler {
                 .getDataBytes()
                 .watchTermination(
                     (mat, done) -> {
-                      done.whenComplete((d, e) -> trace.end(status));
+                      SameThread.of(done).whenComplete((d, e) -> trace.end(status));
                       return mat;
                     })));
   }
@@ -132,9 +134,11 @@ public final class InferenceHandler {
     if (entity instanceof HttpEntity.Strict s && s.getData().size() <= settings.maxBodyBytes()) {
       return CompletableFuture.completedFuture(s);
     }
-    return entity
-        .withSizeLimit(settings.maxBodyBytes())
-        .toStrict(settings.bodyReadTimeout().toMillis(), settings.maxBodyBytes(), materializer);
+    return SameThread.of(
+        entity
+            .withSizeLimit(settings.maxBodyBytes())
+            .toStrict(
+                settings.bodyReadTimeout().toMillis(), settings.maxBodyBytes(), materializer));
   }
 
   private CompletionStage<Reply> admitted(
@@ -171,7 +175,7 @@ public final class InferenceHandler {
               RequestTrace.Phase tokenizing = trace.phase("tokenize");
               return tokenizer
                   .encoder()
-                  .onPool(() -> tokenizer.tokenize(request))
+                  .forBody(bytes.length, () -> tokenizer.tokenize(request))
                   .whenComplete(
                       (tokens, e) -> {
                         if (e == null) {

@@ -9,6 +9,7 @@ import io.kvrouter.ingress.metrics.ProxyListener;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.stage.SameThread;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.RequestTraffic;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
@@ -116,7 +117,11 @@ final class EngineCall {
             HttpRequest.create()
                 .withMethod(HttpMethods.POST)
                 .withUri(uri(target.baseUrl() + exchange.path()))
-                .withEntity(HttpEntities.create(ContentTypes.APPLICATION_JSON, exchange.body())));
+                // the body array is never written after it is built: sent without a copy
+                .withEntity(
+                    HttpEntities.create(
+                        ContentTypes.APPLICATION_JSON,
+                        ByteString.fromArrayUnsafe(exchange.body()))));
     for (var h : trace.engineHeaders(call.span()).entrySet()) {
       engineRequest = engineRequest.addHeader(RawHeader.create(h.getKey(), h.getValue()));
     }
@@ -222,7 +227,7 @@ final class EngineCall {
             .getDataBytes()
             .watchTermination(
                 (mat, finished) -> {
-                  finished.whenComplete((d, e) -> lifecycle.release());
+                  SameThread.of(finished).whenComplete((d, e) -> lifecycle.release());
                   return mat;
                 });
     Pair<UniqueKillSwitch, CompletionStage<Pair<List<ByteString>, Source<ByteString, NotUsed>>>>
@@ -260,8 +265,8 @@ final class EngineCall {
                       // comes last.
                       .watchTermination(
                           (mat, delivered) -> {
-                            delivered.whenComplete(
-                                (d, e) -> report(job, routed, usage.cachedTokens()));
+                            SameThread.of(delivered)
+                                .whenComplete((d, e) -> report(job, routed, usage.cachedTokens()));
                             return mat;
                           });
               if (job.migration() != null) {
@@ -271,14 +276,15 @@ final class EngineCall {
                   exchange.stream(body)
                       .watchTermination(
                           (mat, done) -> {
-                            done.whenComplete(
-                                (d, e) -> {
-                                  if (e == null) {
-                                    streaming.end();
-                                  } else {
-                                    streaming.fail(String.valueOf(e));
-                                  }
-                                });
+                            SameThread.of(done)
+                                .whenComplete(
+                                    (d, e) -> {
+                                      if (e == null) {
+                                        streaming.end();
+                                      } else {
+                                        streaming.fail(String.valueOf(e));
+                                      }
+                                    });
                             return mat;
                           });
               return (ProxyService.Result)

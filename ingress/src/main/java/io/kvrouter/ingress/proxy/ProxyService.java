@@ -13,6 +13,7 @@ import io.kvrouter.ingress.pd.PdSettings;
 import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.stage.SameThread;
 import io.kvrouter.ingress.tracing.RequestTrace;
 import io.kvrouter.ingress.traffic.PeerQueues;
 import io.kvrouter.ingress.traffic.QueueState;
@@ -218,8 +219,7 @@ public final class ProxyService {
             .withBusyHeadroom(headroom);
     RequestTrace.Phase decide =
         job.traffic().trace().phase("decide").set("kvrouter.attempt", attempt);
-    return router
-        .selectAndReserve(query)
+    return SameThread.of(router.selectAndReserve(query))
         .handle(
             (outcome, error) -> {
               if (error != null) {

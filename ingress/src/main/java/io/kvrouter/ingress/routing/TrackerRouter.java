@@ -1,6 +1,7 @@
 package io.kvrouter.ingress.routing;
 
 import io.kvrouter.ingress.metrics.IngressMetrics;
+import io.kvrouter.ingress.stage.SameThread;
 import io.kvrouter.ingress.strict.AdmissionGate;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.protocol.keys.BlockKeys;
@@ -227,11 +228,13 @@ public final class TrackerRouter implements Router {
             attempt.gateCounts(),
             query.busyHeadroom());
     long start = System.nanoTime();
-    return AskPattern.<KvTracker.Command, Decision>ask(
-            tracker,
-            replyTo -> new KvTracker.SelectAndReserve(request, replyTo, gates == null),
-            askTimeout,
-            scheduler)
+    // The decision is taken up on the thread the tracker replied from, not the common pool.
+    return SameThread.of(
+            AskPattern.<KvTracker.Command, Decision>ask(
+                tracker,
+                replyTo -> new KvTracker.SelectAndReserve(request, replyTo, gates == null),
+                askTimeout,
+                scheduler))
         .handle(
             (decision, error) -> {
               if (error != null) {

@@ -5,13 +5,16 @@ import io.kvrouter.protocol.keys.MediaPrompt;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 /**
- * Where and how the request path tokenizes: on a dedicated pool ({@code
- * kvrouter.ingress.tokenize.dispatcher}), never on the HTTP dispatcher, so a 128k-token prompt does
+ * Where and how the request path tokenizes: a request whose body is at most {@code
+ * inline-max-bytes} on the thread that read it (its prompt tokenizes in well under a millisecond,
+ * less than the hand-off to another thread costs), a longer one on a dedicated pool ({@code
+ * kvrouter.ingress.tokenize.dispatcher}), not on the HTTP dispatcher, so a 128k-token prompt does
  * not hold up the threads that accept and relay streams; chat prompts through the {@link
  * ChatPrefixCache}.
  *
@@ -30,25 +33,54 @@ public final class PromptEncoder {
 
   private final Executor pool;
   private final ChatPrefixCache cache;
+  private final long inlineMaxBytes;
 
   /**
    * @param pool the threads that tokenize
    * @param cache chat prefixes seen before
+   * @param inlineMaxBytes the longest body tokenized on the caller's thread (-1: none)
    */
-  public PromptEncoder(Executor pool, ChatPrefixCache cache) {
+  public PromptEncoder(Executor pool, ChatPrefixCache cache, long inlineMaxBytes) {
     this.pool = pool;
     this.cache = cache;
+    this.inlineMaxBytes = inlineMaxBytes;
   }
 
-  /** Reads {@code prefix-cache-bytes} of {@value #CONFIG_PATH}; the pool comes from the system. */
+  /** Every request on the pool. */
+  public PromptEncoder(Executor pool, ChatPrefixCache cache) {
+    this(pool, cache, -1);
+  }
+
+  /**
+   * Reads {@code prefix-cache-bytes} and {@code inline-max-bytes} of {@value #CONFIG_PATH}; the
+   * pool comes from the system.
+   */
   public static PromptEncoder fromConfig(Config config, Executor pool, TokenizerRegistry registry) {
     return new PromptEncoder(
-        pool, new ChatPrefixCache(registry, config.getBytes(CONFIG_PATH + ".prefix-cache-bytes")));
+        pool,
+        new ChatPrefixCache(registry, config.getBytes(CONFIG_PATH + ".prefix-cache-bytes")),
+        config.getBytes(CONFIG_PATH + ".inline-max-bytes"));
   }
 
   /** Runs {@code work} (which tokenizes) on the pool. */
   public <T> CompletionStage<T> onPool(Supplier<T> work) {
     return CompletableFuture.supplyAsync(work, pool);
+  }
+
+  /**
+   * Runs {@code work}, which tokenizes a request whose body is {@code bodyBytes} long: on the
+   * caller's thread when that is at most {@code inline-max-bytes} (its failure in the stage, as on
+   * the pool), else on the pool.
+   */
+  public <T> CompletionStage<T> forBody(long bodyBytes, Supplier<T> work) {
+    if (bodyBytes > inlineMaxBytes) {
+      return onPool(work);
+    }
+    try {
+      return CompletableFuture.completedFuture(work.get());
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(new CompletionException(e)); // as supplyAsync fails
+    }
   }
 
   /**

@@ -45,6 +45,22 @@ class EngineExchangeBodyTest {
   }
 
   @Test
+  void completionsWithTokenIds_areTheBytesOfTheChangedTree() throws Exception {
+    // fields before and after the prompt, nested values, unicode: as the copy serialised them
+    InferenceRequest request =
+        request(
+            Endpoint.COMPLETIONS,
+            "{ \"model\": \"m\", \"stop\": [\"\\n\", \"é\"], \"prompt\": \"hi there\","
+                + " \"max_tokens\": 5, \"logit_bias\": {\"50256\": -100}, \"echo\": false }");
+    int[] ids = {0, 7, 200019, 2147483647};
+    byte[] sent = EngineExchange.of(request, ids, TARGET, JSON).body();
+    byte[] copied = JSON.writeValueAsBytes(EngineExchange.openAiBody(request, ids, TARGET));
+    assertThat(new String(sent, StandardCharsets.UTF_8))
+        .isEqualTo(new String(copied, StandardCharsets.UTF_8))
+        .contains("\"prompt\":[0,7,200019,2147483647],\"max_tokens\"");
+  }
+
+  @Test
   void requestWithoutItsBytes_isSerialised() throws Exception {
     String body = "{ \"model\": \"m\", \"messages\": [{\"role\":\"user\",\"content\":\"hi\"}] }";
     InferenceRequest request =

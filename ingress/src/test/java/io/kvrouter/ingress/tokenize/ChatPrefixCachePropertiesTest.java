@@ -101,9 +101,7 @@ class ChatPrefixCachePropertiesTest {
   void aSecondRequestWithTheSameSystemPrompt_tokenizesOnlyWhatFollowsIt() {
     ModelTokenizer plain = REGISTRY.get("chatml-o200k");
     List<String> encoded = new ArrayList<>();
-    ModelTokenizer model =
-        new ModelTokenizer(
-            plain.name(), recording(plain.tokenizer(), encoded), plain.chatTemplate(), 16, 1 << 20);
+    ModelTokenizer model = recordingModel(plain, encoded);
     ChatPrefixCache cache = new ChatPrefixCache(REGISTRY, 64L << 20);
     String system = "You are the support agent of Example Corp. Answer briefly. ".repeat(20);
     List<Map<String, Object>> tools =
@@ -123,6 +121,33 @@ class ChatPrefixCachePropertiesTest {
     assertThat(cache.hits()).isEqualTo(1);
   }
 
+  @Example
+  void theSameConversationSentAgain_tokenizesOnlyItsGenerationPrompt() {
+    // a retry, a regenerate or parallel samples: the whole conversation is cached
+    ModelTokenizer plain = REGISTRY.get("chatml-o200k");
+    List<String> encoded = new ArrayList<>();
+    ModelTokenizer model = recordingModel(plain, encoded);
+    ChatPrefixCache cache = new ChatPrefixCache(REGISTRY, 64L << 20);
+    List<Map<String, Object>> chat = new ArrayList<>();
+    chat.add(Map.of("role", "system", "content", "You answer questions about ships. ".repeat(30)));
+    for (int turn = 0; turn < 6; turn++) {
+      chat.add(Map.of("role", "user", "content", "Question " + turn + " about hulls. ".repeat(40)));
+      chat.add(Map.of("role", "assistant", "content", "Answer " + turn + " on keels. ".repeat(40)));
+    }
+    chat.add(Map.of("role", "user", "content", "And the last question?"));
+    String text = plain.renderChat(chat, null, true, Map.of());
+    cache.encode(model, text);
+    encoded.clear();
+
+    int[] again = cache.encode(model, text);
+
+    assertThat(again).containsExactly(plain.tokenizer().encode(text, false));
+    assertThat(encoded)
+        .as("texts tokenized for the repeat")
+        .containsExactly(text.substring(text.lastIndexOf("<|im_start|>")));
+    assertThat(cache.hits()).isEqualTo(1);
+  }
+
   private static String render(
       ModelTokenizer model, String system, List<Map<String, Object>> tools, String user) {
     return model.renderChat(
@@ -131,6 +156,12 @@ class ChatPrefixCachePropertiesTest {
         tools,
         true,
         Map.of());
+  }
+
+  /** {@code plain} with a tokenizer that adds every text it encodes to {@code encoded}. */
+  private static ModelTokenizer recordingModel(ModelTokenizer plain, List<String> encoded) {
+    return new ModelTokenizer(
+        plain.name(), recording(plain.tokenizer(), encoded), plain.chatTemplate(), 16, 1 << 20);
   }
 
   /** {@code inner}, adding every text it encodes to {@code encoded}. */

@@ -31,11 +31,15 @@ import java.util.Map;
  * before it never ran, so the first few dozen long turns of a fresh JVM run partly interpreted.
  * Both paths get the same warm-up.
  *
+ * <p>With {@code --mode repeat} (or {@code both}, the default) each conversation is instead sent
+ * again unchanged, {@code turns} times after {@code warmup} unmeasured repeats on another: the
+ * whole conversation cached, as a retry or a regenerate finds it.
+ *
  * <p>Usage: {@code java -cp kvrouter-all.jar io.kvrouter.loadtest.bench.ConversationTurns --engine
  * URL --ingress URL [--proxies nginx=URL,pekko=URL] [--sizes 32768,131072] [--turns 15] [--warmup
- * 30] [--model kvrouter-demo]}. Each of {@code --proxies} gets one more conversation in the same
- * rotation, for what a plain proxy hop adds (nginx, the bare Pekko HTTP and Netty relays). Prints
- * one Markdown table row per size.
+ * 30] [--mode turns|repeat|both] [--model kvrouter-demo]}. Each of {@code --proxies} gets one more
+ * conversation in the same rotation, for what a plain proxy hop adds (nginx, the bare Pekko HTTP
+ * and Netty relays). Prints one Markdown table row per size.
  */
 public final class ConversationTurns {
 
@@ -54,7 +58,8 @@ public final class ConversationTurns {
         OptionPairs.parse(
             args,
             "ConversationTurns --engine URL --ingress URL [--proxies name=URL,...]"
-                + " [--sizes 32768,131072] [--turns 15] [--warmup 30] [--model kvrouter-demo]",
+                + " [--sizes 32768,131072] [--turns 15] [--warmup 30] [--mode both]"
+                + " [--model kvrouter-demo]",
             "--engine",
             "--ingress");
     ConversationTurns bench = new ConversationTurns(a.getOrDefault("--model", "kvrouter-demo"));
@@ -78,26 +83,46 @@ public final class ConversationTurns {
     }
     System.out.println(header);
     System.out.println(rule);
+    String mode = a.getOrDefault("--mode", "both");
+    if (!List.of("turns", "repeat", "both").contains(mode)) {
+      System.err.println("--mode takes turns, repeat or both, not " + mode);
+      System.exit(2);
+    }
     for (String size : a.getOrDefault("--sizes", "32768,131072").split(",")) {
       int tokens = Integer.parseInt(size.trim());
-      bench.run(urls, tokens, warmup, tokens * 37L);
-      double[][] ttft = bench.run(urls, tokens, turns, tokens * 31L);
-      double engine = median(ttft[0]);
-      StringBuilder row =
-          new StringBuilder(String.format("| %,d tokens | %.1f ms", tokens, engine));
-      for (int u = 1; u < urls.size(); u++) {
-        double through = median(ttft[u]);
-        row.append(String.format(" | %.1f ms | %+.1f ms", through, through - engine));
+      if (!mode.equals("repeat")) {
+        bench.run(urls, tokens, warmup, tokens * 37L, true);
+        row(
+            String.format("%,d tokens", tokens),
+            bench.run(urls, tokens, turns, tokens * 31L, true));
       }
-      System.out.println(row.append(" |"));
+      if (!mode.equals("turns")) {
+        bench.run(urls, tokens, warmup, tokens * 41L, false);
+        row(
+            String.format("%,d tokens, repeated", tokens),
+            bench.run(urls, tokens, turns, tokens * 43L, false));
+      }
     }
+  }
+
+  /** One table row: the engine's median TTFT, then each path's and what it added. */
+  private static void row(String label, double[][] ttft) {
+    double engine = median(ttft[0]);
+    StringBuilder row = new StringBuilder(String.format("| %s | %.1f ms", label, engine));
+    for (int u = 1; u < ttft.length; u++) {
+      double through = median(ttft[u]);
+      row.append(String.format(" | %.1f ms | %+.1f ms", through, through - engine));
+    }
+    System.out.println(row.append(" |"));
   }
 
   /**
    * TTFT in ms of each measured turn, per URL ([0] the engine): one conversation per URL, turns
-   * sent to each URL in turn so all see the same machine load.
+   * sent to each URL in turn so all see the same machine load. A conversation that is not {@code
+   * growing} is sent again unchanged each turn (a retry, a regenerate, parallel samples): its
+   * engine has all of it cached but the last token.
    */
-  private double[][] run(List<String> urls, int tokens, int turns, long seed)
+  private double[][] run(List<String> urls, int tokens, int turns, long seed, boolean growing)
       throws IOException, InterruptedException {
     List<List<Map<String, Object>>> chats = new ArrayList<>();
     for (int u = 0; u < urls.size(); u++) {
@@ -107,7 +132,9 @@ public final class ConversationTurns {
     double[][] out = new double[urls.size()][turns];
     for (int t = 0; t < turns; t++) {
       for (int u = 0; u < urls.size(); u++) {
-        grow(chats.get(u), seed + 100 * (u + 1) + t);
+        if (growing) {
+          grow(chats.get(u), seed + 100 * (u + 1) + t);
+        }
         out[u][t] = ttft(urls.get(u), chats.get(u));
       }
     }

@@ -174,6 +174,7 @@ final class LabMeasures {
         loadSeconds.stream().mapToDouble(Double::doubleValue).toArray(),
         wallMillis,
         cpuMillis,
-        sessions.result(perReplicaDecisions));
+        sessions.result(perReplicaDecisions),
+        null);
   }
 }

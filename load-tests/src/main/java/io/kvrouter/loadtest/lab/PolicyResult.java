@@ -55,52 +55,6 @@ public record PolicyResult(
     SessionMeasures sessions,
     ProgramResult programs) {
 
-  /** A result of a workload without programs. */
-  public PolicyResult(
-      String policy,
-      double hitRate,
-      double cpuHitRate,
-      long adapterLoads,
-      Double blockHitRate,
-      Latency ttft,
-      Latency e2e,
-      double throughputRps,
-      double loadMaxOverMean,
-      long decisions,
-      long completed,
-      long[] perReplicaDecisions,
-      long[] perReplicaPrefillTokens,
-      long decisionsToKilledAfterKill,
-      double[] ttftSortedMillis,
-      List<double[]> loadSeries,
-      double[] loadSeriesSeconds,
-      long wallMillis,
-      long cpuMillis,
-      SessionMeasures sessions) {
-    this(
-        policy,
-        hitRate,
-        cpuHitRate,
-        adapterLoads,
-        blockHitRate,
-        ttft,
-        e2e,
-        throughputRps,
-        loadMaxOverMean,
-        decisions,
-        completed,
-        perReplicaDecisions,
-        perReplicaPrefillTokens,
-        decisionsToKilledAfterKill,
-        ttftSortedMillis,
-        loadSeries,
-        loadSeriesSeconds,
-        wallMillis,
-        cpuMillis,
-        sessions,
-        null);
-  }
-
   /** The same with {@code p} as what it measured of the programs. */
   PolicyResult withPrograms(ProgramResult p) {
     return new PolicyResult(

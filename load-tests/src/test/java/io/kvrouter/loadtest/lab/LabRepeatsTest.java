@@ -39,6 +39,7 @@ class LabRepeatsTest {
         new double[0],
         0,
         0,
+        null,
         null);
   }
 

@@ -410,10 +410,7 @@ class KvRouterPolicyTest {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 64, Tier.GPU);
       KvRouterPolicy p = offWith("cost.session-work=" + sessionWork);
-      for (int i = 0; i < 4; i++) {
-        f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
-      }
-      f.running(p, "s", Fixture.prompt(200, 256), 1);
+      written(f, p, 4);
       f.prefill[1] = 500;
       assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing").isZero();
       assertThat(rankOpening(p, f, PROMPT, true)[0])
@@ -438,15 +435,20 @@ class KvRouterPolicyTest {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 192, Tier.GPU);
       KvRouterPolicy p = offWith("cost.session-share=3@cost.session-share-max=" + max);
-      for (int i = 0; i < 8; i++) {
-        f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
-      }
-      f.running(p, "s", Fixture.prompt(200, 256), 1);
+      written(f, p, 8);
       assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing, max %s", max).isZero();
       assertThat(rankOpening(p, f, PROMPT, true)[0])
           .as("opening, max %s", max)
           .isEqualTo(max.equals("1") ? 0 : 1);
     }
+  }
+
+  /** Routes {@code onZero} 4,096-token prompts to replica 0 and one to replica 1. */
+  private static void written(Fixture f, KvRouterPolicy p, int onZero) {
+    for (int i = 0; i < onZero; i++) {
+      f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
+    }
+    f.running(p, "s", Fixture.prompt(200, 256), 1);
   }
 
   private static int[] rankOpening(KvRouterPolicy p, Fixture f, long[] keys, boolean opens) {

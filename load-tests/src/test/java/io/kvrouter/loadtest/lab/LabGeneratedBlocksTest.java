@@ -1,6 +1,7 @@
 package io.kvrouter.loadtest.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvrouter.loadtest.workload.PromptTokens;
 import io.kvrouter.loadtest.workload.TokenExpander;
@@ -157,5 +158,14 @@ class LabGeneratedBlocksTest {
     Run r = run(w, keys, 256);
 
     assertThat(r.cachedTokens().get(1)).isEqualTo(PROMPT / BS * BS);
+  }
+
+  /** A trace keyed by its block ids records no answers: one that claims one is refused. */
+  @Test
+  void aTraceOfWholeBlocksWithAnAnswer_isRefused() {
+    Workload trace = Workload.of("trace", 7, BS, chat(60_000_000).requests());
+    assertThatThrownBy(() -> PromptKeys.compute(trace, LabConfig.MODEL, BS))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("generated workloads only");
   }
 }

@@ -32,7 +32,8 @@ import java.util.List;
  * the step that computes it is scheduled ({@code KVCacheManager.allocate_slots} caches up to {@code
  * min(computed + new tokens, request.num_tokens)}, {@code vllm/v1/core/kv_cache_manager.py}, commit
  * 003df296), and publishes them as {@code BlockStored}; SGLang inserts prompt and output into its
- * radix tree when a request finishes ({@code RadixCache.cache_finished_req}, {@code
+ * radix tree when a request finishes, all but the last output token ({@code
+ * RadixCache.cache_finished_req} inserts {@code (origin_input_ids + output_ids)[:-1]}, {@code
  * python/sglang/srt/mem_cache/radix_cache.py}, commit 95769b28). Here a request whose keys reach
  * past its prompt registers each of those blocks once it is computed, in the pass that computes it
  * (after a macro pass, for the blocks its passes filled), and announces them as prompt blocks are.

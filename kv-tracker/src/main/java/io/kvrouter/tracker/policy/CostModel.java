@@ -15,7 +15,7 @@ import java.util.Arrays;
  *   ahead_r  = prefill tokens reserved on r and not yet prefilled (every router's reservations)
  *            + peers' announced requests placed on r first (intents)
  *   ttft_r   = timing.ttftMillis(ahead_r, own_r, chunk − running_r, decoding_r, kvUsage_r) + load_r
- *   share_r  = min(1, (written_r / mean written)^sessionShare) for a request opening a session
+ *   share_r  = min(shareMax, (written_r / mean written)^sessionShare) for a request opening a session
  *              with a cached prefix somewhere, else 1
  *   lag_r    = max(0, mean (observed − predicted) first-token time on r − lag.from)
  *   w        = workWeight, times sessionWork for a request opening a session with a cached prefix
@@ -146,7 +146,8 @@ final class CostModel {
     // timing fit learns from what the replicas will really compute.
     double[] own = cold ? uncached : placed(query, uncached, n);
     boolean opening = query.opensSession() && !cold;
-    double[] share = writes.shares(candidates, now, opening ? c.sessionShare() : 0);
+    double[] share =
+        writes.shares(candidates, now, opening ? c.sessionShare() : 0, c.sessionShareMax());
     double workWeight = c.workWeight() * (opening ? c.sessionWork() : 1);
     long recentSince = cold ? blindSince.since(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {

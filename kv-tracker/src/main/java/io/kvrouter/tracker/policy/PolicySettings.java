@@ -46,6 +46,8 @@ public record PolicySettings(
    * @param sessionWork that weight's factor for a request opening a session with a cached prefix
    * @param sessionShare exponent of a replica's share of recent writes scaling such a request's
    *     work
+   * @param sessionShareMax the most that scaled share may be (1: a replica written more than the
+   *     mean is charged as one written the mean)
    * @param coldMatchShare a prompt no replica holds this share of is placed as if none held any
    * @param predictedCredit a predicted (reserved, unconfirmed) block counts this much cached
    * @param diskCredit a disk-tier block counts this much cached
@@ -56,6 +58,7 @@ public record PolicySettings(
       double workWeight,
       double sessionWork,
       double sessionShare,
+      double sessionShareMax,
       double coldMatchShare,
       double predictedCredit,
       double diskCredit,
@@ -65,6 +68,10 @@ public record PolicySettings(
       notNegative("cost.work-weight", workWeight);
       notNegative("cost.session-work", sessionWork);
       notNegative("cost.session-share", sessionShare);
+      if (!(sessionShareMax >= 1)) {
+        throw new IllegalArgumentException(
+            "cost.session-share-max must be at least 1, was " + sessionShareMax);
+      }
       if (!(coldMatchShare >= 0 && coldMatchShare < 1)) {
         throw new IllegalArgumentException(
             "cost.cold-match-share must be in [0, 1), was " + coldMatchShare);
@@ -247,6 +254,7 @@ public record PolicySettings(
               c.getDouble("cost.work-weight"),
               c.getDouble("cost.session-work"),
               c.getDouble("cost.session-share"),
+              c.getDouble("cost.session-share-max"),
               c.getDouble("cost.cold-match-share"),
               c.getDouble("cost.predicted-credit"),
               c.getDouble("cost.disk-credit"),

@@ -30,11 +30,11 @@ final class WritePressure {
 
   /**
    * Per candidate, its recently written tokens over the candidates' mean, to the power {@code
-   * exponent}, at most 1 (a replica written less than the mean has fewer later requests for a new
-   * request's compute to delay); 1 for every candidate when the exponent is 0, or nothing was
-   * written anywhere.
+   * exponent}, at most {@code max} (a replica written less than the mean has fewer later requests
+   * for a new request's compute to delay, one written more has more); 1 for every candidate when
+   * the exponent is 0, or nothing was written anywhere.
    */
-  double[] shares(int[] candidates, long now, double exponent) {
+  double[] shares(int[] candidates, long now, double exponent, double max) {
     int n = candidates.length;
     double[] share = new double[n];
     Arrays.fill(share, 1.0);
@@ -51,7 +51,7 @@ final class WritePressure {
     double floor = Math.max(1.0, sum / n) * 1e-3;
     double mean = sum / n + floor;
     for (int i = 0; i < n; i++) {
-      share[i] = Math.min(1.0, Math.pow((share[i] + floor) / mean, exponent));
+      share[i] = Math.min(max, Math.pow((share[i] + floor) / mean, exponent));
     }
     return share;
   }

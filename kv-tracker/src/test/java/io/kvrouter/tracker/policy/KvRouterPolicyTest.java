@@ -410,10 +410,7 @@ class KvRouterPolicyTest {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 64, Tier.GPU);
       KvRouterPolicy p = offWith("cost.session-work=" + sessionWork);
-      for (int i = 0; i < 4; i++) {
-        f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
-      }
-      f.running(p, "s", Fixture.prompt(200, 256), 1);
+      written(f, p, 4);
       f.prefill[1] = 500;
       assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing").isZero();
       assertThat(rankOpening(p, f, PROMPT, true)[0])
@@ -421,6 +418,37 @@ class KvRouterPolicyTest {
           .isEqualTo(sessionWork.equals("1") ? 0 : 1);
     }
     assertThat(PolicySettings.defaults().cost().sessionWork()).isEqualTo(1.5);
+  }
+
+  /**
+   * A replica written more than the mean has more later requests for an opening's compute to delay,
+   * as one written less has fewer ({@code cost.session-share-max}). Replica 0 holds three quarters
+   * of the prompt (1,024 tokens to compute) and was written eight 4,096-token prompts, replica 1
+   * nothing of it and one such prompt: shares 1.78 and 0.22 of the mean, cubed (sessionShare 3) 5.6
+   * and 0.011. Capped at 1, replica 0's cache saves more than its work costs and the opening takes
+   * it; capped at 1,000, replica 0's work counts 5.6 times and the opening goes to replica 1. A
+   * continuing turn keeps the cache either way.
+   */
+  @Test
+  void sessionOpening_onAReplicaWrittenAboveTheMean_isChargedItsShare_upToTheMax() {
+    for (String max : new String[] {"1", "1000"}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, PROMPT, 192, Tier.GPU);
+      KvRouterPolicy p = offWith("cost.session-share=3@cost.session-share-max=" + max);
+      written(f, p, 8);
+      assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing, max %s", max).isZero();
+      assertThat(rankOpening(p, f, PROMPT, true)[0])
+          .as("opening, max %s", max)
+          .isEqualTo(max.equals("1") ? 0 : 1);
+    }
+  }
+
+  /** Routes {@code onZero} 4,096-token prompts to replica 0 and one to replica 1. */
+  private static void written(Fixture f, KvRouterPolicy p, int onZero) {
+    for (int i = 0; i < onZero; i++) {
+      f.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
+    }
+    f.running(p, "s", Fixture.prompt(200, 256), 1);
   }
 
   private static int[] rankOpening(KvRouterPolicy p, Fixture f, long[] keys, boolean opens) {

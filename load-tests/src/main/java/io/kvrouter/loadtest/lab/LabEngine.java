@@ -20,12 +20,23 @@ import java.util.List;
  * object per decode token, too slow to replay a whole trace once per policy. This engine differs in
  * three stated ways: (1) a block's engine hash is a bijective mix of its router key instead of
  * vLLM's SHA-256 (the router still maps removals through its per-replica engine-hash bridge); (2)
- * blocks of generated tokens are never registered as cached (no trace prompt can hit them; they
- * occupy capacity all the same); (3) runs of pure decode passes (nothing waiting, every running
- * request decoding) are taken as one macro pass of k identical passes ({@link LabPassClock}), cut
- * short at the first pass boundary after a new arrival, with the KV utilisation of the decode term
- * taken at its start. {@code LabEngineTest} checks it against {@code SimEngineCore} on the same
- * requests.
+ * blocks of generated tokens are registered as cached only when the request's keys name them (a
+ * workload that knows the answer, {@code PromptKeys#engineOf}; a trace records none, and its
+ * generated blocks occupy capacity all the same); (3) runs of pure decode passes (nothing waiting,
+ * every running request decoding) are taken as one macro pass of k identical passes ({@link
+ * LabPassClock}), cut short at the first pass boundary after a new arrival, with the KV utilisation
+ * of the decode term taken at its start. {@code LabEngineTest} checks it against {@code
+ * SimEngineCore} on the same requests.
+ *
+ * <p>Generated blocks: vLLM v1 caches every full block of a request's tokens, output included, as
+ * the step that computes it is scheduled ({@code KVCacheManager.allocate_slots} caches up to {@code
+ * min(computed + new tokens, request.num_tokens)}, {@code vllm/v1/core/kv_cache_manager.py}, commit
+ * 003df296), and publishes them as {@code BlockStored}; SGLang inserts prompt and output into its
+ * radix tree when a request finishes, all but the last output token ({@code
+ * RadixCache.cache_finished_req} inserts {@code (origin_input_ids + output_ids)[:-1]}, {@code
+ * python/sglang/srt/mem_cache/radix_cache.py}, commit 95769b28). Here a request whose keys reach
+ * past its prompt registers each of those blocks once it is computed, in the pass that computes it
+ * (after a macro pass, for the blocks its passes filled), and announces them as prompt blocks are.
  *
  * <p>Its blocks live in {@link LabKvTiers}: the GPU prefix cache ({@link LabKvCache}) and the
  * optional CPU offload tier ({@link LabCpuTier}), which also make the pass's KV-event batch. With a
@@ -495,6 +506,7 @@ final class LabEngine {
       for (LabSequence s : running) {
         s.numComputed += passes;
         s.outputs += passes;
+        tiers.registerThrough(s, s.numComputed); // the generated blocks the passes filled
         if (s.outputs >= s.maxTokens) {
           finished.add(s);
         }

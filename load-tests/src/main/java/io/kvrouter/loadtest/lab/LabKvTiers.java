@@ -150,10 +150,10 @@ final class LabKvTiers {
   }
 
   /**
-   * Registers {@code s}'s full prompt blocks up to {@code tokens} tokens not registered yet,
-   * announcing each newly cached run, and offloads them to the CPU tier: called at scheduling, for
-   * the tokens the pass is about to compute, as vLLM v1 caches blocks when it allocates them
-   * ({@code SimEngineCore}).
+   * Registers {@code s}'s full blocks up to {@code tokens} tokens not registered yet (those its
+   * keys name: the prompt's, and the answer's when the workload knows it), announcing each newly
+   * cached run, and offloads them to the CPU tier: called at scheduling, for the tokens the pass is
+   * about to compute, as vLLM v1 caches blocks when it allocates them ({@code SimEngineCore}).
    */
   void registerThrough(LabSequence s, int tokens) {
     int computedBlocks = Math.min(tokens / blockSize, s.keys.length);

@@ -367,7 +367,7 @@ public final class LabSimulation {
             index,
             requestId,
             router,
-            keys.of(index),
+            keys.engineOf(index),
             view.promptLength(index) + kills.carried(requestId),
             Math.max(1, workload.get(index).outputLength()) - kills.carried(requestId),
             arrival[index]);

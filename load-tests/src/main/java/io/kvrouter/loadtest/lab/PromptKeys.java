@@ -42,6 +42,11 @@ import java.util.concurrent.Future;
  * the same image share those blocks and what follows, two with different images share only the
  * blocks before it. {@link #textOf} gives the keys of the prompt without its image, what a router
  * sees that reads only a request's text parts: all images look alike to it (none is there).
+ *
+ * <p>A request that knows its answer ({@link WorkloadRequest#answered}; generated workloads only)
+ * also has {@link #engineOf}: the keys of the full blocks of its prompt and answer, which the
+ * engine registers as it generates them. Its prompt keys are their leading {@code inputLength /
+ * blockSize} (the keys chain), so the tokens are hashed once.
  */
 public final class PromptKeys {
 
@@ -51,16 +56,19 @@ public final class PromptKeys {
   private final String[] images;
   private final int imageTokens;
   private final long[][] textKeys;
+  private final long[][] engineKeys;
 
   private PromptKeys(
       BlockKeys blockKeys,
       long[][] keys,
+      long[][] engineKeys,
       String[] adapters,
       String[] images,
       int imageTokens,
       long[][] textKeys) {
     this.blockKeys = blockKeys;
     this.keys = keys;
+    this.engineKeys = engineKeys;
     this.adapters = adapters.clone();
     this.images = images.clone();
     this.imageTokens = imageTokens;
@@ -87,7 +95,8 @@ public final class PromptKeys {
    * (null: none).
    *
    * @throws IllegalArgumentException when a request shows an image and the workload is not a trace
-   *     of whole blocks, or {@code imageTokens} is not a multiple of {@code blockSize}
+   *     of whole blocks, or {@code imageTokens} is not a multiple of {@code blockSize}, or a
+   *     request of a trace of whole blocks knows its answer
    */
   public static PromptKeys compute(
       Workload workload,
@@ -107,16 +116,22 @@ public final class PromptKeys {
               + " size "
               + blockSize);
     }
+    long[][] engine = out;
     if (bt > 0 && bt % blockSize == 0) {
+      if (workload.requests().stream().anyMatch(r -> r.answered() != null)) {
+        throw new IllegalArgumentException(
+            "answers are keyed for generated workloads only, not for trace " + workload.name());
+      }
       traceKeys(workload, bk, adapters, images, imageTokens, out);
       if (anyImage) {
         text = new long[out.length][];
         traceKeys(workload, bk, adapters, new String[out.length], 0, text);
       }
     } else {
-      computeDirect(workload, bk, adapters, out);
+      engine = new long[out.length][];
+      computeDirect(workload, bk, adapters, out, engine);
     }
-    return new PromptKeys(bk, out, adapters, images, anyImage ? imageTokens : 0, text);
+    return new PromptKeys(bk, out, engine, adapters, images, anyImage ? imageTokens : 0, text);
   }
 
   /** Fills {@code out}. */
@@ -225,8 +240,12 @@ public final class PromptKeys {
     return parent;
   }
 
+  /**
+   * Fills {@code out} with each request's prompt keys and {@code engine} with its prompt-and-answer
+   * keys (the same array when the answer is unknown).
+   */
   private static void computeDirect(
-      Workload workload, BlockKeys bk, String[] adapters, long[][] out) {
+      Workload workload, BlockKeys bk, String[] adapters, long[][] out, long[][] engine) {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       Future<?>[] parts = new Future<?>[2];
@@ -236,10 +255,16 @@ public final class PromptKeys {
             pool.submit(
                 () -> {
                   for (int i = start; i < out.length; i += 2) {
-                    out[i] =
-                        bk.keys(
-                            workload.get(i).promptTokenIds(),
-                            adapters[i] == null ? ExtraKeys.NONE : ExtraKeys.of(adapters[i], null));
+                    WorkloadRequest r = workload.get(i);
+                    ExtraKeys extras =
+                        adapters[i] == null ? ExtraKeys.NONE : ExtraKeys.of(adapters[i], null);
+                    if (r.answered() == null) {
+                      out[i] = bk.keys(r.promptTokenIds(), extras);
+                      engine[i] = out[i];
+                    } else {
+                      engine[i] = bk.keys(r.answered().toArray(), extras);
+                      out[i] = java.util.Arrays.copyOf(engine[i], bk.blockCount(r.inputLength()));
+                    }
                   }
                 });
       }
@@ -261,6 +286,14 @@ public final class PromptKeys {
   /** Keys of request {@code i} (do not mutate). */
   public long[] of(int i) {
     return keys[i];
+  }
+
+  /**
+   * Keys of the blocks the engine caches for request {@code i}: its prompt's and, when the workload
+   * knows the answer, those its answer fills ({@link #of} otherwise; do not mutate).
+   */
+  public long[] engineOf(int i) {
+    return engineKeys[i];
   }
 
   /**

@@ -155,7 +155,7 @@ public final class RouterSweep {
                   ? " |"
                   : String.format(
                       Locale.ROOT,
-                      " %.3f / %.3f / %.3f / %.0f |",
+                      " %.4f / %.3f / %.3f / %.0f |",
                       m.followUpCached(),
                       m.followUpSameReplica(),
                       m.loadCov(),

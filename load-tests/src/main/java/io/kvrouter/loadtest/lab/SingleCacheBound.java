@@ -10,7 +10,9 @@ import io.kvrouter.loadtest.workload.Workload;
  * <ul>
  *   <li>{@code tokenRate}: one unlimited cache, the engines' measure: per request, the leading lab
  *       blocks already cached, at most {@code (promptLength − 1) / blockSize} blocks (vLLM always
- *       computes the last prompt token), times the block size, over prompt tokens;
+ *       computes the last prompt token), times the block size, over prompt tokens; a request whose
+ *       answer the workload knows leaves its answer's blocks cached too ({@link
+ *       PromptKeys#engineOf}), as the engines do;
  *   <li>{@code blockRate}: for traces with block ids, {@link PrefixCacheBound#singleCache}'s
  *       block-weighted rate over trace blocks (the published figure); otherwise the same over lab
  *       blocks;
@@ -59,14 +61,15 @@ public record SingleCacheBound(
       }
       int countable = Math.max(0, (len - 1) / bs);
       cachedTokens += (long) Math.min(matched, countable) * bs;
+      long[] stored = keys.engineOf(i);
       if (pooled != null) {
         pooledTokens += (long) Math.min(pooled.leadingMatch(k), countable) * bs;
-        pooled.admit(k);
+        pooled.admit(stored);
       }
       promptTokens += len;
       matchedBlocks += matched;
       blocks += k.length;
-      for (long key : k) {
+      for (long key : stored) {
         cached.put(key, 1);
       }
     }

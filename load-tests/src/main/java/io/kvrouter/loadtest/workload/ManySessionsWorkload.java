@@ -21,7 +21,9 @@ import java.util.SplittableRandom;
  * Sessions start as a Poisson process at {@code sessionQps}; a follow-up arrives a think time after
  * the previous turn's arrival, uniform in [thinkSeconds/2, 3·thinkSeconds/2] (so the previous
  * answer is usually done, as a user who reads it first). User message and answer lengths are
- * uniform in [mean/2, 3·mean/2].
+ * uniform in [mean/2, 3·mean/2]. Each request carries its answer's tokens ({@link
+ * WorkloadRequest#answered}), so a lab engine caches the blocks it generates, which the session's
+ * next turn then finds.
  *
  * <p>Deterministic for a seed; O(requests × turns) segment copies, no token ids held.
  */
@@ -105,10 +107,11 @@ public final class ManySessionsWorkload {
                 TokenExpander.key(NAMESPACE, 1, s, t),
                 MultiTurnChatWorkload.around(config.userTokens(), random));
         int answer = MultiTurnChatWorkload.around(config.answerTokens(), random);
+        PromptTokens answered = prompt.extend(TokenExpander.key(NAMESPACE, 2, s, t), answer);
         requests.add(
             new WorkloadRequest(
-                0, (long) (arrivalSeconds * 1e6), session, t, prompt, answer, null));
-        prompt = prompt.extend(TokenExpander.key(NAMESPACE, 2, s, t), answer);
+                0, (long) (arrivalSeconds * 1e6), session, t, prompt, answer, null, answered));
+        prompt = answered;
       }
     }
     // Segment 0 is the system prompt, segment 1 the first user message.

@@ -100,33 +100,7 @@ class LabEngineTest {
                     new Outcome(s.cachedPromptTokens, first.get(s.requestIndex), t));
               }
             });
-    int next = 0;
-    long now = w.get(0).arrivalMicros();
-    while (next < w.size() || engine.hasWork()) {
-      while (next < w.size() && w.get(next).arrivalMicros() <= now) {
-        LabSequence s =
-            new LabSequence(
-                next,
-                "q" + next,
-                0,
-                keys.of(next),
-                w.get(next).inputLength(),
-                w.get(next).outputLength(),
-                w.get(next).arrivalMicros());
-        engine.submit(s);
-        next++;
-      }
-      if (!engine.hasWork()) {
-        now = w.get(next).arrivalMicros();
-        continue;
-      }
-      long end = engine.startPass(now);
-      if (next < w.size() && w.get(next).arrivalMicros() < end) {
-        engine.interrupt(w.get(next).arrivalMicros());
-      }
-      now = engine.passEnd();
-      engine.completePass();
-    }
+    LabEngineDrive.run(w, keys::of, engine, (t, b) -> {});
     return out;
   }
 

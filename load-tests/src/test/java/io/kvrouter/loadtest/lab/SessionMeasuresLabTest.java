@@ -33,19 +33,20 @@ class SessionMeasuresLabTest {
   }
 
   /**
-   * One replica of unlimited capacity holds every prompt block it computed, and the lab's engines
-   * never register generated blocks: a follow-up finds exactly its previous turn's prompt cached,
-   * in whole 16-token blocks (the previous turn is long done after a think time of 5 s or more).
+   * One replica of unlimited capacity holds every block it computed, its answers' included (the
+   * workload knows them): a follow-up finds exactly its previous turn's prompt and answer cached,
+   * in whole 16-token blocks, less the answer's last token, which is never fed back (the previous
+   * turn is long done after a think time of 5 s or more).
    */
   @Test
-  void oneReplica_cachesEachFollowUpsPreviousPrompt_inWholeBlocks() {
+  void oneReplica_cachesEachFollowUpsPreviousPromptAndAnswer_inWholeBlocks() {
     Workload w = sessions();
     long cached = 0;
     long prompt = 0;
     long followUps = 0;
     Map<String, Integer> previous = new HashMap<>();
     for (WorkloadRequest r : w.requests()) {
-      Integer prev = previous.put(r.session(), r.inputLength());
+      Integer prev = previous.put(r.session(), r.inputLength() + r.outputLength() - 1);
       if (r.turn() > 0) {
         cached += prev / 16 * 16;
         prompt += r.inputLength();

@@ -66,6 +66,29 @@ class ManySessionsWorkloadTest {
     assertThat(lastStart / 1e6).isBetween(9.0, 11.0);
   }
 
+  /**
+   * Each request carries its answer's tokens (the lab engine caches their blocks): its prompt then
+   * {@code outputLength} tokens, which the session's next prompt opens with, token for token.
+   */
+  @Test
+  void eachRequestCarriesItsAnswer_whichTheNextTurnRepeats() {
+    int checked = 0;
+    for (List<WorkloadRequest> session : bySession(w).values()) {
+      for (int t = 0; t < session.size(); t++) {
+        WorkloadRequest r = session.get(t);
+        int[] answered = r.answered().toArray();
+        assertThat(answered).hasSize(r.inputLength() + r.outputLength());
+        assertThat(Arrays.copyOf(answered, r.inputLength())).isEqualTo(r.promptTokenIds());
+        if (t + 1 < session.size()) {
+          int[] next = session.get(t + 1).promptTokenIds();
+          assertThat(Arrays.copyOf(next, answered.length)).isEqualTo(answered);
+          checked++;
+        }
+      }
+    }
+    assertThat(checked).isGreaterThan(500);
+  }
+
   @Test
   void aFollowUp_extendsThePreviousPromptAndItsAnswer_aThinkTimeLater() {
     int checked = 0;

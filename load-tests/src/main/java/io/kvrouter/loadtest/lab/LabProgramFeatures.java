@@ -6,28 +6,38 @@ import java.util.Set;
  * The program features the lab adds to a policy (issue 55), named as suffixes of the policy in
  * {@code --policies}: {@code +warm} warms a program's next turn on its replica ({@link
  * LabPrograms}), {@code +las} orders each engine's waiting requests by program ({@link
- * LabEngine#submit}). {@code kvrouter+warm+las} is kvrouter with both, {@code kvrouter} the same
- * run without them. They model what the ingress does for a program, so any policy takes them.
+ * LabEngine#submit}), {@code +affinity} keeps a session on the replica it is bound to as the
+ * ingress's session router does ({@link LabSessions}). {@code kvrouter+warm+las} is kvrouter with
+ * the first two, {@code kvrouter} the same run without them. Warming and program order model what
+ * the ingress and engine do for a program, so any policy takes them; affinity is kvrouter's
+ * ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
+ * @param affinity the ingress's session affinity (bound replica and its bonus)
  */
-public record LabProgramFeatures(boolean warm, boolean las) {
+public record LabProgramFeatures(boolean warm, boolean las, boolean affinity) {
 
   /** No program feature. */
-  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false);
+  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false, false);
 
-  private static final Set<String> NAMES = Set.of("warm", "las");
+  private static final Set<String> NAMES = Set.of("warm", "las", "affinity");
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
   public static LabProgramFeatures of(String label) {
     boolean warm = false;
     boolean las = false;
+    boolean affinity = false;
     for (String f : suffixes(label)) {
       warm |= f.equals("warm");
       las |= f.equals("las");
+      affinity |= f.equals("affinity");
     }
-    return new LabProgramFeatures(warm, las);
+    if (affinity && !label.startsWith("kvrouter")) {
+      throw new IllegalArgumentException(
+          "policy '" + label + "': +affinity is kvrouter's ingress session affinity");
+    }
+    return new LabProgramFeatures(warm, las, affinity);
   }
 
   /**
@@ -53,7 +63,11 @@ public record LabProgramFeatures(boolean warm, boolean las) {
     for (String f : out) {
       if (!NAMES.contains(f)) {
         throw new IllegalArgumentException(
-            "policy '" + label + "': '+" + f + "' is no program feature; known: +warm, +las");
+            "policy '"
+                + label
+                + "': '+"
+                + f
+                + "' is no program feature; known: +warm, +las, +affinity");
       }
     }
     return out;
@@ -61,6 +75,6 @@ public record LabProgramFeatures(boolean warm, boolean las) {
 
   /** Whether any feature is on. */
   public boolean any() {
-    return warm || las;
+    return warm || las || affinity;
   }
 }

@@ -7,37 +7,47 @@ import java.util.Set;
  * {@code --policies}: {@code +warm} warms a program's next turn on its replica ({@link
  * LabPrograms}), {@code +las} orders each engine's waiting requests by program ({@link
  * LabEngine#submit}), {@code +affinity} keeps a session on the replica it is bound to as the
- * ingress's session router does ({@link LabSessions}). {@code kvrouter+warm+las} is kvrouter with
- * the first two, {@code kvrouter} the same run without them. Warming and program order model what
- * the ingress and engine do for a program, so any policy takes them; affinity is kvrouter's
- * ingress's, so only kvrouter's policies take it.
+ * ingress's session router does ({@link LabSessions}), {@code +keep} is affinity where a session in
+ * mid-session keeps its bound replica even when the replica is busy or has more work queued (only
+ * sessions that open are placed by the policy: program-aware placement). {@code kvrouter+warm+las}
+ * is kvrouter with the first two, {@code kvrouter} the same run without them. Warming and program
+ * order model what the ingress and engine do for a program, so any policy takes them; affinity is
+ * kvrouter's ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
  * @param affinity the ingress's session affinity (bound replica and its bonus)
+ * @param keep a session's later requests run on its bound replica while it is alive (implies
+ *     affinity)
  */
-public record LabProgramFeatures(boolean warm, boolean las, boolean affinity) {
+public record LabProgramFeatures(boolean warm, boolean las, boolean affinity, boolean keep) {
 
   /** No program feature. */
-  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false, false);
+  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false, false, false);
 
-  private static final Set<String> NAMES = Set.of("warm", "las", "affinity");
+  private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep");
+
+  public LabProgramFeatures {
+    affinity |= keep;
+  }
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
   public static LabProgramFeatures of(String label) {
     boolean warm = false;
     boolean las = false;
     boolean affinity = false;
+    boolean keep = false;
     for (String f : suffixes(label)) {
+      keep |= f.equals("keep");
       warm |= f.equals("warm");
       las |= f.equals("las");
       affinity |= f.equals("affinity");
     }
-    if (affinity && !label.startsWith("kvrouter")) {
+    if ((affinity || keep) && !label.startsWith("kvrouter")) {
       throw new IllegalArgumentException(
-          "policy '" + label + "': +affinity is kvrouter's ingress session affinity");
+          "policy '" + label + "': +affinity and +keep are kvrouter's ingress session affinity");
     }
-    return new LabProgramFeatures(warm, las, affinity);
+    return new LabProgramFeatures(warm, las, affinity, keep);
   }
 
   /**
@@ -67,7 +77,7 @@ public record LabProgramFeatures(boolean warm, boolean las, boolean affinity) {
                 + label
                 + "': '+"
                 + f
-                + "' is no program feature; known: +warm, +las, +affinity");
+                + "' is no program feature; known: +warm, +las, +affinity, +keep");
       }
     }
     return out;

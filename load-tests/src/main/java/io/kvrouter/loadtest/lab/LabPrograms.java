@@ -247,7 +247,8 @@ final class LabPrograms {
         warmed,
         dropped,
         fanOuts(),
-        ttftMillis.clone());
+        ttftMillis.clone(),
+        workload.requests().stream().map(Programs::key).toArray(String[]::new));
   }
 
   /**

@@ -104,6 +104,9 @@ public final class LabSimulation {
   /** The ingress's session affinity ({@code +affinity}), or null when off. */
   private final LabSessions sessions;
 
+  /** Whether a session's later requests run on its bound replica ({@code +keep}). */
+  private final boolean keep;
+
   /** How a killed replica's requests go on, and what those cut mid-answer cost. */
   private LabKills kills = new LabKills(LabKills.OnKill.RETRY);
 
@@ -161,6 +164,7 @@ public final class LabSimulation {
             ? null
             : new LabPrograms(workload, keys, features, config.blockSize());
     this.sessions = features.affinity() ? LabSessions.defaults() : null;
+    this.keep = features.keep();
   }
 
   /** The killed replica's requests go on as {@code onKill} says (a client retry by default). */
@@ -350,7 +354,7 @@ public final class LabSimulation {
                         request(
                             index,
                             requestId,
-                            excluded,
+                            kept(bound, excluded),
                             gateCounts,
                             view.steering(
                                 index,
@@ -380,6 +384,24 @@ public final class LabSimulation {
         0,
         new LabGates.Attempt(
             index, requestId, router, replica, expected, first, excluded, gateCounts, turnedAway));
+  }
+
+  /**
+   * The replicas a request bound to {@code bound} may not run on: with {@code +keep}, every live
+   * replica but its bound one (when that one is alive), else {@code excluded}.
+   */
+  private Set<String> kept(String bound, Set<String> excluded) {
+    Integer b = bound == null ? null : replicaIndex.get(bound);
+    if (!keep || b == null || dead[b] || excluded.contains(bound)) {
+      return excluded;
+    }
+    Set<String> others = new java.util.HashSet<>(excluded);
+    for (LabEngine e : engines) {
+      if (e.replica() != b) {
+        others.add(e.replicaId());
+      }
+    }
+    return others;
   }
 
   /**

@@ -15,6 +15,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param warmsDropped warm-ups cancelled, preempted or refused for want of headroom
  * @param fanOuts where sub-agent fan-outs landed
  * @param ttftByRequest each request's TTFT in ms by request index (-1: none), never mutated
+ * @param requestKeys each request's key ({@code Programs#key}: session and turn) by request index,
+ *     which names it across runs whose arrivals (and so indexes) differ, never mutated
  */
 public record ProgramResult(
     Latency continuingTtft,
@@ -24,7 +26,8 @@ public record ProgramResult(
     long warmedTokens,
     long warmsDropped,
     FanOuts fanOuts,
-    double[] ttftByRequest) {
+    double[] ttftByRequest,
+    String[] requestKeys) {
 
   /**
    * Where the sub-agent fan-outs landed: a fan-out is a request whose reply two or more sub-agents
@@ -53,7 +56,10 @@ public record ProgramResult(
     public static final FanOuts NONE = new FanOuts(0, 0, 0, 0, 0, 0, 0);
   }
 
-  /** Writes the measures, and each request's TTFT ({@code ttft_by_request_ms}), into {@code o}. */
+  /**
+   * Writes the measures, and each request's TTFT ({@code ttft_by_request_ms}, aligned with {@code
+   * request_keys}), into {@code o}.
+   */
   void write(ObjectNode o) {
     ObjectNode c = o.putObject("continuing_ttft_ms");
     c.put("p50", continuingTtft.p50());
@@ -77,6 +83,10 @@ public record ProgramResult(
     ArrayNode ttft = o.putArray("ttft_by_request_ms");
     for (double t : ttftByRequest) {
       ttft.add(t);
+    }
+    ArrayNode keys = o.putArray("request_keys");
+    for (String k : requestKeys) {
+      keys.add(k);
     }
   }
 }

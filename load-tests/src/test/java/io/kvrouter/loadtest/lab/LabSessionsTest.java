@@ -76,7 +76,7 @@ class LabSessionsTest {
   @Test
   void onlyKvroutersPoliciesTakeAffinity() {
     assertThat(LabProgramFeatures.of("kvrouter+las+affinity"))
-        .isEqualTo(new LabProgramFeatures(false, true, true));
+        .isEqualTo(new LabProgramFeatures(false, true, true, false));
     assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+affinity"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvrouter's ingress session affinity");
@@ -96,5 +96,24 @@ class LabSessionsTest {
     // Without it, kvrouter's policy moves about one follow-up in fourteen (0.927).
     assertThat(without.followUpSameReplica()).isLessThan(0.95);
     assertThat(with.followUpSameReplica()).isGreaterThan(0.98);
+  }
+
+  @Test
+  void underLoad_keepHoldsEverySessionOnItsReplica_whereAffinityLetsBusyOnesMove() {
+    Workload w =
+        Workloads.byName(
+            "agents", Map.of("programs", "16", "medianTurns", "15", "programQps", "2"), 1);
+    LabConfig config =
+        LabConfig.defaults(3)
+            .withCapacity(12_288)
+            .withPolicies(List.of("kvrouter+affinity", "kvrouter+keep"));
+    LabResults results = PolicyLab.run(w, config, 1, "test");
+    SessionMeasures affinity = results.policies().get(0).sessions();
+    SessionMeasures keep = results.policies().get(1).sessions();
+    assertThat(results.policies()).allMatch(p -> p.completed() == w.size());
+    // The bound replica is busy often enough here that affinity lets 3 follow-ups in 10 move.
+    assertThat(affinity.followUpSameReplica()).isLessThan(0.8);
+    assertThat(keep.followUpSameReplica()).isEqualTo(1.0);
+    assertThat(keep.followUpCached()).isGreaterThan(affinity.followUpCached());
   }
 }

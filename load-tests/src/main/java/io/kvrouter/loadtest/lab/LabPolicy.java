@@ -10,8 +10,8 @@ import java.util.stream.Stream;
  * A policy as the lab runs it: a policy name, optionally with the suffix {@value #STRICT}, which
  * runs it in strict consistency mode (each decision admitted by the chosen replica's gate, {@link
  * LabGates}). {@code kvrouter/strict} is kvrouter's {@code kvrouter.consistency = strict}. Program
- * features ({@link LabProgramFeatures}: {@code +warm}, {@code +las}, {@code +affinity}, {@code
- * +keep}) may follow; they do not change the policy the routers run.
+ * features ({@link LabProgramFeatures}: {@code +warm}, {@code +las}) may follow; they do not change
+ * the policy the routers run.
  *
  * @param policy the policy name ({@link Policies#names()})
  * @param strict decisions go through the replicas' admission gates

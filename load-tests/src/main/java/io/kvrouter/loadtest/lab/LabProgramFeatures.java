@@ -9,31 +9,26 @@ import java.util.Set;
  * LabEngine#submit}), {@code +affinity} keeps a session on the replica it is bound to as the
  * ingress's session router does ({@link LabSessions}), {@code +keep} is affinity where a session in
  * mid-session keeps its bound replica even when the replica is busy or has more work queued (only
- * sessions that open are placed by the policy: program-aware placement), {@code +keepfull} keeps it
- * so only while every live replica is busy (the tracker's default thresholds, as the engines
- * stand), where moving finds no idle replica and only costs the session its history. {@code
- * kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without them.
- * Warming and program order model what the ingress and engine do for a program, so any policy takes
- * them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
+ * sessions that open are placed by the policy: program-aware placement). {@code kvrouter+warm+las}
+ * is kvrouter with the first two, {@code kvrouter} the same run without them. Warming and program
+ * order model what the ingress and engine do for a program, so any policy takes them; affinity is
+ * kvrouter's ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
  * @param affinity the ingress's session affinity (bound replica and its bonus)
  * @param keep a session's later requests run on its bound replica while it is alive (implies
  *     affinity)
- * @param keepFull as {@code keep}, but only while every live replica is busy (implies affinity)
  */
-public record LabProgramFeatures(
-    boolean warm, boolean las, boolean affinity, boolean keep, boolean keepFull) {
+public record LabProgramFeatures(boolean warm, boolean las, boolean affinity, boolean keep) {
 
   /** No program feature. */
-  public static final LabProgramFeatures NONE =
-      new LabProgramFeatures(false, false, false, false, false);
+  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false, false, false);
 
-  private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep", "keepfull");
+  private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep");
 
   public LabProgramFeatures {
-    affinity |= keep || keepFull;
+    affinity |= keep;
   }
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
@@ -42,21 +37,17 @@ public record LabProgramFeatures(
     boolean las = false;
     boolean affinity = false;
     boolean keep = false;
-    boolean keepFull = false;
     for (String f : suffixes(label)) {
       keep |= f.equals("keep");
-      keepFull |= f.equals("keepfull");
       warm |= f.equals("warm");
       las |= f.equals("las");
       affinity |= f.equals("affinity");
     }
-    if ((affinity || keep || keepFull) && !label.startsWith("kvrouter")) {
+    if ((affinity || keep) && !label.startsWith("kvrouter")) {
       throw new IllegalArgumentException(
-          "policy '"
-              + label
-              + "': +affinity, +keep and +keepfull are kvrouter's ingress session affinity");
+          "policy '" + label + "': +affinity and +keep are kvrouter's ingress session affinity");
     }
-    return new LabProgramFeatures(warm, las, affinity, keep, keepFull);
+    return new LabProgramFeatures(warm, las, affinity, keep);
   }
 
   /**
@@ -86,7 +77,7 @@ public record LabProgramFeatures(
                 + label
                 + "': '+"
                 + f
-                + "' is no program feature; known: +warm, +las, +affinity, +keep, +keepfull");
+                + "' is no program feature; known: +warm, +las, +affinity, +keep");
       }
     }
     return out;

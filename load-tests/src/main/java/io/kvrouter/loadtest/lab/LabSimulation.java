@@ -10,7 +10,6 @@ import io.kvrouter.protocol.RouteIntent;
 import io.kvrouter.tracker.Decision;
 import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
-import io.kvrouter.tracker.policy.BusyThresholds;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Visibility;
 import io.kvrouter.tracker.steering.Steering;
@@ -108,9 +107,6 @@ public final class LabSimulation {
   /** Whether a session's later requests run on its bound replica ({@code +keep}). */
   private final boolean keep;
 
-  /** Whether they do so while every live replica is busy ({@code +keepfull}). */
-  private final boolean keepFull;
-
   /** How a killed replica's requests go on, and what those cut mid-answer cost. */
   private LabKills kills = new LabKills(LabKills.OnKill.RETRY);
 
@@ -169,7 +165,6 @@ public final class LabSimulation {
             : new LabPrograms(workload, keys, features, config.blockSize());
     this.sessions = features.affinity() ? LabSessions.defaults() : null;
     this.keep = features.keep();
-    this.keepFull = features.keepFull();
   }
 
   /** The killed replica's requests go on as {@code onKill} says (a client retry by default). */
@@ -392,14 +387,12 @@ public final class LabSimulation {
   }
 
   /**
-   * The replicas a request bound to {@code bound} may not run on: with {@code +keep}, or with
-   * {@code +keepfull} while every live replica is busy, every replica but its bound one (when that
-   * one is alive), else {@code excluded}.
+   * The replicas a request bound to {@code bound} may not run on: with {@code +keep}, every live
+   * replica but its bound one (when that one is alive), else {@code excluded}.
    */
   private Set<String> kept(String bound, Set<String> excluded) {
     Integer b = bound == null ? null : replicaIndex.get(bound);
-    boolean pin = keep || (keepFull && allBusy());
-    if (!pin || b == null || dead[b] || excluded.contains(bound)) {
+    if (!keep || b == null || dead[b] || excluded.contains(bound)) {
       return excluded;
     }
     Set<String> others = new java.util.HashSet<>(excluded);
@@ -409,20 +402,6 @@ public final class LabSimulation {
       }
     }
     return others;
-  }
-
-  /**
-   * Whether every live engine is over the tracker's default busy thresholds now (KV usage or
-   * waiting requests; {@code BusyThresholds#DEFAULTS}).
-   */
-  private boolean allBusy() {
-    BusyThresholds busy = BusyThresholds.DEFAULTS;
-    for (LabEngine e : engines) {
-      if (!dead[e.replica()] && e.kvUsage() < busy.kvUsage() && e.waitingCount() < busy.waiting()) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /**

@@ -76,7 +76,7 @@ class LabSessionsTest {
   @Test
   void onlyKvroutersPoliciesTakeAffinity() {
     assertThat(LabProgramFeatures.of("kvrouter+las+affinity"))
-        .isEqualTo(new LabProgramFeatures(false, true, true, false, false));
+        .isEqualTo(new LabProgramFeatures(false, true, true, false));
     assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+affinity"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvrouter's ingress session affinity");

@@ -70,6 +70,23 @@ final class LabSessions {
     return new LabSessions(TrafficSettings.fromConfig(ConfigFactory.defaultReference()).sessions());
   }
 
+  /** With the ingress's default session settings but an affinity bonus of {@code bonusTokens}. */
+  static LabSessions withBonus(long bonusTokens) {
+    TrafficSettings.Sessions d =
+        TrafficSettings.fromConfig(ConfigFactory.defaultReference()).sessions();
+    return new LabSessions(
+        new TrafficSettings.Sessions(
+            d.enabled(),
+            bonusTokens,
+            d.ttl(),
+            d.refreshAfter(),
+            d.pruneInterval(),
+            d.shards(),
+            d.write(),
+            d.writeTimeout(),
+            d.lookupTimeout()));
+  }
+
   /** The affinity bonus the ingress grants a bound replica, in prompt tokens. */
   double affinityBonusTokens() {
     return affinityBonusTokens;

@@ -163,7 +163,12 @@ public final class LabSimulation {
         workload.programs() == null
             ? null
             : new LabPrograms(workload, keys, features, config.blockSize());
-    this.sessions = features.affinity() ? LabSessions.defaults() : null;
+    this.sessions =
+        !features.affinity()
+            ? null
+            : features.bonusTokens() >= 0
+                ? LabSessions.withBonus(features.bonusTokens())
+                : LabSessions.defaults();
     this.keep = features.keep();
   }
 

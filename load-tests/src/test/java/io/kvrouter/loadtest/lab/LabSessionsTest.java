@@ -76,7 +76,7 @@ class LabSessionsTest {
   @Test
   void onlyKvroutersPoliciesTakeAffinity() {
     assertThat(LabProgramFeatures.of("kvrouter+las+affinity"))
-        .isEqualTo(new LabProgramFeatures(false, true, true, false));
+        .isEqualTo(new LabProgramFeatures(false, true, true, false, -1));
     assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+affinity"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvrouter's ingress session affinity");
@@ -115,5 +115,16 @@ class LabSessionsTest {
     assertThat(affinity.followUpSameReplica()).isLessThan(0.8);
     assertThat(keep.followUpSameReplica()).isEqualTo(1.0);
     assertThat(keep.followUpCached()).isGreaterThan(affinity.followUpCached());
+  }
+
+  @Test
+  void aBonusSuffix_isAffinityWithThatBonus() {
+    LabProgramFeatures f = LabProgramFeatures.of("kvrouter+las+bonus32768");
+    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, 32_768));
+    assertThat(LabSessions.withBonus(f.bonusTokens()).affinityBonusTokens()).isEqualTo(32_768);
+    assertThat(LabProgramFeatures.of("kvrouter+las").affinity()).isFalse();
+    assertThatThrownBy(() -> LabProgramFeatures.of("kvrouter+bonus"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("+bonusN");
   }
 }

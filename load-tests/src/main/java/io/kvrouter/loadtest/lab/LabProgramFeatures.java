@@ -6,28 +6,58 @@ import java.util.Set;
  * The program features the lab adds to a policy (issue 55), named as suffixes of the policy in
  * {@code --policies}: {@code +warm} warms a program's next turn on its replica ({@link
  * LabPrograms}), {@code +las} orders each engine's waiting requests by program ({@link
- * LabEngine#submit}). {@code kvrouter+warm+las} is kvrouter with both, {@code kvrouter} the same
- * run without them. They model what the ingress does for a program, so any policy takes them.
+ * LabEngine#submit}), {@code +affinity} keeps a session on the replica it is bound to as the
+ * ingress's session router does ({@link LabSessions}), {@code +keep} is affinity where a session in
+ * mid-session keeps its bound replica even when the replica is busy or has more work queued (only
+ * sessions that open are placed by the policy: program-aware placement), {@code +bonusN} is
+ * affinity with an affinity bonus of N tokens in place of the ingress's default. {@code
+ * kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without them.
+ * Warming and program order model what the ingress and engine do for a program, so any policy takes
+ * them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
+ * @param affinity the ingress's session affinity (bound replica and its bonus)
+ * @param keep a session's later requests run on its bound replica while it is alive (implies
+ *     affinity)
+ * @param bonusTokens the affinity bonus in tokens, or -1 for the ingress's default (a value implies
+ *     affinity)
  */
-public record LabProgramFeatures(boolean warm, boolean las) {
+public record LabProgramFeatures(
+    boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens) {
 
   /** No program feature. */
-  public static final LabProgramFeatures NONE = new LabProgramFeatures(false, false);
+  public static final LabProgramFeatures NONE =
+      new LabProgramFeatures(false, false, false, false, -1);
 
-  private static final Set<String> NAMES = Set.of("warm", "las");
+  private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep");
+
+  /** {@code bonusN}: an affinity bonus of N tokens. */
+  private static final String BONUS = "bonus[0-9]{1,9}";
+
+  public LabProgramFeatures {
+    affinity |= keep || bonusTokens >= 0;
+  }
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
   public static LabProgramFeatures of(String label) {
     boolean warm = false;
     boolean las = false;
+    boolean affinity = false;
+    boolean keep = false;
+    long bonus = -1;
     for (String f : suffixes(label)) {
+      keep |= f.equals("keep");
+      bonus = f.matches(BONUS) ? Long.parseLong(f.substring(5)) : bonus;
       warm |= f.equals("warm");
       las |= f.equals("las");
+      affinity |= f.equals("affinity");
     }
-    return new LabProgramFeatures(warm, las);
+    if ((affinity || keep || bonus >= 0) && !label.startsWith("kvrouter")) {
+      throw new IllegalArgumentException(
+          "policy '" + label + "': +affinity and +keep are kvrouter's ingress session affinity");
+    }
+    return new LabProgramFeatures(warm, las, affinity, keep, bonus);
   }
 
   /**
@@ -51,9 +81,13 @@ public record LabProgramFeatures(boolean warm, boolean las) {
     }
     String[] out = label.substring(plus + 1).split("\\+");
     for (String f : out) {
-      if (!NAMES.contains(f)) {
+      if (!NAMES.contains(f) && !f.matches(BONUS)) {
         throw new IllegalArgumentException(
-            "policy '" + label + "': '+" + f + "' is no program feature; known: +warm, +las");
+            "policy '"
+                + label
+                + "': '+"
+                + f
+                + "' is no program feature; known: +warm, +las, +affinity, +keep, +bonusN");
       }
     }
     return out;
@@ -61,6 +95,6 @@ public record LabProgramFeatures(boolean warm, boolean las) {
 
   /** Whether any feature is on. */
   public boolean any() {
-    return warm || las;
+    return warm || las || affinity;
   }
 }

@@ -68,6 +68,9 @@ final class LabPrograms {
   private final double[] ttftMillis;
   private final double[] missing;
 
+  /** Per request, the replica that answered it (-1: not yet). */
+  private final int[] replica;
+
   LabPrograms(Workload workload, PromptKeys keys, LabProgramFeatures features, int blockSize) {
     this.workload = workload;
     this.keys = keys;
@@ -128,6 +131,8 @@ final class LabPrograms {
     this.missing = new double[n];
     Arrays.fill(ttftMillis, -1);
     Arrays.fill(missing, -1);
+    this.replica = new int[n];
+    Arrays.fill(replica, -1);
   }
 
   /** Whether request {@code i} is sent at its recorded arrival (it waits for no reply). */
@@ -181,6 +186,7 @@ final class LabPrograms {
    */
   List<long[]> finished(int i, LabEngine engine, long arrivalMicros, long now) {
     int p = program[i];
+    replica[i] = engine == null ? -1 : engine.replica();
     attainedMillis[p] += (now - arrivalMicros) / 1000.0;
     programLast[p] = Math.max(programLast[p], now);
     if (features.warm() && steps[i].endsInToolCall() && successors[i].length > 0) {
@@ -240,7 +246,80 @@ final class LabPrograms {
         sessions.size(),
         warmed,
         dropped,
-        ttftMillis.clone());
+        fanOuts(),
+        ttftMillis.clone(),
+        workload.requests().stream().map(Programs::key).toArray(String[]::new));
+  }
+
+  /**
+   * Where the fan-outs landed: each request whose reply two or more requests of other sessions
+   * follow (its sub-agents' first requests), against the replica that answered it, and the parent's
+   * next turn (the one request of its own session that waits for those sub-agents).
+   */
+  ProgramResult.FanOuts fanOuts() {
+    int count = 0;
+    int subs = 0;
+    int onParent = 0;
+    double replicas = 0;
+    double subMissing = 0;
+    int joins = 0;
+    int joinOnParent = 0;
+    double joinMissing = 0;
+    for (int i = 0; i < successors.length; i++) {
+      String session = workload.get(i).session();
+      int[] children =
+          Arrays.stream(successors[i])
+              .filter(j -> !workload.get(j).session().equals(session))
+              .toArray();
+      if (children.length < 2 || replica[i] < 0) {
+        continue;
+      }
+      count++;
+      java.util.Set<Integer> used = new java.util.HashSet<>();
+      for (int j : children) {
+        subs++;
+        used.add(replica[j]);
+        onParent += replica[j] == replica[i] ? 1 : 0;
+        subMissing += Math.max(0, missing[j]);
+      }
+      replicas += used.size();
+      int join = joinOf(children[0], session);
+      if (join >= 0) {
+        joins++;
+        joinOnParent += replica[join] == replica[i] ? 1 : 0;
+        joinMissing += Math.max(0, missing[join]);
+      }
+    }
+    if (count == 0) {
+      return ProgramResult.FanOuts.NONE;
+    }
+    return new ProgramResult.FanOuts(
+        count,
+        subs,
+        replicas / count,
+        (double) onParent / subs,
+        subMissing / subs,
+        joins == 0 ? 0 : (double) joinOnParent / joins,
+        joins == 0 ? 0 : joinMissing / joins);
+  }
+
+  /** The request of {@code session} that waits, through its turns, for sub-agent {@code first}. */
+  private int joinOf(int first, String session) {
+    int at = first;
+    for (int hops = 0; hops < successors.length; hops++) {
+      int next = -1;
+      for (int j : successors[at]) {
+        if (workload.get(j).session().equals(session)) {
+          return j;
+        }
+        next = j;
+      }
+      if (next < 0) {
+        return -1;
+      }
+      at = next;
+    }
+    return -1;
   }
 
   private static double[] toArray(List<Double> values) {

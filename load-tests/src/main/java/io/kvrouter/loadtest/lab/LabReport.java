@@ -133,6 +133,7 @@ public final class LabReport {
               g.warmsDropped()));
     }
     sb.append('\n');
+    appendFanOuts(sb, r);
     for (PolicyResult p : r.policies()) {
       String without = p.policy().replace("+warm", "");
       if (p.programs() == null || without.equals(p.policy())) {
@@ -143,6 +144,36 @@ public final class LabReport {
           .findFirst()
           .ifPresent(q -> sb.append(rises(p, q)));
     }
+  }
+
+  /** Where sub-agent fan-outs landed ({@link ProgramResult.FanOuts}), when there were any. */
+  private static void appendFanOuts(StringBuilder sb, LabResults r) {
+    if (r.policies().stream()
+        .noneMatch(p -> p.programs() != null && p.programs().fanOuts().count() > 0)) {
+      return;
+    }
+    perPolicy(
+        sb,
+        r,
+        "Sub-agent fan-outs: distinct replicas per fan-out, sub-agents on the parent's replica and"
+            + " the tokens their first request missed, the parent's next turn on its replica and"
+            + " the tokens it missed.",
+        "fan-outs | sub-agents | replicas per fan-out | on parent | missed | join on parent |"
+            + " join missed",
+        p -> {
+          ProgramResult.FanOuts f =
+              p.programs() == null ? ProgramResult.FanOuts.NONE : p.programs().fanOuts();
+          return String.format(
+              Locale.ROOT,
+              "%d | %d | %.2f | %.3f | %.0f | %.3f | %.0f",
+              f.count(),
+              f.subAgents(),
+              f.replicasPerFanOut(),
+              f.onParentShare(),
+              f.subMissingMean(),
+              f.joinOnParentShare(),
+              f.joinMissingMean());
+        });
   }
 
   /**

@@ -169,13 +169,31 @@ record LabRequestView(
    * live engines that hold it now; whether it opens a session.
    */
   Steering steering(int index, LabEngine[] engines, boolean[] dead) {
+    return steering(index, engines, dead, null, openers.get(index), 0);
+  }
+
+  /**
+   * The steering of request {@code index} as {@link #steering(int, LabEngine[], boolean[])} says,
+   * but with its session's binding as the ingress's session router found it ({@link LabSessions}):
+   * bound to {@code boundReplica} (null: none) with {@code affinityBonusTokens}, opening its
+   * session or not, built as the ingress's {@code SteeringSettings} builds it.
+   */
+  Steering steering(
+      int index,
+      LabEngine[] engines,
+      boolean[] dead,
+      String boundReplica,
+      boolean opens,
+      double affinityBonusTokens) {
     if (!steersAdapters) {
       return Steering.NONE;
     }
-    boolean opens = openers.get(index);
     String adapter = keys.adapter(index);
-    if (adapter == null) {
+    if (adapter == null && boundReplica == null) {
       return opens ? Steering.OPENS_SESSION : Steering.NONE;
+    }
+    if (adapter == null) {
+      return new Steering(boundReplica, affinityBonusTokens, 0, null, null, 0, opens);
     }
     Set<String> holders = new HashSet<>();
     for (LabEngine e : engines) {
@@ -183,6 +201,7 @@ record LabRequestView(
         holders.add(e.replicaId());
       }
     }
-    return new Steering(null, 0, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS, opens);
+    return new Steering(
+        boundReplica, affinityBonusTokens, 0, null, holders, ADAPTER_LOAD_PENALTY_TOKENS, opens);
   }
 }

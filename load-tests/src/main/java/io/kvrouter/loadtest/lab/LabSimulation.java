@@ -12,6 +12,7 @@ import io.kvrouter.tracker.KvTrackerCore;
 import io.kvrouter.tracker.RouteRequest;
 import io.kvrouter.tracker.policy.Policies;
 import io.kvrouter.tracker.policy.Visibility;
+import io.kvrouter.tracker.steering.Steering;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,6 +101,12 @@ public final class LabSimulation {
   /** The workload's programs (closed loop, program features, measures), or null for none. */
   private final LabPrograms programs;
 
+  /** The ingress's session affinity ({@code +affinity}), or null when off. */
+  private final LabSessions sessions;
+
+  /** Whether a session's later requests run on its bound replica ({@code +keep}). */
+  private final boolean keep;
+
   /** How a killed replica's requests go on, and what those cut mid-answer cost. */
   private LabKills kills = new LabKills(LabKills.OnKill.RETRY);
 
@@ -151,10 +158,18 @@ public final class LabSimulation {
             dead);
     this.measures = new LabMeasures(workload, config);
     this.arrival = measures.arrival;
+    LabProgramFeatures features = LabProgramFeatures.of(policy);
     this.programs =
         workload.programs() == null
             ? null
-            : new LabPrograms(workload, keys, LabProgramFeatures.of(policy), config.blockSize());
+            : new LabPrograms(workload, keys, features, config.blockSize());
+    this.sessions =
+        !features.affinity()
+            ? null
+            : features.bonusTokens() >= 0
+                ? LabSessions.withBonus(features.bonusTokens())
+                : LabSessions.defaults();
+    this.keep = features.keep();
   }
 
   /** The killed replica's requests go on as {@code onKill} says (a client retry by default). */
@@ -294,6 +309,16 @@ public final class LabSimulation {
   /** What {@code router} is asked to place for request {@code index}. */
   private RouteRequest request(
       int index, String requestId, Set<String> excluded, Map<String, Integer> gateCounts) {
+    return request(index, requestId, excluded, gateCounts, view.steering(index, engines, dead));
+  }
+
+  /** What {@code router} is asked to place for request {@code index}, steered by {@code steer}. */
+  private RouteRequest request(
+      int index,
+      String requestId,
+      Set<String> excluded,
+      Map<String, Integer> gateCounts,
+      Steering steer) {
     return new RouteRequest(
         requestId,
         LabConfig.MODEL,
@@ -301,7 +326,7 @@ public final class LabSimulation {
         view.routerPromptLength(index) + kills.carried(requestId),
         excluded,
         false,
-        view.steering(index, engines, dead),
+        steer,
         gateCounts,
         0);
   }
@@ -320,13 +345,29 @@ public final class LabSimulation {
       Set<String> excluded,
       Map<String, Integer> gateCounts,
       int turnedAway) {
-    RouteRequest request = request(index, requestId, excluded, gateCounts);
-    // Strict mode holds the reservation back from the peers until its gate admits it, as the
-    // ingress does (TrackerRouter): one turned away never shows them load that was not placed.
     Decision d =
-        gates == null
-            ? routers[router].selectAndReserve(request, now / 1000)
-            : routers[router].selectAndReserveUnannounced(request, now / 1000);
+        sessions == null
+            ? place(now, router, request(index, requestId, excluded, gateCounts))
+            : sessions.decide(
+                requestId,
+                workload.get(index).session(),
+                now / 1000,
+                (bound, opens) ->
+                    place(
+                        now,
+                        router,
+                        request(
+                            index,
+                            requestId,
+                            kept(bound, excluded),
+                            gateCounts,
+                            view.steering(
+                                index,
+                                engines,
+                                dead,
+                                bound,
+                                opens,
+                                sessions.affinityBonusTokens()))));
     if (!d.placed()) {
       throw new IllegalStateException("no replica left for " + requestId);
     }
@@ -348,6 +389,35 @@ public final class LabSimulation {
         0,
         new LabGates.Attempt(
             index, requestId, router, replica, expected, first, excluded, gateCounts, turnedAway));
+  }
+
+  /**
+   * The replicas a request bound to {@code bound} may not run on: with {@code +keep}, every live
+   * replica but its bound one (when that one is alive), else {@code excluded}.
+   */
+  private Set<String> kept(String bound, Set<String> excluded) {
+    Integer b = bound == null ? null : replicaIndex.get(bound);
+    if (!keep || b == null || dead[b] || excluded.contains(bound)) {
+      return excluded;
+    }
+    Set<String> others = new java.util.HashSet<>(excluded);
+    for (LabEngine e : engines) {
+      if (e.replica() != b) {
+        others.add(e.replicaId());
+      }
+    }
+    return others;
+  }
+
+  /**
+   * {@code router} selects and reserves for {@code request}; strict mode holds the reservation back
+   * from the peers until its gate admits it, as the ingress does (TrackerRouter): one turned away
+   * never shows them load that was not placed.
+   */
+  private Decision place(long now, int router, RouteRequest request) {
+    return gates == null
+        ? routers[router].selectAndReserve(request, now / 1000)
+        : routers[router].selectAndReserveUnannounced(request, now / 1000);
   }
 
   /** The keys of request {@code index} as this policy's router sees them. */

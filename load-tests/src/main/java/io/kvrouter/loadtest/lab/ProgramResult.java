@@ -1,5 +1,8 @@
 package io.kvrouter.loadtest.lab;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 /**
  * What a run measured of the programs of a workload ({@link LabPrograms}).
  *
@@ -10,7 +13,10 @@ package io.kvrouter.loadtest.lab;
  * @param sessions top-level programs that finished
  * @param warmedTokens prompt tokens warm-ups prefilled
  * @param warmsDropped warm-ups cancelled, preempted or refused for want of headroom
+ * @param fanOuts where sub-agent fan-outs landed
  * @param ttftByRequest each request's TTFT in ms by request index (-1: none), never mutated
+ * @param requestKeys each request's key ({@code Programs#key}: session and turn) by request index,
+ *     which names it across runs whose arrivals (and so indexes) differ, never mutated
  */
 public record ProgramResult(
     Latency continuingTtft,
@@ -19,4 +25,68 @@ public record ProgramResult(
     int sessions,
     long warmedTokens,
     long warmsDropped,
-    double[] ttftByRequest) {}
+    FanOuts fanOuts,
+    double[] ttftByRequest,
+    String[] requestKeys) {
+
+  /**
+   * Where the sub-agent fan-outs landed: a fan-out is a request whose reply two or more sub-agents
+   * follow (their first requests share its prompt and reply), its parent replica the one that
+   * answered it.
+   *
+   * @param count fan-outs
+   * @param subAgents sub-agents they started
+   * @param replicasPerFanOut mean distinct replicas a fan-out's first requests ran on
+   * @param onParentShare share of the sub-agents whose first request ran on the parent replica
+   * @param subMissingMean mean prompt tokens a sub-agent's first request found uncached
+   * @param joinOnParentShare share of the parent's next turns (after the sub-agents) that ran on
+   *     the parent replica
+   * @param joinMissingMean mean prompt tokens the parent's next turn found uncached
+   */
+  public record FanOuts(
+      int count,
+      int subAgents,
+      double replicasPerFanOut,
+      double onParentShare,
+      double subMissingMean,
+      double joinOnParentShare,
+      double joinMissingMean) {
+
+    /** No fan-out. */
+    public static final FanOuts NONE = new FanOuts(0, 0, 0, 0, 0, 0, 0);
+  }
+
+  /**
+   * Writes the measures, and each request's TTFT ({@code ttft_by_request_ms}, aligned with {@code
+   * request_keys}), into {@code o}.
+   */
+  void write(ObjectNode o) {
+    ObjectNode c = o.putObject("continuing_ttft_ms");
+    c.put("p50", continuingTtft.p50());
+    c.put("p90", continuingTtft.p90());
+    c.put("p99", continuingTtft.p99());
+    ObjectNode s = o.putObject("session_completion_ms");
+    s.put("p50", sessionCompletion.p50());
+    s.put("p90", sessionCompletion.p90());
+    o.put("missing_tokens_mean", missingTokens.mean());
+    o.put("sessions", sessions);
+    o.put("warmed_tokens", warmedTokens);
+    o.put("warms_dropped", warmsDropped);
+    ObjectNode f = o.putObject("fan_outs");
+    f.put("count", fanOuts.count());
+    f.put("sub_agents", fanOuts.subAgents());
+    f.put("replicas_per_fan_out", fanOuts.replicasPerFanOut());
+    f.put("on_parent_share", fanOuts.onParentShare());
+    f.put("sub_missing_mean", fanOuts.subMissingMean());
+    f.put("join_on_parent_share", fanOuts.joinOnParentShare());
+    f.put("join_missing_mean", fanOuts.joinMissingMean());
+    ArrayNode ttft = o.putArray("ttft_by_request_ms");
+    for (double t : ttftByRequest) {
+      ttft.add(t);
+    }
+    ArrayNode keys = o.putArray("request_keys");
+    for (String k : requestKeys) {
+      keys.add(k);
+    }
+  }
+}

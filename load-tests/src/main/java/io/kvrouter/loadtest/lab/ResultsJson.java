@@ -14,8 +14,9 @@ import java.nio.file.Path;
  * pooled_lru_hit_rate} ({@link SingleCacheBound#pooledTokenRate}), and {@code policies}: objects
  * with {@code policy}, {@code hit_rate}, {@code block_hit_rate} (null without trace block ids),
  * {@code ttft_ms} {p50,p90,p99}, {@code e2e_ms} {p50,p99}, {@code throughput_rps}, {@code
- * load_max_over_mean}, {@code decisions}; plus a few more fields that help reading a run (settings,
- * per-replica decisions). Stateless; O(policies × replicas).
+ * load_max_over_mean}, {@code decisions}; with programs, {@code programs} ({@link
+ * ProgramResult#write}: their measures and each request's TTFT); plus a few more fields that help
+ * reading a run (settings, per-replica decisions). Stateless; O(policies × replicas).
  */
 public final class ResultsJson {
 
@@ -91,6 +92,9 @@ public final class ResultsJson {
       o.put("decisions_to_killed_after_kill", p.decisionsToKilledAfterKill());
       o.put("wall_ms", p.wallMillis());
       o.put("cpu_ms", p.cpuMillis());
+      if (p.programs() != null) {
+        p.programs().write(o.putObject("programs"));
+      }
     }
     return root;
   }

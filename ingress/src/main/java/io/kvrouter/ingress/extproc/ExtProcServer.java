@@ -46,10 +46,6 @@ public final class ExtProcServer {
     try {
       server =
           NettyServerBuilder.forAddress(new InetSocketAddress(settings.host(), settings.port()))
-              // Handlers run on the event loop that read the message: none blocks (a long body is
-              // tokenized on the tokenize pool), and the hop to gRPC's default executor was a
-              // thread wake-up per ext_proc message.
-              .directExecutor()
               .addService(new EndpointPicker(decoder, router, settings.maxBodyBytes()))
               .build()
               .start();

@@ -41,9 +41,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * response headers mark the prefill done; the end of the response body (or of the stream, whichever
  * comes first) releases the reservation, exactly once.
  *
- * <p>gRPC delivers one stream's messages one at a time, on its Netty event loop (the server runs
- * with a direct executor); a long body is decoded on the tokenize pool and the routing decision
- * completes on the tracker's thread, so writes to Envoy are serialised on the outbound observer.
+ * <p>gRPC delivers one stream's messages one at a time; the routing decision completes on another
+ * thread, so writes to Envoy are serialised on the outbound observer.
  */
 final class PickerStream implements StreamObserver<ProcessingRequest> {
 
@@ -63,7 +62,7 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
   private ByteString.Output body = ByteString.newOutput();
   private Endpoint endpoint;
   private volatile String reservationId;
-  private volatile boolean done;
+  private boolean done;
 
   PickerStream(
       StreamObserver<ProcessingResponse> out,
@@ -162,28 +161,13 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
 
   private void pick(ByteString whole) {
     body = null;
-    decoder
-        .decodeAsync(endpoint, whole.toByteArray())
-        .whenComplete(
-            (decoded, error) -> {
-              if (error == null) {
-                route(decoded, whole);
-              } else if (cause(error) instanceof ApiException e) {
-                immediate(e.error());
-              } else {
-                immediate(
-                    new ApiError(
-                        500,
-                        "The endpoint picker could not decode the request: " + cause(error),
-                        "server_error",
-                        null,
-                        "internal_error",
-                        0));
-              }
-            });
-  }
-
-  private void route(PromptDecoder.Decoded decoded, ByteString whole) {
+    PromptDecoder.Decoded decoded;
+    try {
+      decoded = decoder.decode(endpoint, whole.toByteArray());
+    } catch (ApiException e) {
+      immediate(e.error());
+      return;
+    }
     ReplicaQuery query =
         new ReplicaQuery(
                 requestId,
@@ -197,7 +181,8 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
         .whenComplete(
             (outcome, error) -> {
               if (error != null) {
-                immediate(ApiError.unavailable("routing failed: " + cause(error), 1));
+                Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                immediate(ApiError.unavailable("routing failed: " + cause, 1));
               } else if (outcome instanceof RouteOutcome.Routed routed) {
                 routed(routed, whole);
               } else if (outcome instanceof RouteOutcome.Busy busy) {
@@ -206,12 +191,6 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
                 immediate(ApiError.unavailable(((RouteOutcome.NoReplica) outcome).reason(), 2));
               }
             });
-  }
-
-  private static Throwable cause(Throwable error) {
-    return error instanceof CompletionException && error.getCause() != null
-        ? error.getCause()
-        : error;
   }
 
   private void routed(RouteOutcome.Routed routed, ByteString whole) {

@@ -7,7 +7,6 @@ import io.kvrouter.ingress.api.Endpoint;
 import io.kvrouter.ingress.api.InferenceRequest;
 import io.kvrouter.ingress.api.RequestTokenizer;
 import io.kvrouter.ingress.api.RequestValidator;
-import java.util.concurrent.CompletionStage;
 
 /**
  * Turns a request body that Envoy hands over into what the router needs: the same validation and
@@ -47,15 +46,5 @@ final class PromptDecoder {
   Decoded decode(Endpoint endpoint, byte[] body) {
     InferenceRequest request = validator.validate(endpoint, reader.read(body));
     return new Decoded(request, tokenizer.tokenize(request));
-  }
-
-  /**
-   * {@link #decode} where the HTTP ingress would tokenize the same body: on the calling thread (the
-   * gRPC event loop) for a short body, on the tokenize pool for a long one, so a 128k-token prompt
-   * does not hold up the other streams of the event loop. Fails with {@link ApiException} as {@link
-   * #decode} throws it (wrapped in a {@link java.util.concurrent.CompletionException}).
-   */
-  CompletionStage<Decoded> decodeAsync(Endpoint endpoint, byte[] body) {
-    return tokenizer.encoder().forBody(body.length, () -> decode(endpoint, body));
   }
 }

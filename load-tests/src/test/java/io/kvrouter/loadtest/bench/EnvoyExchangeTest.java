@@ -24,8 +24,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.junit.jupiter.api.AfterEach;
@@ -40,12 +38,7 @@ import org.junit.jupiter.api.Test;
  */
 class EnvoyExchangeTest {
 
-  /** Bodies up to this long are decoded where gRPC delivered them. */
-  private static final long INLINE_MAX_BYTES = 8192;
-
   private final RecordingRouter router = new RecordingRouter();
-  private final ExecutorService tokenizePool =
-      Executors.newSingleThreadExecutor(r -> new Thread(r, "tokenize-pool"));
   private final PickerWorkload workload =
       new PickerWorkload(TokenizerRegistry.DEMO_MODEL, 1024, 4, 0.75, 7);
   private ActorTestKit kit;
@@ -78,7 +71,7 @@ class EnvoyExchangeTest {
                     tokenizers,
                     router,
                     TokenizerRegistry.DEMO_MODEL,
-                    new PromptEncoder(tokenizePool, cache, INLINE_MAX_BYTES))))
+                    new PromptEncoder(Runnable::run, cache))))
         .isEqualTo(port);
     channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
   }
@@ -87,7 +80,6 @@ class EnvoyExchangeTest {
   void stop() throws Exception {
     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     kit.shutdownTestKit();
-    tokenizePool.shutdownNow();
     tokenizers.close();
   }
 
@@ -105,28 +97,6 @@ class EnvoyExchangeTest {
     assertThat(router.queries.get(0).tokenIds()).hasSize(workload.promptTokens(0));
     assertThat(router.prefilled).containsExactly("r-1");
     assertThat(router.released).containsExactly("r-1");
-  }
-
-  @Test
-  void aShortBody_isDecidedOnTheEventLoopThatReadIt_aLongOneOnTheTokenizePool() throws Exception {
-    router.answer = new RouteOutcome.Routed("r-4", target("http://10.0.0.4:8000"), 0);
-    PickerWorkload longBodies = new PickerWorkload(TokenizerRegistry.DEMO_MODEL, 8192, 1, 0.5, 9);
-    assertThat(workload.body(0).length).isLessThanOrEqualTo((int) INLINE_MAX_BYTES);
-    assertThat(longBodies.body(0).length).isGreaterThan((int) INLINE_MAX_BYTES);
-
-    exchange(0, 16384);
-    EnvoyExchange.start(
-            ExternalProcessorGrpc.newStub(channel),
-            "/v1/chat/completions",
-            longBodies.body(0),
-            16384)
-        .result()
-        .get(30, TimeUnit.SECONDS);
-
-    // gRPC's direct executor: no hop to its default executor ("grpc-default-executor-N") per
-    // message
-    assertThat(router.threads.get(0)).startsWith("grpc-default-worker-ELG");
-    assertThat(router.threads.get(1)).isEqualTo("tokenize-pool");
   }
 
   @Test
@@ -198,12 +168,10 @@ class EnvoyExchangeTest {
     final List<ReplicaQuery> queries = new CopyOnWriteArrayList<>();
     final List<String> prefilled = new CopyOnWriteArrayList<>();
     final List<String> released = new CopyOnWriteArrayList<>();
-    final List<String> threads = new CopyOnWriteArrayList<>();
 
     @Override
     public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
       queries.add(query);
-      threads.add(Thread.currentThread().getName());
       return CompletableFuture.completedFuture(answer);
     }
 

@@ -21,7 +21,9 @@
 # ingress (with its own agent, in its own cluster, on the same engine) as the path "before", measured
 # in the same rotation as "ingress" (a change's before and after in one run), PATHS (the paths
 # measured, default "engine nginx pekko netty ingress", plus "before" with BEFORE_JAR),
-# BEFORE_JAVA_OPTS (options of the "before" ingress's JVM, default INGRESS_JAVA_OPTS).
+# BEFORE_JAVA_OPTS (options of the "before" ingress's JVM, default INGRESS_JAVA_OPTS), TURNS and
+# WARMUP_TURNS (measured and unmeasured turns of each long conversation, 15 and 30),
+# CONVERSATION_MODE (turns, repeat or both).
 # Figures are ratios within one run: run it on a quiet machine.
 set -euo pipefail
 
@@ -305,12 +307,12 @@ ttft() { jq -r ".latencyMs.ttft.corrected.$2 * 100 | round / 100" "$1/results.js
 
 if [ -n "$conversations" ] && [ "$conversations" != none ]; then
   echo
-  echo "Long conversations: the next turn (streaming, max_tokens 1), median of 15 turns each after 30 unmeasured"
+  echo "Long conversations: the next turn (streaming, max_tokens 1), median of ${TURNS:-15} turns each after ${WARMUP_TURNS:-30} unmeasured"
   "${java_run[@]}" -cp "$jar" io.kvrouter.loadtest.bench.ConversationTurns \
     --engine "http://127.0.0.1:$p_engine" --ingress "http://127.0.0.1:$p_ingress" \
     --proxies "$(for l in $paths; do
       case "$l" in engine|ingress) ;; *) printf '%s=%s,' "$l" "$(url_of "$l")" ;; esac
-    done)" --sizes "$conversations" --turns 15 --mode "${CONVERSATION_MODE:-both}"
+    done)" --sizes "$conversations" --turns "${TURNS:-15}" --warmup "${WARMUP_TURNS:-30}" --mode "${CONVERSATION_MODE:-both}"
 fi 2>&1 | tee -a "$out/table.md"
 
 if [ "${KEEP:-0}" = 1 ]; then

@@ -1,9 +1,13 @@
 package io.kvrouter.ingress.api;
 
 import io.kvrouter.ingress.routing.Router;
+import io.kvrouter.ingress.tokenize.ChatTemplateException;
 import io.kvrouter.ingress.tokenize.ModelTokenizer;
 import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A validated request's prompt as token ids, the one path of the HTTP ingress and the Envoy picker
@@ -12,8 +16,9 @@ import io.kvrouter.ingress.tokenize.TokenizerRegistry;
  * PromptEncoder} and its prefix cache, completions prompts as {@link TokenizedPrompt#of} encodes
  * them, then the context-length check.
  *
- * <p>Thread-safe; runs on the caller's thread (the HTTP ingress calls it through {@link
- * PromptEncoder#forBody}).
+ * <p>Thread-safe; {@link #tokenize(InferenceRequest)} runs on the caller's thread (the Envoy picker
+ * calls it), {@link #tokenize(InferenceRequest, long)} where the {@link PromptEncoder} puts the
+ * work (the HTTP ingress).
  */
 public final class RequestTokenizer {
 
@@ -44,11 +49,51 @@ public final class RequestTokenizer {
    */
   public int[] tokenize(InferenceRequest request) {
     ModelTokenizer tokenizer = tokenizerOf(request.model());
-    int[] tokens =
+    return withinContext(
+        request,
+        tokenizer,
         TokenizedPrompt.of(
             request,
             tokenizer,
-            (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs()));
+            (t, r) -> encoder.encodeChat(t, r.messages(), r.tools(), true, r.templateKwargs())));
+  }
+
+  /**
+   * The prompt's token ids, as {@link #tokenize(InferenceRequest)}, in a stage (failed with the
+   * {@link ApiException} to answer): a body of at most {@code inline-max-bytes} on the caller's
+   * thread; a longer chat rendered and looked up in the prefix cache there, and tokenized there too
+   * when the cache holds all but a short tail ({@link PromptEncoder#encodeChatStaged}); anything
+   * else on the pool.
+   */
+  public CompletionStage<int[]> tokenize(InferenceRequest request, long bodyBytes) {
+    if (!request.isChat() || bodyBytes <= encoder.inlineMaxBytes()) {
+      return encoder.forBody(bodyBytes, () -> tokenize(request));
+    }
+    try {
+      ModelTokenizer tokenizer = tokenizerOf(request.model());
+      TokenizedPrompt.images(request);
+      CompletionStage<int[]> ids;
+      try {
+        ids =
+            encoder.encodeChatStaged(
+                tokenizer, request.messages(), request.tools(), true, request.templateKwargs());
+      } catch (ChatTemplateException e) {
+        throw TokenizedPrompt.rejected(e);
+      }
+      return ids.thenApply(
+          tokens -> withinContext(request, tokenizer, TokenizedPrompt.nonEmpty(tokens)));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(new CompletionException(e));
+    }
+  }
+
+  /**
+   * {@code tokens}, when they and the completion fit the model's context.
+   *
+   * @throws ApiException {@code context_length_exceeded} otherwise
+   */
+  private static int[] withinContext(
+      InferenceRequest request, ModelTokenizer tokenizer, int[] tokens) {
     int limit = tokenizer.maxModelLen();
     int requested = tokens.length + Math.max(request.maxTokens(), 1);
     if (requested > limit) {

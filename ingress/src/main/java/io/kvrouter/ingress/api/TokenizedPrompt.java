@@ -87,12 +87,26 @@ public final class TokenizedPrompt {
         tokens = tokenizer.encodePrompt(request.promptText());
       }
     } catch (ChatTemplateException e) {
-      throw new ApiException(
-          ApiError.invalid(
-              "The chat template rejected the messages: " + e.getMessage(),
-              "messages",
-              "invalid_messages"));
+      throw rejected(e);
     }
+    return nonEmpty(tokens);
+  }
+
+  /** The error to answer when the chat template rejects the messages. */
+  public static ApiException rejected(ChatTemplateException e) {
+    return new ApiException(
+        ApiError.invalid(
+            "The chat template rejected the messages: " + e.getMessage(),
+            "messages",
+            "invalid_messages"));
+  }
+
+  /**
+   * {@code tokens}, when there is one.
+   *
+   * @throws ApiException {@code empty_prompt} otherwise
+   */
+  public static int[] nonEmpty(int[] tokens) {
     if (tokens.length == 0) {
       throw new ApiException(
           ApiError.invalid("The prompt is empty after tokenization.", "prompt", "empty_prompt"));

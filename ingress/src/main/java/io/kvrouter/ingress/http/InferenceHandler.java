@@ -174,8 +174,7 @@ public final class InferenceHandler {
               trace.set("gen_ai.request.model", request.model());
               RequestTrace.Phase tokenizing = trace.phase("tokenize");
               return tokenizer
-                  .encoder()
-                  .forBody(bytes.length, () -> tokenizer.tokenize(request))
+                  .tokenize(request, bytes.length)
                   .whenComplete(
                       (tokens, e) -> {
                         if (e == null) {

@@ -118,14 +118,21 @@ public final class ChatPrefixCache {
 
   /** The ids of {@code text}, a chat prompt {@code model}'s template rendered. */
   public int[] encode(ModelTokenizer model, String text) {
-    PromptTokenizer tokenizer = model.tokenizer();
+    return lookup(model, text).finish();
+  }
+
+  /**
+   * What the cache holds of {@code text} (a chat prompt {@code model}'s template rendered): one
+   * pass of hashing and the lookup, without tokenizing; {@link Lookup#finish} tokenizes the rest.
+   */
+  public Lookup lookup(ModelTokenizer model, String text) {
     String marker = model.chatTemplate().turnMarker();
     if (maxBytes == 0 || !Boolean.TRUE.equals(splittable.get(model.name()))) {
-      return tokenizer.encode(text, false);
+      return new Lookup(model, text, null, null, -1, null);
     }
     int[] bounds = boundaries(text, marker);
     if (bounds.length == 0) {
-      return tokenizer.encode(text, false);
+      return new Lookup(model, text, null, null, -1, null);
     }
     long[] hashes = new long[bounds.length];
     long h = 0;
@@ -135,11 +142,10 @@ public final class ChatPrefixCache {
       hashes[k] = h;
       from = bounds[k];
     }
-    int last = bounds.length - 1;
     int hit = -1;
     int[] cached = null;
     synchronized (this) {
-      for (int k = last; k >= 0 && cached == null; k--) {
+      for (int k = bounds.length - 1; k >= 0 && cached == null; k--) {
         cached = entries.get(new Key(model.name(), bounds[k], hashes[k]));
         hit = cached == null ? -1 : k;
       }
@@ -149,24 +155,63 @@ public final class ChatPrefixCache {
         hits++;
       }
     }
-    int start = hit < 0 ? 0 : bounds[hit];
-    int[] prefix = cached == null ? new int[0] : cached;
-    if (hit < last) {
-      int system = systemEnd(text, marker, bounds);
-      if (system > hit && system < last) {
-        // the shared system prompt, kept beside the conversation for requests that share it
-        prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[system]), false));
-        store(new Key(model.name(), bounds[system], hashes[system]), prefix, null);
-        start = bounds[system];
-      }
-      prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[last]), false));
-      // the entry this one extends goes (the conversation moved on), unless it is a system prompt
-      store(
-          new Key(model.name(), bounds[last], hashes[last]),
-          prefix,
-          hit > system ? new Key(model.name(), bounds[hit], hashes[hit]) : null);
+    return new Lookup(model, text, bounds, hashes, hit, cached);
+  }
+
+  /**
+   * A chat prompt's longest cached prefix ending at a turn boundary, and the tokenizing of the rest
+   * ({@link #finish}, once, on any thread).
+   */
+  public final class Lookup {
+    private final ModelTokenizer model;
+    private final String text;
+    private final int[] bounds;
+    private final long[] hashes;
+    private final int hit;
+    private final int[] cached;
+
+    private Lookup(
+        ModelTokenizer model, String text, int[] bounds, long[] hashes, int hit, int[] cached) {
+      this.model = model;
+      this.text = text;
+      this.bounds = bounds;
+      this.hashes = hashes;
+      this.hit = hit;
+      this.cached = cached;
     }
-    return concat(prefix, tokenizer.encode(text.substring(bounds[last]), false));
+
+    /** The chars {@link #finish} tokenizes: those after the cached prefix. */
+    public int uncachedChars() {
+      return hit < 0 ? text.length() : text.length() - bounds[hit];
+    }
+
+    /** The ids of the whole text: the cached prefix's, then the rest tokenized and stored. */
+    public int[] finish() {
+      PromptTokenizer tokenizer = model.tokenizer();
+      if (bounds == null) {
+        return tokenizer.encode(text, false);
+      }
+      String marker = model.chatTemplate().turnMarker();
+      int last = bounds.length - 1;
+      int start = hit < 0 ? 0 : bounds[hit];
+      int[] prefix = cached == null ? new int[0] : cached;
+      if (hit < last) {
+        int system = systemEnd(text, marker, bounds);
+        if (system > hit && system < last) {
+          // the shared system prompt, kept beside the conversation for requests that share it
+          prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[system]), false));
+          store(new Key(model.name(), bounds[system], hashes[system]), prefix, null);
+          start = bounds[system];
+        }
+        prefix = concat(prefix, tokenizer.encode(text.substring(start, bounds[last]), false));
+        // the entry this one extends goes (the conversation moved on), unless it is a system prompt
+        store(
+            new Key(model.name(), bounds[last], hashes[last]),
+            prefix,
+            hit > system ? new Key(model.name(), bounds[hit], hashes[hit]) : null);
+      }
+      return concat(prefix, tokenizer.encode(text.substring(bounds[last]), false));
+    }
   }
 
   private synchronized void store(Key key, int[] ids, Key extended) {

@@ -16,7 +16,9 @@ import java.util.function.Supplier;
  * less than the hand-off to another thread costs), a longer one on a dedicated pool ({@code
  * kvrouter.ingress.tokenize.dispatcher}), not on the HTTP dispatcher, so a 128k-token prompt does
  * not hold up the threads that accept and relay streams; chat prompts through the {@link
- * ChatPrefixCache}.
+ * ChatPrefixCache}. A longer chat body is rendered and looked up in the cache on the caller's
+ * thread first ({@link #encodeChatStaged}): only what the cache lacks decides where it is
+ * tokenized.
  *
  * <p>One tokenizer instance per model serves every pool thread: jtokkit encodings, {@link
  * O200kAsciiEncoder}, DJL's Hugging Face tokenizer (its native handle is immutable; {@code
@@ -95,12 +97,48 @@ public final class PromptEncoder {
       List<Map<String, Object>> tools,
       boolean addGenerationPrompt,
       Map<String, Object> kwargs) {
+    return prepare(model, messages, tools, addGenerationPrompt, kwargs).finish().get();
+  }
+
+  /**
+   * The ids of a chat conversation, as {@link #encodeChat}, in a stage: the template's rendering
+   * and the cache's lookup on the caller's thread (linear in the text, as reading the body was),
+   * then the tokenizing of what the cache lacks there too when that is at most {@code
+   * inline-max-bytes} chars (a conversation sent again, or its next turn), else on the pool.
+   *
+   * @throws ChatTemplateException if the template rejects the conversation (on the caller's thread)
+   */
+  public CompletionStage<int[]> encodeChatStaged(
+      ModelTokenizer model,
+      List<Map<String, Object>> messages,
+      List<Map<String, Object>> tools,
+      boolean addGenerationPrompt,
+      Map<String, Object> kwargs) {
+    Prepared chat = prepare(model, messages, tools, addGenerationPrompt, kwargs);
+    return forBody(chat.uncachedChars(), chat.finish());
+  }
+
+  /** A rendered chat: the chars still to tokenize, and what tokenizes them. */
+  private record Prepared(long uncachedChars, Supplier<int[]> finish) {}
+
+  private Prepared prepare(
+      ModelTokenizer model,
+      List<Map<String, Object>> messages,
+      List<Map<String, Object>> tools,
+      boolean addGenerationPrompt,
+      Map<String, Object> kwargs) {
     String rendered = model.renderChat(messages, tools, addGenerationPrompt, kwargs);
     if (rendered.contains(MediaPrompt.MARKER)) {
       // images: their placeholder tokens split the text, which the turn cache does not know
-      return model.encodeRendered(rendered);
+      return new Prepared(rendered.length(), () -> model.encodeRendered(rendered));
     }
-    return cache.encode(model, rendered);
+    ChatPrefixCache.Lookup lookup = cache.lookup(model, rendered);
+    return new Prepared(lookup.uncachedChars(), lookup::finish);
+  }
+
+  /** The longest body tokenized on the caller's thread (-1: none). */
+  public long inlineMaxBytes() {
+    return inlineMaxBytes;
   }
 
   /** The cache, for metrics and tests. */

@@ -20,7 +20,7 @@ import org.apache.pekko.http.javadsl.ServerBinding;
  */
 final class ValidatingIngress implements AutoCloseable {
 
-  final ActorTestKit kit = ActorTestKit.create();
+  final ActorTestKit kit;
   final TokenizerRegistry tokenizers;
   final FakeRouter router = new FakeRouter();
   final FakeEngine engine;
@@ -44,6 +44,7 @@ final class ValidatingIngress implements AutoCloseable {
                     + ingressConfig
                     + " }")
             .withFallback(ConfigFactory.load());
+    kit = ActorTestKit.create(config);
     tokenizers = TokenizerRegistry.fromConfig(config);
     engine = new FakeEngine(FakeEngine.Mode.OK);
     router.targets.add(new Target("r0", engine.url(), true, apis));

@@ -2,6 +2,9 @@ package io.kvrouter.ingress.tokenize;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -67,5 +70,55 @@ class PromptEncoderTest {
     assertThat(stage.toCompletableFuture()).isCompletedExceptionally();
     assertThat(stage.handle((v, e) -> e.getCause().getMessage()).toCompletableFuture().join())
         .isEqualTo("bad turn");
+  }
+
+  private static final TokenizerRegistry REGISTRY =
+      TokenizerRegistry.fromSettings(
+          List.of(new ModelSettings("chatml-o200k", "tiktoken:o200k_base", "chatml", 16, 1 << 20)));
+
+  /** A conversation of {@code turns} user and assistant messages of about 2,000 chars each. */
+  private static List<Map<String, Object>> conversation(int turns) {
+    List<Map<String, Object>> messages = new ArrayList<>();
+    messages.add(Map.of("role", "system", "content", "You are terse."));
+    for (int t = 0; t < turns; t++) {
+      messages.add(
+          Map.of(
+              "role",
+              t % 2 == 0 ? "user" : "assistant",
+              "content",
+              ("turn " + t + " says something new each time. ").repeat(50)));
+    }
+    return messages;
+  }
+
+  private static int[] staged(PromptEncoder encoder, List<Map<String, Object>> messages) {
+    return encoder
+        .encodeChatStaged(REGISTRY.get("chatml-o200k"), messages, null, true, Map.of())
+        .toCompletableFuture()
+        .join();
+  }
+
+  @Test
+  void aLongChatSentAgain_orContinuedByAShortTurn_tokenizesOnTheCallersThread() {
+    CountingPool pool = new CountingPool();
+    PromptEncoder encoder = new PromptEncoder(pool, new ChatPrefixCache(REGISTRY, 64L << 20), 8192);
+    ModelTokenizer model = REGISTRY.get("chatml-o200k");
+    List<Map<String, Object>> chat = conversation(9);
+
+    int[] first = staged(encoder, chat);
+    assertThat(pool.handed).as("the first time, 18k chars are new").hasValue(1);
+    assertThat(staged(encoder, chat)).isEqualTo(first);
+    assertThat(pool.handed).as("sent again: only the generation prompt is new").hasValue(1);
+
+    List<Map<String, Object>> next = new ArrayList<>(chat);
+    next.add(Map.of("role", "assistant", "content", "Short answer."));
+    next.add(Map.of("role", "user", "content", "And a short question?"));
+    assertThat(staged(encoder, next)).isEqualTo(model.encodeChat(next, null, true, Map.of()));
+    assertThat(pool.handed).as("a short next turn").hasValue(1);
+
+    List<Map<String, Object>> longer = new ArrayList<>(next);
+    longer.addAll(conversation(6).subList(1, 7));
+    assertThat(staged(encoder, longer)).isEqualTo(model.encodeChat(longer, null, true, Map.of()));
+    assertThat(pool.handed).as("six long new turns").hasValue(2);
   }
 }

@@ -16,7 +16,19 @@ final class WritePressure {
   /** Half-life of the recently written tokens. */
   static final long HALF_LIFE_MILLIS = 60_000;
 
-  private final FadingValues tokens = new FadingValues(HALF_LIFE_MILLIS);
+  private final FadingValues tokens;
+
+  /** With the one-minute half-life. */
+  WritePressure() {
+    this(HALF_LIFE_MILLIS);
+  }
+
+  /**
+   * @param halfLifeMillis above 0
+   */
+  WritePressure(double halfLifeMillis) {
+    this.tokens = new FadingValues(halfLifeMillis);
+  }
 
   /** Tokens recently written to {@code replica}, decayed to {@code now}. */
   double at(int replica, long now) {
@@ -26,6 +38,25 @@ final class WritePressure {
   /** Records {@code written} tokens written to {@code replica} at {@code now}. */
   void add(int replica, double written, long now) {
     tokens.set(replica, tokens.at(replica, now) + written, now);
+  }
+
+  /**
+   * Per candidate, its recently written tokens beyond the candidates' mean, at least 0: the compute
+   * it has lately taken on above its share, which its later requests queue behind.
+   */
+  double[] excess(int[] candidates, long now) {
+    int n = candidates.length;
+    double[] excess = new double[n];
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      excess[i] = at(candidates[i], now);
+      sum += excess[i];
+    }
+    double mean = n == 0 ? 0 : sum / n;
+    for (int i = 0; i < n; i++) {
+      excess[i] = Math.max(0, excess[i] - mean);
+    }
+    return excess;
   }
 
   /**

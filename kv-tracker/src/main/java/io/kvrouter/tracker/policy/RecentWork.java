@@ -1,0 +1,61 @@
+package io.kvrouter.tracker.policy;
+
+/**
+ * The queueing a replica's recent work rate makes its later requests meet, the charge {@link
+ * CostModel} puts on a request that opens a session ({@code cost.session-excess}): a session's
+ * opening commits its later turns to the replica, and where prompts are cached on few replicas each
+ * (many system prompts over many replicas) the openings of a popular prompt pile onto its holders
+ * while the queue any one decision sees stays short. Per candidate {@code r}:
+ *
+ * <pre>
+ *   w_r      = uncached tokens written to r by every router, faded with half-life h
+ *   excess_r = max(0, w_r − mean of w over the candidates)
+ *   ρ_r      = min(0.9, perKiloToken · w_r / 1000 · ln 2 / h)     (share of the time r computed)
+ *   charge_r = perKiloToken · excess_r / 1000 · ρ_r / (1 − ρ_r)
+ * </pre>
+ *
+ * that is the compute r took on beyond the mean, times M/M/1's waiting per unit of work at r's
+ * utilisation. It vanishes on an idle cluster (ρ near 0: nothing waits, a cached prefix stays where
+ * it is) and on a balanced one (no excess), and grows as the square of an over-fed replica's rate,
+ * so an opening leaves its prompt's holders for a replica that must compute the prompt only when
+ * the holders are both busier than the rest and busy. ({@code faded sum · ln 2 / h} is the rate of
+ * a steady stream of writes.)
+ *
+ * <p>Cost: O(n) per {@link #charges}. Not thread-safe: owned by one policy instance.
+ */
+final class RecentWork {
+
+  /** The highest utilisation believed: above it the queueing factor would run to infinity. */
+  private static final double MAX_RHO = 0.9;
+
+  private final double halfLifeMillis;
+  private final WritePressure written;
+
+  /**
+   * @param halfLifeMillis above 0
+   */
+  RecentWork(double halfLifeMillis) {
+    this.halfLifeMillis = halfLifeMillis;
+    this.written = new WritePressure(halfLifeMillis);
+  }
+
+  /** Records {@code tokens} uncached tokens written to {@code replica} at {@code now}. */
+  void add(int replica, double tokens, long now) {
+    written.add(replica, tokens, now);
+  }
+
+  /** Per candidate, the charge in ms (see the class comment), with timing {@code t}. */
+  double[] charges(EngineTiming t, int[] candidates, long now) {
+    double[] excess = written.excess(candidates, now);
+    double perToken = t.perKiloToken() / 1e3;
+    for (int i = 0; i < candidates.length; i++) {
+      if (excess[i] > 0) {
+        double rho =
+            Math.min(
+                MAX_RHO, perToken * written.at(candidates[i], now) * Math.log(2) / halfLifeMillis);
+        excess[i] = perToken * excess[i] * rho / (1 - rho);
+      }
+    }
+    return excess;
+  }
+}

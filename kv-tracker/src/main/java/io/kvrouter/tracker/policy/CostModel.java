@@ -154,8 +154,14 @@ final class CostModel {
     double[] share =
         writes.shares(candidates, now, opening ? c.sessionShare() : 0, c.sessionShareMax());
     double workWeight = c.workWeight() * (opening ? c.sessionWork() : 1);
-    double[] backlog =
-        opening && c.sessionExcess() > 0 ? recentWork.charges(t, candidates, now) : new double[n];
+    double[] backlog = new double[n];
+    if (opening && c.sessionExcess() > 0) {
+      double[] queued = new double[n];
+      for (int i = 0; i < n; i++) {
+        queued[i] = load.prefillTokens(candidates[i]);
+      }
+      backlog = recentWork.charges(t, candidates, queued, now);
+    }
     long recentSince = cold ? blindSince.since(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);

@@ -8,7 +8,8 @@ package io.kvrouter.tracker.policy;
  * while the queue any one decision sees stays short. Per candidate {@code r}:
  *
  * <pre>
- *   w_r      = uncached tokens written to r by every router, faded with half-life h
+ *   w_r      = uncached tokens written to r by every router, faded with half-life h, less those
+ *              still queued there (the queue is priced as such: a burst is not a rate)
  *   excess_r = max(0, w_r − mean of w over the candidates)
  *   ρ_r      = min(0.9, perKiloToken · w_r / 1000 · ln 2 / h)     (share of the time r computed)
  *   charge_r = perKiloToken · excess_r / 1000 · ρ_r / (1 − ρ_r)
@@ -44,18 +45,27 @@ final class RecentWork {
     written.add(replica, tokens, now);
   }
 
-  /** Per candidate, the charge in ms (see the class comment), with timing {@code t}. */
-  double[] charges(EngineTiming t, int[] candidates, long now) {
-    double[] excess = written.excess(candidates, now);
+  /**
+   * Per candidate, the charge in ms (see the class comment), with timing {@code t} and {@code
+   * queued} prefill tokens not yet computed on each candidate.
+   */
+  double[] charges(EngineTiming t, int[] candidates, double[] queued, long now) {
+    int n = candidates.length;
+    double[] done = new double[n];
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      done[i] = Math.max(0, written.at(candidates[i], now) - queued[i]);
+      sum += done[i];
+    }
+    double mean = n == 0 ? 0 : sum / n;
     double perToken = t.perKiloToken() / 1e3;
-    for (int i = 0; i < candidates.length; i++) {
-      if (excess[i] > 0) {
-        double rho =
-            Math.min(
-                MAX_RHO, perToken * written.at(candidates[i], now) * Math.log(2) / halfLifeMillis);
-        excess[i] = perToken * excess[i] * rho / (1 - rho);
+    double[] charge = new double[n];
+    for (int i = 0; i < n; i++) {
+      if (done[i] > mean) {
+        double rho = Math.min(MAX_RHO, perToken * done[i] * Math.log(2) / halfLifeMillis);
+        charge[i] = perToken * (done[i] - mean) * rho / (1 - rho);
       }
     }
-    return excess;
+    return charge;
   }
 }

@@ -41,25 +41,6 @@ final class WritePressure {
   }
 
   /**
-   * Per candidate, its recently written tokens beyond the candidates' mean, at least 0: the compute
-   * it has lately taken on above its share, which its later requests queue behind.
-   */
-  double[] excess(int[] candidates, long now) {
-    int n = candidates.length;
-    double[] excess = new double[n];
-    double sum = 0;
-    for (int i = 0; i < n; i++) {
-      excess[i] = at(candidates[i], now);
-      sum += excess[i];
-    }
-    double mean = n == 0 ? 0 : sum / n;
-    for (int i = 0; i < n; i++) {
-      excess[i] = Math.max(0, excess[i] - mean);
-    }
-    return excess;
-  }
-
-  /**
    * Per candidate, its recently written tokens over the candidates' mean, to the power {@code
    * exponent}, at most {@code max} (a replica written less than the mean has fewer later requests
    * for a new request's compute to delay, one written more has more); 1 for every candidate when

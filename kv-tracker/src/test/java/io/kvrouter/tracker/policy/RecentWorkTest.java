@@ -9,6 +9,7 @@ class RecentWorkTest {
 
   private static final EngineTiming T = EngineTiming.MOCKER;
   private static final int[] TWO = {0, 1};
+  private static final double[] NONE = {0, 0};
 
   /**
    * 8,192 tokens on replica 0 and none on replica 1 within the same instant, half-life 1 s: the
@@ -20,21 +21,33 @@ class RecentWorkTest {
   void charge_isTheExcessComputeTimesTheQueueingFactorOfTheRate() {
     RecentWork w = new RecentWork(1_000);
     w.add(0, 8_192, 0);
-    double[] c = w.charges(T, TWO, 0);
+    double[] c = w.charges(T, TWO, NONE, 0);
     double rho = T.perKiloToken() * 8.192 * Math.log(2) / 1_000;
     assertThat(c[0]).isCloseTo(T.perKiloToken() * 4.096 * rho / (1 - rho), within(1e-9));
     assertThat(c[0]).isCloseTo(5.87, within(0.01));
     assertThat(c[1]).isZero();
   }
 
+  /**
+   * Tokens written and still queued are a queue, not a rate: the decision prices the queue as such,
+   * so a burst written at one instant is charged nothing until it has been computed.
+   */
+  @Test
+  void writtenButStillQueued_isChargedNothing() {
+    RecentWork w = new RecentWork(1_000);
+    w.add(0, 8_192, 0);
+    assertThat(w.charges(T, TWO, new double[] {8_192, 0}, 0)).containsExactly(0, 0);
+    assertThat(w.charges(T, TWO, new double[] {4_096, 0}, 0)[0]).isPositive();
+  }
+
   /** Balanced replicas owe nothing, however busy; nothing written, nothing owed. */
   @Test
   void balanced_orIdle_isChargedNothing() {
     RecentWork w = new RecentWork(1_000);
-    assertThat(w.charges(T, TWO, 0)).containsExactly(0, 0);
+    assertThat(w.charges(T, TWO, NONE, 0)).containsExactly(0, 0);
     w.add(0, 50_000, 0);
     w.add(1, 50_000, 0);
-    assertThat(w.charges(T, TWO, 0)).containsExactly(0, 0);
+    assertThat(w.charges(T, TWO, NONE, 0)).containsExactly(0, 0);
   }
 
   /**
@@ -58,6 +71,6 @@ class RecentWorkTest {
   private static double chargeOnZero(double tokens, long atMillis) {
     RecentWork w = new RecentWork(1_000);
     w.add(0, tokens, 0);
-    return w.charges(T, TWO, atMillis)[0];
+    return w.charges(T, TWO, NONE, atMillis)[0];
   }
 }

@@ -8,10 +8,10 @@ package io.kvrouter.tracker.policy;
  * while the queue any one decision sees stays short. Per candidate {@code r}:
  *
  * <pre>
- *   w_r      = uncached tokens written to r by every router, faded with half-life h, less those
- *              still queued there (the queue is priced as such: a burst is not a rate)
+ *   w_r      = uncached tokens written to r by every router, faded with half-life h
  *   excess_r = max(0, w_r − mean of w over the candidates)
- *   ρ_r      = min(0.9, perKiloToken · w_r / 1000 · ln 2 / h)     (share of the time r computed)
+ *   done_r   = w_r less the prefill still queued on r (priced as the queue: a burst is not a rate)
+ *   ρ_r      = min(0.9, perKiloToken · done_r / 1000 · ln 2 / h)  (share of the time r computed)
  *   charge_r = perKiloToken · excess_r / 1000 · ρ_r / (1 − ρ_r)
  * </pre>
  *
@@ -51,19 +51,20 @@ final class RecentWork {
    */
   double[] charges(EngineTiming t, int[] candidates, double[] queued, long now) {
     int n = candidates.length;
-    double[] done = new double[n];
+    double[] written = new double[n];
     double sum = 0;
     for (int i = 0; i < n; i++) {
-      done[i] = Math.max(0, written.at(candidates[i], now) - queued[i]);
-      sum += done[i];
+      written[i] = this.written.at(candidates[i], now);
+      sum += written[i];
     }
     double mean = n == 0 ? 0 : sum / n;
     double perToken = t.perKiloToken() / 1e3;
     double[] charge = new double[n];
     for (int i = 0; i < n; i++) {
-      if (done[i] > mean) {
-        double rho = Math.min(MAX_RHO, perToken * done[i] * Math.log(2) / halfLifeMillis);
-        charge[i] = perToken * (done[i] - mean) * rho / (1 - rho);
+      if (written[i] > mean) {
+        double done = Math.max(0, written[i] - queued[i]);
+        double rho = Math.min(MAX_RHO, perToken * done * Math.log(2) / halfLifeMillis);
+        charge[i] = perToken * (written[i] - mean) * rho / (1 - rho);
       }
     }
     return charge;

@@ -19,7 +19,9 @@ import java.util.Arrays;
  *              with a cached prefix somewhere, else 1
  *   lag_r    = max(0, mean (observed − predicted) first-token time on r − lag.from)
  *   w        = workWeight, times sessionWork for a request opening a session with a cached prefix
- *   cost_r   = ttft_r + w · share_r · (timing.computeMillis(own_r) + load_r) + lag_r
+ *   backlog_r = for such a request, sessionExcess · the queueing r's recent work rate beyond the
+ *              mean makes its later requests meet ({@link RecentWork}), else 0
+ *   cost_r   = ttft_r + w · share_r · (timing.computeMillis(own_r) + load_r) + backlog_r + lag_r
  * </pre>
  *
  * With nothing queued anywhere the smallest {@code own_r} wins, i.e. the longest cached prefix: the
@@ -40,6 +42,7 @@ final class CostModel {
   private final PolicySettings.Cost c;
   private final BusyThresholds busy;
   private final WritePressure writes;
+  private final RecentWork recentWork;
   private final ReplicaLag lag;
   private final PeerRecent peerRecent;
   // Scratch of the last pricing, indexed like its candidates.
@@ -52,11 +55,13 @@ final class CostModel {
       PolicySettings.Cost c,
       BusyThresholds busy,
       WritePressure writes,
+      RecentWork recentWork,
       ReplicaLag lag,
       PeerRecent peerRecent) {
     this.c = c;
     this.busy = busy;
     this.writes = writes;
+    this.recentWork = recentWork;
     this.lag = lag;
     this.peerRecent = peerRecent;
   }
@@ -149,6 +154,14 @@ final class CostModel {
     double[] share =
         writes.shares(candidates, now, opening ? c.sessionShare() : 0, c.sessionShareMax());
     double workWeight = c.workWeight() * (opening ? c.sessionWork() : 1);
+    double[] backlog = new double[n];
+    if (opening && c.sessionExcess() > 0) {
+      double[] queued = new double[n];
+      for (int i = 0; i < n; i++) {
+        queued[i] = load.prefillTokens(candidates[i]);
+      }
+      backlog = recentWork.charges(t, candidates, queued, now);
+    }
     long recentSince = cold ? blindSince.since(query, now) : Long.MAX_VALUE;
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
@@ -163,6 +176,7 @@ final class CostModel {
           queued
               + reload
               + workWeight * share[i] * (t.computeMillis(own[i]) + reload)
+              + c.sessionExcess() * backlog[i]
               + lag.charge(r, now);
       lastPredicted[i] = (own == uncached ? queued : ttft(t, ahead, uncached[i], load, r)) + reload;
       blind[i] = cost[i];

@@ -62,6 +62,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
         }
       };
   private final WritePressure writes = new WritePressure();
+  private final RecentWork recentWork;
   private final OwnInFlight ownLoad = new OwnInFlight();
   private final PrefixFamilies families;
   private final PeerRecent peerRecent = new PeerRecent();
@@ -89,7 +90,8 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
             s.peers().horizonMillis(), s.peers().rotationMillis(), s.peers().maxDelayMillis());
     this.ties = new NearTies(s.ties(), peers, writes);
     this.situation = new Situation(s, peers, intents, fit);
-    this.costs = new CostModel(s.cost(), busy, writes, lag, peerRecent);
+    this.recentWork = new RecentWork(s.cost().sessionExcessHalfLifeMillis());
+    this.costs = new CostModel(s.cost(), busy, writes, recentWork, lag, peerRecent);
     this.holds = new Holds(s, peers, fit, situation, costs);
     this.placement = new IntentPlacement(s, intents, costs, ties);
   }
@@ -307,6 +309,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     double own = costs.ownTokens(query, match, replica);
     learnTypical(own);
     writes.add(replica, own, query.nowMillis());
+    recentWork.add(replica, own, query.nowMillis());
     if (match.longest() == 0) {
       families.started(replica, query.nowMillis());
     }
@@ -390,6 +393,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
         holds.peerStarted(nowMillis);
       }
       writes.add(replica, prefillTokens, nowMillis);
+      recentWork.add(replica, prefillTokens, nowMillis);
       peerRecent.add(replica, prefillTokens, issuedMillis, nowMillis);
     }
   }

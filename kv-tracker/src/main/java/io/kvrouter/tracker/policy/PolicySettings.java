@@ -48,6 +48,10 @@ public record PolicySettings(
    *     work
    * @param sessionShareMax the most that scaled share may be (1: a replica written more than the
    *     mean is charged as one written the mean)
+   * @param sessionExcess weight of the queueing a replica's recent work beyond the candidates' mean
+   *     makes a later request meet, charged to a request opening a session with a cached prefix
+   *     ({@link RecentWork}; 0: off)
+   * @param sessionExcessHalfLifeMillis half-life of the recent work that charge counts, ms
    * @param coldMatchShare a prompt no replica holds this share of is placed as if none held any
    * @param predictedCredit a predicted (reserved, unconfirmed) block counts this much cached
    * @param diskCredit a disk-tier block counts this much cached
@@ -59,6 +63,8 @@ public record PolicySettings(
       double sessionWork,
       double sessionShare,
       double sessionShareMax,
+      double sessionExcess,
+      double sessionExcessHalfLifeMillis,
       double coldMatchShare,
       double predictedCredit,
       double diskCredit,
@@ -68,6 +74,11 @@ public record PolicySettings(
       notNegative("cost.work-weight", workWeight);
       notNegative("cost.session-work", sessionWork);
       notNegative("cost.session-share", sessionShare);
+      notNegative("cost.session-excess", sessionExcess);
+      if (!(sessionExcessHalfLifeMillis > 0)) {
+        throw new IllegalArgumentException(
+            "cost.session-excess-half-life must be positive, was " + sessionExcessHalfLifeMillis);
+      }
       if (!(sessionShareMax >= 1)) {
         throw new IllegalArgumentException(
             "cost.session-share-max must be at least 1, was " + sessionShareMax);
@@ -255,6 +266,8 @@ public record PolicySettings(
               c.getDouble("cost.session-work"),
               c.getDouble("cost.session-share"),
               c.getDouble("cost.session-share-max"),
+              c.getDouble("cost.session-excess"),
+              millis(c, "cost.session-excess-half-life"),
               c.getDouble("cost.cold-match-share"),
               c.getDouble("cost.predicted-credit"),
               c.getDouble("cost.disk-credit"),

@@ -16,7 +16,19 @@ final class WritePressure {
   /** Half-life of the recently written tokens. */
   static final long HALF_LIFE_MILLIS = 60_000;
 
-  private final FadingValues tokens = new FadingValues(HALF_LIFE_MILLIS);
+  private final FadingValues tokens;
+
+  /** With the one-minute half-life. */
+  WritePressure() {
+    this(HALF_LIFE_MILLIS);
+  }
+
+  /**
+   * @param halfLifeMillis above 0
+   */
+  WritePressure(double halfLifeMillis) {
+    this.tokens = new FadingValues(halfLifeMillis);
+  }
 
   /** Tokens recently written to {@code replica}, decayed to {@code now}. */
   double at(int replica, long now) {

@@ -388,7 +388,7 @@ class KvRouterPolicyTest {
     long[] cold = Fixture.prompt(9_000_000L, 256);
     assertThat(rankOpening(q, g, cold, false)[0]).as("cold, continuing").isEqualTo(0);
     assertThat(rankOpening(q, g, cold, true)[0]).as("cold, opening").isEqualTo(0);
-    KvRouterPolicy off = offWith("cost.session-share=0");
+    KvRouterPolicy off = offWith("cost.session-share=0@cost.session-excess=0");
     for (int i = 0; i < 4; i++) {
       f.running(off, "o" + i, Fixture.prompt(200 + i, 256), 0);
     }
@@ -409,7 +409,7 @@ class KvRouterPolicyTest {
     for (String sessionWork : new String[] {"1", "1.5"}) {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 64, Tier.GPU);
-      KvRouterPolicy p = offWith("cost.session-work=" + sessionWork);
+      KvRouterPolicy p = offWith("cost.session-work=" + sessionWork + "@cost.session-excess=0");
       written(f, p, 4);
       f.prefill[1] = 500;
       assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing").isZero();
@@ -434,13 +434,50 @@ class KvRouterPolicyTest {
     for (String max : new String[] {"1", "1000"}) {
       Fixture f = new Fixture(2);
       f.cache(0, PROMPT, 192, Tier.GPU);
-      KvRouterPolicy p = offWith("cost.session-share=3@cost.session-share-max=" + max);
+      KvRouterPolicy p =
+          offWith("cost.session-share=3@cost.session-excess=0@cost.session-share-max=" + max);
       written(f, p, 8);
       assertThat(rankOpening(p, f, PROMPT, false)[0]).as("continuing, max %s", max).isZero();
       assertThat(rankOpening(p, f, PROMPT, true)[0])
           .as("opening, max %s", max)
           .isEqualTo(max.equals("1") ? 0 : 1);
     }
+  }
+
+  /**
+   * Where a prompt's holders are fed faster than the rest and busy, a session's opening leaves them
+   * ({@code cost.session-excess}, {@link RecentWork}). Replica 0 holds three quarters of the prompt
+   * and was just written eight 4,096-token prompts, replica 1 one: charged 64 times the queueing
+   * (replica 0 computed 14,336 tokens beyond the mean within the last half-life, at a utilisation
+   * of 0.34) the opening goes to replica 1; without the charge (0, the default), or with the same
+   * eight writes a second apart (within one half-life replica 0 was then written no more than
+   * replica 1), or for a continuing turn, it keeps replica 0's cache.
+   */
+  @Test
+  void sessionOpening_onAHolderFedFasterThanTheRest_goesWhereItsTurnsWillNotQueue() {
+    long[] prompt = Fixture.prompt(1, 256);
+    for (String excess : new String[] {"64", "0"}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, prompt, 192, Tier.GPU);
+      KvRouterPolicy p = offWith("cost.session-excess=" + excess);
+      written(f, p, 8);
+      assertThat(rankOpening(p, f, prompt, false)[0]).as("continuing, %s", excess).isZero();
+      assertThat(rankOpening(p, f, prompt, true)[0])
+          .as("opening, session-excess %s", excess)
+          .isEqualTo(excess.equals("64") ? 1 : 0);
+    }
+    assertThat(PolicySettings.defaults().cost().sessionExcess()).isZero();
+    Fixture slow = new Fixture(2);
+    slow.cache(0, prompt, 192, Tier.GPU);
+    KvRouterPolicy p = offWith("cost.session-excess=64");
+    for (int i = 0; i < 8; i++) {
+      slow.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
+      slow.now += 1_000;
+    }
+    slow.running(p, "s", Fixture.prompt(200, 256), 1);
+    assertThat(rankOpening(p, slow, prompt, true)[0])
+        .as("opening, the same writes 1 s apart")
+        .isZero();
   }
 
   /** Routes {@code onZero} 4,096-token prompts to replica 0 and one to replica 1. */

@@ -82,7 +82,8 @@ public final class ProgramFront {
             mapper,
             metrics,
             ledger,
-            settings.warmTimeout());
+            settings.warmTimeout(),
+            settings.warmMaxOthersInFlight());
     this.tokenizer = tokenizer;
     this.sessions = sessions;
     this.mapper = mapper;

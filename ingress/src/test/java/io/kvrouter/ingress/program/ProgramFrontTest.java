@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Programs through a real ingress HTTP front against loopback engines: which program each API's
  * request belongs to, and the warming of a program's next turn after a reply that ends in a tool
- * call (sent to the turn's replica, skipped without headroom, cancelled by the next turn).
+ * call (sent to the turn's replica, skipped without headroom or where the replica serves other
+ * requests, cancelled by the next turn).
  */
 class ProgramFrontTest {
 
@@ -375,6 +376,22 @@ class ProgramFrontTest {
 
     awaitAssert(() -> assertThat(warm("skipped_no_headroom")).isEqualTo(1));
     assertThat(r1.seen("/v1/completions")).isEmpty();
+  }
+
+  @Test
+  void aReplicaServingOtherRequests_skipsTheWarm_andGivesItsReservationBack() throws Exception {
+    r1.answer("/v1/chat/completions", "application/json", TOOL_CALL_ANSWER);
+    r1.answer("/v1/completions", "application/json", "{\"choices\":[{\"text\":\"x\"}]}");
+    router.othersInFlight = 1;
+
+    send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-6");
+
+    awaitAssert(() -> assertThat(warm("skipped_not_idle")).isEqualTo(1));
+    ReplicaQuery query = router.warms().get(0);
+    assertThat(query.pinnedReplica()).isEqualTo("r1");
+    awaitAssert(() -> assertThat(router.releases).contains(query.requestId()));
+    assertThat(r1.seen("/v1/completions")).as("no warm reached the engine").isEmpty();
+    assertThat(warm("warmed")).isZero();
   }
 
   @Test

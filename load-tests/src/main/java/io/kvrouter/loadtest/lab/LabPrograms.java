@@ -19,9 +19,11 @@ import java.util.Map;
  *       arrival.
  *   <li><b>Warming</b> ({@code +warm}): when a reply that ends in a tool call finishes, the next
  *       turn's prefix (this prompt and its reply, as the next prompt holds them: the first {@code
- *       (prompt + output) / blockSize} of its blocks) goes to the replica that answered, as a
- *       warm-up at the lowest priority ({@link LabEngine#submitWarm}); it is cancelled when a
- *       request that follows that reply arrives ({@link #arrived}).
+ *       (prompt + output) / blockSize} of its blocks) goes to the replica that answered, as an
+ *       ordinary request there ({@link LabEngine#submitWarm}), if that replica is idle: no request,
+ *       real or warm-up, running or waiting on it ({@link LabEngine#idle}), the ingress's {@code
+ *       warm.max-others-in-flight = 0}; it is aborted when a request that follows that reply
+ *       arrives ({@link #arrived}).
  *   <li><b>Program order</b> ({@code +las}): a program's request queues at the engine ahead of
  *       every new program's and, among continuing programs, by the program's attained service, the
  *       summed time its earlier requests took from arrival to last token (Autellix's program-level
@@ -201,8 +203,14 @@ final class LabPrograms {
     return send;
   }
 
-  /** A warm-up of the prefix request {@code i}'s successors share: its prompt and its reply. */
+  /**
+   * A warm-up of the prefix request {@code i}'s successors share, its prompt and its reply, on
+   * {@code engine} if it is idle.
+   */
   private void warm(int i, LabEngine engine) {
+    if (engine == null || !engine.idle()) {
+      return;
+    }
     WorkloadRequest r = workload.get(i);
     int j = successors[i][0];
     long[] next = keys.of(j);

@@ -83,7 +83,8 @@ public final class ProgramFront {
             metrics,
             ledger,
             settings.warmTimeout(),
-            settings.warmMaxOthersInFlight());
+            settings.warmMaxOthersInFlight(),
+            settings.warmMaxUncachedTokens());
     this.tokenizer = tokenizer;
     this.sessions = sessions;
     this.mapper = mapper;

@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param warmTimeout how long a warming prefill may take before it is given up
  * @param warmMaxOthersInFlight a warm goes only to a replica holding at most this many other
  *     reserved requests (0: an idle one)
+ * @param warmMaxUncachedTokens a warm goes only where the tracker expects at most this many of its
+ *     tokens uncached
  * @param maxPrograms programs remembered at once; the least recently seen are forgotten past it
  * @param idleTtl a program unseen for this long is forgotten
  */
@@ -28,6 +30,7 @@ public record ProgramSettings(
     boolean warm,
     Duration warmTimeout,
     int warmMaxOthersInFlight,
+    int warmMaxUncachedTokens,
     int maxPrograms,
     Duration idleTtl) {
 
@@ -42,6 +45,10 @@ public record ProgramSettings(
     if (warmMaxOthersInFlight < 0) {
       throw new IllegalArgumentException(
           PATH + ".warm.max-others-in-flight must be >= 0, was " + warmMaxOthersInFlight);
+    }
+    if (warmMaxUncachedTokens < 1) {
+      throw new IllegalArgumentException(
+          PATH + ".warm.max-uncached-tokens must be >= 1, was " + warmMaxUncachedTokens);
     }
     if (maxPrograms < 1) {
       throw new IllegalArgumentException(PATH + ".max-programs must be >= 1, was " + maxPrograms);
@@ -59,6 +66,7 @@ public record ProgramSettings(
         c.getBoolean("warm.enabled"),
         c.getDuration("warm.timeout"),
         c.getInt("warm.max-others-in-flight"),
+        c.getInt("warm.max-uncached-tokens"),
         c.getInt("max-programs"),
         c.getDuration("idle-ttl"));
   }

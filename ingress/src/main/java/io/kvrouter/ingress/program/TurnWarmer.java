@@ -40,15 +40,17 @@ import org.apache.pekko.stream.javadsl.Source;
  * counts and the replica's busy threshold applies: where the replica has no headroom the router
  * answers busy and the warm is skipped (it never queues). It goes only to a replica the tracker
  * finds idle: one holding at most {@code maxOthersInFlight} reserved requests besides the warm (0
- * by default: none), else it is skipped and its reservation given back. A warm is an ordinary
- * request to the engine, and vLLM v1 schedules its running requests first each pass, a chunked
- * prefill taking up to the whole token budget ({@code Scheduler.schedule}, {@code
- * vllm/v1/core/sched/scheduler.py}, commit 00024d31): a warm sent beside running requests adds its
- * prefill to their decode passes and slows them, and one sent to an idle replica delays only a
- * request that arrives while its own prefill runs. It goes on its own connection, closed when the
- * program's next turn arrives before it finished (vLLM aborts a request whose connection closes) or
- * when it takes longer than its timeout. At most one warm per program is in flight; a newer one
- * cancels the older. Thread-safe.
+ * by default: none), and only where the tracker expects at most {@code maxUncachedTokens} of its
+ * prefix uncached there, so that its prefill is one short chunk; else it is skipped and its
+ * reservation given back. A warm is an ordinary request to the engine, and vLLM v1 schedules its
+ * running requests first each pass, a chunked prefill taking up to the whole token budget ({@code
+ * Scheduler.schedule}, {@code vllm/v1/core/sched/scheduler.py}, commit 00024d31): a warm sent
+ * beside running requests adds its prefill to their decode passes and slows them, and one sent to
+ * an idle replica delays only a request that arrives while its own prefill runs, by at most the
+ * pass of its uncached tokens. It goes on its own connection, closed when the program's next turn
+ * arrives before it finished (vLLM aborts a request whose connection closes) or when it takes
+ * longer than its timeout. At most one warm per program is in flight; a newer one cancels the
+ * older. Thread-safe.
  */
 final class TurnWarmer {
 
@@ -62,6 +64,7 @@ final class TurnWarmer {
   private final ProgramLedger ledger;
   private final Duration timeout;
   private final int maxOthersInFlight;
+  private final int maxUncachedTokens;
 
   /** The warm in flight per program. */
   private final ConcurrentHashMap<String, Warm> inFlight = new ConcurrentHashMap<>();
@@ -111,7 +114,8 @@ final class TurnWarmer {
       ProgramMetrics metrics,
       ProgramLedger ledger,
       Duration timeout,
-      int maxOthersInFlight) {
+      int maxOthersInFlight,
+      int maxUncachedTokens) {
     this.router = router;
     this.http = http;
     this.materializer = materializer;
@@ -120,6 +124,7 @@ final class TurnWarmer {
     this.ledger = ledger;
     this.timeout = timeout;
     this.maxOthersInFlight = maxOthersInFlight;
+    this.maxUncachedTokens = maxUncachedTokens;
   }
 
   /** A turn of {@code program} arrived: a warm of it still in flight is cancelled. */
@@ -159,6 +164,9 @@ final class TurnWarmer {
                   warm.end("skipped_moved");
                 } else if (!idle(routed)) {
                   warm.end("skipped_not_idle");
+                } else if (prefix.tokens().length - routed.predictedCachedTokens()
+                    > maxUncachedTokens) {
+                  warm.end("skipped_too_long");
                 } else if (warm.cancelled.get()) {
                   warm.end("cancelled");
                 } else {

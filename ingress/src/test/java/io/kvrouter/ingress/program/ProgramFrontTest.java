@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
  * Programs through a real ingress HTTP front against loopback engines: which program each API's
  * request belongs to, and the warming of a program's next turn after a reply that ends in a tool
  * call (sent to the turn's replica, skipped without headroom or where the replica serves other
- * requests, cancelled by the next turn).
+ * requests or where most of the prefix is uncached, cancelled by the next turn).
  */
 class ProgramFrontTest {
 
@@ -84,7 +84,8 @@ class ProgramFrontTest {
   @BeforeAll
   static void startKit() {
     Config config =
-        ConfigFactory.parseString("kvrouter.ingress.programs.warm.enabled = on")
+        ConfigFactory.parseString(
+                "kvrouter.ingress.programs.warm { enabled = on, max-uncached-tokens = 64 }")
             .withFallback(ConfigFactory.load());
     kit = ActorTestKit.create("programs", config);
     tokenizers = TokenizerRegistry.fromConfig(config);
@@ -392,6 +393,20 @@ class ProgramFrontTest {
     awaitAssert(() -> assertThat(router.releases).contains(query.requestId()));
     assertThat(r1.seen("/v1/completions")).as("no warm reached the engine").isEmpty();
     assertThat(warm("warmed")).isZero();
+  }
+
+  @Test
+  void aPrefixMostlyUncachedOnItsReplica_isNotWarmed() throws Exception {
+    r1.answer("/v1/chat/completions", "application/json", TOOL_CALL_ANSWER);
+    r1.answer("/v1/completions", "application/json", "{\"choices\":[{\"text\":\"x\"}]}");
+    router.uncached = 65; // one more than a warm may prefill
+
+    send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-7");
+
+    awaitAssert(() -> assertThat(warm("skipped_too_long")).isEqualTo(1));
+    ReplicaQuery query = router.warms().get(0);
+    awaitAssert(() -> assertThat(router.releases).contains(query.requestId()));
+    assertThat(r1.seen("/v1/completions")).isEmpty();
   }
 
   @Test

@@ -149,6 +149,15 @@ final class LabEngine {
     return waiting.isEmpty() && running.isEmpty();
   }
 
+  /**
+   * The prompt tokens of {@code s} this engine would compute were it admitted now: all but its
+   * longest cached prefix (capped as at admission). Changes nothing.
+   */
+  int uncachedTokens(LabSequence s) {
+    int limit = Math.min((s.numTokens() - 1) / blockSize, s.keys.length);
+    return s.promptLength - tiers.hit(s, limit) * blockSize;
+  }
+
   /** Prompt tokens prefilled by warm-ups so far. */
   long warmedTokens() {
     return warmedTokens;

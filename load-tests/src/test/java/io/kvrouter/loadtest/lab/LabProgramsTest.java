@@ -182,40 +182,51 @@ class LabProgramsTest {
   }
 
   /**
-   * The ingress's {@code warm.max-others-in-flight = 0}: a reply ending in a tool call warms its
-   * next turn only on an idle engine; beside a running request the warm-up is not sent.
+   * The ingress's {@code warm.max-others-in-flight = 0} and {@code warm.max-uncached-tokens}: a
+   * reply ending in a tool call warms its next turn only on an idle engine that holds all but at
+   * most 2,048 tokens of the prefix; beside a running request, or with the prefix uncached, the
+   * warm-up is not sent.
    */
   @Test
-  void aWarmUpGoesOnlyToAnIdleEngine() {
+  void aWarmUpGoesOnlyToAnIdleEngine_thatHoldsMostOfItsPrefix() {
     Workload w = agents();
+    PromptKeys keys = PolicyLab.keys(w, LabConfig.defaults(1));
     Map<String, Integer> index = new HashMap<>();
     w.stream().forEach(r -> index.put(Programs.key(r), r.index()));
     int toolCall = -1;
+    int next = -1;
     for (WorkloadRequest r : w.requests()) {
       List<String> after = w.programs().of(r).after();
       if (after.size() == 1) {
         WorkloadRequest before = w.get(index.get(after.get(0)));
         if (w.programs().of(before).endsInToolCall()
-            && before.inputLength() + before.outputLength() >= 64) {
+            && before.inputLength() + before.outputLength() >= 4 * 2_048) {
           toolCall = before.index();
+          next = r.index();
           break;
         }
       }
     }
     assertThat(toolCall).isNotNegative();
+    WorkloadRequest before = w.get(toolCall);
+    long[] prefix =
+        java.util.Arrays.copyOf(
+            keys.of(next), (before.inputLength() + before.outputLength()) / 16 - 64);
     LabProgramFeatures warm = new LabProgramFeatures(true, false, false, false, -1);
-    for (boolean busy : new boolean[] {false, true}) {
-      LabPrograms programs = new LabPrograms(w, PolicyLab.keys(w, LabConfig.defaults(1)), warm, 16);
+    for (String c : List.of("idle", "busy", "uncached")) {
+      LabPrograms programs = new LabPrograms(w, keys, warm, 16);
       Driven d = new Driven(1_000_000, 256);
-      if (busy) {
-        d.engine.submit(request("decoding", keys(5_000_000, 10), 160, 100, 0));
-        d.run(1);
+      if (!c.equals("uncached")) { // all of the prefix but its last 64 blocks cached
+        d.engine.submit(request("earlier", prefix, prefix.length * 16, 1, 0));
+        d.run(Long.MAX_VALUE);
+      }
+      if (c.equals("busy")) {
+        d.engine.submit(request("decoding", keys(5_000_000, 10), 160, 100, d.now));
+        d.run(d.now + 1);
       }
       int waitingBefore = d.engine.waitingCount();
       programs.finished(toolCall, d.engine, 0, d.now);
-      assertThat(d.engine.waitingCount() - waitingBefore)
-          .as(busy ? "no warm-up beside a running request" : "a warm-up on the idle engine")
-          .isEqualTo(busy ? 0 : 1);
+      assertThat(d.engine.waitingCount() - waitingBefore).as(c).isEqualTo(c.equals("idle") ? 1 : 0);
     }
   }
 

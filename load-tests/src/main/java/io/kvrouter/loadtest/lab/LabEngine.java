@@ -379,6 +379,9 @@ final class LabEngine {
     int decodeTokens = 0;
     for (int j = 0; j < k; j++) {
       LabSequence s = scheduled.get(j);
+      if (s.free) {
+        continue; // the +warmfree control: no engine time
+      }
       if (counts[j] == 1 && s.decoding()) {
         decodeTokens++;
       } else {

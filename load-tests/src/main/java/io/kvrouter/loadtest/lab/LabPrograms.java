@@ -226,6 +226,7 @@ final class LabPrograms {
     LabSequence w =
         new LabSequence(j, "warm-" + j, -1, Arrays.copyOf(next, blocks), blocks * blockSize, 1, 0);
     w.adapter = keys.adapter(j);
+    w.free = features.warmFree();
     if (engine.uncachedTokens(w) > WARM_MAX_UNCACHED_TOKENS) {
       return;
     }

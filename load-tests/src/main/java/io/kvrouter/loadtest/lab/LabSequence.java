@@ -42,6 +42,9 @@ final class LabSequence {
    */
   boolean warm;
 
+  /** A warm-up of the {@code +warmfree} control: its tokens add nothing to a pass's duration. */
+  boolean free;
+
   boolean cancelled;
 
   /**

@@ -143,6 +143,22 @@ class LabProgramsTest {
   }
 
   @Test
+  void theWarmFreeControl_isWarmWhoseWarmUpsTakeNoEngineTime() {
+    assertThat(LabProgramFeatures.of("kvrouter+warmfree").warm()).isTrue();
+    long[] ends = new long[2];
+    for (int run = 0; run < 2; run++) {
+      Driven d = new Driven(100_000, 256);
+      LabSequence w = warm(keys(1, 100));
+      w.free = run == 1;
+      d.engine.submitWarm(w);
+      d.engine.submit(request("real", keys(1_000, 100), 100 * 16, 2, 0));
+      d.run(Long.MAX_VALUE);
+      ends[run] = d.firstToken.get("real");
+    }
+    assertThat(ends[1]).isLessThan(ends[0]);
+  }
+
+  @Test
   void anAbortedWarmUp_leavesAtThePassEnd_itsComputedBlocksCached() {
     Driven d = new Driven(100_000, 256);
     LabSequence w = warm(keys(1, 2_000));

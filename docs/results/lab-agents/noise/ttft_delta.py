@@ -3,7 +3,8 @@
 
 ttft_delta.py A.json POLICY_A B.json POLICY_B: for every request both runs answered
 (matched by request_keys, session and turn), TTFT(B) - TTFT(A) in ms; prints the count,
-max, p99, p90, median, min, and how many rose by more than 100 ms and 1 s.
+max, p99, p90, median, p10, p1, min (a fall is negative), and how many rose by more than 100 ms
+and 1 s.
 """
 import json
 import sys
@@ -26,6 +27,6 @@ b = ttfts(sys.argv[3], sys.argv[4])
 d = sorted(b[k] - a[k] for k in a if k in b)
 print(
     f"n={len(d)} max={d[-1]:.1f} p99={pct(d, 0.99):.1f} p90={pct(d, 0.90):.1f}"
-    f" p50={pct(d, 0.50):.1f} min={d[0]:.1f}"
+    f" p50={pct(d, 0.50):.1f} p10={pct(d, 0.10):.1f} p1={pct(d, 0.01):.1f} min={d[0]:.1f}"
     f" >100ms={sum(x > 100 for x in d)} >1s={sum(x > 1000 for x in d)}"
 )

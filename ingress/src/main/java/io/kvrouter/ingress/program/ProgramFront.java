@@ -82,7 +82,9 @@ public final class ProgramFront {
             mapper,
             metrics,
             ledger,
-            settings.warmTimeout());
+            settings.warmTimeout(),
+            settings.warmMaxOthersInFlight(),
+            settings.warmMaxUncachedTokens());
     this.tokenizer = tokenizer;
     this.sessions = sessions;
     this.mapper = mapper;

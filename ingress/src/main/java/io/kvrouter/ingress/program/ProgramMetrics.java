@@ -18,8 +18,10 @@ final class ProgramMetrics {
 
   /**
    * A warming of a next turn ended: {@code warmed}, {@code skipped_no_headroom}, {@code
-   * skipped_unbound} (no replica known for the program), {@code skipped_moved} (its replica is
-   * gone), {@code cancelled} (the next turn came first), {@code failed}.
+   * skipped_not_idle} (its replica serves other requests), {@code skipped_too_long} (more of it
+   * uncached than a warm may prefill), {@code skipped_unbound} (no replica known for the program),
+   * {@code skipped_moved} (its replica is gone), {@code cancelled} (the next turn came first),
+   * {@code failed}.
    */
   void warm(String outcome) {
     Counter.builder("kvrouter.program.warm")

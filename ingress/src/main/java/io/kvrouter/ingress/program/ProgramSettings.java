@@ -14,6 +14,10 @@ import java.time.Duration;
  *     go ahead of it, programs served more go behind
  * @param warm whether the next turn of a program whose reply ended in a tool call is prefilled
  * @param warmTimeout how long a warming prefill may take before it is given up
+ * @param warmMaxOthersInFlight a warm goes only to a replica holding at most this many other
+ *     reserved requests (0: an idle one)
+ * @param warmMaxUncachedTokens a warm goes only where the tracker expects at most this many of its
+ *     tokens uncached
  * @param maxPrograms programs remembered at once; the least recently seen are forgotten past it
  * @param idleTtl a program unseen for this long is forgotten
  */
@@ -25,6 +29,8 @@ public record ProgramSettings(
     long newProgramTokens,
     boolean warm,
     Duration warmTimeout,
+    int warmMaxOthersInFlight,
+    int warmMaxUncachedTokens,
     int maxPrograms,
     Duration idleTtl) {
 
@@ -35,6 +41,14 @@ public record ProgramSettings(
     if (newProgramTokens < 0) {
       throw new IllegalArgumentException(
           PATH + ".admission.new-program-tokens must be >= 0, was " + newProgramTokens);
+    }
+    if (warmMaxOthersInFlight < 0) {
+      throw new IllegalArgumentException(
+          PATH + ".warm.max-others-in-flight must be >= 0, was " + warmMaxOthersInFlight);
+    }
+    if (warmMaxUncachedTokens < 1) {
+      throw new IllegalArgumentException(
+          PATH + ".warm.max-uncached-tokens must be >= 1, was " + warmMaxUncachedTokens);
     }
     if (maxPrograms < 1) {
       throw new IllegalArgumentException(PATH + ".max-programs must be >= 1, was " + maxPrograms);
@@ -51,6 +65,8 @@ public record ProgramSettings(
         c.getLong("admission.new-program-tokens"),
         c.getBoolean("warm.enabled"),
         c.getDuration("warm.timeout"),
+        c.getInt("warm.max-others-in-flight"),
+        c.getInt("warm.max-uncached-tokens"),
         c.getInt("max-programs"),
         c.getDuration("idle-ttl"));
   }

@@ -38,10 +38,19 @@ import org.apache.pekko.stream.javadsl.Source;
  *
  * <p>A warm is routed like a request pinned to that replica, so it holds a reservation the tracker
  * counts and the replica's busy threshold applies: where the replica has no headroom the router
- * answers busy and the warm is skipped (it never queues). It goes on its own connection, closed
- * when the program's next turn arrives before it finished (vLLM aborts a request whose connection
- * closes) or when it takes longer than its timeout. At most one warm per program is in flight; a
- * newer one cancels the older. Thread-safe.
+ * answers busy and the warm is skipped (it never queues). It goes only to a replica the tracker
+ * finds idle: one holding at most {@code maxOthersInFlight} reserved requests besides the warm (0
+ * by default: none), and only where the tracker expects at most {@code maxUncachedTokens} of its
+ * prefix uncached there, so that its prefill is one short chunk; else it is skipped and its
+ * reservation given back. A warm is an ordinary request to the engine, and vLLM v1 schedules its
+ * running requests first each pass, a chunked prefill taking up to the whole token budget ({@code
+ * Scheduler.schedule}, {@code vllm/v1/core/sched/scheduler.py}, commit 00024d31): a warm sent
+ * beside running requests adds its prefill to their decode passes and slows them, and one sent to
+ * an idle replica delays only a request that arrives while its own prefill runs, by at most the
+ * pass of its uncached tokens. It goes on its own connection, closed when the program's next turn
+ * arrives before it finished (vLLM aborts a request whose connection closes) or when it takes
+ * longer than its timeout. At most one warm per program is in flight; a newer one cancels the
+ * older. Thread-safe.
  */
 final class TurnWarmer {
 
@@ -54,6 +63,8 @@ final class TurnWarmer {
   private final ProgramMetrics metrics;
   private final ProgramLedger ledger;
   private final Duration timeout;
+  private final int maxOthersInFlight;
+  private final int maxUncachedTokens;
 
   /** The warm in flight per program. */
   private final ConcurrentHashMap<String, Warm> inFlight = new ConcurrentHashMap<>();
@@ -102,7 +113,9 @@ final class TurnWarmer {
       ObjectMapper mapper,
       ProgramMetrics metrics,
       ProgramLedger ledger,
-      Duration timeout) {
+      Duration timeout,
+      int maxOthersInFlight,
+      int maxUncachedTokens) {
     this.router = router;
     this.http = http;
     this.materializer = materializer;
@@ -110,6 +123,8 @@ final class TurnWarmer {
     this.metrics = metrics;
     this.ledger = ledger;
     this.timeout = timeout;
+    this.maxOthersInFlight = maxOthersInFlight;
+    this.maxUncachedTokens = maxUncachedTokens;
   }
 
   /** A turn of {@code program} arrived: a warm of it still in flight is cancelled. */
@@ -147,6 +162,11 @@ final class TurnWarmer {
                 warm.reservationId = routed.reservationId();
                 if (!routed.target().replicaId().equals(replica)) {
                   warm.end("skipped_moved");
+                } else if (!idle(routed)) {
+                  warm.end("skipped_not_idle");
+                } else if (prefix.tokens().length - routed.predictedCachedTokens()
+                    > maxUncachedTokens) {
+                  warm.end("skipped_too_long");
                 } else if (warm.cancelled.get()) {
                   warm.end("cancelled");
                 } else {
@@ -159,6 +179,16 @@ final class TurnWarmer {
                 warm.end("skipped_moved");
               }
             });
+  }
+
+  /**
+   * Whether the warm's replica is idle enough for it: the tracker counted at most {@code
+   * maxOthersInFlight} other requests reserved there (a router that does not count them is not
+   * trusted).
+   */
+  private boolean idle(RouteOutcome.Routed routed) {
+    return routed.othersInFlight() != RouteOutcome.Routed.UNKNOWN
+        && routed.othersInFlight() <= maxOthersInFlight;
   }
 
   private void send(Warm warm, String model, Target target, NextTurn.Prefix prefix) {

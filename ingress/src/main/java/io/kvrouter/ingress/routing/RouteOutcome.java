@@ -10,10 +10,28 @@ public sealed interface RouteOutcome {
    * @param predictedCachedTokens prompt tokens the tracker expects the replica to have cached
    * @param predictedTtftMillis the tracker's predicted time to first token there (NaN when it made
    *     no prediction)
+   * @param othersInFlight the requests the tracker counted reserved on that replica at decision
+   *     time besides this one, or {@link #UNKNOWN} when the router does not say
    */
   record Routed(
-      String reservationId, Target target, int predictedCachedTokens, double predictedTtftMillis)
+      String reservationId,
+      Target target,
+      int predictedCachedTokens,
+      double predictedTtftMillis,
+      int othersInFlight)
       implements RouteOutcome {
+
+    /** {@link #othersInFlight} of a router that does not count them. */
+    public static final int UNKNOWN = -1;
+
+    /** Routed without the replica's other requests counted. */
+    public Routed(
+        String reservationId,
+        Target target,
+        int predictedCachedTokens,
+        double predictedTtftMillis) {
+      this(reservationId, target, predictedCachedTokens, predictedTtftMillis, UNKNOWN);
+    }
 
     /** Routed without a TTFT prediction. */
     public Routed(String reservationId, Target target, int predictedCachedTokens) {

@@ -274,7 +274,11 @@ public final class TrackerRouter implements Router {
     int predicted = decision.ranked().isEmpty() ? 0 : decision.ranked().get(0).cachedTokens();
     double ttft =
         decision.ranked().isEmpty() ? Double.NaN : decision.ranked().get(0).predictedTtftMillis();
-    RouteOutcome.Routed routed = new RouteOutcome.Routed(id, target.get(), predicted, ttft);
+    int others =
+        decision.ranked().isEmpty()
+            ? RouteOutcome.Routed.UNKNOWN
+            : decision.ranked().get(0).inFlight();
+    RouteOutcome.Routed routed = new RouteOutcome.Routed(id, target.get(), predicted, ttft, others);
     if (gates == null) {
       return CompletableFuture.completedFuture(routed);
     }

@@ -13,8 +13,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * Routes a pinned query to its pinned target, an unpinned warming query to a target other than
  * {@link #turns} (so a warm that forgot its pin lands elsewhere) and any other query to {@link
- * #turns}; answers busy to warming queries while {@link #warmBusy}. Records every query and
- * release.
+ * #turns}; answers busy to warming queries while {@link #warmBusy}, and counts {@link
+ * #othersInFlight} requests on the replica a query is routed to, with all of its prompt but {@link
+ * #uncached} tokens predicted cached there. Records every query and release.
  */
 final class PinningRouter implements Router {
 
@@ -23,6 +24,8 @@ final class PinningRouter implements Router {
   final List<String> releases = new CopyOnWriteArrayList<>();
   volatile String turns;
   volatile boolean warmBusy;
+  volatile int othersInFlight;
+  volatile int uncached;
 
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
@@ -34,7 +37,13 @@ final class PinningRouter implements Router {
     boolean elsewhere = query.pinnedReplica() == null && query.requestId().startsWith("warm-");
     for (Target t : targets) {
       if (t.replicaId().equals(want) != elsewhere) {
-        return CompletableFuture.completedFuture(new RouteOutcome.Routed(query.requestId(), t, 0));
+        return CompletableFuture.completedFuture(
+            new RouteOutcome.Routed(
+                query.requestId(),
+                t,
+                Math.max(0, query.tokenIds().length - uncached),
+                Double.NaN,
+                othersInFlight));
       }
     }
     return CompletableFuture.completedFuture(new RouteOutcome.NoReplica("no " + want));

@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Programs through a real ingress HTTP front against loopback engines: which program each API's
  * request belongs to, and the warming of a program's next turn after a reply that ends in a tool
- * call (sent to the turn's replica, skipped without headroom, cancelled by the next turn).
+ * call (sent to the turn's replica, skipped without headroom or where the replica serves other
+ * requests or where most of the prefix is uncached, cancelled by the next turn).
  */
 class ProgramFrontTest {
 
@@ -83,7 +84,8 @@ class ProgramFrontTest {
   @BeforeAll
   static void startKit() {
     Config config =
-        ConfigFactory.parseString("kvrouter.ingress.programs.warm.enabled = on")
+        ConfigFactory.parseString(
+                "kvrouter.ingress.programs.warm { enabled = on, max-uncached-tokens = 64 }")
             .withFallback(ConfigFactory.load());
     kit = ActorTestKit.create("programs", config);
     tokenizers = TokenizerRegistry.fromConfig(config);
@@ -374,6 +376,36 @@ class ProgramFrontTest {
     send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-4");
 
     awaitAssert(() -> assertThat(warm("skipped_no_headroom")).isEqualTo(1));
+    assertThat(r1.seen("/v1/completions")).isEmpty();
+  }
+
+  @Test
+  void aReplicaServingOtherRequests_skipsTheWarm_andGivesItsReservationBack() throws Exception {
+    r1.answer("/v1/chat/completions", "application/json", TOOL_CALL_ANSWER);
+    r1.answer("/v1/completions", "application/json", "{\"choices\":[{\"text\":\"x\"}]}");
+    router.othersInFlight = 1;
+
+    send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-6");
+
+    awaitAssert(() -> assertThat(warm("skipped_not_idle")).isEqualTo(1));
+    ReplicaQuery query = router.warms().get(0);
+    assertThat(query.pinnedReplica()).isEqualTo("r1");
+    awaitAssert(() -> assertThat(router.releases).contains(query.requestId()));
+    assertThat(r1.seen("/v1/completions")).as("no warm reached the engine").isEmpty();
+    assertThat(warm("warmed")).isZero();
+  }
+
+  @Test
+  void aPrefixMostlyUncachedOnItsReplica_isNotWarmed() throws Exception {
+    r1.answer("/v1/chat/completions", "application/json", TOOL_CALL_ANSWER);
+    r1.answer("/v1/completions", "application/json", "{\"choices\":[{\"text\":\"x\"}]}");
+    router.uncached = 65; // one more than a warm may prefill
+
+    send("/v1/chat/completions", CHAT, "X-Session-ID", "agent-7");
+
+    awaitAssert(() -> assertThat(warm("skipped_too_long")).isEqualTo(1));
+    ReplicaQuery query = router.warms().get(0);
+    awaitAssert(() -> assertThat(router.releases).contains(query.requestId()));
     assertThat(r1.seen("/v1/completions")).isEmpty();
   }
 

@@ -122,6 +122,36 @@ class TrackerRouterStrictTest {
     return loads().get(replica).inFlight();
   }
 
+  /** What a warm decides on ({@code program.TurnWarmer}): the replica's other reservations. */
+  @Test
+  void routed_countsTheOtherRequestsReservedOnItsReplica() throws Exception {
+    TrackerRouter router = router(tracker, ASK_TIMEOUT);
+    ReplicaQuery first = query("p1");
+    String on =
+        ((RouteOutcome.Routed) router.selectAndReserve(first).toCompletableFuture().get())
+            .target()
+            .replicaId();
+    ReplicaQuery pinned =
+        new ReplicaQuery(
+            "p2", MODEL, IntStream.range(0, 64).toArray(), 8, Set.of(), null, on, null);
+    RouteOutcome.Routed second =
+        (RouteOutcome.Routed) router.selectAndReserve(pinned).toCompletableFuture().get();
+
+    assertThat(second.target().replicaId()).isEqualTo(on);
+    assertThat(second.othersInFlight()).as("p1 is reserved there, p2 itself not counted").isOne();
+    router.released("p1");
+    router.released("p2");
+    RouteOutcome.Routed alone =
+        (RouteOutcome.Routed)
+            router
+                .selectAndReserve(
+                    new ReplicaQuery(
+                        "p3", MODEL, IntStream.range(0, 64).toArray(), 8, Set.of(), null, on, null))
+                .toCompletableFuture()
+                .get();
+    assertThat(alone.othersInFlight()).isZero();
+  }
+
   @Test
   void admittedAtOnce_routesAfterOneAsk_andItsReleaseLeavesTheGate() throws Exception {
     TrackerRouter router = router(tracker, ASK_TIMEOUT);

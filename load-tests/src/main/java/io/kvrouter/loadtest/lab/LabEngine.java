@@ -73,10 +73,6 @@ final class LabEngine {
   private final List<LabSequence> scheduled = new ArrayList<>();
   private int[] counts = new int[64];
 
-  /** Warm-ups not started yet, and those prefilling ({@link #submitWarm}). */
-  private final ArrayDeque<LabSequence> warmWaiting = new ArrayDeque<>();
-
-  private final List<LabSequence> warming = new ArrayList<>();
   private long warmedTokens;
   private long warmsDropped;
 
@@ -141,7 +137,25 @@ final class LabEngine {
   }
 
   boolean hasWork() {
-    return !waiting.isEmpty() || !running.isEmpty() || !warmWaiting.isEmpty() || !warming.isEmpty();
+    return !waiting.isEmpty() || !running.isEmpty();
+  }
+
+  /**
+   * Whether the engine holds no request, running or waiting, warm-ups included: what the ingress's
+   * tracker counts as a replica with no request reserved once every router's reservations reached
+   * it (a warm holds a reservation there too).
+   */
+  boolean idle() {
+    return waiting.isEmpty() && running.isEmpty();
+  }
+
+  /**
+   * The prompt tokens of {@code s} this engine would compute were it admitted now: all but its
+   * longest cached prefix (capped as at admission). Changes nothing.
+   */
+  int uncachedTokens(LabSequence s) {
+    int limit = Math.min((s.numTokens() - 1) / blockSize, s.keys.length);
+    return s.promptLength - tiers.hit(s, limit) * blockSize;
   }
 
   /** Prompt tokens prefilled by warm-ups so far. */
@@ -149,7 +163,7 @@ final class LabEngine {
     return warmedTokens;
   }
 
-  /** Warm-ups cancelled or preempted before they finished. */
+  /** Warm-ups aborted (their program's next turn came first) before they finished. */
   long warmsDropped() {
     return warmsDropped;
   }
@@ -240,44 +254,38 @@ final class LabEngine {
   }
 
   /**
-   * Queues a warm-up: a prompt prefix prefilled only with headroom: in a pass where no real request
-   * waits nor prefills (its real requests all decode, or there are none), at most {@code
-   * WARM_CHUNK_TOKENS} tokens; so a real request's own prefill passes never carry a warm-up, and
-   * one arriving during a warm-up's pass waits at most that chunk's compute for it. A real request
-   * that does not fit preempts every warm-up (their blocks computed so far stay cached, as a
-   * preempted request's do), and one that cannot start without pushing the engine's used blocks
-   * past {@code WARM_MAX_USAGE} of its capacity is dropped. The caller starts a pass if the engine
-   * is idle.
+   * Queues a warm-up, a prompt prefix with {@code max_tokens} 1 and no one waiting for its answer,
+   * as any other request: the ingress sends a warm as an ordinary {@code /v1/completions} request
+   * ({@code program.TurnWarmer}), and vLLM schedules it as such ({@code Scheduler.schedule}, {@code
+   * vllm/v1/core/sched/scheduler.py}, commit 00024d31): in the waiting queue by its priority (0,
+   * the default, here as FCFS), then among the running requests, which go first each pass, its
+   * chunked prefill taking what is left of the token budget, up to all of it; its blocks count
+   * against the cache and it is preempted as any request is. A real request arriving while a warm
+   * prefills waits for the warm's chunks as it would for another request's. A warm-up aborted
+   * ({@code cancelled}: its program's next turn arrived, closing its connection) leaves at the next
+   * pass, its computed blocks cached, as vLLM frees an aborted request's. It reports no first token
+   * and no prefix-cache query. The caller starts a pass if the engine is idle.
    */
   void submitWarm(LabSequence s) {
     s.warm = true;
-    warmWaiting.addLast(s);
+    submit(s);
   }
 
-  /**
-   * Prefill tokens a pass gives warm-ups at most: 2,048, about 40 ms of the mocker's pass time, the
-   * longest a real request arriving mid-pass can wait for them (an assumption, chosen small against
-   * the engine's 8,192-token budget).
-   */
-  static final int WARM_CHUNK_TOKENS = 2_048;
-
-  /** A warm-up starts only while the engine's used blocks stay within this share (assumption). */
-  static final double WARM_MAX_USAGE = 0.8;
-
-  /** Drops the cancelled warm-ups, or with {@code all} every one (a real request needs room). */
-  private void dropWarms(boolean all) {
-    warmWaiting.removeIf(
+  /** Drops the aborted warm-ups, waiting or running: their blocks are freed, cached ones kept. */
+  private void dropWarms() {
+    waiting.removeIf(
         w -> {
-          if (all || w.cancelled) {
+          if (w.warm && w.cancelled) {
+            tiers.release(w);
             warmsDropped++;
             return true;
           }
           return false;
         });
-    for (int i = warming.size() - 1; i >= 0; i--) {
-      LabSequence w = warming.get(i);
-      if (all || w.cancelled) {
-        warming.remove(i);
+    for (int i = running.size() - 1; i >= 0; i--) {
+      LabSequence w = running.get(i);
+      if (w.warm && w.cancelled) {
+        running.remove(i);
         tiers.release(w);
         warmsDropped++;
       }
@@ -299,7 +307,7 @@ final class LabEngine {
    */
   long startPass(long nowMicros) {
     scheduled.clear();
-    dropWarms(false);
+    dropWarms();
     if (tryMacro(nowMicros)) {
       return clock.end();
     }
@@ -313,10 +321,6 @@ final class LabEngine {
       int n = Math.min(s.numTokens() - s.numComputed, budget);
       boolean fits = true;
       while (!tiers.ensureBlocks(s, s.numComputed + n)) {
-        if (!warming.isEmpty()) {
-          dropWarms(true); // warm-ups give way before any real request is preempted
-          continue;
-        }
         LabSequence victim = running.remove(running.size() - 1);
         preempt(victim);
         preempted = true;
@@ -344,14 +348,6 @@ final class LabEngine {
       }
       int n = Math.min(s.numTokens() - computed, budget);
       long newBlocks = (computed + n + blockSize - 1L) / blockSize - hit;
-      if (!tiers.fits(hit, newBlocks) && !warming.isEmpty()) {
-        dropWarms(true); // warm-ups give way to a real request
-        hit = tiers.hit(s, limit);
-        loaded = s.numBlocks == 0 ? tiers.cpu().loadableRun(s.keys, hit, limit) : 0;
-        computed = transferred ? s.numTokens() - 1 : (hit + loaded) * blockSize;
-        n = Math.min(s.numTokens() - computed, budget);
-        newBlocks = (computed + n + blockSize - 1L) / blockSize - hit;
-      }
       if (!tiers.fits(hit, newBlocks)) {
         break;
       }
@@ -365,10 +361,12 @@ final class LabEngine {
       s.numRegistered = hit;
       if (s.cachedPromptTokens < 0) {
         s.cachedPromptTokens = (hit + loaded) * blockSize;
-        prefixQueries += s.promptLength;
-        prefixHits += (hit + loaded) * blockSize;
-        cpuHits += loaded * blockSize;
-        uncachedPrefill += s.promptLength - computed;
+        if (!s.warm) { // a warm-up is no request's prefix-cache query
+          prefixQueries += s.promptLength;
+          prefixHits += (hit + loaded) * blockSize;
+          cpuHits += loaded * blockSize;
+          uncachedPrefill += s.promptLength - computed;
+        }
       }
       if (!tiers.ensureBlocks(s, computed + n)) {
         throw new IllegalStateException("block accounting broken for " + s.requestId);
@@ -377,13 +375,13 @@ final class LabEngine {
       add(s, n, k++);
       budget -= n;
     }
-    if (!preempted && waiting.isEmpty() && !prefills(k)) {
-      k = scheduleWarms(k, Math.min(budget, WARM_CHUNK_TOKENS));
-    }
     int prefillTokens = 0;
     int decodeTokens = 0;
     for (int j = 0; j < k; j++) {
       LabSequence s = scheduled.get(j);
+      if (s.free) {
+        continue; // the +warmfree control: no engine time
+      }
       if (counts[j] == 1 && s.decoding()) {
         decodeTokens++;
       } else {
@@ -401,63 +399,8 @@ final class LabEngine {
     return clock.startOne(nowMicros, duration);
   }
 
-  /** Whether any of the pass's first {@code k} scheduled requests prefills. */
-  private boolean prefills(int k) {
-    for (int j = 0; j < k; j++) {
-      if (counts[j] != 1 || !scheduled.get(j).decoding()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Gives warm-ups up to {@code budget} prefill tokens of this pass: those prefilling first, then
-   * new ones while they fit under {@link #WARM_MAX_USAGE}. Returns the pass's new request count.
-   */
-  private int scheduleWarms(int k, int budget) {
-    for (int i = 0; i < warming.size() && budget > 0; i++) {
-      LabSequence w = warming.get(i);
-      int n = Math.min(w.promptLength - w.numComputed, budget);
-      if (n <= 0 || !tiers.ensureBlocks(w, w.numComputed + n)) {
-        continue;
-      }
-      add(w, n, k++);
-      budget -= n;
-    }
-    while (budget > 0 && !warmWaiting.isEmpty() && running.size() + warming.size() < maxNumSeqs) {
-      LabSequence w = warmWaiting.pollFirst();
-      int limit = Math.min((w.promptLength - 1) / blockSize, w.keys.length);
-      int hit = tiers.hit(w, limit);
-      int computed = hit * blockSize;
-      if (hit >= limit) {
-        continue; // already cached: nothing to warm
-      }
-      int n = Math.min(w.promptLength - computed, budget);
-      long need = (w.promptLength + blockSize - 1L) / blockSize - hit;
-      if (cache.usedBlocks() + need > WARM_MAX_USAGE * cache.capacity()) {
-        warmsDropped++; // nothing to warm, or no headroom for it
-        continue;
-      }
-      if (!tiers.fits(hit, (computed + n + blockSize - 1L) / blockSize - hit)) {
-        warmsDropped++;
-        continue;
-      }
-      tiers.admit(w, hit);
-      w.numComputed = computed;
-      w.numRegistered = hit;
-      if (!tiers.ensureBlocks(w, computed + n)) {
-        throw new IllegalStateException("block accounting broken for " + w.requestId);
-      }
-      warming.add(w);
-      add(w, n, k++);
-      budget -= n;
-    }
-    return k;
-  }
-
   private boolean tryMacro(long nowMicros) {
-    if (!waiting.isEmpty() || running.isEmpty() || !warming.isEmpty() || !warmWaiting.isEmpty()) {
+    if (!waiting.isEmpty() || running.isEmpty()) {
       return false;
     }
     int passes = Integer.MAX_VALUE;
@@ -517,14 +460,10 @@ final class LabEngine {
         s.numComputed += counts[j];
         if (s.warm) {
           warmedTokens += counts[j];
-          if (s.numComputed >= s.promptLength && warming.remove(s)) {
-            tiers.release(s); // its blocks stay cached for the turn it warms
-          }
-          continue;
         }
         if (s.numComputed >= s.numTokens()) {
           s.outputs++;
-          if (s.outputs == 1 && s.firstTokenMicros < 0) {
+          if (s.outputs == 1 && s.firstTokenMicros < 0 && !s.warm) {
             s.firstTokenMicros = end;
             listener.firstToken(this, s, end);
           }
@@ -541,7 +480,9 @@ final class LabEngine {
     }
     KvEventBatch batch = tiers.drainBatch();
     for (LabSequence s : finished) {
-      listener.finished(this, s, end);
+      if (!s.warm) {
+        listener.finished(this, s, end);
+      }
     }
     return batch;
   }
@@ -554,16 +495,15 @@ final class LabEngine {
   }
 
   /**
-   * The engine dies: every live request is returned (for a retry elsewhere) and nothing more
-   * happens here. Events of the dying pass are dropped.
+   * The engine dies: every live request but the warm-ups is returned (for a retry elsewhere) and
+   * nothing more happens here. Events of the dying pass are dropped.
    */
   List<LabSequence> kill() {
     List<LabSequence> live = new ArrayList<>(running);
     live.addAll(waiting);
+    live.removeIf(s -> s.warm);
     running.clear();
     waiting.clear();
-    warming.clear();
-    warmWaiting.clear();
     scheduled.clear();
     tiers.dropEvents();
     clock.stop();

@@ -10,7 +10,10 @@ import java.util.Set;
  * ingress's session router does ({@link LabSessions}), {@code +keep} is affinity where a session in
  * mid-session keeps its bound replica even when the replica is busy or has more work queued (only
  * sessions that open are placed by the policy: program-aware placement), {@code +bonusN} is
- * affinity with an affinity bonus of N tokens in place of the ingress's default. {@code
+ * affinity with an affinity bonus of N tokens in place of the ingress's default. {@code +warmfree}
+ * is a control, not a model: {@code +warm} whose warm-ups take no engine time (their tokens add
+ * nothing to a pass's duration), which no engine gives; against {@code +warm} it separates what
+ * warm-ups change by occupying the engine from what they change through the cache. {@code
  * kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without them.
  * Warming and program order model what the ingress and engine do for a program, so any policy takes
  * them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
@@ -22,26 +25,35 @@ import java.util.Set;
  *     affinity)
  * @param bonusTokens the affinity bonus in tokens, or -1 for the ingress's default (a value implies
  *     affinity)
+ * @param warmFree warm-ups take no engine time (a control; implies warm)
  */
 public record LabProgramFeatures(
-    boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens) {
+    boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens, boolean warmFree) {
+
+  /** Without the {@code +warmfree} control. */
+  public LabProgramFeatures(
+      boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens) {
+    this(warm, las, affinity, keep, bonusTokens, false);
+  }
 
   /** No program feature. */
   public static final LabProgramFeatures NONE =
       new LabProgramFeatures(false, false, false, false, -1);
 
-  private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep");
+  private static final Set<String> NAMES = Set.of("warm", "warmfree", "las", "affinity", "keep");
 
   /** {@code bonusN}: an affinity bonus of N tokens. */
   private static final String BONUS = "bonus[0-9]{1,9}";
 
   public LabProgramFeatures {
     affinity |= keep || bonusTokens >= 0;
+    warm |= warmFree;
   }
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
   public static LabProgramFeatures of(String label) {
     boolean warm = false;
+    boolean warmFree = false;
     boolean las = false;
     boolean affinity = false;
     boolean keep = false;
@@ -50,6 +62,7 @@ public record LabProgramFeatures(
       keep |= f.equals("keep");
       bonus = f.matches(BONUS) ? Long.parseLong(f.substring(5)) : bonus;
       warm |= f.equals("warm");
+      warmFree |= f.equals("warmfree");
       las |= f.equals("las");
       affinity |= f.equals("affinity");
     }
@@ -57,7 +70,7 @@ public record LabProgramFeatures(
       throw new IllegalArgumentException(
           "policy '" + label + "': +affinity and +keep are kvrouter's ingress session affinity");
     }
-    return new LabProgramFeatures(warm, las, affinity, keep, bonus);
+    return new LabProgramFeatures(warm, las, affinity, keep, bonus, warmFree);
   }
 
   /**
@@ -87,7 +100,7 @@ public record LabProgramFeatures(
                 + label
                 + "': '+"
                 + f
-                + "' is no program feature; known: +warm, +las, +affinity, +keep, +bonusN");
+                + "' is no program feature; known: +warm, +warmfree, +las, +affinity, +keep, +bonusN");
       }
     }
     return out;

@@ -19,9 +19,13 @@ import java.util.Map;
  *       arrival.
  *   <li><b>Warming</b> ({@code +warm}): when a reply that ends in a tool call finishes, the next
  *       turn's prefix (this prompt and its reply, as the next prompt holds them: the first {@code
- *       (prompt + output) / blockSize} of its blocks) goes to the replica that answered, as a
- *       warm-up at the lowest priority ({@link LabEngine#submitWarm}); it is cancelled when a
- *       request that follows that reply arrives ({@link #arrived}).
+ *       (prompt + output) / blockSize} of its blocks) goes to the replica that answered, as an
+ *       ordinary request there ({@link LabEngine#submitWarm}), if that replica is idle: no request,
+ *       real or warm-up, running or waiting on it ({@link LabEngine#idle}), the ingress's {@code
+ *       warm.max-others-in-flight = 0}, and if at most {@link #WARM_MAX_UNCACHED_TOKENS} of it are
+ *       uncached there (the ingress's {@code warm.max-uncached-tokens}; the lab reads the engine's
+ *       cache where the ingress reads its tracker's prediction); it is aborted when a request that
+ *       follows that reply arrives ({@link #arrived}).
  *   <li><b>Program order</b> ({@code +las}): a program's request queues at the engine ahead of
  *       every new program's and, among continuing programs, by the program's attained service, the
  *       summed time its earlier requests took from arrival to last token (Autellix's program-level
@@ -61,6 +65,9 @@ final class LabPrograms {
 
   /** Request indexes by {@link Programs#key}. */
   private final Map<String, Integer> byKey = new HashMap<>();
+
+  /** The ingress's default {@code warm.max-uncached-tokens}. */
+  static final int WARM_MAX_UNCACHED_TOKENS = 2_048;
 
   /** The warm-up running for request i's next turn, by the index of request i. */
   private final Map<Integer, LabSequence> warms = new HashMap<>();
@@ -201,8 +208,14 @@ final class LabPrograms {
     return send;
   }
 
-  /** A warm-up of the prefix request {@code i}'s successors share: its prompt and its reply. */
+  /**
+   * A warm-up of the prefix request {@code i}'s successors share, its prompt and its reply, on
+   * {@code engine} if it is idle and the warm-up short there.
+   */
   private void warm(int i, LabEngine engine) {
+    if (engine == null || !engine.idle()) {
+      return;
+    }
     WorkloadRequest r = workload.get(i);
     int j = successors[i][0];
     long[] next = keys.of(j);
@@ -213,6 +226,10 @@ final class LabPrograms {
     LabSequence w =
         new LabSequence(j, "warm-" + j, -1, Arrays.copyOf(next, blocks), blocks * blockSize, 1, 0);
     w.adapter = keys.adapter(j);
+    w.free = features.warmFree();
+    if (engine.uncachedTokens(w) > WARM_MAX_UNCACHED_TOKENS) {
+      return;
+    }
     engine.submitWarm(w);
     warms.put(i, w);
   }

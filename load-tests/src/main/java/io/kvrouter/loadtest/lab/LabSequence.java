@@ -37,11 +37,13 @@ final class LabSequence {
   String adapter;
 
   /**
-   * A warm-up of a program's next turn ({@link LabEngine#submitWarm}): prefilled at the lowest
-   * priority, never answered; {@code cancelled} once that turn arrived or a real request needed the
-   * room.
+   * A warm-up of a program's next turn ({@link LabEngine#submitWarm}): scheduled as any request,
+   * its answer read by no one; {@code cancelled} (aborted) once that turn arrived.
    */
   boolean warm;
+
+  /** A warm-up of the {@code +warmfree} control: its tokens add nothing to a pass's duration. */
+  boolean free;
 
   boolean cancelled;
 

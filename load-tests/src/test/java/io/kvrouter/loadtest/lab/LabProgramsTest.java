@@ -80,15 +80,17 @@ class LabProgramsTest {
   }
 
   @Test
-  void aWarmUp_leavesTheNextTurnsPrefixCached() {
+  void aWarmUp_leavesTheNextTurnsPrefixCached_andIsNoPrefixQuery() {
     for (boolean warming : new boolean[] {false, true}) {
       Driven d = new Driven(10_000, 256);
       if (warming) {
-        d.engine.submitWarm(warm(keys(1, 400))); // 6,400 tokens: four passes of 2,048 at most
+        d.engine.submitWarm(warm(keys(1, 400)));
       }
       d.run(Long.MAX_VALUE);
       d.engine.submit(request("turn", keys(1, 420), 420 * 16, 4, d.now));
       d.run(Long.MAX_VALUE);
+      assertThat(d.order).containsExactly("turn"); // a warm-up reports no first token
+      assertThat(d.engine.prefixQueries()).isEqualTo(420 * 16);
       if (warming) {
         assertThat(d.cached.get("turn")).isEqualTo(400 * 16);
         assertThat(d.engine.warmedTokens()).isEqualTo(400 * 16);
@@ -98,47 +100,33 @@ class LabProgramsTest {
     }
   }
 
+  /**
+   * vLLM v1 schedules running requests first, a chunked prefill taking what is left of the token
+   * budget ({@code Scheduler.schedule}, {@code vllm/v1/core/sched/scheduler.py}, commit 00024d31):
+   * a warm-up running when a request arrives is served as a request, never behind it. Its pass of
+   * 8,192 tokens ends first, then the rest of its prompt (1,808 tokens) goes ahead of the request's
+   * prompt in the next pass; a decode pass beside a running warm-up carries the warm-up's chunk.
+   */
   @Test
-  void aRealRequest_takesItsPassWhole_andTheRoomAWarmUpHeld() {
-    // Without and with a long warm-up under way when the request comes: its first token is no
-    // later than one warm chunk's pass, and a request that needs the warm-up's blocks gets them.
-    long[] firstTokens = new long[2];
-    for (int run = 0; run < 2; run++) {
-      Driven d = new Driven(1_000, 256);
-      if (run == 1) {
-        d.engine.submitWarm(warm(keys(1_000_000, 900))); // 90 % of the blocks, past the headroom
-        d.engine.submitWarm(warm(keys(2_000_000, 700))); // within it
-      }
-      while (run == 1 && d.engine.warmedTokens() < 500 * 16) {
-        d.engine.startPass(d.now); // the second warm-up holds 512 blocks; the first was refused
-        d.now = d.engine.passEnd();
-        d.engine.completePass();
-      }
-      long arrival = d.now;
-      d.engine.submit(request("real", keys(1, 600), 600 * 16, 2, arrival));
-      d.run(Long.MAX_VALUE);
-      firstTokens[run] = d.firstToken.get("real") - arrival;
-      if (run == 1) {
-        assertThat(d.engine.warmsDropped()).isEqualTo(2); // one refused, one gave way
-      }
-    }
-    // 600 blocks of a real request next to 700 warm ones do not fit in 1,000: the warm-up gave
-    // way, and the request's passes carried no warm token.
-    assertThat(firstTokens[1]).isEqualTo(firstTokens[0]);
-  }
-
-  @Test
-  void aRequestArrivingDuringAWarmPass_waitsAtMostThatPass() {
-    long[] firstTokens = new long[2];
-    for (int run = 0; run < 2; run++) {
+  void aRequestArrivingDuringAWarmUp_waitsForItsChunksAsForAnyRequest() {
+    long[] firstTokens = new long[3];
+    for (int run = 0; run < 3; run++) {
       Driven d = new Driven(100_000, 256);
-      if (run == 1) {
-        d.engine.submitWarm(warm(keys(1_000_000, 2_000)));
-        d.engine.startPass(0); // a warm pass under way
+      if (run > 0) {
+        LabSequence first =
+            run == 1
+                ? warm(keys(1_000_000, 625))
+                : new LabSequence(0, "other", 0, keys(1_000_000, 625), 625 * 16, 1, 0);
+        if (run == 1) {
+          d.engine.submitWarm(first);
+        } else {
+          d.engine.submit(first);
+        }
+        d.engine.startPass(0); // its first chunk under way
       }
       long arrival = 1;
       d.engine.submit(request("real", keys(1, 100), 100 * 16, 2, arrival));
-      if (run == 1) {
+      if (run > 0) {
         d.now = d.engine.passEnd();
         d.engine.completePass();
       } else {
@@ -147,23 +135,43 @@ class LabProgramsTest {
       d.run(Long.MAX_VALUE);
       firstTokens[run] = d.firstToken.get("real") - arrival;
     }
-    // The warm pass (2,048 tokens, about 40 ms) ends first; the request's own prefill pass carries
-    // no warm token (one more chunk there would take it past 60 ms).
-    long warmPass = firstTokens[1] - firstTokens[0];
-    assertThat(warmPass).isPositive().isLessThan(60_000);
+    assertThat(firstTokens[1])
+        .as("the warm-up's chunks delay the request")
+        .isGreaterThan(firstTokens[0])
+        .as("as much as an ordinary request of the same prompt: no free time for warm-ups")
+        .isEqualTo(firstTokens[2]);
   }
 
   @Test
-  void aCancelledWarmUp_stopsAtThePasssEnd() {
+  void theWarmFreeControl_isWarmWhoseWarmUpsTakeNoEngineTime() {
+    assertThat(LabProgramFeatures.of("kvrouter+warmfree").warm()).isTrue();
+    long[] ends = new long[2];
+    for (int run = 0; run < 2; run++) {
+      Driven d = new Driven(100_000, 256);
+      LabSequence w = warm(keys(1, 100));
+      w.free = run == 1;
+      d.engine.submitWarm(w);
+      d.engine.submit(request("real", keys(1_000, 100), 100 * 16, 2, 0));
+      d.run(Long.MAX_VALUE);
+      ends[run] = d.firstToken.get("real");
+    }
+    assertThat(ends[1]).isLessThan(ends[0]);
+  }
+
+  @Test
+  void anAbortedWarmUp_leavesAtThePassEnd_itsComputedBlocksCached() {
     Driven d = new Driven(100_000, 256);
     LabSequence w = warm(keys(1, 2_000));
     d.engine.submitWarm(w);
-    d.run(1); // one pass of it
+    d.run(1); // one pass of it: the whole token budget
     w.cancelled = true;
     d.run(Long.MAX_VALUE);
-    assertThat(d.engine.warmedTokens()).isEqualTo(LabEngine.WARM_CHUNK_TOKENS);
+    assertThat(d.engine.warmedTokens()).isEqualTo(8_192);
     assertThat(d.engine.warmsDropped()).isEqualTo(1);
     assertThat(d.engine.hasWork()).isFalse();
+    d.engine.submit(request("turn", keys(1, 2_000), 2_000 * 16, 2, d.now));
+    d.run(Long.MAX_VALUE);
+    assertThat(d.cached.get("turn")).isEqualTo(8_192);
   }
 
   @Test
@@ -187,6 +195,55 @@ class LabProgramsTest {
         "agents",
         Map.of("programs", "6", "medianTurns", "12", "fanOut", "0.3", "medianToolSeconds", "1"),
         3);
+  }
+
+  /**
+   * The ingress's {@code warm.max-others-in-flight = 0} and {@code warm.max-uncached-tokens}: a
+   * reply ending in a tool call warms its next turn only on an idle engine that holds all but at
+   * most 2,048 tokens of the prefix; beside a running request, or with the prefix uncached, the
+   * warm-up is not sent.
+   */
+  @Test
+  void aWarmUpGoesOnlyToAnIdleEngine_thatHoldsMostOfItsPrefix() {
+    Workload w = agents();
+    PromptKeys keys = PolicyLab.keys(w, LabConfig.defaults(1));
+    Map<String, Integer> index = new HashMap<>();
+    w.stream().forEach(r -> index.put(Programs.key(r), r.index()));
+    int toolCall = -1;
+    int next = -1;
+    for (WorkloadRequest r : w.requests()) {
+      List<String> after = w.programs().of(r).after();
+      if (after.size() == 1) {
+        WorkloadRequest before = w.get(index.get(after.get(0)));
+        if (w.programs().of(before).endsInToolCall()
+            && before.inputLength() + before.outputLength() >= 4 * 2_048) {
+          toolCall = before.index();
+          next = r.index();
+          break;
+        }
+      }
+    }
+    assertThat(toolCall).isNotNegative();
+    WorkloadRequest before = w.get(toolCall);
+    long[] prefix =
+        java.util.Arrays.copyOf(
+            keys.of(next), (before.inputLength() + before.outputLength()) / 16 - 64);
+    LabProgramFeatures warm = new LabProgramFeatures(true, false, false, false, -1);
+    for (String c : List.of("idle", "busy", "uncached")) {
+      LabPrograms programs = new LabPrograms(w, keys, warm, 16);
+      Driven d = new Driven(1_000_000, 256);
+      if (!c.equals("uncached")) { // all of the prefix but its last 64 blocks cached
+        d.engine.submit(request("earlier", prefix, prefix.length * 16, 1, 0));
+        d.run(Long.MAX_VALUE);
+      }
+      if (c.equals("busy")) {
+        d.engine.submit(request("decoding", keys(5_000_000, 10), 160, 100, d.now));
+        d.run(d.now + 1);
+      }
+      int waitingBefore = d.engine.waitingCount();
+      programs.finished(toolCall, d.engine, 0, d.now);
+      assertThat(d.engine.waitingCount() - waitingBefore).as(c).isEqualTo(c.equals("idle") ? 1 : 0);
+    }
   }
 
   @Test

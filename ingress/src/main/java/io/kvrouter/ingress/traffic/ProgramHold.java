@@ -32,8 +32,11 @@ public final class ProgramHold {
    *     times its block size); 0: nothing is held
    * @param share the share of that cache the histories counted on one replica may fill together
    * @param idle a session unseen for this long is no longer counted
+   * @param holdFitting whether a session whose history fits on its replica is held even while
+   *     another replica has room (off: sessions are held only when no other replica has room)
    */
-  public record Settings(long replicaCacheTokens, double share, Duration idle) {
+  public record Settings(
+      long replicaCacheTokens, double share, Duration idle, boolean holdFitting) {
 
     /** Where the settings live. */
     public static final String PATH = "kvrouter.ingress.programs.hold";
@@ -54,7 +57,10 @@ public final class ProgramHold {
     public static Settings fromConfig(Config config) {
       Config c = config.getConfig(PATH);
       return new Settings(
-          c.getLong("replica-cache-tokens"), c.getDouble("share"), c.getDuration("idle"));
+          c.getLong("replica-cache-tokens"),
+          c.getDouble("share"),
+          c.getDuration("idle"),
+          c.getBoolean("hold-fitting"));
     }
 
     /** Whether anything is held. */
@@ -67,6 +73,7 @@ public final class ProgramHold {
 
   private final long budgetTokens;
   private final long idleMillis;
+  private final boolean holdFitting;
 
   /** Held sessions by replica, then by session, least recently touched first. */
   private final Map<String, LinkedHashMap<String, Held>> byReplica = new HashMap<>();
@@ -80,6 +87,7 @@ public final class ProgramHold {
     }
     this.budgetTokens = (long) (settings.replicaCacheTokens() * settings.share());
     this.idleMillis = settings.idle().toMillis();
+    this.holdFitting = settings.holdFitting();
   }
 
   /**
@@ -104,7 +112,7 @@ public final class ProgramHold {
     Held h = new Held(replica, historyTokens, nowMillis);
     byReplica.computeIfAbsent(replica, r -> new LinkedHashMap<>()).put(session, h);
     bySession.put(session, h);
-    return fitsHome || !roomElsewhere;
+    return (holdFitting && fitsHome) || !roomElsewhere;
   }
 
   /** The tokens counted in {@code held}, forgetting sessions idle past the setting. */

@@ -16,7 +16,7 @@ class ProgramHoldTest {
 
   /** 100,000 tokens of cache, 80 % of it for histories, sessions forgotten after 60 s unseen. */
   private static ProgramHold hold() {
-    return new ProgramHold(new ProgramHold.Settings(100_000, 0.8, Duration.ofSeconds(60)));
+    return new ProgramHold(new ProgramHold.Settings(100_000, 0.8, Duration.ofSeconds(60), true));
   }
 
   @Test
@@ -31,6 +31,17 @@ class ProgramHoldTest {
     assertThat(hold.admit("y", "r1", 65_000, 0)).isTrue(); // 10k + 65k fits r1
     // Now no replica has room for c: moving would only evict another's history, so c stays.
     assertThat(hold.admit("c", "r0", 20_000, 1)).isTrue();
+  }
+
+  @Test
+  void withoutHoldingFittingSessions_onlyAFullClusterHolds() {
+    ProgramHold hold =
+        new ProgramHold(new ProgramHold.Settings(100_000, 0.8, Duration.ofSeconds(60), false));
+    assertThat(hold.admit("a", "r0", 40_000, 0)).isTrue(); // no other replica known: none has room
+    assertThat(hold.admit("x", "r1", 10_000, 0)).isFalse(); // r0 has room for it
+    assertThat(hold.admit("a", "r0", 40_000, 1)).isFalse(); // fits r0, but r1 has room: not held
+    assertThat(hold.admit("y", "r1", 65_000, 1)).isTrue(); // r0 (40k) has no room for 65k
+    assertThat(hold.admit("b", "r0", 45_000, 1)).isTrue(); // r1 (75k) has no room for 45k
   }
 
   @Test
@@ -64,7 +75,7 @@ class ProgramHoldTest {
     assertThatThrownBy(() -> new ProgramHold(d))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("replica-cache-tokens");
-    assertThatThrownBy(() -> new ProgramHold.Settings(1, 1.5, Duration.ofSeconds(1)))
+    assertThatThrownBy(() -> new ProgramHold.Settings(1, 1.5, Duration.ofSeconds(1), true))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("share");
   }

@@ -49,7 +49,8 @@ class SessionRouterTest {
             60_000,
             () -> 0L,
             new TrafficMetrics(new SimpleMeterRegistry()),
-            new ProgramHold(new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1))));
+            new ProgramHold(
+                new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true)));
 
     router.selectAndReserve(query("a1", "a", 3)).toCompletableFuture().join(); // opens: placed
     router.selectAndReserve(query("a2", "a", 4)).toCompletableFuture().join(); // held: 4 of 10

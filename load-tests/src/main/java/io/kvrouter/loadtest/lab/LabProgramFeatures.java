@@ -13,11 +13,11 @@ import java.util.Set;
  * where a session in mid-session keeps its bound replica only while its history fits beside the
  * other held sessions' in that replica's cache (the ingress's {@code ProgramHold}, with the run's
  * capacity as the replica's cache; {@code +holdN} with a share of N percent of it in place of the
- * ingress's default), {@code +bonusN} is affinity with an affinity bonus of N tokens in place of
- * the ingress's default. {@code kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter}
- * the same run without them. Warming and program order model what the ingress and engine do for a
- * program, so any policy takes them; affinity is kvrouter's ingress's, so only kvrouter's policies
- * take it.
+ * ingress's default; {@code +holdfull} holding sessions only when no other replica has room),
+ * {@code +bonusN} is affinity with an affinity bonus of N tokens in place of the ingress's default.
+ * {@code kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without
+ * them. Warming and program order model what the ingress and engine do for a program, so any policy
+ * takes them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
@@ -27,15 +27,22 @@ import java.util.Set;
  * @param holdPercent a session's later requests run on its bound replica while its history fits
  *     there beside the others held, in this percentage of its cache (-1: the ingress's default
  *     share; 0: no hold; any other value implies affinity)
+ * @param holdOnlyWhenFull the hold keeps sessions only when no other replica has room for them
  * @param bonusTokens the affinity bonus in tokens, or -1 for the ingress's default (a value implies
  *     affinity)
  */
 public record LabProgramFeatures(
-    boolean warm, boolean las, boolean affinity, boolean keep, int holdPercent, long bonusTokens) {
+    boolean warm,
+    boolean las,
+    boolean affinity,
+    boolean keep,
+    int holdPercent,
+    boolean holdOnlyWhenFull,
+    long bonusTokens) {
 
   /** No program feature. */
   public static final LabProgramFeatures NONE =
-      new LabProgramFeatures(false, false, false, false, 0, -1);
+      new LabProgramFeatures(false, false, false, false, 0, false, -1);
 
   private static final Set<String> NAMES = Set.of("warm", "las", "affinity", "keep");
 
@@ -43,7 +50,7 @@ public record LabProgramFeatures(
   private static final String BONUS = "bonus[0-9]{1,9}";
 
   /** {@code hold} or {@code holdN}: the ingress's program hold, with a share of N percent. */
-  private static final String HOLD = "hold([1-9][0-9]?|100)?";
+  private static final String HOLD = "hold([1-9][0-9]?|100|full)?";
 
   public LabProgramFeatures {
     affinity |= keep || holdPercent != 0 || bonusTokens >= 0;
@@ -61,10 +68,15 @@ public record LabProgramFeatures(
     boolean affinity = false;
     boolean keep = false;
     int hold = 0;
+    boolean full = false;
     long bonus = -1;
     for (String f : suffixes(label)) {
       keep |= f.equals("keep");
-      hold = f.matches(HOLD) ? (f.length() == 4 ? -1 : Integer.parseInt(f.substring(4))) : hold;
+      full |= f.equals("holdfull");
+      hold =
+          f.matches(HOLD)
+              ? (f.length() == 4 || full ? -1 : Integer.parseInt(f.substring(4)))
+              : hold;
       bonus = f.matches(BONUS) ? Long.parseLong(f.substring(5)) : bonus;
       warm |= f.equals("warm");
       las |= f.equals("las");
@@ -76,7 +88,7 @@ public record LabProgramFeatures(
               + label
               + "': +affinity, +keep and +hold are kvrouter's ingress session affinity");
     }
-    return new LabProgramFeatures(warm, las, affinity, keep, hold, bonus);
+    return new LabProgramFeatures(warm, las, affinity, keep, hold, full, bonus);
   }
 
   /**
@@ -106,7 +118,7 @@ public record LabProgramFeatures(
                 + label
                 + "': '+"
                 + f
-                + "' is no program feature; known: +warm, +las, +affinity, +keep, +hold, +holdN, +bonusN");
+                + "' is no program feature; known: +warm, +las, +affinity, +keep, +hold, +holdN, +holdfull, +bonusN");
       }
     }
     return out;

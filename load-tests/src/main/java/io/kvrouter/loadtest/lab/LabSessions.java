@@ -87,15 +87,18 @@ final class LabSessions {
   /**
    * With the ingress's default session settings and its default hold ({@code
    * kvrouter.ingress.programs.hold}) for replicas of {@code cacheTokens} each, with a share of
-   * {@code percent} of it (-1: the default share).
+   * {@code percent} of it (-1: the default share), holding fitting sessions or not ({@code
+   * onlyWhenFull}: held only when no other replica has room).
    */
-  static LabSessions holding(long cacheTokens, int percent) {
+  static LabSessions holding(long cacheTokens, int percent, boolean onlyWhenFull) {
     Config reference = ConfigFactory.defaultReference();
     ProgramHold.Settings d = ProgramHold.Settings.fromConfig(reference);
     double share = percent < 0 ? d.share() : percent / 100.0;
     return new LabSessions(
         TrafficSettings.fromConfig(reference).sessions(),
-        new ProgramHold(new ProgramHold.Settings(cacheTokens, share, d.idle())));
+        new ProgramHold(
+            new ProgramHold.Settings(
+                cacheTokens, share, d.idle(), d.holdFitting() && !onlyWhenFull)));
   }
 
   /** With the ingress's default session settings. */

@@ -168,7 +168,9 @@ public final class LabSimulation {
             ? null
             : features.hold()
                 ? LabSessions.holding(
-                    config.effectiveCapacity() * config.blockSize(), features.holdPercent())
+                    config.effectiveCapacity() * config.blockSize(),
+                    features.holdPercent(),
+                    features.holdOnlyWhenFull())
                 : features.bonusTokens() >= 0
                     ? LabSessions.withBonus(features.bonusTokens())
                     : LabSessions.defaults();

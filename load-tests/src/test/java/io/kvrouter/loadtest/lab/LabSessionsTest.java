@@ -77,7 +77,7 @@ class LabSessionsTest {
   @Test
   void onlyKvroutersPoliciesTakeAffinity() {
     assertThat(LabProgramFeatures.of("kvrouter+las+affinity"))
-        .isEqualTo(new LabProgramFeatures(false, true, true, false, 0, -1));
+        .isEqualTo(new LabProgramFeatures(false, true, true, false, 0, false, -1));
     assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+affinity"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvrouter's ingress session affinity");
@@ -138,8 +138,9 @@ class LabSessionsTest {
   @Test
   void aHoldSuffix_isAffinityWithTheIngresssHold() {
     LabProgramFeatures f = LabProgramFeatures.of("kvrouter+las+hold");
-    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, -1, -1));
+    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, -1, false, -1));
     assertThat(LabProgramFeatures.of("kvrouter+hold50").holdPercent()).isEqualTo(50);
+    assertThat(LabProgramFeatures.of("kvrouter+holdfull").holdOnlyWhenFull()).isTrue();
     assertThatThrownBy(() -> LabProgramFeatures.of("kvrouter+hold101"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("+holdN");
@@ -151,7 +152,7 @@ class LabSessionsTest {
   @Test
   void aBonusSuffix_isAffinityWithThatBonus() {
     LabProgramFeatures f = LabProgramFeatures.of("kvrouter+las+bonus32768");
-    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, 0, 32_768));
+    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, 0, false, 32_768));
     assertThat(LabSessions.withBonus(f.bonusTokens()).affinityBonusTokens()).isEqualTo(32_768);
     assertThat(LabProgramFeatures.of("kvrouter+las").affinity()).isFalse();
     assertThatThrownBy(() -> LabProgramFeatures.of("kvrouter+bonus"))

@@ -12,13 +12,14 @@ import java.util.Map;
  * session's turn must run there, even when the replica is busy. Every bound session's history (its
  * latest prompt: a turn sends its whole history) is counted on its replica; a session is held
  * unless its history no longer fits, beside the others counted there, in {@code share} of its
- * replica's KV cache while another replica has room for it. So a program whose history would evict
- * the others' may move to a replica with room (the policy decides where), and when no replica has
- * room (an overloaded cluster, where moving only recomputes the whole history and evicts another's)
- * every program stays. Holding every program regardless keeps long histories pinned where they
- * evict each other even while other replicas have room; holding none lets an overloaded router
- * balance programs away from their history (docs/benchmarks.md, "Agents in the lab"). A session
- * unseen for {@code idle} is forgotten, so a finished program frees its room.
+ * replica's KV cache while another replica has room for it (without {@code holdFitting}: whenever
+ * another replica has room for it). So a program whose history would evict the others' may move to
+ * a replica with room (the policy decides where), and when no replica has room (an overloaded
+ * cluster, where moving only recomputes the whole history and evicts another's) every program
+ * stays. Holding every program regardless keeps long histories pinned where they evict each other
+ * even while other replicas have room; holding none lets an overloaded router balance programs away
+ * from their history (docs/benchmarks.md, "Agents in the lab"). A session unseen for {@code idle}
+ * is forgotten, so a finished program frees its room.
  *
  * <p>Cost: O(sessions counted) per {@link #admit}, 100 bytes or so per session counted. Thread-safe
  * (one lock; the ingress decides on many threads).
@@ -92,9 +93,9 @@ public final class ProgramHold {
 
   /**
    * Whether {@code session}, bound to {@code replica} and now sending a history of {@code
-   * historyTokens}, is held there at {@code nowMillis}: yes when it fits beside the others counted
-   * on {@code replica}, or when no other replica has room for it either; no when another has.
-   * Either way it is counted on {@code replica} from now on.
+   * historyTokens}, is held there at {@code nowMillis}: yes when no other replica has room for it,
+   * or (with {@code holdFitting}) when it fits beside the others counted on {@code replica}; no
+   * otherwise. Either way it is counted on {@code replica} from now on.
    */
   public synchronized boolean admit(
       String session, String replica, long historyTokens, long nowMillis) {

@@ -22,6 +22,7 @@ import io.kvrouter.ingress.tokenize.PromptEncoder;
 import io.kvrouter.ingress.tokenize.TokenizerRegistry;
 import io.kvrouter.ingress.traffic.IngressTraffic;
 import io.kvrouter.ingress.traffic.PeerQueues;
+import io.kvrouter.ingress.traffic.ProgramHold;
 import io.kvrouter.ingress.traffic.SessionRouter;
 import io.kvrouter.ingress.traffic.TrafficMetrics;
 import io.kvrouter.ingress.traffic.TrafficPlane;
@@ -220,13 +221,15 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 lora.loadPenaltyTokens()),
             lora);
     if (ts.sessions().enabled()) {
+      ProgramHold.Settings hold = ProgramHold.Settings.fromConfig(config);
       router =
           new SessionRouter(
               router,
               traffic.sessions(),
               ts.sessions().refreshAfter().toMillis(),
               System::currentTimeMillis,
-              traffic.metrics());
+              traffic.metrics(),
+              hold.enabled() ? new ProgramHold(hold) : null);
     }
     NodeAdminView admin =
         new NodeAdminView(

@@ -105,6 +105,11 @@ public record ReplicaQuery(
     return with(b -> b.boundReplica = replica);
   }
 
+  /** The same query pinned to {@code replica} (null: none): it must run there while it is known. */
+  public ReplicaQuery withPinnedReplica(String replica) {
+    return with(b -> b.pinnedReplica = replica);
+  }
+
   /** The same query opening its session, or not. */
   public ReplicaQuery withOpensSession(boolean opens) {
     return with(b -> b.opensSession = opens);
@@ -146,6 +151,7 @@ public record ReplicaQuery(
   private static final class Builder {
     private final ReplicaQuery q;
     private Set<String> excluded;
+    private String pinnedReplica;
     private String boundReplica;
     private double ttftTargetMillis;
     private Pool pool;
@@ -157,6 +163,7 @@ public record ReplicaQuery(
     private Builder(ReplicaQuery q) {
       this.q = q;
       excluded = q.excluded;
+      pinnedReplica = q.pinnedReplica;
       boundReplica = q.boundReplica;
       ttftTargetMillis = q.ttftTargetMillis;
       pool = q.pool;
@@ -174,7 +181,7 @@ public record ReplicaQuery(
           q.maxTokens,
           excluded,
           q.sessionKey,
-          q.pinnedReplica,
+          pinnedReplica,
           q.requiredApi,
           boundReplica,
           ttftTargetMillis,

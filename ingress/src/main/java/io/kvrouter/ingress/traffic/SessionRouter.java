@@ -14,8 +14,10 @@ import java.util.function.LongSupplier;
  * the bonus), and records where the request went: a new session is bound, a session that moved is
  * rebound, and a binding in use is refreshed once older than {@code refreshAfterMillis}. A query
  * whose session has no binding yet is marked as opening it ({@link ReplicaQuery#opensSession()}):
- * its later turns follow it, which the policy may weigh. Queries without a session key pass
- * straight through.
+ * its later turns follow it, which the policy may weigh. With a {@link ProgramHold}, a bound
+ * session whose history (the query's tokens) fits beside the others held on its replica is held
+ * there: the query is pinned to it ({@link ReplicaQuery#pinnedReplica()}) unless it already has a
+ * pin or that replica was tried. Queries without a session key pass straight through.
  */
 public final class SessionRouter implements Router {
 
@@ -24,6 +26,7 @@ public final class SessionRouter implements Router {
   private final long refreshAfterMillis;
   private final LongSupplier clock;
   private final TrafficMetrics metrics;
+  private final ProgramHold hold;
 
   public SessionRouter(
       Router delegate,
@@ -31,11 +34,23 @@ public final class SessionRouter implements Router {
       long refreshAfterMillis,
       LongSupplier clock,
       TrafficMetrics metrics) {
+    this(delegate, store, refreshAfterMillis, clock, metrics, null);
+  }
+
+  /** As above, holding programs in mid-session on their replica by {@code hold} (null: none). */
+  public SessionRouter(
+      Router delegate,
+      SessionStore store,
+      long refreshAfterMillis,
+      LongSupplier clock,
+      TrafficMetrics metrics,
+      ProgramHold hold) {
     this.delegate = delegate;
     this.store = store;
     this.refreshAfterMillis = refreshAfterMillis;
     this.clock = clock;
     this.metrics = metrics;
+    this.hold = hold;
   }
 
   /** The store key of a query's session: its model and its key. */
@@ -55,9 +70,12 @@ public final class SessionRouter implements Router {
             binding ->
                 delegate
                     .selectAndReserve(
-                        query
-                            .withBoundReplica(binding == null ? null : binding.replica())
-                            .withOpensSession(binding == null))
+                        held(
+                            session,
+                            binding,
+                            query
+                                .withBoundReplica(binding == null ? null : binding.replica())
+                                .withOpensSession(binding == null)))
                     .thenApply(
                         outcome -> {
                           if (outcome instanceof RouteOutcome.Routed routed) {
@@ -65,6 +83,22 @@ public final class SessionRouter implements Router {
                           }
                           return outcome;
                         }));
+  }
+
+  /** {@code query} pinned to its session's replica when the hold keeps it there. */
+  private ReplicaQuery held(String session, SessionBinding binding, ReplicaQuery query) {
+    if (hold == null) {
+      return query;
+    }
+    if (binding == null
+        || query.pinnedReplica() != null
+        || query.excluded().contains(binding.replica())) {
+      hold.release(session);
+      return query;
+    }
+    boolean keep =
+        hold.admit(session, binding.replica(), query.tokenIds().length, clock.getAsLong());
+    return keep ? query.withPinnedReplica(binding.replica()) : query;
   }
 
   private void remember(String session, SessionBinding binding, String replica) {

@@ -39,20 +39,54 @@ class SessionRouterTest {
     assertThat(inner.seen).extracting(ReplicaQuery::boundReplica).containsExactly(null, "r0", null);
   }
 
+  @Test
+  void withAHold_aBoundSessionIsPinnedToItsReplica_unlessItNoLongerFitsWhereAnotherHasRoom() {
+    Recording inner = new Recording();
+    SessionRouter router =
+        new SessionRouter(
+            inner,
+            new MapStore(),
+            60_000,
+            () -> 0L,
+            new TrafficMetrics(new SimpleMeterRegistry()),
+            new ProgramHold(
+                new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true)));
+
+    router.selectAndReserve(query("a1", "a", 3)).toCompletableFuture().join(); // opens: placed
+    router.selectAndReserve(query("a2", "a", 4)).toCompletableFuture().join(); // held: 4 of 10
+    inner.replica = "r1";
+    router.selectAndReserve(query("x1", "x", 1)).toCompletableFuture().join(); // opens on r1
+    router.selectAndReserve(query("x2", "x", 1)).toCompletableFuture().join(); // held: 1 of 10
+    inner.replica = "r0";
+    router.selectAndReserve(query("b1", "b", 5)).toCompletableFuture().join(); // opens on r0
+    router.selectAndReserve(query("b2", "b", 7)).toCompletableFuture().join(); // 4 + 7 > 10; r1
+    router.selectAndReserve(query("a3", "a", 3)).toCompletableFuture().join(); // 3 + 7 fits r0
+    router.selectAndReserve(query("c1", null, 9)).toCompletableFuture().join(); // no session
+
+    assertThat(inner.seen)
+        .extracting(ReplicaQuery::pinnedReplica)
+        .containsExactly(null, "r0", null, "r1", null, null, "r0", null);
+  }
+
+  private static ReplicaQuery query(String id, String session, int tokens) {
+    return new ReplicaQuery(id, "m", new int[tokens], 8, Set.of(), session, null, null);
+  }
+
   private static ReplicaQuery query(String id, String session) {
     return new ReplicaQuery(id, "m", new int[] {1, 2, 3}, 8, Set.of(), session, null, null);
   }
 
-  /** Routes everything to r0 and keeps the queries it was asked. */
+  /** Routes everything to {@code replica} (r0 unless set) and keeps the queries it was asked. */
   private static final class Recording implements Router {
     final List<ReplicaQuery> seen = new ArrayList<>();
+    String replica = "r0";
 
     @Override
     public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
       seen.add(query);
       return CompletableFuture.completedFuture(
           new RouteOutcome.Routed(
-              query.requestId(), new Target("r0", "http://127.0.0.1:1", true), 0, 0));
+              query.requestId(), new Target(replica, "http://127.0.0.1:1", true), 0, 0));
     }
 
     @Override

@@ -9,45 +9,74 @@ import java.util.Set;
  * LabEngine#submit}), {@code +affinity} keeps a session on the replica it is bound to as the
  * ingress's session router does ({@link LabSessions}), {@code +keep} is affinity where a session in
  * mid-session keeps its bound replica even when the replica is busy or has more work queued (only
- * sessions that open are placed by the policy: program-aware placement), {@code +bonusN} is
- * affinity with an affinity bonus of N tokens in place of the ingress's default. {@code +warmfree}
- * is a control, not a model: {@code +warm} whose warm-ups take no engine time (their tokens add
- * nothing to a pass's duration), which no engine gives; against {@code +warm} it separates what
- * warm-ups change by occupying the engine from what they change through the cache. {@code
- * kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without them.
- * Warming and program order model what the ingress and engine do for a program, so any policy takes
- * them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
+ * sessions that open are placed by the policy: program-aware placement), {@code +hold} is affinity
+ * where a session in mid-session keeps its bound replica only while its history fits beside the
+ * other held sessions' in that replica's cache (the ingress's {@code ProgramHold}, with the run's
+ * capacity as the replica's cache; {@code +holdN} with a share of N percent of it in place of the
+ * ingress's default; {@code +holdfull} holding sessions only when no other replica has room),
+ * {@code +bonusN} is affinity with an affinity bonus of N tokens in place of the ingress's default.
+ * {@code +warmfree} is a control, not a model: {@code +warm} whose warm-ups take no engine time
+ * (their tokens add nothing to a pass's duration), which no engine gives; against {@code +warm} it
+ * separates what warm-ups change by occupying the engine from what they change through the cache.
+ * {@code kvrouter+warm+las} is kvrouter with the first two, {@code kvrouter} the same run without
+ * them. Warming and program order model what the ingress and engine do for a program, so any policy
+ * takes them; affinity is kvrouter's ingress's, so only kvrouter's policies take it.
  *
  * @param warm warm the next turn after a reply that ends in a tool call
  * @param las continuing programs ahead of new ones, least attained service first
  * @param affinity the ingress's session affinity (bound replica and its bonus)
  * @param keep a session's later requests run on its bound replica while it is alive (implies
  *     affinity)
+ * @param holdPercent a session's later requests run on its bound replica while its history fits
+ *     there beside the others held, in this percentage of its cache (-1: the ingress's default
+ *     share; 0: no hold; any other value implies affinity)
+ * @param holdOnlyWhenFull the hold keeps sessions only when no other replica has room for them
  * @param bonusTokens the affinity bonus in tokens, or -1 for the ingress's default (a value implies
  *     affinity)
  * @param warmFree warm-ups take no engine time (a control; implies warm)
  */
 public record LabProgramFeatures(
-    boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens, boolean warmFree) {
+    boolean warm,
+    boolean las,
+    boolean affinity,
+    boolean keep,
+    int holdPercent,
+    boolean holdOnlyWhenFull,
+    long bonusTokens,
+    boolean warmFree) {
 
   /** Without the {@code +warmfree} control. */
   public LabProgramFeatures(
-      boolean warm, boolean las, boolean affinity, boolean keep, long bonusTokens) {
-    this(warm, las, affinity, keep, bonusTokens, false);
+      boolean warm,
+      boolean las,
+      boolean affinity,
+      boolean keep,
+      int holdPercent,
+      boolean holdOnlyWhenFull,
+      long bonusTokens) {
+    this(warm, las, affinity, keep, holdPercent, holdOnlyWhenFull, bonusTokens, false);
   }
 
   /** No program feature. */
   public static final LabProgramFeatures NONE =
-      new LabProgramFeatures(false, false, false, false, -1);
+      new LabProgramFeatures(false, false, false, false, 0, false, -1);
 
   private static final Set<String> NAMES = Set.of("warm", "warmfree", "las", "affinity", "keep");
 
   /** {@code bonusN}: an affinity bonus of N tokens. */
   private static final String BONUS = "bonus[0-9]{1,9}";
 
+  /** {@code hold} or {@code holdN}: the ingress's program hold, with a share of N percent. */
+  private static final String HOLD = "hold([1-9][0-9]?|100|full)?";
+
   public LabProgramFeatures {
-    affinity |= keep || bonusTokens >= 0;
+    affinity |= keep || holdPercent != 0 || bonusTokens >= 0;
     warm |= warmFree;
+  }
+
+  /** Whether sessions are held while their history fits ({@code +hold}). */
+  public boolean hold() {
+    return holdPercent != 0;
   }
 
   /** The features named at the end of {@code label} ({@code NAME+warm+las}). */
@@ -57,20 +86,29 @@ public record LabProgramFeatures(
     boolean las = false;
     boolean affinity = false;
     boolean keep = false;
+    int hold = 0;
+    boolean full = false;
     long bonus = -1;
     for (String f : suffixes(label)) {
       keep |= f.equals("keep");
+      full |= f.equals("holdfull");
+      hold =
+          f.matches(HOLD)
+              ? (f.length() == 4 || full ? -1 : Integer.parseInt(f.substring(4)))
+              : hold;
       bonus = f.matches(BONUS) ? Long.parseLong(f.substring(5)) : bonus;
       warm |= f.equals("warm");
       warmFree |= f.equals("warmfree");
       las |= f.equals("las");
       affinity |= f.equals("affinity");
     }
-    if ((affinity || keep || bonus >= 0) && !label.startsWith("kvrouter")) {
+    if ((affinity || keep || hold != 0 || bonus >= 0) && !label.startsWith("kvrouter")) {
       throw new IllegalArgumentException(
-          "policy '" + label + "': +affinity and +keep are kvrouter's ingress session affinity");
+          "policy '"
+              + label
+              + "': +affinity, +keep and +hold are kvrouter's ingress session affinity");
     }
-    return new LabProgramFeatures(warm, las, affinity, keep, bonus, warmFree);
+    return new LabProgramFeatures(warm, las, affinity, keep, hold, full, bonus, warmFree);
   }
 
   /**
@@ -94,13 +132,13 @@ public record LabProgramFeatures(
     }
     String[] out = label.substring(plus + 1).split("\\+");
     for (String f : out) {
-      if (!NAMES.contains(f) && !f.matches(BONUS)) {
+      if (!NAMES.contains(f) && !f.matches(BONUS) && !f.matches(HOLD)) {
         throw new IllegalArgumentException(
             "policy '"
                 + label
                 + "': '+"
                 + f
-                + "' is no program feature; known: +warm, +warmfree, +las, +affinity, +keep, +bonusN");
+                + "' is no program feature; known: +warm, +warmfree, +las, +affinity, +keep, +hold, +holdN, +holdfull, +bonusN");
       }
     }
     return out;

@@ -78,6 +78,12 @@ final class LabPrograms {
   /** Per request, the replica that answered it (-1: not yet). */
   private final int[] replica;
 
+  /** Per program, its own turns' summed TTFT, time after the first token and tool runs (µs). */
+  private final double[] ownFirstToken;
+
+  private final double[] ownDecode;
+  private final double[] ownTool;
+
   LabPrograms(Workload workload, PromptKeys keys, LabProgramFeatures features, int blockSize) {
     this.workload = workload;
     this.keys = keys;
@@ -140,6 +146,9 @@ final class LabPrograms {
     Arrays.fill(missing, -1);
     this.replica = new int[n];
     Arrays.fill(replica, -1);
+    this.ownFirstToken = new double[programsCount];
+    this.ownDecode = new double[programsCount];
+    this.ownTool = new double[programsCount];
   }
 
   /** Whether request {@code i} is sent at its recorded arrival (it waits for no reply). */
@@ -196,6 +205,11 @@ final class LabPrograms {
     replica[i] = engine == null ? -1 : engine.replica();
     attainedMillis[p] += (now - arrivalMicros) / 1000.0;
     programLast[p] = Math.max(programLast[p], now);
+    if (workload.get(i).session().equals(steps[i].program()) && ttftMillis[i] >= 0) {
+      ownFirstToken[p] += ttftMillis[i] * 1000;
+      ownDecode[p] += (now - arrivalMicros) - ttftMillis[i] * 1000;
+      ownTool[p] += pendingAtStart(i) ? steps[i].gapMicros() : 0;
+    }
     if (features.warm() && steps[i].endsInToolCall() && successors[i].length > 0) {
       warm(i, engine);
     }
@@ -206,6 +220,39 @@ final class LabPrograms {
       }
     }
     return send;
+  }
+
+  /** Whether request {@code i} waited for replies (so was sent its gap after them). */
+  private boolean pendingAtStart(int i) {
+    return !steps[i].after().isEmpty() && !opener[i];
+  }
+
+  /** Where the time of the top-level programs with completion at least {@code fromMillis} went. */
+  private ProgramResult.SessionTime sessionTime(double fromMillis) {
+    int n = 0;
+    double total = 0;
+    double first = 0;
+    double decode = 0;
+    double tool = 0;
+    for (int p = 0; p < programFirst.length; p++) {
+      if (!topLevel[p] || programLast[p] <= 0 || programFirst[p] == Long.MAX_VALUE) {
+        continue;
+      }
+      double t = (programLast[p] - programFirst[p]) / 1000.0;
+      if (t < fromMillis) {
+        continue;
+      }
+      n++;
+      total += t / 1000;
+      first += ownFirstToken[p] / 1e6;
+      decode += ownDecode[p] / 1e6;
+      tool += ownTool[p] / 1e6;
+    }
+    if (n == 0) {
+      return ProgramResult.SessionTime.NONE;
+    }
+    return new ProgramResult.SessionTime(
+        n, total / n, first / n, decode / n, tool / n, (total - first - decode - tool) / n);
   }
 
   /**
@@ -256,14 +303,17 @@ final class LabPrograms {
       warmed += e.warmedTokens();
       dropped += e.warmsDropped();
     }
+    Latency completion = Latency.of(toArray(sessions));
     return new ProgramResult(
         Latency.of(toArray(continuing)),
-        Latency.of(toArray(sessions)),
+        completion,
         Latency.of(toArray(missingTokens)),
         sessions.size(),
         warmed,
         dropped,
         fanOuts(),
+        sessionTime(0),
+        sessionTime(completion.p90()),
         ttftMillis.clone(),
         workload.requests().stream().map(Programs::key).toArray(String[]::new));
   }

@@ -134,6 +134,7 @@ public final class LabReport {
     }
     sb.append('\n');
     appendFanOuts(sb, r);
+    appendSessionTime(sb, r);
     for (PolicyResult p : r.policies()) {
       String without = p.policy().replace("+warm", "");
       if (p.programs() == null || without.equals(p.policy())) {
@@ -144,6 +145,38 @@ public final class LabReport {
           .findFirst()
           .ifPresent(q -> sb.append(rises(p, q)));
     }
+  }
+
+  /** Where the top-level sessions' time went ({@link ProgramResult.SessionTime}). */
+  private static void appendSessionTime(StringBuilder sb, LabResults r) {
+    perPolicy(
+        sb,
+        r,
+        "Where a session's time went, mean per session in seconds, over all sessions and over those"
+            + " at or above the completion p90: its own turns' time to first token, after it, the"
+            + " tool runs before them, and the rest (waiting for sub-agents).",
+        "total | first token | decode | tool runs | sub-agents | slow: total | first token |"
+            + " decode | tool runs | sub-agents",
+        p -> {
+          if (p.programs() == null) {
+            return " |".repeat(9);
+          }
+          ProgramResult.SessionTime a = p.programs().sessionTime();
+          ProgramResult.SessionTime b = p.programs().slowSessionTime();
+          return String.format(
+              Locale.ROOT,
+              "%.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f",
+              a.totalS(),
+              a.firstTokenS(),
+              a.decodeS(),
+              a.toolS(),
+              a.subAgentS(),
+              b.totalS(),
+              b.firstTokenS(),
+              b.decodeS(),
+              b.toolS(),
+              b.subAgentS());
+        });
   }
 
   /** Where sub-agent fan-outs landed ({@link ProgramResult.FanOuts}), when there were any. */

@@ -1,10 +1,12 @@
 package io.kvrouter.loadtest.lab;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
 import io.kvrouter.ingress.routing.Target;
+import io.kvrouter.ingress.traffic.ProgramHold;
 import io.kvrouter.ingress.traffic.SessionBinding;
 import io.kvrouter.ingress.traffic.SessionRouter;
 import io.kvrouter.ingress.traffic.SessionStore;
@@ -34,35 +36,69 @@ import java.util.concurrent.CompletionStage;
  * own (its own conversation), so a fan-out's first requests open new sessions and are placed by the
  * policy, not pulled to the parent's replica by its binding.
  *
- * <p>Cost: O(1) per decision beyond the router's. Single-threaded, one per run: the router it wraps
- * completes at once, so {@link #decide} returns the decision of that call.
+ * <p>With a {@link ProgramHold} ({@code +hold}) the session router holds a bound session on its
+ * replica while its history (the request's prompt) fits beside the others held there, by pinning
+ * the query ({@link ReplicaQuery#pinnedReplica()}): the placer is then told the request is held.
+ *
+ * <p>Cost: O(1) per decision beyond the router's (and the hold's; with a hold, an int array of the
+ * prompt's length per decision, as the ingress's query carries the prompt's tokens).
+ * Single-threaded, one per run: the router it wraps completes at once, so {@link #decide} returns
+ * the decision of that call.
  */
 final class LabSessions {
 
-  /** Places a request given its session's bound replica (null: none) and whether it opens it. */
+  /**
+   * Places a request given its session's bound replica (null: none), whether it opens it, and
+   * whether it is held there (it must run on the bound replica).
+   */
   @FunctionalInterface
   interface Placer {
-    Decision place(String boundReplica, boolean opensSession);
+    Decision place(String boundReplica, boolean opensSession, boolean held);
   }
 
   private final Map<String, SessionBinding> bindings = new HashMap<>();
   private final long ttlMillis;
   private final double affinityBonusTokens;
   private final SessionRouter router;
+  private final boolean holding;
   private long nowMillis;
   private Placer placer;
   private Decision decision;
 
   LabSessions(TrafficSettings.Sessions settings) {
+    this(settings, null);
+  }
+
+  /** With {@code hold} holding sessions on their replica (null: none). */
+  LabSessions(TrafficSettings.Sessions settings, ProgramHold hold) {
     this.ttlMillis = settings.ttl().toMillis();
     this.affinityBonusTokens = settings.affinityBonusTokens();
+    this.holding = hold != null;
     this.router =
         new SessionRouter(
             new Placing(),
             new Store(),
             settings.refreshAfter().toMillis(),
             () -> nowMillis,
-            TrafficMetrics.discarding());
+            TrafficMetrics.discarding(),
+            hold);
+  }
+
+  /**
+   * With the ingress's default session settings and its default hold ({@code
+   * kvrouter.ingress.programs.hold}) for replicas of {@code cacheTokens} each, with a share of
+   * {@code percent} of it (-1: the default share), holding fitting sessions or not ({@code
+   * onlyWhenFull}: held only when no other replica has room).
+   */
+  static LabSessions holding(long cacheTokens, int percent, boolean onlyWhenFull) {
+    Config reference = ConfigFactory.defaultReference();
+    ProgramHold.Settings d = ProgramHold.Settings.fromConfig(reference);
+    double share = percent < 0 ? d.share() : percent / 100.0;
+    return new LabSessions(
+        TrafficSettings.fromConfig(reference).sessions(),
+        new ProgramHold(
+            new ProgramHold.Settings(
+                cacheTokens, share, d.idle(), d.holdFitting() && !onlyWhenFull)));
   }
 
   /** With the ingress's default session settings. */
@@ -97,8 +133,14 @@ final class LabSessions {
    * binding) at {@code nowMillis} with {@code placer}, binding the session where it went.
    */
   Decision decide(String requestId, String sessionKey, long nowMillis, Placer placer) {
+    return decide(requestId, sessionKey, 0, nowMillis, placer);
+  }
+
+  /** As above for a prompt of {@code promptTokens} (the history a hold weighs). */
+  Decision decide(
+      String requestId, String sessionKey, int promptTokens, long nowMillis, Placer placer) {
     if (sessionKey == null || sessionKey.isEmpty()) {
-      return placer.place(null, false);
+      return placer.place(null, false, false);
     }
     this.nowMillis = nowMillis;
     this.placer = placer;
@@ -106,7 +148,14 @@ final class LabSessions {
     router
         .selectAndReserve(
             new ReplicaQuery(
-                requestId, LabConfig.MODEL, new int[0], 1, Set.of(), sessionKey, null, null))
+                requestId,
+                LabConfig.MODEL,
+                new int[holding ? promptTokens : 0],
+                1,
+                Set.of(),
+                sessionKey,
+                null,
+                null))
         .toCompletableFuture()
         .join();
     Decision d = decision;
@@ -125,7 +174,8 @@ final class LabSessions {
   private final class Placing implements Router {
     @Override
     public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
-      decision = placer.place(query.boundReplica(), query.opensSession());
+      decision =
+          placer.place(query.boundReplica(), query.opensSession(), query.pinnedReplica() != null);
       RouteOutcome out =
           decision.placed()
               ? new RouteOutcome.Routed(

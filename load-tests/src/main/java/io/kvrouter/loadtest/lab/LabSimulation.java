@@ -166,9 +166,14 @@ public final class LabSimulation {
     this.sessions =
         !features.affinity()
             ? null
-            : features.bonusTokens() >= 0
-                ? LabSessions.withBonus(features.bonusTokens())
-                : LabSessions.defaults();
+            : features.hold()
+                ? LabSessions.holding(
+                    config.effectiveCapacity() * config.blockSize(),
+                    features.holdPercent(),
+                    features.holdOnlyWhenFull())
+                : features.bonusTokens() >= 0
+                    ? LabSessions.withBonus(features.bonusTokens())
+                    : LabSessions.defaults();
     this.keep = features.keep();
   }
 
@@ -351,15 +356,16 @@ public final class LabSimulation {
             : sessions.decide(
                 requestId,
                 workload.get(index).session(),
+                view.promptLength(index),
                 now / 1000,
-                (bound, opens) ->
+                (bound, opens, held) ->
                     place(
                         now,
                         router,
                         request(
                             index,
                             requestId,
-                            kept(bound, excluded),
+                            kept(bound, held, excluded),
                             gateCounts,
                             view.steering(
                                 index,
@@ -392,12 +398,13 @@ public final class LabSimulation {
   }
 
   /**
-   * The replicas a request bound to {@code bound} may not run on: with {@code +keep}, every live
-   * replica but its bound one (when that one is alive), else {@code excluded}.
+   * The replicas a request bound to {@code bound} may not run on: with {@code +keep} or when its
+   * session is {@code held} there, every live replica but its bound one (when that one is alive),
+   * else {@code excluded}.
    */
-  private Set<String> kept(String bound, Set<String> excluded) {
+  private Set<String> kept(String bound, boolean held, Set<String> excluded) {
     Integer b = bound == null ? null : replicaIndex.get(bound);
-    if (!keep || b == null || dead[b] || excluded.contains(bound)) {
+    if (!(keep || held) || b == null || dead[b] || excluded.contains(bound)) {
       return excluded;
     }
     Set<String> others = new java.util.HashSet<>(excluded);

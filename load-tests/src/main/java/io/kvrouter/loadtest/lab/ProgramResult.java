@@ -14,6 +14,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param warmedTokens prompt tokens warm-ups prefilled
  * @param warmsDropped warm-ups cancelled, preempted or refused for want of headroom
  * @param fanOuts where sub-agent fan-outs landed
+ * @param sessionTime where a top-level session's time went, over every session
+ * @param slowSessionTime the same over the sessions at or above the completion time's p90
  * @param ttftByRequest each request's TTFT in ms by request index (-1: none), never mutated
  * @param requestKeys each request's key ({@code Programs#key}: session and turn) by request index,
  *     which names it across runs whose arrivals (and so indexes) differ, never mutated
@@ -26,6 +28,8 @@ public record ProgramResult(
     long warmedTokens,
     long warmsDropped,
     FanOuts fanOuts,
+    SessionTime sessionTime,
+    SessionTime slowSessionTime,
     double[] ttftByRequest,
     String[] requestKeys) {
 
@@ -57,6 +61,39 @@ public record ProgramResult(
   }
 
   /**
+   * Where the time of top-level sessions went, as a mean per session in seconds: its own turns'
+   * time to first token (queueing and prefill) and after it (decode, and any wait for KV room), the
+   * tool runs before its turns, and the rest (waiting for sub-agents whose turns outlast it).
+   *
+   * @param sessions sessions measured
+   * @param totalS first arrival to last token
+   * @param firstTokenS its own turns' TTFT, summed
+   * @param decodeS its own turns' first token to last, summed
+   * @param toolS the tool runs before its own turns, summed
+   * @param subAgentS the rest: total less the three above
+   */
+  public record SessionTime(
+      int sessions,
+      double totalS,
+      double firstTokenS,
+      double decodeS,
+      double toolS,
+      double subAgentS) {
+
+    /** No session. */
+    public static final SessionTime NONE = new SessionTime(0, 0, 0, 0, 0, 0);
+
+    void write(ObjectNode o) {
+      o.put("sessions", sessions);
+      o.put("total_s", totalS);
+      o.put("first_token_s", firstTokenS);
+      o.put("decode_s", decodeS);
+      o.put("tool_s", toolS);
+      o.put("sub_agent_s", subAgentS);
+    }
+  }
+
+  /**
    * Writes the measures, and each request's TTFT ({@code ttft_by_request_ms}, aligned with {@code
    * request_keys}), into {@code o}.
    */
@@ -80,6 +117,8 @@ public record ProgramResult(
     f.put("sub_missing_mean", fanOuts.subMissingMean());
     f.put("join_on_parent_share", fanOuts.joinOnParentShare());
     f.put("join_missing_mean", fanOuts.joinMissingMean());
+    sessionTime.write(o.putObject("session_time"));
+    slowSessionTime.write(o.putObject("slow_session_time"));
     ArrayNode ttft = o.putArray("ttft_by_request_ms");
     for (double t : ttftByRequest) {
       ttft.add(t);

@@ -228,7 +228,7 @@ class LabProgramsTest {
     long[] prefix =
         java.util.Arrays.copyOf(
             keys.of(next), (before.inputLength() + before.outputLength()) / 16 - 64);
-    LabProgramFeatures warm = new LabProgramFeatures(true, false, false, false, -1);
+    LabProgramFeatures warm = new LabProgramFeatures(true, false, false, false, 0, false, -1);
     for (String c : List.of("idle", "busy", "uncached")) {
       LabPrograms programs = new LabPrograms(w, keys, warm, 16);
       Driven d = new Driven(1_000_000, 256);

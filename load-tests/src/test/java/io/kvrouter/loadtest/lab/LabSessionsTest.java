@@ -2,6 +2,7 @@ package io.kvrouter.loadtest.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import io.kvrouter.loadtest.workload.Workload;
 import io.kvrouter.loadtest.workload.Workloads;
@@ -25,7 +26,7 @@ class LabSessionsTest {
     String replica = "r3";
 
     @Override
-    public Decision place(String boundReplica, boolean opensSession) {
+    public Decision place(String boundReplica, boolean opensSession, boolean held) {
       bound.add(boundReplica);
       opens.add(opensSession);
       return new Decision("q", replica, List.of(), null);
@@ -76,7 +77,7 @@ class LabSessionsTest {
   @Test
   void onlyKvroutersPoliciesTakeAffinity() {
     assertThat(LabProgramFeatures.of("kvrouter+las+affinity"))
-        .isEqualTo(new LabProgramFeatures(false, true, true, false, -1));
+        .isEqualTo(new LabProgramFeatures(false, true, true, false, 0, false, -1));
     assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+affinity"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("kvrouter's ingress session affinity");
@@ -96,31 +97,62 @@ class LabSessionsTest {
     // Without it, kvrouter's policy moves about one follow-up in fourteen (0.927).
     assertThat(without.followUpSameReplica()).isLessThan(0.95);
     assertThat(with.followUpSameReplica()).isGreaterThan(0.98);
+    // Where a session's time went: the tool runs are the workload's, the same under any policy,
+    // and the parts add up to the session.
+    ProgramResult.SessionTime a = results.policies().get(0).programs().sessionTime();
+    ProgramResult.SessionTime b = results.policies().get(1).programs().sessionTime();
+    assertThat(a.sessions()).isEqualTo(12);
+    assertThat(a.toolS()).isPositive().isCloseTo(b.toolS(), within(1e-9));
+    assertThat(a.firstTokenS()).isPositive();
+    assertThat(a.decodeS()).isPositive();
+    assertThat(a.firstTokenS() + a.decodeS() + a.toolS() + a.subAgentS())
+        .isCloseTo(a.totalS(), within(1e-6));
+    assertThat(results.policies().get(0).programs().slowSessionTime().totalS())
+        .isGreaterThanOrEqualTo(a.totalS());
   }
 
   @Test
-  void underLoad_keepHoldsEverySessionOnItsReplica_whereAffinityLetsBusyOnesMove() {
+  void underLoad_keepAndHoldKeepEverySessionOnItsReplica_whereAffinityLetsBusyOnesMove() {
     Workload w =
         Workloads.byName(
             "agents", Map.of("programs", "16", "medianTurns", "15", "programQps", "2"), 1);
     LabConfig config =
         LabConfig.defaults(3)
             .withCapacity(12_288)
-            .withPolicies(List.of("kvrouter+affinity", "kvrouter+keep"));
+            .withPolicies(List.of("kvrouter+affinity", "kvrouter+keep", "kvrouter+hold"));
     LabResults results = PolicyLab.run(w, config, 1, "test");
     SessionMeasures affinity = results.policies().get(0).sessions();
     SessionMeasures keep = results.policies().get(1).sessions();
+    SessionMeasures hold = results.policies().get(2).sessions();
     assertThat(results.policies()).allMatch(p -> p.completed() == w.size());
     // The bound replica is busy often enough here that affinity lets 3 follow-ups in 10 move.
     assertThat(affinity.followUpSameReplica()).isLessThan(0.8);
     assertThat(keep.followUpSameReplica()).isEqualTo(1.0);
     assertThat(keep.followUpCached()).isGreaterThan(affinity.followUpCached());
+    // Three replicas of 196k tokens for 16 agents: no replica has room for a history that does
+    // not fit where it is, so the ingress's hold lets none go, as keep does.
+    assertThat(hold.followUpSameReplica()).isEqualTo(1.0);
+    assertThat(hold.followUpCached()).isGreaterThan(affinity.followUpCached());
+  }
+
+  @Test
+  void aHoldSuffix_isAffinityWithTheIngresssHold() {
+    LabProgramFeatures f = LabProgramFeatures.of("kvrouter+las+hold");
+    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, -1, false, -1));
+    assertThat(LabProgramFeatures.of("kvrouter+hold50").holdPercent()).isEqualTo(50);
+    assertThat(LabProgramFeatures.of("kvrouter+holdfull").holdOnlyWhenFull()).isTrue();
+    assertThatThrownBy(() -> LabProgramFeatures.of("kvrouter+hold101"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("+holdN");
+    assertThatThrownBy(() -> LabProgramFeatures.of("llmd_precise+hold"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("+hold");
   }
 
   @Test
   void aBonusSuffix_isAffinityWithThatBonus() {
     LabProgramFeatures f = LabProgramFeatures.of("kvrouter+las+bonus32768");
-    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, 32_768));
+    assertThat(f).isEqualTo(new LabProgramFeatures(false, true, true, false, 0, false, 32_768));
     assertThat(LabSessions.withBonus(f.bonusTokens()).affinityBonusTokens()).isEqualTo(32_768);
     assertThat(LabProgramFeatures.of("kvrouter+las").affinity()).isFalse();
     assertThatThrownBy(() -> LabProgramFeatures.of("kvrouter+bonus"))

@@ -41,8 +41,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * response headers mark the prefill done; the end of the response body (or of the stream, whichever
  * comes first) releases the reservation, exactly once.
  *
- * <p>gRPC delivers one stream's messages one at a time; the routing decision completes on another
- * thread, so writes to Envoy are serialised on the outbound observer.
+ * <p>gRPC delivers one stream's messages one at a time on the Netty event loop of Envoy's
+ * connection ({@link ExtProcServer} runs the service on gRPC's direct executor): headers, body
+ * chunks and the response phase cost no thread hand-off, and the one heavy step, decoding and
+ * tokenizing the body, goes to the tokenizer's pool ({@link PromptDecoder#decodeOnPool}). The
+ * routing decision completes on yet another thread, so writes to Envoy are serialised on the
+ * outbound observer. A stream that ends (cancelled, or half-closed) while its request is decided
+ * releases the reservation the decision then brings.
  */
 final class PickerStream implements StreamObserver<ProcessingRequest> {
 
@@ -59,10 +64,11 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
   private final String requestId;
   private final AtomicBoolean released = new AtomicBoolean();
   private final AtomicBoolean prefilled = new AtomicBoolean();
-  private ByteString.Output body = ByteString.newOutput();
+  private ByteString body = ByteString.EMPTY;
   private Endpoint endpoint;
   private volatile String reservationId;
-  private boolean done;
+  private volatile boolean done;
+  private volatile boolean ended;
 
   PickerStream(
       StreamObserver<ProcessingResponse> out,
@@ -145,44 +151,38 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
     if (done) {
       return;
     }
-    try {
-      chunk.getBody().writeTo(body);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e); // ByteString.Output is in memory
-    }
+    body = body.concat(chunk.getBody()); // a rope of the chunks, not a copy
     if (body.size() > maxBodyBytes) {
       immediate(ApiError.tooLarge(maxBodyBytes));
       return;
     }
     if (chunk.getEndOfStream()) {
-      pick(body.toByteString());
+      pick(body);
     }
   }
 
   private void pick(ByteString whole) {
     body = null;
-    PromptDecoder.Decoded decoded;
-    try {
-      decoded = decoder.decode(endpoint, whole.toByteArray());
-    } catch (ApiException e) {
-      immediate(e.error());
-      return;
-    }
-    ReplicaQuery query =
-        new ReplicaQuery(
-                requestId,
-                decoded.request().model(),
-                decoded.tokens(),
-                decoded.request().maxTokens(),
-                Set.of())
-            .withImages(TokenizedPrompt.images(decoded.request()));
-    router
-        .selectAndReserve(query)
+    decoder
+        .decodeOnPool(endpoint, whole)
+        .thenCompose(
+            decoded ->
+                router.selectAndReserve(
+                    new ReplicaQuery(
+                            requestId,
+                            decoded.request().model(),
+                            decoded.tokens(),
+                            decoded.request().maxTokens(),
+                            Set.of())
+                        .withImages(TokenizedPrompt.images(decoded.request()))))
         .whenComplete(
             (outcome, error) -> {
               if (error != null) {
                 Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                immediate(ApiError.unavailable("routing failed: " + cause, 1));
+                immediate(
+                    cause instanceof ApiException bad
+                        ? bad.error()
+                        : ApiError.unavailable("routing failed: " + cause, 1));
               } else if (outcome instanceof RouteOutcome.Routed routed) {
                 routed(routed, whole);
               } else if (outcome instanceof RouteOutcome.Busy busy) {
@@ -195,6 +195,10 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
 
   private void routed(RouteOutcome.Routed routed, ByteString whole) {
     reservationId = routed.reservationId();
+    if (ended) { // Envoy gave up on the request while it was decided: nothing will end it
+      release();
+      return;
+    }
     URI url = URI.create(routed.target().baseUrl());
     String destination = url.getHost() + ":" + url.getPort();
     HeaderMutation mutation =
@@ -272,11 +276,13 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
 
   @Override
   public void onError(Throwable t) {
+    ended = true;
     release();
   }
 
   @Override
   public void onCompleted() {
+    ended = true;
     release();
     synchronized (out) {
       out.onCompleted();

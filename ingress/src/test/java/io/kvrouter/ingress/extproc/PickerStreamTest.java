@@ -50,6 +50,7 @@ class PickerStreamTest {
   private final PickerStream stream =
       new PickerStream(
           new Recorder(sent),
+          new DestinationReplies(),
           new PromptDecoder(
               new ObjectMapper(),
               new RequestTokenizer(

@@ -23,7 +23,7 @@ class DestinationRepliesTest {
     assertThat(common.getHeaderMutation().getSetHeadersList()).hasSize(1);
     var header = common.getHeaderMutation().getSetHeaders(0).getHeader();
     assertThat(header.getKey()).isEqualTo("x-gateway-destination-endpoint");
-    assertThat(header.getRawValue().toStringUtf8()).isEqualTo("10.0.0.7:8000");
+    assertThat(destination(reply)).isEqualTo("10.0.0.7:8000");
     assertThat(
             reply
                 .getDynamicMetadata()
@@ -45,17 +45,19 @@ class DestinationRepliesTest {
     for (int i = 0; i <= DestinationReplies.MAX_KEPT; i++) {
       replies.to("http://10.0." + (i / 250) + "." + (i % 250) + ":8000");
     }
-    assertThat(
-            replies
-                .to("http://10.1.2.3:9000")
-                .getRequestHeaders()
-                .getResponse()
-                .getHeaderMutation()
-                .getSetHeaders(0)
-                .getHeader()
-                .getRawValue()
-                .toStringUtf8())
-        .isEqualTo("10.1.2.3:9000");
+    assertThat(destination(replies.to("http://10.1.2.3:9000"))).isEqualTo("10.1.2.3:9000");
     assertThat(replies.kept()).isLessThanOrEqualTo(DestinationReplies.MAX_KEPT);
+  }
+
+  /** The value of the first header a headers reply sets (the destination, in the picker's). */
+  static String destination(ProcessingResponse reply) {
+    return reply
+        .getRequestHeaders()
+        .getResponse()
+        .getHeaderMutation()
+        .getSetHeaders(0)
+        .getHeader()
+        .getRawValue()
+        .toStringUtf8();
   }
 }

@@ -17,6 +17,7 @@ final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcessorImplBa
   private final PromptDecoder decoder;
   private final Router router;
   private final long maxBodyBytes;
+  private final DestinationReplies replies = new DestinationReplies();
 
   EndpointPicker(PromptDecoder decoder, Router router, long maxBodyBytes) {
     this.decoder = decoder;
@@ -28,6 +29,6 @@ final class EndpointPicker extends ExternalProcessorGrpc.ExternalProcessorImplBa
   public StreamObserver<ProcessingRequest> process(
       StreamObserver<ProcessingResponse> responseObserver) {
     return new PickerStream(
-        responseObserver, decoder, router, maxBodyBytes, "epp-" + UUID.randomUUID());
+        responseObserver, replies, decoder, router, maxBodyBytes, "epp-" + UUID.randomUUID());
   }
 }

@@ -46,6 +46,9 @@ public final class ExtProcServer {
     try {
       server =
           NettyServerBuilder.forAddress(new InetSocketAddress(settings.host(), settings.port()))
+              // messages on the event loop, no hand-off each: PickerStream sends the one heavy
+              // step (decoding and tokenizing the body) to the tokenizer's pool
+              .directExecutor()
               .addService(new EndpointPicker(decoder, router, settings.maxBodyBytes()))
               .build()
               .start();

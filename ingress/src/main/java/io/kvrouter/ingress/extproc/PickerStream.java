@@ -1,14 +1,10 @@
 package io.kvrouter.ingress.extproc;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.Struct;
-import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.service.ext_proc.v3.BodyMutation;
 import io.envoyproxy.envoy.service.ext_proc.v3.BodyResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
-import io.envoyproxy.envoy.service.ext_proc.v3.HeaderMutation;
 import io.envoyproxy.envoy.service.ext_proc.v3.HeadersResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
@@ -26,7 +22,6 @@ import io.kvrouter.ingress.api.TokenizedPrompt;
 import io.kvrouter.ingress.routing.ReplicaQuery;
 import io.kvrouter.ingress.routing.RouteOutcome;
 import io.kvrouter.ingress.routing.Router;
-import java.net.URI;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,40 +32,61 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * docs/proposals/004-endpoint-picker-protocol): request headers, then body chunks; once the body is
  * complete kvrouter decides as its HTTP ingress would (same validation, template, tokenizer,
  * select-and-reserve) and answers the headers with {@code x-gateway-destination-endpoint: ip:port}
- * plus the same value in dynamic metadata {@code envoy.lb}, then hands the body back unchanged. The
- * response headers mark the prefill done; the end of the response body (or of the stream, whichever
- * comes first) releases the reservation, exactly once.
+ * plus the same value in dynamic metadata {@code envoy.lb} ({@link DestinationReplies}), then hands
+ * the body back unchanged. The response headers mark the prefill done; the end of the response body
+ * (or of the stream, whichever comes first) releases the reservation, exactly once.
  *
- * <p>gRPC delivers one stream's messages one at a time; the routing decision completes on another
- * thread, so writes to Envoy are serialised on the outbound observer.
+ * <p>gRPC delivers one stream's messages one at a time on the Netty event loop of Envoy's
+ * connection ({@link ExtProcServer} runs the service on gRPC's direct executor): headers, body
+ * chunks and the response phase cost no thread hand-off, and the one heavy step, decoding and
+ * tokenizing the body, goes to the tokenizer's pool ({@link PromptDecoder#decodeOnPool}). The
+ * routing decision completes on yet another thread, so writes to Envoy are serialised on the
+ * outbound observer. A stream that ends (cancelled, or half-closed) while its request is decided
+ * releases the reservation the decision then brings.
  */
 final class PickerStream implements StreamObserver<ProcessingRequest> {
 
-  /** The header and metadata key of the picked endpoint (GIE endpoint-picker protocol). */
-  static final String DESTINATION = "x-gateway-destination-endpoint";
+  /** Lets the request's trailers pass (the replies that never change are built once). */
+  private static final ProcessingResponse REQUEST_TRAILERS_PASS =
+      ProcessingResponse.newBuilder()
+          .setRequestTrailers(TrailersResponse.getDefaultInstance())
+          .build();
 
-  /** The dynamic metadata namespace of the picked endpoint. */
-  static final String METADATA_NAMESPACE = "envoy.lb";
+  /** Lets the response's headers pass. */
+  private static final ProcessingResponse RESPONSE_HEADERS_PASS =
+      ProcessingResponse.newBuilder()
+          .setResponseHeaders(HeadersResponse.getDefaultInstance())
+          .build();
+
+  /** Lets the response's trailers pass. */
+  private static final ProcessingResponse RESPONSE_TRAILERS_PASS =
+      ProcessingResponse.newBuilder()
+          .setResponseTrailers(TrailersResponse.getDefaultInstance())
+          .build();
 
   private final StreamObserver<ProcessingResponse> out;
+  private final DestinationReplies replies;
   private final PromptDecoder decoder;
   private final Router router;
   private final long maxBodyBytes;
   private final String requestId;
   private final AtomicBoolean released = new AtomicBoolean();
   private final AtomicBoolean prefilled = new AtomicBoolean();
-  private ByteString.Output body = ByteString.newOutput();
+  private ByteString body = ByteString.EMPTY;
   private Endpoint endpoint;
   private volatile String reservationId;
-  private boolean done;
+  private volatile boolean done;
+  private volatile boolean ended;
 
   PickerStream(
       StreamObserver<ProcessingResponse> out,
+      DestinationReplies replies,
       PromptDecoder decoder,
       Router router,
       long maxBodyBytes,
       String requestId) {
     this.out = out;
+    this.replies = replies;
     this.decoder = decoder;
     this.router = router;
     this.maxBodyBytes = maxBodyBytes;
@@ -82,19 +98,12 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
     switch (request.getRequestCase()) {
       case REQUEST_HEADERS -> onRequestHeaders(request.getRequestHeaders());
       case REQUEST_BODY -> onRequestBody(request.getRequestBody());
-      case REQUEST_TRAILERS ->
-          send(
-              ProcessingResponse.newBuilder()
-                  .setRequestTrailers(TrailersResponse.getDefaultInstance())
-                  .build());
+      case REQUEST_TRAILERS -> send(REQUEST_TRAILERS_PASS);
       case RESPONSE_HEADERS -> {
         if (reservationId != null && prefilled.compareAndSet(false, true)) {
           router.prefillCompleted(reservationId);
         }
-        send(
-            ProcessingResponse.newBuilder()
-                .setResponseHeaders(HeadersResponse.getDefaultInstance())
-                .build());
+        send(RESPONSE_HEADERS_PASS);
       }
       case RESPONSE_BODY -> {
         HttpBody chunk = request.getResponseBody();
@@ -107,10 +116,7 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
         }
       }
       case RESPONSE_TRAILERS -> {
-        send(
-            ProcessingResponse.newBuilder()
-                .setResponseTrailers(TrailersResponse.getDefaultInstance())
-                .build());
+        send(RESPONSE_TRAILERS_PASS);
         release();
       }
       default -> {}
@@ -145,44 +151,38 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
     if (done) {
       return;
     }
-    try {
-      chunk.getBody().writeTo(body);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e); // ByteString.Output is in memory
-    }
+    body = body.concat(chunk.getBody()); // a rope of the chunks, not a copy
     if (body.size() > maxBodyBytes) {
       immediate(ApiError.tooLarge(maxBodyBytes));
       return;
     }
     if (chunk.getEndOfStream()) {
-      pick(body.toByteString());
+      pick(body);
     }
   }
 
   private void pick(ByteString whole) {
     body = null;
-    PromptDecoder.Decoded decoded;
-    try {
-      decoded = decoder.decode(endpoint, whole.toByteArray());
-    } catch (ApiException e) {
-      immediate(e.error());
-      return;
-    }
-    ReplicaQuery query =
-        new ReplicaQuery(
-                requestId,
-                decoded.request().model(),
-                decoded.tokens(),
-                decoded.request().maxTokens(),
-                Set.of())
-            .withImages(TokenizedPrompt.images(decoded.request()));
-    router
-        .selectAndReserve(query)
+    decoder
+        .decodeOnPool(endpoint, whole)
+        .thenCompose(
+            decoded ->
+                router.selectAndReserve(
+                    new ReplicaQuery(
+                            requestId,
+                            decoded.request().model(),
+                            decoded.tokens(),
+                            decoded.request().maxTokens(),
+                            Set.of())
+                        .withImages(TokenizedPrompt.images(decoded.request()))))
         .whenComplete(
             (outcome, error) -> {
               if (error != null) {
                 Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                immediate(ApiError.unavailable("routing failed: " + cause, 1));
+                immediate(
+                    cause instanceof ApiException bad
+                        ? bad.error()
+                        : ApiError.unavailable("routing failed: " + cause, 1));
               } else if (outcome instanceof RouteOutcome.Routed routed) {
                 routed(routed, whole);
               } else if (outcome instanceof RouteOutcome.Busy busy) {
@@ -195,39 +195,11 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
 
   private void routed(RouteOutcome.Routed routed, ByteString whole) {
     reservationId = routed.reservationId();
-    URI url = URI.create(routed.target().baseUrl());
-    String destination = url.getHost() + ":" + url.getPort();
-    HeaderMutation mutation =
-        HeaderMutation.newBuilder()
-            .addSetHeaders(
-                HeaderValueOption.newBuilder()
-                    .setHeader(
-                        HeaderValue.newBuilder()
-                            .setKey(DESTINATION)
-                            .setRawValue(ByteString.copyFromUtf8(destination))))
-            .build();
-    Struct metadata =
-        Struct.newBuilder()
-            .putFields(
-                METADATA_NAMESPACE,
-                Value.newBuilder()
-                    .setStructValue(
-                        Struct.newBuilder()
-                            .putFields(
-                                DESTINATION,
-                                Value.newBuilder().setStringValue(destination).build()))
-                    .build())
-            .build();
-    send(
-        ProcessingResponse.newBuilder()
-            .setRequestHeaders(
-                HeadersResponse.newBuilder()
-                    .setResponse(
-                        CommonResponse.newBuilder()
-                            .setHeaderMutation(mutation)
-                            .setClearRouteCache(true)))
-            .setDynamicMetadata(metadata)
-            .build());
+    if (ended) { // Envoy gave up on the request while it was decided: nothing will end it
+      release();
+      return;
+    }
+    send(replies.to(routed.target().baseUrl()));
     send(ProcessingResponse.newBuilder().setRequestBody(streamedBody(whole, true)).build());
   }
 
@@ -272,11 +244,13 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
 
   @Override
   public void onError(Throwable t) {
+    ended = true;
     release();
   }
 
   @Override
   public void onCompleted() {
+    ended = true;
     release();
     synchronized (out) {
       out.onCompleted();

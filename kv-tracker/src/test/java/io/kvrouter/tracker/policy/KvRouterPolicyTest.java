@@ -1021,4 +1021,53 @@ class KvRouterPolicyTest {
       assertThat(p.rank(gated, f.candidates(), f.match, f)[0]).as(router).isEqualTo(5);
     }
   }
+
+  /**
+   * Replica 0 holds 192 of the prompt's 256 blocks but has 8,192 tokens queued; replica 1 holds
+   * none and is idle. By time alone the request goes to replica 1, which computes a second copy of
+   * the 3,072-token prefix replica 0 holds; with {@code cost.duplicate} 8 that copy's compute is
+   * charged and it waits on replica 0. Off by default.
+   */
+  @Test
+  void duplicateCharge_keepsARequestOnItsPrefixRatherThanCopyingIt() {
+    long[] prompt = Fixture.prompt(1, 256);
+    for (String weight : new String[] {"8", "0"}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, prompt, 192, Tier.GPU);
+      f.prefill[0] = 8_192;
+      KvRouterPolicy p = offWith("cost.duplicate=" + weight);
+      assertThat(f.rank(p, prompt)[0])
+          .as("duplicate %s", weight)
+          .isEqualTo(weight.equals("8") ? 0 : 1);
+    }
+    assertThat(PolicySettings.defaults().cost().duplicate()).isZero();
+  }
+
+  /**
+   * Replica 0's recent requests all hit its cache (its blocks are prefixes in use), replica 1's all
+   * wrote; replica 1 has 512 tokens queued. A prompt no replica holds goes by time alone to the
+   * idle replica 0, whose least recently used blocks its 4,096 tokens would evict; with {@code
+   * cost.eviction} 1 it is charged its compute times replica 0's hit share and goes to replica 1. A
+   * prompt with its prefix on replica 0 still goes there. Off by default.
+   */
+  @Test
+  void evictionCharge_sendsUncachedWritesWhereTheCacheIsLeastReused() {
+    long[] hot = Fixture.prompt(50_000, 256);
+    long[] fresh = Fixture.prompt(90_000, 256);
+    for (String weight : new String[] {"1", "0"}) {
+      Fixture f = new Fixture(2);
+      f.cache(0, hot, 256, Tier.GPU);
+      KvRouterPolicy p = offWith("cost.eviction=" + weight);
+      for (int i = 0; i < 4; i++) {
+        f.running(p, "h" + i, hot, 0);
+        f.running(p, "w" + i, Fixture.prompt(100_000 + 1_000L * i, 256), 1);
+      }
+      f.prefill[1] = 512;
+      assertThat(f.rank(p, fresh)[0])
+          .as("fresh, eviction %s", weight)
+          .isEqualTo(weight.equals("1") ? 1 : 0);
+      assertThat(f.rank(p, hot)[0]).as("hot, eviction %s", weight).isZero();
+    }
+    assertThat(PolicySettings.defaults().cost().eviction()).isZero();
+  }
 }

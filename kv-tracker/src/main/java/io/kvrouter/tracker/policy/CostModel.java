@@ -21,10 +21,7 @@ import java.util.Arrays;
  *   w        = workWeight, times sessionWork for a request opening a session with a cached prefix
  *   backlog_r = for such a request, sessionExcess · the queueing r's recent work rate beyond the
  *              mean makes its later requests meet ({@link RecentWork}), else 0
- *   dup_r    = duplicate · timing.computeMillis(own_r − least own)  (the copy of a prefix made)
- *   evict_r  = eviction · hitShare_r · timing.computeMillis(own_r)     ({@link HitShare})
- *   cost_r   = ttft_r + w · share_r · (timing.computeMillis(own_r) + load_r) + backlog_r
- *              + dup_r + evict_r + lag_r
+ *   cost_r   = ttft_r + w · share_r · (timing.computeMillis(own_r) + load_r) + backlog_r + lag_r
  * </pre>
  *
  * With nothing queued anywhere the smallest {@code own_r} wins, i.e. the longest cached prefix: the
@@ -48,7 +45,6 @@ final class CostModel {
   private final RecentWork recentWork;
   private final ReplicaLag lag;
   private final PeerRecent peerRecent;
-  private final HitShare hits;
   // Scratch of the last pricing, indexed like its candidates.
   private int[] lastCandidates = new int[0];
   private double[][] lastFeatures = new double[0][];
@@ -61,15 +57,13 @@ final class CostModel {
       WritePressure writes,
       RecentWork recentWork,
       ReplicaLag lag,
-      PeerRecent peerRecent,
-      HitShare hits) {
+      PeerRecent peerRecent) {
     this.c = c;
     this.busy = busy;
     this.writes = writes;
     this.recentWork = recentWork;
     this.lag = lag;
     this.peerRecent = peerRecent;
-    this.hits = hits;
   }
 
   /**
@@ -172,10 +166,6 @@ final class CostModel {
     if (recentSince != Long.MAX_VALUE) {
       recentByReplica = peerRecent.prefillSince(recentSince, recentByReplica);
     }
-    double leastOwn = Double.POSITIVE_INFINITY;
-    for (int i = 0; i < n; i++) {
-      leastOwn = Math.min(leastOwn, own[i]);
-    }
     boolean anyFree = false;
     for (int i = 0; i < n; i++) {
       int r = candidates[i];
@@ -187,7 +177,6 @@ final class CostModel {
               + reload
               + workWeight * share[i] * (t.computeMillis(own[i]) + reload)
               + c.sessionExcess() * backlog[i]
-              + capacityCharge(t, own[i], leastOwn, r, now)
               + lag.charge(r, now);
       lastPredicted[i] = (own == uncached ? queued : ttft(t, ahead, uncached[i], load, r)) + reload;
       blind[i] = cost[i];
@@ -214,25 +203,6 @@ final class CostModel {
       }
     }
     return new Priced(cost, own, blind, cold);
-  }
-
-  /**
-   * What placing {@code own} uncached tokens on {@code replica} costs the cluster's cache capacity,
-   * ms: the compute of the part another candidate holds ({@code own − leastOwn}, the copy of a
-   * prefix the placement makes) times {@code cost.duplicate}, plus the compute of all of them times
-   * the replica's recent hit share times {@code cost.eviction} (what they evict there, its least
-   * recently used blocks, is likelier to be a reused prefix where recent requests mostly hit).
-   */
-  private double capacityCharge(
-      EngineTiming t, double own, double leastOwn, int replica, long now) {
-    double charge = 0;
-    if (c.duplicate() > 0 && own > leastOwn) {
-      charge += c.duplicate() * t.computeMillis(own - leastOwn);
-    }
-    if (c.eviction() > 0) {
-      charge += c.eviction() * hits.at(replica, now) * t.computeMillis(own);
-    }
-    return charge;
   }
 
   /** When a new prefix's near-ties stop counting the peers' reservations ({@link Priced#blind}). */

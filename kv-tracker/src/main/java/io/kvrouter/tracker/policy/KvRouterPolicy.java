@@ -67,7 +67,6 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
   private final PrefixFamilies families;
   private final PeerRecent peerRecent = new PeerRecent();
   private final ReplicaLag lag;
-  private final HitShare hits;
   private final NearTies ties;
   private final PeerIntents intents = new PeerIntents();
   private final Situation situation;
@@ -92,8 +91,7 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     this.ties = new NearTies(s.ties(), peers, writes);
     this.situation = new Situation(s, peers, intents, fit);
     this.recentWork = new RecentWork(s.cost().sessionExcessHalfLifeMillis());
-    this.hits = new HitShare(s.cost().evictionHalfLifeMillis());
-    this.costs = new CostModel(s.cost(), busy, writes, recentWork, lag, peerRecent, hits);
+    this.costs = new CostModel(s.cost(), busy, writes, recentWork, lag, peerRecent);
     this.holds = new Holds(s, peers, fit, situation, costs);
     this.placement = new IntentPlacement(s, intents, costs, ties);
   }
@@ -312,7 +310,6 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     learnTypical(own);
     writes.add(replica, own, query.nowMillis());
     recentWork.add(replica, own, query.nowMillis());
-    hits.add(replica, query.promptTokens() - own, own, query.nowMillis());
     if (match.longest() == 0) {
       families.started(replica, query.nowMillis());
     }
@@ -363,7 +360,6 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
     placement.forget(replica);
     lag.forget(replica);
     families.forget(replica);
-    hits.forget(replica);
   }
 
   /**
@@ -398,7 +394,6 @@ final class KvRouterPolicy implements Policy, WatchesPeers, HoldsDecisions, Shar
       }
       writes.add(replica, prefillTokens, nowMillis);
       recentWork.add(replica, prefillTokens, nowMillis);
-      hits.add(replica, promptTokens - prefillTokens, prefillTokens, nowMillis);
       peerRecent.add(replica, prefillTokens, issuedMillis, nowMillis);
     }
   }

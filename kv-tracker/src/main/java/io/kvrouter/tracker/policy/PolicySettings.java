@@ -53,12 +53,6 @@ public record PolicySettings(
    *     ({@link RecentWork}; 0: off)
    * @param sessionExcessHalfLifeMillis half-life of the recent work that charge counts, ms
    * @param coldMatchShare a prompt no replica holds this share of is placed as if none held any
-   * @param duplicate weight of the compute of the part of a prompt a replica lacks that another
-   *     candidate holds: the copy of that prefix the placement makes, which takes cache capacity
-   *     (0: off)
-   * @param eviction weight of a request's uncached compute times the replica's recent hit share
-   *     ({@link HitShare}): what writing there evicts of prefixes being reused (0: off)
-   * @param evictionHalfLifeMillis half-life of the hits and writes that hit share counts, ms
    * @param predictedCredit a predicted (reserved, unconfirmed) block counts this much cached
    * @param diskCredit a disk-tier block counts this much cached
    * @param cpuLoadMicrosPerToken time to load one token's KV back from a CPU tier, µs
@@ -72,9 +66,6 @@ public record PolicySettings(
       double sessionExcess,
       double sessionExcessHalfLifeMillis,
       double coldMatchShare,
-      double duplicate,
-      double eviction,
-      double evictionHalfLifeMillis,
       double predictedCredit,
       double diskCredit,
       double cpuLoadMicrosPerToken) {
@@ -95,12 +86,6 @@ public record PolicySettings(
       if (!(coldMatchShare >= 0 && coldMatchShare < 1)) {
         throw new IllegalArgumentException(
             "cost.cold-match-share must be in [0, 1), was " + coldMatchShare);
-      }
-      notNegative("cost.duplicate", duplicate);
-      notNegative("cost.eviction", eviction);
-      if (!(evictionHalfLifeMillis > 0)) {
-        throw new IllegalArgumentException(
-            "cost.eviction-half-life must be positive, was " + evictionHalfLifeMillis);
       }
       notNegative("cost.predicted-credit", predictedCredit);
       notNegative("cost.disk-credit", diskCredit);
@@ -284,9 +269,6 @@ public record PolicySettings(
               c.getDouble("cost.session-excess"),
               millis(c, "cost.session-excess-half-life"),
               c.getDouble("cost.cold-match-share"),
-              c.getDouble("cost.duplicate"),
-              c.getDouble("cost.eviction"),
-              millis(c, "cost.eviction-half-life"),
               c.getDouble("cost.predicted-credit"),
               c.getDouble("cost.disk-credit"),
               c.getDuration("cost.cpu-load-per-token", TimeUnit.NANOSECONDS) / 1000.0),

@@ -17,8 +17,7 @@ class PolicySettingsTest {
     assertThat(d.name()).isEqualTo("kvrouter");
     assertThat(d.cost())
         .isEqualTo(
-            new PolicySettings.Cost(
-                8192, 1.0, 1.5, 1.0, 1.0, 0.0, 1000.0, 0.1, 0.0, 0.0, 60_000.0, 0.9, 0.25, 4.16));
+            new PolicySettings.Cost(8192, 1.0, 1.5, 1.0, 1.0, 0.0, 1000.0, 0.1, 0.9, 0.25, 4.16));
     assertThat(d.timing()).isEqualTo(new PolicySettings.Timing(true, 0.999));
     assertThat(d.lag()).isEqualTo(new PolicySettings.Lag(50.0, 1000.0, 8));
     assertThat(d.ties()).isEqualTo(new PolicySettings.Ties(true, 2.0, 0.02, 1.0, true, 100.0));

@@ -42,7 +42,6 @@ import java.util.function.Consumer;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.DispatcherSelector;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Adapter;
@@ -174,8 +173,7 @@ public final class IngressGuardian extends AbstractBehavior<IngressGuardian.Comm
                 ctx.messageAdapter(ReservationGap.class, ReservationGapFound::new),
                 ctx.messageAdapter(IntentMessage.class, OutgoingIntent::new),
                 true),
-            "tracker",
-            DispatcherSelector.fromConfig(KvTracker.DISPATCHER));
+            "tracker");
     ReplicaDirectory directory = new ReplicaDirectory();
     int salt = ingressId.hashCode();
     feeds =

@@ -206,13 +206,6 @@ public final class KvTracker extends AbstractBehavior<KvTracker.Command> {
   }
 
   /**
-   * The dispatcher a node spawns its tracker on ({@code kvrouter.tracker.dispatcher}): a thread of
-   * its own, so every decision's ask and tell wakes that one thread instead of a worker of the
-   * default dispatcher, which cluster traffic and the HTTP server share.
-   */
-  public static final String DISPATCHER = "kvrouter.tracker.dispatcher";
-
-  /**
    * @param clock milliseconds "now" for leases and predicted entries (wall clock in production)
    * @param tickInterval how often leases and predictions are expired
    * @param reservationsOut receives every reservation event this node originates

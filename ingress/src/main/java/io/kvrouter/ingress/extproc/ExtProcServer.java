@@ -47,7 +47,7 @@ public final class ExtProcServer {
       server =
           NettyServerBuilder.forAddress(new InetSocketAddress(settings.host(), settings.port()))
               // messages on the event loop, no hand-off each: PickerStream sends the one heavy
-              // step (decoding and tokenizing a body over inline-max-bytes) to the tokenizer's pool
+              // step (decoding and tokenizing the body) to the tokenizer's pool
               .directExecutor()
               .addService(new EndpointPicker(decoder, router, settings.maxBodyBytes()))
               .build()

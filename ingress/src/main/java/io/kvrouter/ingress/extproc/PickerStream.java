@@ -39,10 +39,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>gRPC delivers one stream's messages one at a time on the Netty event loop of Envoy's
  * connection ({@link ExtProcServer} runs the service on gRPC's direct executor): headers, body
  * chunks and the response phase cost no thread hand-off, and the one heavy step, decoding and
- * tokenizing the body, stays there only for a short body and otherwise goes to the tokenizer's pool
- * ({@link PromptDecoder#decodeStaged}). The routing decision completes on another thread, so writes
- * to Envoy are serialised on the outbound observer. A stream that ends (cancelled, or half-closed)
- * while its request is decided releases the reservation the decision then brings.
+ * tokenizing the body, goes to the tokenizer's pool ({@link PromptDecoder#decodeOnPool}). The
+ * routing decision completes on yet another thread, so writes to Envoy are serialised on the
+ * outbound observer. A stream that ends (cancelled, or half-closed) while its request is decided
+ * releases the reservation the decision then brings.
  */
 final class PickerStream implements StreamObserver<ProcessingRequest> {
 
@@ -164,7 +164,7 @@ final class PickerStream implements StreamObserver<ProcessingRequest> {
   private void pick(ByteString whole) {
     body = null;
     decoder
-        .decodeStaged(endpoint, whole)
+        .decodeOnPool(endpoint, whole)
         .thenCompose(
             decoded ->
                 router.selectAndReserve(

@@ -16,12 +16,10 @@ import java.util.concurrent.CompletionStage;
  * as the HTTP ingress, so both pick the same replica for the same request. Bad input throws {@link
  * ApiException} with the OpenAI error to answer.
  *
- * <p>{@link #decodeStaged} decodes a body of at most {@code
- * kvrouter.ingress.tokenize.inline-max-bytes} on the caller's thread, as the HTTP ingress does: for
- * the picker that is the Netty event loop of Envoy's connection, where a 1k-token chat takes about
- * a tenth of a millisecond, less than the hand-off to the pool and back costs. A longer body goes
- * to the tokenizer's pool ({@code kvrouter.ingress.tokenize.dispatcher}), so the event loop, which
- * serves every stream of that connection, never queues them behind a long prompt.
+ * <p>{@link #decodeOnPool} runs on the tokenizer's pool ({@code
+ * kvrouter.ingress.tokenize.dispatcher}) whatever the body's size: the picker's gRPC messages
+ * arrive on the Netty event loop that serves every stream of Envoy's connection, so even a short
+ * prompt is not tokenized there.
  */
 final class PromptDecoder {
 
@@ -53,12 +51,11 @@ final class PromptDecoder {
   }
 
   /**
-   * {@link #decode} of the body (copied once, where it is decoded): on the caller's thread up to
-   * {@code inline-max-bytes}, else on the tokenizer's pool; fails with a {@link
-   * java.util.concurrent.CompletionException} around the {@link ApiException} of bad input.
+   * {@link #decode} of the body (copied once, on the pool) on the tokenizer's pool; fails with a
+   * {@link java.util.concurrent.CompletionException} around the {@link ApiException} of bad input.
    */
-  CompletionStage<Decoded> decodeStaged(Endpoint endpoint, ByteString body) {
-    return tokenizer.encoder().forBody(body.size(), () -> decode(endpoint, body.toByteArray()));
+  CompletionStage<Decoded> decodeOnPool(Endpoint endpoint, ByteString body) {
+    return tokenizer.encoder().onPool(() -> decode(endpoint, body.toByteArray()));
   }
 
   Decoded decode(Endpoint endpoint, byte[] body) {

@@ -33,11 +33,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * One ext_proc stream driven message by message, as gRPC's direct executor delivers them: a body
- * over {@code inline-max-bytes} is decoded and tokenized on the tokenizer's pool, not on the thread
- * that delivered it, a shorter one on that thread; bad input on the pool still gets its own OpenAI
- * error; and a stream that ends while its request is decided releases the reservation the decision
- * brings, and sends nothing more.
+ * One ext_proc stream driven message by message, as gRPC's direct executor delivers them: the body
+ * is decoded and tokenized on the tokenizer's pool, not on the thread that delivered it; bad input
+ * on the pool still gets its own OpenAI error; and a stream that ends while its request is decided
+ * releases the reservation the decision brings, and sends nothing more.
  */
 class PickerStreamTest {
 
@@ -48,25 +47,20 @@ class PickerStreamTest {
   private final Queue<Runnable> pool = new ArrayDeque<>();
   private final PendingRouter router = new PendingRouter();
   private final List<ProcessingResponse> sent = new CopyOnWriteArrayList<>();
-  private final PickerStream stream = stream(-1);
-
-  /** A stream whose bodies of at most {@code inlineMaxBytes} are decoded where they arrive. */
-  private PickerStream stream(long inlineMaxBytes) {
-    return new PickerStream(
-        new Recorder(sent),
-        new DestinationReplies(),
-        new PromptDecoder(
-            new ObjectMapper(),
-            new RequestTokenizer(
-                tokenizers,
-                router,
-                TokenizerRegistry.DEMO_MODEL,
-                new PromptEncoder(
-                    pool::add, new ChatPrefixCache(tokenizers, 1 << 20), inlineMaxBytes))),
-        router,
-        1 << 20,
-        "epp-test");
-  }
+  private final PickerStream stream =
+      new PickerStream(
+          new Recorder(sent),
+          new DestinationReplies(),
+          new PromptDecoder(
+              new ObjectMapper(),
+              new RequestTokenizer(
+                  tokenizers,
+                  router,
+                  TokenizerRegistry.DEMO_MODEL,
+                  new PromptEncoder(pool::add, new ChatPrefixCache(tokenizers, 1 << 20)))),
+          router,
+          1 << 20,
+          "epp-test");
 
   @AfterEach
   void close() {
@@ -90,26 +84,6 @@ class PickerStreamTest {
     assertThat(DestinationRepliesTest.destination(sent.get(0))).isEqualTo("10.0.0.7:8000");
     assertThat(sent.get(1).getRequestBody().getResponse().getBodyMutation().getStreamedResponse())
         .satisfies(b -> assertThat(b.getBody().toStringUtf8()).isEqualTo(CHAT));
-  }
-
-  @Test
-  void aBodyUpToTheInlineLimit_isDecidedWhereItArrived_aLongerOneOnThePool() {
-    PickerStream inline = stream(CHAT.length());
-    inline.onNext(headers("/v1/chat/completions"));
-    inline.onNext(body(CHAT));
-
-    assertThat(pool).isEmpty();
-    assertThat(router.queries).hasSize(1);
-    assertThat(router.queries.get(0).tokenIds()).isNotEmpty();
-
-    PickerStream pooled = stream(CHAT.length() - 1);
-    pooled.onNext(headers("/v1/chat/completions"));
-    pooled.onNext(body(CHAT));
-
-    assertThat(router.queries).hasSize(1);
-    assertThat(pool).hasSize(1);
-    pool.poll().run();
-    assertThat(router.queries).hasSize(2);
   }
 
   @Test

@@ -15,7 +15,7 @@ import java.util.Map;
  * O200kAsciiEncoder}: the rank of a byte string, or {@link #NO_RANK} when it is no token. Read once
  * from the vocabulary file jtokkit ships ({@code o200k_base.tiktoken}: base64 token and rank per
  * line, from tiktoken), keeping about 129k tokens. Lookups allocate nothing; O(length) per lookup;
- * about 5 MB. Immutable after construction and thread-safe.
+ * about 3 MB. Immutable after construction and thread-safe.
  */
 final class O200kRanks {
 
@@ -29,11 +29,12 @@ final class O200kRanks {
    * keeps "abc" apart from "abc\0") above the rank (18 bits), 1 MB at a load of about 0.56. The
    * merge of a word looks up most of its candidate parts here, and on a machine whose cores are
    * shared the table's misses in the caches are what tokenizing costs: this layout is an eighth of
-   * the 8 MB of a key-and-rank pair per slot at half the load, which it replaced. Tokens of seven
+   * the 8 MB of key-and-rank pairs per slot, at a load of a fifth, that it replaced. Tokens of seven
    * bytes, and any of three to six whose rank needs more than 18 bits (none in o200k), sit in a
    * table of key-and-rank pairs; longer tokens sit in a table keyed by an FNV-1a hash of their
-   * bytes, each slot pointing at the token's bytes in one pool so that a hit is confirmed byte by
-   * byte. No lookup allocates (a String built per probe would be the hot spot of tokenizing).
+   * bytes, the hash beside one long of the token's place in one pool of bytes, its length and its
+   * rank (a probe reads one cache line; a hit is confirmed byte by byte in the pool). Each table is
+   * sized for a load of a third to two thirds. No lookup allocates (a String built per probe would be the hot spot of tokenizing).
    */
 
   /** The rank of a byte string that is no token. */
@@ -55,10 +56,13 @@ final class O200kRanks {
   /** Whether {@link #shortEntries} holds tokens shorter than seven bytes (ranks over 18 bits). */
   private final boolean overflow;
 
-  private final long[] longHashes;
-  private final int[] longStarts;
-  private final int[] longLengths;
-  private final int[] longRanks;
+  /**
+   * Tokens of eight bytes or more: per slot, the FNV-1a hash of the bytes, then where they start in
+   * {@link #longPool} (above bit 26), their length (8 bits above the rank) and the rank; a slot
+   * whose second word is 0 is free.
+   */
+  private final long[] longEntries;
+
   private final byte[] longPool;
   private final int longMask;
   private final int longest;
@@ -82,7 +86,7 @@ final class O200kRanks {
         longer.put(token, e.getValue());
       }
     }
-    int packedCapacity = Integer.highestOneBit(Math.max(1, small.size())) * 2;
+    int packedCapacity = capacity(small.size());
     packed = new long[packedCapacity];
     packedMask = packedCapacity - 1;
     for (Map.Entry<String, Integer> e : small.entrySet()) {
@@ -94,7 +98,7 @@ final class O200kRanks {
       packed[s] = key << RANK_BITS | e.getValue();
     }
     overflow = seven.keySet().stream().anyMatch(t -> t.length() < 7);
-    int capacity = Integer.highestOneBit(Math.max(1, seven.size()) * 2) * 2;
+    int capacity = capacity(seven.size());
     shortEntries = new long[2 * capacity];
     mask = capacity - 1;
     for (Map.Entry<String, Integer> e : seven.entrySet()) {
@@ -106,11 +110,8 @@ final class O200kRanks {
       shortEntries[2 * s] = key;
       shortEntries[2 * s + 1] = e.getValue();
     }
-    int longCapacity = Integer.highestOneBit(Math.max(1, longer.size()) * 2) * 2;
-    longHashes = new long[longCapacity];
-    longStarts = new int[longCapacity];
-    longLengths = new int[longCapacity];
-    longRanks = new int[longCapacity];
+    int longCapacity = capacity(longer.size());
+    longEntries = new long[2 * longCapacity];
     longMask = longCapacity - 1;
     int poolSize = 0;
     int max = 0;
@@ -126,15 +127,22 @@ final class O200kRanks {
       System.arraycopy(token, 0, longPool, at, token.length);
       long hash = fnv(longPool, at, token.length);
       int s = slot(hash) & longMask;
-      while (longLengths[s] != 0) {
+      while (longEntries[2 * s + 1] != 0L) {
         s = (s + 1) & longMask;
       }
-      longHashes[s] = hash;
-      longStarts[s] = at;
-      longLengths[s] = token.length;
-      longRanks[s] = e.getValue();
+      if (e.getValue() > RANK_MASK || token.length > 0xFF) {
+        throw new TokenizerConfigException(
+            "o200k token of rank " + e.getValue() + " does not fit the rank table");
+      }
+      longEntries[2 * s] = hash;
+      longEntries[2 * s + 1] = (long) at << 26 | (long) token.length << RANK_BITS | e.getValue();
       at += token.length;
     }
+  }
+
+  /** A power of two that holds {@code n} keys at a load of 0.33 to 0.67. */
+  private static int capacity(int n) {
+    return Integer.highestOneBit(Math.max(1, n + n / 2)) * 2;
   }
 
   /** FNV-1a (64 bit) of {@code bytes[from, from + len)}. */
@@ -262,14 +270,18 @@ final class O200kRanks {
     }
     long hash = fnv(text, from, len);
     int s = slot(hash) & longMask;
-    while (longLengths[s] != 0) {
-      if (longHashes[s] == hash
-          && longLengths[s] == len
-          && Arrays.equals(longPool, longStarts[s], longStarts[s] + len, text, from, to)) {
-        return longRanks[s];
+    while (true) {
+      long entry = longEntries[2 * s + 1];
+      if (entry == 0L) {
+        return NO_RANK;
+      }
+      if (longEntries[2 * s] == hash && (int) (entry >>> RANK_BITS & 0xFF) == len) {
+        int start = (int) (entry >>> 26);
+        if (Arrays.equals(longPool, start, start + len, text, from, to)) {
+          return (int) (entry & RANK_MASK);
+        }
       }
       s = (s + 1) & longMask;
     }
-    return NO_RANK;
   }
 }

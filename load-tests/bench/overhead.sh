@@ -14,8 +14,8 @@
 # Environment: INGRESS_JAVA_OPTS (options of the ingress JVM), PEKKO_JAVA_OPTS (of the bare Pekko
 # proxy), PEKKO_CLIENT=netty (the bare Pekko proxy's upstream requests through a Netty client,
 # NettyUpstreamClient, instead of Pekko HTTP's connection pool), WARMUP_ROUNDS (most extra warm-up
-# rounds of each JVM proxy, 8), PROFILE=1 records the measured ingress runs with JFR
-# (ingress-<round>.jfr in the output directory), KEEP=1 keeps the processes running at the end (the
+# rounds of each JVM proxy, 8), PROFILE=1 records the measured ingress runs (and the "before"
+# ones) with JFR (ingress-<round>.jfr, before-<round>.jfr in the output directory), KEEP=1 keeps the processes running at the end (the
 # script prints their ports), KVROUTER_JAR (the jar measured, default the build's, built when a
 # source is newer), BEFORE_JAR=<kvrouter-all.jar of another build> adds that build's
 # ingress (with its own agent, in its own cluster, on the same engine) as the path "before", measured
@@ -245,8 +245,8 @@ for round in $(seq 1 "$rounds"); do
     esac
     jvm=""   # the JVM proxies get a per-thread breakdown and their JIT share taken out
     case "$1" in ingress|pekko|netty|before) jvm="$procs" ;; esac
-    if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
-      jcmd "$ingress_pid" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/ingress-$round.jfr" >/dev/null
+    if { [ "$1" = ingress ] || [ "$1" = before ]; } && [ -n "${PROFILE:-}" ]; then
+      jcmd "$(pid_of "$1")" JFR.start name=hot settings="${JFR_SETTINGS:-profile}" filename="$out/$1-$round.jfr" >/dev/null
     fi
     [ -n "$jvm" ] && thread_ticks "$jvm" >"$work/threads-before"
     [ -n "$jvm" ] && switches_before="$(ctx_switches "$jvm")"
@@ -263,8 +263,8 @@ for round in $(seq 1 "$rounds"); do
       echo "$(( ($(ctx_switches "$jvm") - switches_before) / requests )) context switches/request (all threads)" \
         >>"$out/$1-threads-$round.txt"
     fi
-    if [ "$1" = ingress ] && [ -n "${PROFILE:-}" ]; then
-      jcmd "$ingress_pid" JFR.stop name=hot >/dev/null
+    if { [ "$1" = ingress ] || [ "$1" = before ]; } && [ -n "${PROFILE:-}" ]; then
+      jcmd "$(pid_of "$1")" JFR.stop name=hot >/dev/null
     fi
     # Per request that reached the proxy (a saturated proxy makes the bench drop some).
     sent="$(jq -r '.counts.sent' "$out/$1-$round/results.json")"

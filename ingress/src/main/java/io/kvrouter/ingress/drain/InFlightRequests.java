@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.Done;
+import org.apache.pekko.NotUsed;
 import org.apache.pekko.http.javadsl.model.ContentTypes;
 import org.apache.pekko.http.javadsl.model.HttpEntities;
 import org.apache.pekko.http.javadsl.model.HttpEntity;
@@ -19,10 +20,16 @@ import org.apache.pekko.http.javadsl.model.MediaTypes;
 import org.apache.pekko.http.javadsl.model.StatusCodes;
 import org.apache.pekko.http.javadsl.model.headers.Connection;
 import org.apache.pekko.japi.function.Function;
+import org.apache.pekko.japi.pf.PFBuilder;
+import org.apache.pekko.stream.Graph;
+import org.apache.pekko.stream.KillSwitches;
 import org.apache.pekko.stream.Materializer;
+import org.apache.pekko.stream.SharedKillSwitch;
+import org.apache.pekko.stream.SourceShape;
 import org.apache.pekko.stream.javadsl.Flow;
 import org.apache.pekko.stream.javadsl.Source;
 import org.apache.pekko.util.ByteString;
+import scala.PartialFunction;
 
 /**
  * Counts the HTTP requests in flight, until the last byte of their response, so a draining ingress
@@ -43,18 +50,37 @@ import org.apache.pekko.util.ByteString;
  * any other streamed body fails (the connection is cut, so the client cannot take a truncated body
  * for a whole one). The requests' own work goes on behind and releases what it holds as it ends.
  *
- * <p>Cost: one atomic increment and decrement per request, one set entry while it is in flight,
- * three stages on streamed entities.
+ * <p>Cost: one atomic increment and decrement per request, one set entry until it is answered, and
+ * on a streamed entity the stages of one kill switch shared by the node (a listener registered
+ * while the stream runs), a recovery for event streams and the count's end; the frames that end a
+ * cut event stream are built once.
  */
 public final class InFlightRequests {
 
   private static final String DOWNED =
       "This ingress was removed from the cluster; retry on another.";
 
+  /** The last event of an OpenAI event stream the downed node cut: an error object, then DONE. */
+  private static final PartialFunction<Throwable, Graph<SourceShape<ByteString>, NotUsed>>
+      OPENAI_EVENT = ending("data: " + downedJson(false) + "\n\ndata: [DONE]\n\n");
+
+  /** The same for an Anthropic event stream: an error event. */
+  private static final PartialFunction<Throwable, Graph<SourceShape<ByteString>, NotUsed>>
+      ANTHROPIC_EVENT = ending("event: error\ndata: " + downedJson(true) + "\n\n");
+
   private final Materializer materializer;
   private final AtomicInteger inFlight = new AtomicInteger();
   private final CompletableFuture<Done> empty = new CompletableFuture<>();
+
+  /** Requests not answered yet: each answers 503 when run. */
   private final Set<Runnable> cuts = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Every streamed body runs through it; {@link #abort()} fails them all at once, and a body that
+   * starts after that fails as it starts.
+   */
+  private final SharedKillSwitch downed = KillSwitches.shared("kvrouter-ingress-downed");
+
   private volatile boolean closed;
   private volatile boolean aborted;
 
@@ -113,26 +139,25 @@ public final class InFlightRequests {
       leave();
       return response;
     }
-    boolean events = entity.getContentType().mediaType().equals(MediaTypes.TEXT_EVENT_STREAM);
-    StreamCut cut = new StreamCut(events, anthropic);
-    cuts.add(cut);
-    if (aborted) {
-      cut.run();
+    Flow<ByteString, ByteString, NotUsed> body = Flow.<ByteString>create().via(downed.flow());
+    if (entity.getContentType().mediaType().equals(MediaTypes.TEXT_EVENT_STREAM)) {
+      body = body.recoverWithRetries(1, anthropic ? ANTHROPIC_EVENT : OPENAI_EVENT);
     }
     return response.transformEntityDataBytes(
-        Flow.<ByteString>create()
-            .merge(Source.completionStage(cut.ending), true)
-            .takeWhile(bytes -> bytes != cut.frame, true)
-            .watchTermination(
-                (mat, done) -> {
-                  SameThread.of(done)
-                      .whenComplete(
-                          (d, e) -> {
-                            cuts.remove(cut);
-                            leave();
-                          });
-                  return mat;
-                }));
+        body.watchTermination(
+            (mat, done) -> {
+              SameThread.of(done).whenComplete((d, e) -> leave());
+              return mat;
+            }));
+  }
+
+  /** The partial function that ends an event stream the downed node cut with {@code frame}. */
+  private static PartialFunction<Throwable, Graph<SourceShape<ByteString>, NotUsed>> ending(
+      String frame) {
+    Source<ByteString, NotUsed> last = Source.single(ByteString.fromString(frame));
+    return new PFBuilder<Throwable, Graph<SourceShape<ByteString>, NotUsed>>()
+        .match(Downed.class, e -> last)
+        .build();
   }
 
   private void leave() {
@@ -159,6 +184,7 @@ public final class InFlightRequests {
     for (Runnable cut : List.copyOf(cuts)) {
       cut.run();
     }
+    downed.abort(new Downed());
   }
 
   /** Requests in flight now. */
@@ -204,31 +230,12 @@ public final class InFlightRequests {
             + "\",\"type\":\"server_error\",\"param\":null,\"code\":\"ingress_downed\"}}";
   }
 
-  /**
-   * Ends one streamed body: an event stream with an error event (the body's stream takes {@link
-   * #ending} in, and ends after {@link #frame}), any other by failing it.
-   */
-  private static final class StreamCut implements Runnable {
-    final CompletableFuture<ByteString> ending = new CompletableFuture<>();
-    final ByteString frame;
-    private final boolean events;
+  /** The failure {@link #abort()} cuts streamed bodies with. */
+  private static final class Downed extends RuntimeException {
+    private static final long serialVersionUID = 1L;
 
-    StreamCut(boolean events, boolean anthropic) {
-      this.events = events;
-      this.frame =
-          ByteString.fromString(
-              anthropic
-                  ? "event: error\ndata: " + downedJson(true) + "\n\n"
-                  : "data: " + downedJson(false) + "\n\ndata: [DONE]\n\n");
-    }
-
-    @Override
-    public void run() {
-      if (events) {
-        ending.complete(frame);
-      } else {
-        ending.completeExceptionally(new IllegalStateException(DOWNED));
-      }
+    Downed() {
+      super(DOWNED, null, false, false);
     }
   }
 }

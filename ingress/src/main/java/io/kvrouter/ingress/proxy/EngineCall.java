@@ -257,7 +257,7 @@ final class EngineCall {
                       .concat(pair.second())
                       .map(
                           bytes -> {
-                            usage.feed(bytes.toArray());
+                            usage.feed(bytes);
                             return bytes;
                           })
                       // Reported once every chunk went through the sniffer: the engine's stream

@@ -38,14 +38,7 @@ class InFlightRequestsTest {
     InFlightRequests inFlight = new InFlightRequests(mat);
     Pair<CompletableFuture<Optional<ByteString>>, Source<ByteString, NotUsed>> stream =
         Source.<ByteString>maybe().preMaterialize(mat);
-    var handler =
-        inFlight.wrap(
-            request ->
-                CompletableFuture.completedFuture(
-                    HttpResponse.create()
-                        .withEntity(
-                            HttpEntities.createChunked(
-                                ContentTypes.TEXT_PLAIN_UTF8, stream.second()))));
+    var handler = streaming(inFlight, ContentTypes.TEXT_PLAIN_UTF8, stream.second());
     HttpResponse response =
         handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
     CompletionStage<List<ByteString>> body =
@@ -68,14 +61,7 @@ class InFlightRequestsTest {
   @Test
   void theDrainEndsAtTheGracePeriod_whenAStreamNeverEnds() throws Exception {
     InFlightRequests inFlight = new InFlightRequests(mat);
-    var handler =
-        inFlight.wrap(
-            request ->
-                CompletableFuture.completedFuture(
-                    HttpResponse.create()
-                        .withEntity(
-                            HttpEntities.createChunked(
-                                ContentTypes.TEXT_PLAIN_UTF8, Source.<ByteString>maybe()))));
+    var handler = streaming(inFlight, ContentTypes.TEXT_PLAIN_UTF8, Source.<ByteString>maybe());
     HttpResponse response = handler.apply(HttpRequest.GET("/")).toCompletableFuture().get();
     response.entity().getDataBytes().runWith(Sink.ignore(), mat);
     inFlight.close();
@@ -111,15 +97,11 @@ class InFlightRequestsTest {
   void abort_endsAnEventStreamUnderWay_withAnErrorEvent() throws Exception {
     InFlightRequests inFlight = new InFlightRequests(mat);
     var handler =
-        inFlight.wrap(
-            request ->
-                CompletableFuture.completedFuture(
-                    HttpResponse.create()
-                        .withEntity(
-                            HttpEntities.createChunked(
-                                MediaTypes.TEXT_EVENT_STREAM.toContentType(),
-                                Source.single(ByteString.fromString("data: {\"text\":\"a\"}\n\n"))
-                                    .concat(Source.<ByteString>maybe())))));
+        streaming(
+            inFlight,
+            MediaTypes.TEXT_EVENT_STREAM.toContentType(),
+            Source.single(ByteString.fromString("data: {\"text\":\"a\"}\n\n"))
+                .concat(Source.<ByteString>maybe()));
     HttpResponse response =
         handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
     List<String> received = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -146,6 +128,56 @@ class InFlightRequestsTest {
               assertThat(inFlight.inFlight()).isZero();
               return null;
             });
+  }
+
+  @Test
+  void abort_failsAnOtherStreamedBodyUnderWay_andOneStartedAfterIt() throws Exception {
+    InFlightRequests inFlight = new InFlightRequests(mat);
+    var handler =
+        streaming(
+            inFlight,
+            ContentTypes.APPLICATION_OCTET_STREAM,
+            Source.single(ByteString.fromString("part")).concat(Source.<ByteString>maybe()));
+    HttpResponse running =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
+    HttpResponse later =
+        handler.apply(HttpRequest.POST("/v1/completions")).toCompletableFuture().get();
+    CompletionStage<String> whole =
+        running.entity().getDataBytes().runFold("", (acc, b) -> acc + b.utf8String(), mat);
+    assertThat(inFlight.inFlight()).isEqualTo(2);
+
+    inFlight.abort();
+    assertThat(whole.toCompletableFuture())
+        .failsWithin(Duration.ofSeconds(10))
+        .withThrowableThat()
+        .withMessageContaining("removed from the cluster");
+    // A body whose stream starts only after the abort fails as it starts: never a whole answer.
+    assertThat(
+            later
+                .entity()
+                .getDataBytes()
+                .runFold("", (acc, b) -> acc + b.utf8String(), mat)
+                .toCompletableFuture())
+        .failsWithin(Duration.ofSeconds(10));
+    kit.createTestProbe()
+        .awaitAssert(
+            Duration.ofSeconds(10),
+            () -> {
+              assertThat(inFlight.inFlight()).isZero();
+              return null;
+            });
+  }
+
+  /** The handler {@code inFlight} wraps around one answering every request with {@code body}. */
+  private static org.apache.pekko.japi.function.Function<HttpRequest, CompletionStage<HttpResponse>>
+      streaming(
+          InFlightRequests inFlight,
+          org.apache.pekko.http.javadsl.model.ContentType type,
+          Source<ByteString, ?> body) {
+    return inFlight.wrap(
+        request ->
+            CompletableFuture.completedFuture(
+                HttpResponse.create().withEntity(HttpEntities.createChunked(type, body))));
   }
 
   private String body(HttpResponse r) throws Exception {

@@ -449,9 +449,9 @@ class KvRouterPolicyTest {
    * ({@code cost.session-excess}, {@link RecentWork}). Replica 0 holds three quarters of the prompt
    * and was just written eight 4,096-token prompts, replica 1 one: charged 64 times the queueing
    * (replica 0 computed 14,336 tokens beyond the mean within the last half-life, at a utilisation
-   * of 0.34) the opening goes to replica 1; without the charge (0), or with the same eight writes a
-   * second apart (within one half-life replica 0 was then written no more than replica 1), or for a
-   * continuing turn, it keeps replica 0's cache.
+   * of 0.34) the opening goes to replica 1; without the charge (0, the default), or with the same
+   * eight writes a second apart (within one half-life replica 0 was then written no more than
+   * replica 1), or for a continuing turn, it keeps replica 0's cache.
    */
   @Test
   void sessionOpening_onAHolderFedFasterThanTheRest_goesWhereItsTurnsWillNotQueue() {
@@ -459,18 +459,17 @@ class KvRouterPolicyTest {
     for (String excess : new String[] {"64", "0"}) {
       Fixture f = new Fixture(2);
       f.cache(0, prompt, 192, Tier.GPU);
-      KvRouterPolicy p =
-          offWith("cost.session-excess=" + excess + "@cost.session-excess-half-life=1s");
+      KvRouterPolicy p = offWith("cost.session-excess=" + excess);
       written(f, p, 8);
       assertThat(rankOpening(p, f, prompt, false)[0]).as("continuing, %s", excess).isZero();
       assertThat(rankOpening(p, f, prompt, true)[0])
           .as("opening, session-excess %s", excess)
           .isEqualTo(excess.equals("64") ? 1 : 0);
     }
-    assertThat(PolicySettings.defaults().cost().sessionExcess()).isEqualTo(128);
+    assertThat(PolicySettings.defaults().cost().sessionExcess()).isZero();
     Fixture slow = new Fixture(2);
     slow.cache(0, prompt, 192, Tier.GPU);
-    KvRouterPolicy p = offWith("cost.session-excess=64@cost.session-excess-half-life=1s");
+    KvRouterPolicy p = offWith("cost.session-excess=64");
     for (int i = 0; i < 8; i++) {
       slow.running(p, "r" + i, Fixture.prompt(100 + i, 256), 0);
       slow.now += 1_000;

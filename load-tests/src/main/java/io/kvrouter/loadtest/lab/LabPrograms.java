@@ -178,6 +178,9 @@ final class LabPrograms {
 
   /** The waiting-queue priority of request {@code i} ({@link LabEngine#submit}; 0: FCFS). */
   long priority(int i) {
+    if (features.oldest()) {
+      return 1 + programFirst[program[i]] / 1000;
+    }
     if (!features.las()) {
       return 0;
     }

@@ -43,14 +43,7 @@ class SessionRouterTest {
   void withAHold_aBoundSessionIsPinnedToItsReplica_unlessItNoLongerFitsWhereAnotherHasRoom() {
     Recording inner = new Recording();
     SessionRouter router =
-        new SessionRouter(
-            inner,
-            new MapStore(),
-            60_000,
-            () -> 0L,
-            new TrafficMetrics(new SimpleMeterRegistry()),
-            new ProgramHold(
-                new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true)));
+        holding(inner, new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true));
 
     router.selectAndReserve(query("a1", "a", 3)).toCompletableFuture().join(); // opens: placed
     router.selectAndReserve(query("a2", "a", 4)).toCompletableFuture().join(); // held: 4 of 10
@@ -72,14 +65,9 @@ class SessionRouterTest {
   void withTheQueueTest_aHeldSessionLeavesAReplicaOwingMorePrefillThanMovingCosts() {
     Recording inner = new Recording();
     SessionRouter router =
-        new SessionRouter(
+        holding(
             inner,
-            new MapStore(),
-            60_000,
-            () -> 0L,
-            new TrafficMetrics(new SimpleMeterRegistry()),
-            new ProgramHold(
-                new ProgramHold.Settings(1_000, 1.0, java.time.Duration.ofMinutes(1), true, 1.0)));
+            new ProgramHold.Settings(1_000, 1.0, java.time.Duration.ofMinutes(1), true, 1.0));
 
     router.selectAndReserve(query("a1", "a", 100)).toCompletableFuture().join(); // opens on r0
     router.prefillCompleted("a1");
@@ -104,6 +92,16 @@ class SessionRouterTest {
     assertThat(inner.seen)
         .extracting(ReplicaQuery::pinnedReplica)
         .containsExactly(null, null, null, null, "r0", "r0", "r0", "r0", null);
+  }
+
+  private static SessionRouter holding(Router inner, ProgramHold.Settings settings) {
+    return new SessionRouter(
+        inner,
+        new MapStore(),
+        60_000,
+        () -> 0L,
+        new TrafficMetrics(new SimpleMeterRegistry()),
+        new ProgramHold(settings));
   }
 
   private static ReplicaQuery query(String id, String session, int tokens) {

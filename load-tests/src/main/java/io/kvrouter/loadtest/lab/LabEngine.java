@@ -78,9 +78,6 @@ final class LabEngine {
 
   private final LabPassClock clock = new LabPassClock();
 
-  /** Whether preemption follows the priority policy ({@link #preemptByPriority}). */
-  private boolean priorityPreemption;
-
   private final long cpuLoadMicrosPerBlock;
   private int loadedThisPass;
 
@@ -232,11 +229,6 @@ final class LabEngine {
    * by the request's {@code priority}, lowest first, then by arrival).
    */
   void submit(LabSequence s) {
-    checkFits(s);
-    enqueue(s);
-  }
-
-  private void checkFits(LabSequence s) {
     int blocksNeeded = (s.promptLength + s.maxTokens + blockSize - 1) / blockSize;
     if (blocksNeeded > cache.capacity()) {
       throw new IllegalArgumentException(
@@ -247,10 +239,6 @@ final class LabEngine {
               + " blocks, more than the engine's "
               + cache.capacity());
     }
-  }
-
-  /** Into the waiting queue: last, or before every waiting request of a larger priority. */
-  private void enqueue(LabSequence s) {
     if (s.priority == 0 || waiting.isEmpty() || waiting.peekLast().priority <= s.priority) {
       waiting.addLast(s);
       return;
@@ -333,7 +321,7 @@ final class LabEngine {
       int n = Math.min(s.numTokens() - s.numComputed, budget);
       boolean fits = true;
       while (!tiers.ensureBlocks(s, s.numComputed + n)) {
-        LabSequence victim = running.remove(victim(i));
+        LabSequence victim = running.remove(running.size() - 1);
         preempt(victim);
         preempted = true;
         if (victim == s) {
@@ -503,46 +491,7 @@ final class LabEngine {
     tiers.release(s);
     s.numComputed = 0;
     s.numRegistered = 0;
-    if (priorityPreemption) {
-      enqueue(s);
-    } else {
-      waiting.addFirst(s);
-    }
-  }
-
-  /**
-   * The index in {@link #running} of the request to preempt when request {@code from} needs blocks
-   * there are none of: FCFS, the most recently admitted; under the priority policy ({@link
-   * #preemptByPriority}) the one of the largest priority, then the latest arrival, among {@code
-   * from} and those after it (vLLM preempts {@code max(self.running, key=lambda r: (r.priority,
-   * r.arrival_time))}, already-scheduled requests included; here the ones scheduled earlier in this
-   * pass keep their tokens).
-   */
-  private int victim(int from) {
-    int last = running.size() - 1;
-    if (!priorityPreemption) {
-      return last;
-    }
-    int v = last;
-    for (int j = from; j < last; j++) {
-      LabSequence c = running.get(j);
-      LabSequence w = running.get(v);
-      if (c.priority > w.priority
-          || (c.priority == w.priority && c.arrivalMicros > w.arrivalMicros)) {
-        v = j;
-      }
-    }
-    return v;
-  }
-
-  /**
-   * Runs the priority policy's preemption as well as its waiting order: a preempted request goes
-   * back to the waiting queue by its priority, and the victim is the lowest-priority running
-   * request (vLLM {@code Scheduler.schedule} under {@code --scheduling-policy priority}, {@code
-   * vllm/v1/core/sched/scheduler.py}).
-   */
-  void preemptByPriority() {
-    this.priorityPreemption = true;
+    waiting.addFirst(s);
   }
 
   /**

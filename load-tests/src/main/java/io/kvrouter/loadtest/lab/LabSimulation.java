@@ -159,11 +159,6 @@ public final class LabSimulation {
     this.measures = new LabMeasures(workload, config);
     this.arrival = measures.arrival;
     LabProgramFeatures features = LabProgramFeatures.of(policy);
-    if (features.oldest()) {
-      for (LabEngine e : engines) {
-        e.preemptByPriority();
-      }
-    }
     this.programs =
         workload.programs() == null
             ? null

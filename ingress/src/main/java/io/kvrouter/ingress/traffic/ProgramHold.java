@@ -19,7 +19,9 @@ import java.util.Map;
  * stays. Holding every program regardless keeps long histories pinned where they evict each other
  * even while other replicas have room; holding none lets an overloaded router balance programs away
  * from their history (docs/benchmarks.md, "Agents in the lab"). A session unseen for {@code idle}
- * is forgotten, so a finished program frees its room.
+ * is forgotten, so a finished program frees its room. With {@code queueExcess} the session router
+ * also lets a session go from a replica that owes much more uncached prefill than another ({@link
+ * #queueAllows}, {@link PrefillQueue}).
  *
  * <p>Cost: O(sessions counted) per {@link #admit}, 100 bytes or so per session counted. Thread-safe
  * (one lock; the ingress decides on many threads).

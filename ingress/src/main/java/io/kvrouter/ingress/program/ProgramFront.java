@@ -72,7 +72,8 @@ public final class ProgramFront {
             settings.newProgramTokens(),
             settings.maxPrograms(),
             settings.idleTtl().toMillis(),
-            System::currentTimeMillis);
+            System::currentTimeMillis,
+            settings.oldestFirst());
     this.metrics = new ProgramMetrics(registry);
     this.warmer =
         new TurnWarmer(

@@ -22,6 +22,12 @@ import java.util.function.LongSupplier;
  * waiting inside a session), until it has been served that much, past which new programs go first
  * (the least-attained-service order that keeps one long program from holding every turn).
  *
+ * <p>With {@code oldestFirst} the order is the programs' age instead: a program ranks at the time
+ * this ledger first saw it answered, so the program that started first goes first and a new one
+ * (ranked at the present) goes behind every program in mid-session. Under overload this shortens
+ * the longest programs' completion, which least-attained-service order puts last
+ * (docs/benchmarks.md, "Agents in the lab").
+ *
  * <p>Per ingress: a program whose turns reach several ingresses is known at each by the turns it
  * sent there. Thread-safe; O(1) per operation, except that crossing {@code maxPrograms} forgets the
  * idle programs and then the least recently seen ones (O(n log n), once per tenth of the bound).
@@ -35,6 +41,7 @@ public final class ProgramLedger {
   }
 
   private static final class State {
+    long firstMillis;
     long attained;
     int turns;
     long touchedMillis;
@@ -47,6 +54,7 @@ public final class ProgramLedger {
   private final int maxPrograms;
   private final long idleMillis;
   private final LongSupplier clock;
+  private final boolean oldestFirst;
 
   /**
    * @param newProgramTokens the attained service a new program ranks at
@@ -56,18 +64,38 @@ public final class ProgramLedger {
    */
   public ProgramLedger(
       long newProgramTokens, int maxPrograms, long idleMillis, LongSupplier clock) {
+    this(newProgramTokens, maxPrograms, idleMillis, clock, false);
+  }
+
+  /** As above, ranking programs by age ({@code oldestFirst}) or by attained service. */
+  public ProgramLedger(
+      long newProgramTokens,
+      int maxPrograms,
+      long idleMillis,
+      LongSupplier clock,
+      boolean oldestFirst) {
     this.newProgramTokens = newProgramTokens;
     this.maxPrograms = maxPrograms;
     this.idleMillis = idleMillis;
     this.clock = clock;
+    this.oldestFirst = oldestFirst;
   }
 
   /**
    * The queue rank of a turn of {@code program} (lower goes first): its attained service once it
-   * had a turn, {@code newProgramTokens} before (and for a request without a program).
+   * had a turn, {@code newProgramTokens} before (and for a request without a program); with {@code
+   * oldestFirst}, when it was first answered, or the present before.
    */
   public double rank(String program) {
     State s = program == null ? null : programs.get(program);
+    if (oldestFirst) {
+      if (s == null) {
+        return clock.getAsLong();
+      }
+      synchronized (s) {
+        return s.firstMillis;
+      }
+    }
     if (s == null) {
       return newProgramTokens;
     }
@@ -96,7 +124,14 @@ public final class ProgramLedger {
    * ended in a tool call ({@code toolCall}) or not.
    */
   public void replied(String program, long service, boolean toolCall) {
-    State s = programs.computeIfAbsent(program, p -> new State());
+    State s =
+        programs.computeIfAbsent(
+            program,
+            p -> {
+              State fresh = new State();
+              fresh.firstMillis = clock.getAsLong();
+              return fresh;
+            });
     synchronized (s) {
       s.attained += Math.max(0, service);
       s.turns++;

@@ -10,6 +10,8 @@ import java.time.Duration;
  * @param outputTokensHeader the client's expected output length, in tokens
  * @param toolCallHeader the client's word on whether this turn ends in a tool call
  * @param admission whether the router queue puts programs in mid-session ahead of new ones
+ * @param oldestFirst the router queue's program order: the program that started first first (on) or
+ *     the least attained service first (off)
  * @param newProgramTokens the attained service a new program ranks at: programs served fewer tokens
  *     go ahead of it, programs served more go behind
  * @param warm whether the next turn of a program whose reply ended in a tool call is prefilled
@@ -26,6 +28,7 @@ public record ProgramSettings(
     String outputTokensHeader,
     String toolCallHeader,
     boolean admission,
+    boolean oldestFirst,
     long newProgramTokens,
     boolean warm,
     Duration warmTimeout,
@@ -55,6 +58,16 @@ public record ProgramSettings(
     }
   }
 
+  private static boolean parseOrder(String order) {
+    return switch (order) {
+      case "oldest" -> true;
+      case "least-attained" -> false;
+      default ->
+          throw new IllegalArgumentException(
+              PATH + ".admission.order must be least-attained or oldest, was '" + order + "'");
+    };
+  }
+
   public static ProgramSettings fromConfig(Config config) {
     Config c = config.getConfig(PATH);
     return new ProgramSettings(
@@ -62,6 +75,7 @@ public record ProgramSettings(
         c.getString("headers.output-tokens"),
         c.getString("headers.tool-call"),
         c.getBoolean("admission.enabled"),
+        parseOrder(c.getString("admission.order")),
         c.getLong("admission.new-program-tokens"),
         c.getBoolean("warm.enabled"),
         c.getDuration("warm.timeout"),

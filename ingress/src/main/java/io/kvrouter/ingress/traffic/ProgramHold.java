@@ -19,7 +19,9 @@ import java.util.Map;
  * stays. Holding every program regardless keeps long histories pinned where they evict each other
  * even while other replicas have room; holding none lets an overloaded router balance programs away
  * from their history (docs/benchmarks.md, "Agents in the lab"). A session unseen for {@code idle}
- * is forgotten, so a finished program frees its room.
+ * is forgotten, so a finished program frees its room. With {@code queueExcess} the session router
+ * also lets a session go from a replica that owes much more uncached prefill than another ({@link
+ * #queueAllows}, {@link PrefillQueue}).
  *
  * <p>Cost: O(sessions counted) per {@link #admit}, 100 bytes or so per session counted. Thread-safe
  * (one lock; the ingress decides on many threads).
@@ -35,9 +37,16 @@ public final class ProgramHold {
    * @param idle a session unseen for this long is no longer counted
    * @param holdFitting whether a session whose history fits on its replica is held even while
    *     another replica has room (off: sessions are held only when no other replica has room)
+   * @param queueExcess the queue test ({@link SessionRouter}): a session is not held while its
+   *     replica owes more uncached prefill than the least-owed replica by over this many times its
+   *     history's tokens (what moving it costs: its history recomputed elsewhere); 0: no test
    */
   public record Settings(
-      long replicaCacheTokens, double share, Duration idle, boolean holdFitting) {
+      long replicaCacheTokens,
+      double share,
+      Duration idle,
+      boolean holdFitting,
+      double queueExcess) {
 
     /** Where the settings live. */
     public static final String PATH = "kvrouter.ingress.programs.hold";
@@ -53,6 +62,15 @@ public final class ProgramHold {
       if (idle.isNegative() || idle.isZero()) {
         throw new IllegalArgumentException(PATH + ".idle must be > 0, was " + idle);
       }
+      if (!(queueExcess >= 0) || Double.isInfinite(queueExcess)) {
+        throw new IllegalArgumentException(
+            PATH + ".queue-excess must be a finite number >= 0, was " + queueExcess);
+      }
+    }
+
+    /** Without the queue test. */
+    public Settings(long replicaCacheTokens, double share, Duration idle, boolean holdFitting) {
+      this(replicaCacheTokens, share, idle, holdFitting, 0);
     }
 
     public static Settings fromConfig(Config config) {
@@ -61,7 +79,8 @@ public final class ProgramHold {
           c.getLong("replica-cache-tokens"),
           c.getDouble("share"),
           c.getDuration("idle"),
-          c.getBoolean("hold-fitting"));
+          c.getBoolean("hold-fitting"),
+          c.getDouble("queue-excess"));
     }
 
     /** Whether anything is held. */
@@ -75,6 +94,7 @@ public final class ProgramHold {
   private final long budgetTokens;
   private final long idleMillis;
   private final boolean holdFitting;
+  private final double queueExcess;
 
   /** Held sessions by replica, then by session, least recently touched first. */
   private final Map<String, LinkedHashMap<String, Held>> byReplica = new HashMap<>();
@@ -89,6 +109,22 @@ public final class ProgramHold {
     this.budgetTokens = (long) (settings.replicaCacheTokens() * settings.share());
     this.idleMillis = settings.idle().toMillis();
     this.holdFitting = settings.holdFitting();
+    this.queueExcess = settings.queueExcess();
+  }
+
+  /**
+   * Whether a session held on a replica that owes {@code excessTokens} of uncached prefill beyond
+   * the least-owed replica stays held with a history of {@code historyTokens}: yes unless the queue
+   * test is on and that excess is over {@code queueExcess} times the history (queueing there would
+   * cost more than recomputing the history elsewhere).
+   */
+  public boolean queueAllows(long excessTokens, long historyTokens) {
+    return queueExcess <= 0 || excessTokens <= queueExcess * historyTokens;
+  }
+
+  /** Whether the queue test is on. */
+  public boolean testsQueues() {
+    return queueExcess > 0;
   }
 
   /**

@@ -17,7 +17,11 @@ import java.util.function.LongSupplier;
  * its later turns follow it, which the policy may weigh. With a {@link ProgramHold}, a bound
  * session whose history (the query's tokens) fits beside the others held on its replica is held
  * there: the query is pinned to it ({@link ReplicaQuery#pinnedReplica()}) unless it already has a
- * pin or that replica was tried. Queries without a session key pass straight through.
+ * pin or that replica was tried, or (the hold's queue test, {@link ProgramHold#queueAllows}) the
+ * replica owes more uncached prefill than the least-owed one by more than moving the history costs;
+ * what each replica owes is counted from the requests routed here ({@link PrefillQueue}: the tokens
+ * the router predicted uncached, until the prefill completes or the request is released). Queries
+ * without a session key pass straight through.
  */
 public final class SessionRouter implements Router {
 
@@ -27,6 +31,7 @@ public final class SessionRouter implements Router {
   private final LongSupplier clock;
   private final TrafficMetrics metrics;
   private final ProgramHold hold;
+  private final PrefillQueue owed = new PrefillQueue();
 
   public SessionRouter(
       Router delegate,
@@ -60,6 +65,23 @@ public final class SessionRouter implements Router {
 
   @Override
   public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
+    if (hold == null || !hold.testsQueues()) {
+      return route(query);
+    }
+    return route(query)
+        .thenApply(
+            outcome -> {
+              if (outcome instanceof RouteOutcome.Routed r) {
+                owed.add(
+                    r.reservationId(),
+                    r.target().replicaId(),
+                    (long) query.tokenIds().length - r.predictedCachedTokens());
+              }
+              return outcome;
+            });
+  }
+
+  private CompletionStage<RouteOutcome> route(ReplicaQuery query) {
     if (query.sessionKey() == null) {
       return delegate.selectAndReserve(query);
     }
@@ -96,8 +118,10 @@ public final class SessionRouter implements Router {
       hold.release(session);
       return query;
     }
+    long history = query.tokenIds().length;
     boolean keep =
-        hold.admit(session, binding.replica(), query.tokenIds().length, clock.getAsLong());
+        hold.admit(session, binding.replica(), history, clock.getAsLong())
+            && hold.queueAllows(owed.excess(binding.replica()), history);
     return keep ? query.withPinnedReplica(binding.replica()) : query;
   }
 
@@ -118,11 +142,13 @@ public final class SessionRouter implements Router {
 
   @Override
   public void prefillCompleted(String reservationId) {
+    owed.done(reservationId);
     delegate.prefillCompleted(reservationId);
   }
 
   @Override
   public void released(String reservationId) {
+    owed.done(reservationId);
     delegate.released(reservationId);
   }
 

@@ -47,6 +47,23 @@ class ProgramRankTest {
   }
 
   @Test
+  void inAgeOrder_theProgramThatStartedFirstGoesFirst_howeverMuchItWasServed_andNewOnesLast() {
+    ProgramLedger byAge = new ProgramLedger(10_000, 1000, 60_000, now::get, true);
+    now.set(1_000);
+    byAge.replied("old", 50_000, true);
+    now.set(2_000);
+    byAge.replied("young", 500, true);
+    byAge.replied("old", 50_000, true); // more service does not move it back
+    now.set(3_000);
+    FairQueue<String> q = new FairQueue<>(100);
+    q.add("new", 0, "t", 10, 1, byAge.rank("new"));
+    q.add("young", 0, "t", 10, 1, byAge.rank("young"));
+    q.add("old", 0, "t", 10, 1, byAge.rank("old"));
+
+    assertThat(FairQueueTest.serve(q, 3)).containsExactly("old", "young", "new");
+  }
+
+  @Test
   void aProgramServedMoreThanANewOneRanksAt_goesBehindNewOnes() {
     ledger.replied("huge", 25_000, true);
     FairQueue<String> q = new FairQueue<>(100);

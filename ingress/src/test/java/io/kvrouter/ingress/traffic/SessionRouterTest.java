@@ -43,14 +43,7 @@ class SessionRouterTest {
   void withAHold_aBoundSessionIsPinnedToItsReplica_unlessItNoLongerFitsWhereAnotherHasRoom() {
     Recording inner = new Recording();
     SessionRouter router =
-        new SessionRouter(
-            inner,
-            new MapStore(),
-            60_000,
-            () -> 0L,
-            new TrafficMetrics(new SimpleMeterRegistry()),
-            new ProgramHold(
-                new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true)));
+        holding(inner, new ProgramHold.Settings(10, 1.0, java.time.Duration.ofMinutes(1), true));
 
     router.selectAndReserve(query("a1", "a", 3)).toCompletableFuture().join(); // opens: placed
     router.selectAndReserve(query("a2", "a", 4)).toCompletableFuture().join(); // held: 4 of 10
@@ -68,6 +61,49 @@ class SessionRouterTest {
         .containsExactly(null, "r0", null, "r1", null, null, "r0", null);
   }
 
+  @Test
+  void withTheQueueTest_aHeldSessionLeavesAReplicaOwingMorePrefillThanMovingCosts() {
+    Recording inner = new Recording();
+    SessionRouter router =
+        holding(
+            inner,
+            new ProgramHold.Settings(1_000, 1.0, java.time.Duration.ofMinutes(1), true, 1.0));
+
+    router.selectAndReserve(query("a1", "a", 100)).toCompletableFuture().join(); // opens on r0
+    router.prefillCompleted("a1");
+    inner.replica = "r1";
+    router.selectAndReserve(query("x1", "x", 10)).toCompletableFuture().join(); // opens on r1
+    router.prefillCompleted("x1");
+    inner.replica = "r0";
+    // r0 now owes 300 uncached tokens (nothing predicted cached), r1 nothing.
+    router.selectAndReserve(query("q1", null, 300)).toCompletableFuture().join();
+    router.selectAndReserve(query("a2", "a", 200)).toCompletableFuture().join(); // 300 > 200: go
+    router.released("a2");
+    router.selectAndReserve(query("a3", "a", 300)).toCompletableFuture().join(); // 300 <= 300
+    router.released("a3");
+    router.released("q1");
+    router.selectAndReserve(query("a4", "a", 100)).toCompletableFuture().join(); // owes 0: held
+    inner.cached = 250;
+    router.selectAndReserve(query("a5", "a", 300)).toCompletableFuture().join(); // 100 <= 300
+    // r0 owes a4's 100 and a5's 300 - 250 predicted cached.
+    router.selectAndReserve(query("a6", "a", 200)).toCompletableFuture().join(); // 150 <= 200
+    router.selectAndReserve(query("a7", "a", 100)).toCompletableFuture().join(); // 150 > 100: go
+
+    assertThat(inner.seen)
+        .extracting(ReplicaQuery::pinnedReplica)
+        .containsExactly(null, null, null, null, "r0", "r0", "r0", "r0", null);
+  }
+
+  private static SessionRouter holding(Router inner, ProgramHold.Settings settings) {
+    return new SessionRouter(
+        inner,
+        new MapStore(),
+        60_000,
+        () -> 0L,
+        new TrafficMetrics(new SimpleMeterRegistry()),
+        new ProgramHold(settings));
+  }
+
   private static ReplicaQuery query(String id, String session, int tokens) {
     return new ReplicaQuery(id, "m", new int[tokens], 8, Set.of(), session, null, null);
   }
@@ -80,13 +116,14 @@ class SessionRouterTest {
   private static final class Recording implements Router {
     final List<ReplicaQuery> seen = new ArrayList<>();
     String replica = "r0";
+    int cached;
 
     @Override
     public CompletionStage<RouteOutcome> selectAndReserve(ReplicaQuery query) {
       seen.add(query);
       return CompletableFuture.completedFuture(
           new RouteOutcome.Routed(
-              query.requestId(), new Target(replica, "http://127.0.0.1:1", true), 0, 0));
+              query.requestId(), new Target(replica, "http://127.0.0.1:1", true), cached, 0));
     }
 
     @Override

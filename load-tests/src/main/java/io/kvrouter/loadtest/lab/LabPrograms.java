@@ -32,7 +32,10 @@ import java.util.Map;
  *       least-attained-service, PLAS: Luo et al., arXiv 2502.13965, section 4; where Autellix
  *       starts a new program in its highest-priority queue, here it comes after those in
  *       mid-session, as issue 55 asks: a program in mid-session keeps its replica ahead of a new
- *       one). No anti-starvation: a new program waits while continuing ones queue.
+ *       one). No anti-starvation: a new program waits while continuing ones queue. {@code +oldest}
+ *       orders by the program's start instead (its first request's arrival; a sub-agent's requests
+ *       rank with their parent's): the program that started first goes first, a new one last (the
+ *       ingress's {@code admission.order = oldest}).
  * </ul>
  *
  * <p>Measures: per request its TTFT, and for a continuing turn (every request of a program but its
@@ -178,6 +181,9 @@ final class LabPrograms {
 
   /** The waiting-queue priority of request {@code i} ({@link LabEngine#submit}; 0: FCFS). */
   long priority(int i) {
+    if (features.oldest()) {
+      return 1 + programFirst[program[i]] / 1000;
+    }
     if (!features.las()) {
       return 0;
     }

@@ -88,9 +88,11 @@ final class LabSessions {
    * With the ingress's default session settings and its default hold ({@code
    * kvrouter.ingress.programs.hold}) for replicas of {@code cacheTokens} each, with a share of
    * {@code percent} of it (-1: the default share), holding fitting sessions or not ({@code
-   * onlyWhenFull}: held only when no other replica has room).
+   * onlyWhenFull}: held only when no other replica has room), with the queue test at {@code
+   * queueExcess} (0: none).
    */
-  static LabSessions holding(long cacheTokens, int percent, boolean onlyWhenFull) {
+  static LabSessions holding(
+      long cacheTokens, int percent, boolean onlyWhenFull, double queueExcess) {
     Config reference = ConfigFactory.defaultReference();
     ProgramHold.Settings d = ProgramHold.Settings.fromConfig(reference);
     double share = percent < 0 ? d.share() : percent / 100.0;
@@ -98,7 +100,7 @@ final class LabSessions {
         TrafficSettings.fromConfig(reference).sessions(),
         new ProgramHold(
             new ProgramHold.Settings(
-                cacheTokens, share, d.idle(), d.holdFitting() && !onlyWhenFull)));
+                cacheTokens, share, d.idle(), d.holdFitting() && !onlyWhenFull, queueExcess)));
   }
 
   /** With the ingress's default session settings. */
@@ -164,6 +166,16 @@ final class LabSessions {
     return d;
   }
 
+  /** Request {@code requestId}'s prefill completed (its first token): what its replica owes. */
+  void prefillCompleted(String requestId) {
+    router.prefillCompleted(requestId);
+  }
+
+  /** Request {@code requestId} finished. */
+  void released(String requestId) {
+    router.released(requestId);
+  }
+
   /** The replica {@code sessionKey} is bound to now, or null. */
   String boundReplica(String sessionKey, long nowMillis) {
     SessionBinding b = bindings.get(SessionRouter.sessionOf(LabConfig.MODEL, sessionKey));
@@ -179,7 +191,9 @@ final class LabSessions {
       RouteOutcome out =
           decision.placed()
               ? new RouteOutcome.Routed(
-                  query.requestId(), new Target(decision.chosen(), "", true), 0)
+                  query.requestId(),
+                  new Target(decision.chosen(), "", true),
+                  cachedTokens(decision))
               : new RouteOutcome.NoReplica("no replica left");
       return CompletableFuture.completedFuture(out);
     }
@@ -204,6 +218,16 @@ final class LabSessions {
     public boolean disaggregated(String model) {
       return false;
     }
+  }
+
+  /** The prompt tokens the policy expected cached on the replica it chose. */
+  private static int cachedTokens(Decision d) {
+    for (Decision.Candidate c : d.ranked()) {
+      if (c.replicaId().equals(d.chosen())) {
+        return c.cachedTokens();
+      }
+    }
+    return 0;
   }
 
   /** The bindings on the run's virtual clock, expired {@code ttl} after their last write. */

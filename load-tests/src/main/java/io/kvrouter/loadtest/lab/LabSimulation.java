@@ -170,7 +170,8 @@ public final class LabSimulation {
                 ? LabSessions.holding(
                     config.effectiveCapacity() * config.blockSize(),
                     features.holdPercent(),
-                    features.holdOnlyWhenFull())
+                    features.holdOnlyWhenFull(),
+                    features.queuePercent() / 100.0)
                 : features.bonusTokens() >= 0
                     ? LabSessions.withBonus(features.bonusTokens())
                     : LabSessions.defaults();
@@ -536,6 +537,9 @@ public final class LabSimulation {
       }
       measures.sessions.admitted(seq.requestIndex, seq.cachedPromptTokens, seq.promptLength);
       kills.firstToken(seq, timeMicros);
+      if (sessions != null) {
+        sessions.prefillCompleted(seq.requestId);
+      }
       network.broadcast(
           timeMicros,
           seq.router,
@@ -551,6 +555,9 @@ public final class LabSimulation {
       }
       network.broadcast(
           timeMicros, seq.router, routers[seq.router].released(seq.requestId, timeMicros / 1000));
+      if (sessions != null) {
+        sessions.released(seq.requestId);
+      }
       if (programs != null) {
         // The turns that waited for this reply are sent after their tool runs (closed loop).
         for (long[] next :

@@ -190,6 +190,35 @@ class LabProgramsTest {
     assertThat(d.order).containsExactly("busy", "served-7", "served-40", "served-40-later", "new");
   }
 
+  @Test
+  void ageOrder_ranksATurnByItsProgramsStart_olderFirst_howeverMuchItWasServed() {
+    Workload w = agents();
+    LabPrograms programs =
+        new LabPrograms(
+            w,
+            PolicyLab.keys(w, LabConfig.defaults(1)),
+            LabProgramFeatures.of("kvrouter+oldest"),
+            16);
+    String a = w.programs().of(w.get(0)).program();
+    int b0 = -1;
+    int a1 = -1;
+    for (WorkloadRequest r : w.requests()) {
+      String p = w.programs().of(r).program();
+      if (b0 < 0 && !p.equals(a)) {
+        b0 = r.index();
+      }
+      if (a1 < 0 && r.index() > 0 && p.equals(a)) {
+        a1 = r.index();
+      }
+    }
+    programs.arrived(0, 1_000_000);
+    programs.finished(0, null, 1_000_000, 900_000_000); // program a attained 899 s
+    programs.arrived(b0, 2_000_000);
+    programs.arrived(a1, 900_000_000);
+
+    assertThat(programs.priority(a1)).isLessThan(programs.priority(b0)).isPositive();
+  }
+
   private static Workload agents() {
     return Workloads.byName(
         "agents",

@@ -53,20 +53,7 @@ public record LabProgramFeatures(
     boolean oldest,
     int queuePercent) {
 
-  /** Without {@code +oldest} and {@code +queue}. */
-  public LabProgramFeatures(
-      boolean warm,
-      boolean las,
-      boolean affinity,
-      boolean keep,
-      int holdPercent,
-      boolean holdOnlyWhenFull,
-      long bonusTokens,
-      boolean warmFree) {
-    this(warm, las, affinity, keep, holdPercent, holdOnlyWhenFull, bonusTokens, warmFree, false, 0);
-  }
-
-  /** Without the {@code +warmfree} control. */
+  /** Without the {@code +warmfree} control, {@code +oldest} and {@code +queue}. */
   public LabProgramFeatures(
       boolean warm,
       boolean las,
@@ -75,7 +62,7 @@ public record LabProgramFeatures(
       int holdPercent,
       boolean holdOnlyWhenFull,
       long bonusTokens) {
-    this(warm, las, affinity, keep, holdPercent, holdOnlyWhenFull, bonusTokens, false);
+    this(warm, las, affinity, keep, holdPercent, holdOnlyWhenFull, bonusTokens, false, false, 0);
   }
 
   /** No program feature. */
